@@ -1,0 +1,51 @@
+// A Python-number-like value: bool, integer or floating (complex later).
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "ember/core/dtype.h"
+
+namespace ember {
+
+class Scalar {
+ public:
+  enum class Kind : int8_t { Bool, Int, Float };
+  Scalar() : Scalar(int64_t(0)) {}
+  Scalar(bool b) : kind_(Kind::Bool), i_(b) {}     // NOLINT
+  Scalar(int v) : kind_(Kind::Int), i_(v) {}       // NOLINT
+  Scalar(int64_t v) : kind_(Kind::Int), i_(v) {}   // NOLINT
+  Scalar(double v) : kind_(Kind::Float), d_(v) {}  // NOLINT
+  Scalar(float v) : kind_(Kind::Float), d_(v) {}   // NOLINT
+
+  Kind kind() const { return kind_; }
+  bool is_bool() const { return kind_ == Kind::Bool; }
+  bool is_integral() const { return kind_ == Kind::Int; }
+  bool is_floating() const { return kind_ == Kind::Float; }
+  double to_double() const { return kind_ == Kind::Float ? d_ : static_cast<double>(i_); }
+  int64_t to_int() const { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
+  bool to_bool() const { return kind_ == Kind::Float ? d_ != 0 : i_ != 0; }
+  template <typename T>
+  T to() const {
+    if constexpr (std::is_same_v<T, bool>)
+      return to_bool();
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(to_int());
+    else if constexpr (std::is_same_v<T, double>)
+      return to_double();
+    else
+      return T(static_cast<float>(to_double()));
+  }
+  // dtype a tensor made from this number gets (Python float -> default dtype).
+  ScalarType natural_dtype() const {
+    return kind_ == Kind::Bool ? ScalarType::Bool : kind_ == Kind::Int ? ScalarType::Int64 : default_dtype();
+  }
+
+ private:
+  Kind kind_;
+  union {
+    int64_t i_;
+    double d_;
+  };
+};
+
+}  // namespace ember

@@ -1,0 +1,26 @@
+// A refcounted block of bytes on one device. Views of a tensor share one Storage.
+#pragma once
+#include "ember/core/allocator.h"
+#include "ember/core/intrusive_ptr.h"
+
+namespace ember {
+
+class StorageImpl : public RefCounted {
+ public:
+  StorageImpl(DataPtr data, size_t nbytes, Device device) : data_(std::move(data)), nbytes_(nbytes), device_(device) {}
+  static IntrusivePtr<StorageImpl> allocate(size_t nbytes, Allocator* alloc) {
+    return IntrusivePtr<StorageImpl>::make(alloc->allocate(nbytes), nbytes, alloc->device());
+  }
+
+  void* data() const { return data_.ptr; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  DataPtr data_;
+  size_t nbytes_;
+  Device device_;
+};
+using Storage = IntrusivePtr<StorageImpl>;
+
+}  // namespace ember

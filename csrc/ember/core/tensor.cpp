@@ -1,0 +1,82 @@
+#include "ember/core/tensor.h"
+
+#include <sstream>
+
+namespace ember {
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape strides, int64_t offset)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      offset_(offset),
+      dtype_(dtype),
+      version_(IntrusivePtr<VersionCounter>::make()) {
+  refresh();
+}
+
+TensorImpl::~TensorImpl() = default;
+
+void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  offset_ = offset;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = 1;
+  for (int64_t s : sizes_) numel_ *= s;
+  // Contiguous = row-major; size-1 dims may have any stride (as in PyTorch).
+  contiguous_ = true;
+  if (numel_ == 0) return;
+  int64_t expected = 1;
+  for (int64_t i = dim() - 1; i >= 0; --i) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) {
+      contiguous_ = false;
+      return;
+    }
+    expected *= sizes_[i];
+  }
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok) {
+  int64_t n = ndim;
+  if (n == 0) {
+    EMBER_CHECK_INDEX(scalar_ok, "dimension specified as ", dim, " but tensor has no dimensions");
+    n = 1;
+  }
+  EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                    "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim(), false)]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), false)]; }
+std::string Tensor::shape_str() const { return ember::shape_str(sizes()); }
+
+Shape contiguous_strides(IntArrayRef sizes) {
+  Shape st(sizes.size());
+  int64_t acc = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(sizes[i], 1);
+  }
+  return st;
+}
+
+int64_t numel_of(IntArrayRef sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::string shape_str(IntArrayRef sizes) {
+  std::ostringstream ss;
+  ss << "[";
+  for (size_t i = 0; i < sizes.size(); ++i) ss << (i ? ", " : "") << sizes[i];
+  ss << "]";
+  return ss.str();
+}
+
+}  // namespace ember

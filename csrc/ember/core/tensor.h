@@ -1,0 +1,141 @@
+// Tensor: a handle to a TensorImpl (sizes, strides, offset into a Storage, dtype).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/core/dtype.h"
+#include "ember/core/error.h"
+#include "ember/core/storage.h"
+
+namespace ember {
+
+using Shape = std::vector<int64_t>;
+
+// Non-owning view of sizes/strides/dims; binds to a Shape or a braced list ({2, 3}) that lives
+// for the duration of the call.
+class IntArrayRef {
+ public:
+  IntArrayRef() = default;
+  IntArrayRef(const Shape& v) : p_(v.data()), n_(v.size()) {}  // NOLINT
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // by design: valid for the call, as c10::ArrayRef
+  IntArrayRef(std::initializer_list<int64_t> l) : p_(l.begin()), n_(l.size()) {}  // NOLINT
+#pragma GCC diagnostic pop
+  IntArrayRef(const int64_t* p, size_t n) : p_(p), n_(n) {}
+  const int64_t* begin() const { return p_; }
+  const int64_t* end() const { return p_ + n_; }
+  const int64_t* data() const { return p_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  int64_t operator[](size_t i) const { return p_[i]; }
+  int64_t back() const { return p_[n_ - 1]; }
+  Shape vec() const { return Shape(begin(), end()); }
+  bool operator==(IntArrayRef o) const { return n_ == o.n_ && std::equal(begin(), end(), o.begin()); }
+
+ private:
+  const int64_t* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+// Shared by every view of one storage; in-place ops bump it, autograd checks it (paper §4.3).
+struct VersionCounter : RefCounted {
+  std::atomic<uint32_t> version{0};
+};
+
+// Autograd fills this in; the core only owns it (see autograd/).
+struct AutogradMeta {
+  virtual ~AutogradMeta() = default;
+};
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape strides, int64_t offset);
+  ~TensorImpl() override;
+
+  const Shape& sizes() const { return sizes_; }
+  const Shape& strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return offset_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  const Storage& storage() const { return storage_; }
+  bool is_contiguous() const { return contiguous_; }
+  char* data() const {
+    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(element_size(dtype_));
+  }
+
+  // Changes the geometry in place (for resize_, as_strided_, squeeze_, ...).
+  void set_geometry(Shape sizes, Shape strides, int64_t offset);
+  void set_storage(Storage s) { storage_ = std::move(s); }
+
+  uint32_t version() const { return version_->version.load(std::memory_order_relaxed); }
+  void bump_version() { version_->version.fetch_add(1, std::memory_order_relaxed); }
+  const IntrusivePtr<VersionCounter>& version_counter() const { return version_; }
+  void share_version_counter(const IntrusivePtr<VersionCounter>& vc) { version_ = vc; }
+
+  AutogradMeta* autograd_meta() const { return autograd_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMeta> m) { autograd_ = std::move(m); }
+
+  // Weak back-pointer to the Python object wrapping this impl (owned by the bindings).
+  void* pyobj = nullptr;
+  // A 0-d tensor made from a Python number: type promotion ranks it below tensors.
+  bool wrapped_number = false;
+
+ private:
+  void refresh();
+  Storage storage_;
+  Shape sizes_, strides_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  bool contiguous_ = true;
+  IntrusivePtr<VersionCounter> version_;
+  std::unique_ptr<AutogradMeta> autograd_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const IntrusivePtr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  const Shape& sizes() const { return impl_->sizes(); }
+  const Shape& strides() const { return impl_->strides(); }
+  int64_t size(int64_t dim) const;  // negative dims count from the end
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return impl_->dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  ScalarType dtype() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  size_t element_size() const { return ember::element_size(dtype()); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  void* data_ptr() const { return impl_->data(); }
+  template <typename T>
+  T* data() const {
+    return reinterpret_cast<T*>(impl_->data());
+  }
+  uint32_t version() const { return impl_->version(); }
+  void bump_version() const { impl_->bump_version(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  std::string shape_str() const;  // "[2, 3]"
+
+ private:
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+// Wraps a negative dim and checks range; throws IndexError as PyTorch does.
+int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok = true);
+Shape contiguous_strides(IntArrayRef sizes);
+int64_t numel_of(IntArrayRef sizes);
+std::string shape_str(IntArrayRef sizes);
+
+}  // namespace ember

@@ -1,0 +1,182 @@
+#include "ember/cpu/iter.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ember/core/parallel.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+
+Shape broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op_name) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da == db || db == 1) {
+      out[i] = da;
+    } else if (da == 1) {
+      out[i] = db;
+    } else {
+      throw Error(detail::str_cat(op_name ? op_name : "", op_name ? ": " : "", "The size of tensor a (", da,
+                                  ") must match the size of tensor b (", db, ") at non-singleton dimension ", i));
+    }
+  }
+  return out;
+}
+
+namespace {
+// Permutation (outermost first) that orders `t`'s dims by decreasing stride, or identity
+// when t is not a dense non-overlapping layout of the full shape.
+Shape layout_permutation(const Tensor& t, IntArrayRef shape) {
+  Shape perm(shape.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  if (!t.defined() || t.is_contiguous() || t.sizes() != Shape(shape.begin(), shape.end())) return perm;
+  const Shape& st = t.strides();
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
+    if (shape[x] == 1 || shape[y] == 1) return false;
+    return st[x] > st[y];
+  });
+  // Dense check: walking perm innermost-out, strides must be the running products.
+  int64_t expect = 1;
+  for (int64_t i = static_cast<int64_t>(perm.size()) - 1; i >= 0; --i) {
+    int64_t d = perm[i];
+    if (shape[d] == 1) continue;
+    if (st[d] != expect) {
+      std::iota(perm.begin(), perm.end(), 0);
+      return perm;
+    }
+    expect *= shape[d];
+  }
+  return perm;
+}
+}  // namespace
+
+TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, ScalarType out_dtype, const char* op_name,
+                       bool resize_out) {
+  EMBER_CHECK(inputs.size() + 1 <= kMaxOperands, "too many operands");
+  Shape shape = inputs.size() == 0 ? out.sizes() : Shape();
+  bool first = true;
+  for (const Tensor& t : inputs) {
+    if (first) {
+      shape = t.sizes();
+      first = false;
+    } else if (t.sizes() != shape) {
+      shape = broadcast_shapes(shape, t.sizes(), op_name);
+    }
+  }
+  if (!out.defined()) {
+    const Tensor* like = nullptr;
+    for (const Tensor& t : inputs)
+      if (t.sizes() == shape && !t.is_contiguous()) like = &t;
+    Shape perm = layout_permutation(like ? *like : Tensor(), shape);
+    out = empty_permuted(shape, perm, out_dtype);
+  } else if (out.sizes() != shape) {
+    EMBER_CHECK(resize_out, "output with shape ", out.shape_str(), " doesn't match the broadcast shape ",
+                ember::shape_str(shape));
+    resize_(out, shape);
+  }
+
+  ntensors_ = static_cast<int>(inputs.size()) + 1;
+  numel_ = numel_of(shape);
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  const int nt = ntensors_;
+
+  // Byte strides per operand, broadcast dims get 0; dims innermost-first.
+  std::vector<int64_t> st(ndim * nt);
+  std::vector<const Tensor*> ops{&out};
+  for (const Tensor& t : inputs) ops.push_back(&t);
+  for (int k = 0; k < nt; ++k) {
+    const Tensor& t = *ops[k];
+    data_[k] = static_cast<char*>(t.data_ptr());
+    int64_t es = static_cast<int64_t>(t.element_size());
+    int64_t off = ndim - t.dim();
+    for (int64_t d = 0; d < ndim; ++d) {
+      int64_t td = d - off;
+      int64_t s = (td < 0 || t.sizes()[td] == 1) ? 0 : t.strides()[td] * es;
+      st[(ndim - 1 - d) * nt + k] = s;
+    }
+  }
+  Shape sh(shape.rbegin(), shape.rend());
+
+  // Order dims by the output's strides (then inputs'), smallest innermost: insertion sort
+  // keeps it stable and ndim is small.
+  std::vector<int64_t> order(ndim);
+  std::iota(order.begin(), order.end(), 0);
+  auto less = [&](int64_t a, int64_t b) {  // should dim a be inside dim b?
+    for (int k = 0; k < nt; ++k) {
+      int64_t sa = st[a * nt + k], sb = st[b * nt + k];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa < sb;
+    }
+    return false;
+  };
+  for (int64_t i = 1; i < ndim; ++i)
+    for (int64_t j = i; j > 0 && less(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
+
+  // Merge adjacent dims (inner i, outer i+1) when stride[outer] == stride[inner]*size[inner].
+  shape_.clear();
+  strides_.clear();
+  for (int64_t idx = 0; idx < ndim; ++idx) {
+    int64_t d = order[idx];
+    if (sh[d] == 1) continue;
+    if (!shape_.empty()) {
+      int64_t last = static_cast<int64_t>(shape_.size()) - 1;
+      bool can = true;
+      for (int k = 0; k < nt && can; ++k) can = st[d * nt + k] == strides_[last * nt + k] * shape_[last];
+      if (can) {
+        shape_[last] *= sh[d];
+        continue;
+      }
+    }
+    shape_.push_back(sh[d]);
+    for (int k = 0; k < nt; ++k) strides_.push_back(st[d * nt + k]);
+  }
+  if (shape_.empty()) {  // 0-d or all size-1 dims
+    shape_.push_back(1);
+    for (int k = 0; k < nt; ++k) strides_.push_back(0);
+  }
+  if (numel_ == 0) shape_.assign(1, 0);
+}
+
+void TensorIter::walk(RowLoop loop, int64_t begin, int64_t end) const {
+  const int nt = ntensors_;
+  const int64_t ndim = static_cast<int64_t>(shape_.size());
+  const int64_t inner = shape_[0];
+  // Multi-index of `begin` over the outer dims.
+  int64_t counter[16] = {0};
+  std::array<char*, kMaxOperands> ptr;
+  int64_t row = begin / inner, col = begin % inner;
+  for (int k = 0; k < nt; ++k) ptr[k] = data_[k] + col * strides_[k];
+  for (int64_t d = 1, r = row; d < ndim; ++d) {
+    counter[d] = r % shape_[d];
+    r /= shape_[d];
+    for (int k = 0; k < nt; ++k) ptr[k] += counter[d] * strides_[d * nt + k];
+  }
+  int64_t remaining = end - begin;
+  while (remaining > 0) {
+    int64_t n = std::min(inner - col, remaining);
+    loop(ptr.data(), strides_.data(), n);
+    remaining -= n;
+    if (remaining <= 0) break;
+    // Next row: rewind the inner dim, carry through outer dims.
+    for (int k = 0; k < nt; ++k) ptr[k] -= col * strides_[k];
+    col = 0;
+    for (int64_t d = 1; d < ndim; ++d) {
+      ++counter[d];
+      for (int k = 0; k < nt; ++k) ptr[k] += strides_[d * nt + k];
+      if (counter[d] < shape_[d]) break;
+      for (int k = 0; k < nt; ++k) ptr[k] -= counter[d] * strides_[d * nt + k];
+      counter[d] = 0;
+    }
+  }
+}
+
+void TensorIter::for_each(RowLoop loop, int64_t grain) const {
+  if (numel_ == 0) return;
+  EMBER_CHECK(shape_.size() <= 16, "tensors with more than 16 non-trivial dims are not supported");
+  parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { walk(loop, b, e); });
+}
+
+}  // namespace ember

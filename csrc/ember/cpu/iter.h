@@ -1,0 +1,54 @@
+// Note [Elementwise iterator]
+// TensorIter lines up one output and up to kMaxInputs inputs of one broadcast shape, then walks
+// them as rows: loop(data, strides, n) is called with byte pointers and byte strides for each
+// operand and the row length n. Before walking, dims are ordered by the output's strides
+// (smallest innermost) and adjacent dims merged when every operand allows it, so contiguous
+// data becomes one long row and the loop body can take a vectorized fast path. Inputs must
+// already have the dtype the kernel computes in; the ops cast them first.
+#pragma once
+#include <array>
+#include <initializer_list>
+
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// Non-owning reference to a row loop (avoids instantiating the walker per kernel).
+class RowLoop {
+ public:
+  template <typename F>
+  RowLoop(const F& f)  // NOLINT
+      : obj_(&f),
+        call_([](const void* o, char** d, const int64_t* s, int64_t n) { (*static_cast<const F*>(o))(d, s, n); }) {}
+  void operator()(char** d, const int64_t* s, int64_t n) const { call_(obj_, d, s, n); }
+
+ private:
+  const void* obj_;
+  void (*call_)(const void*, char**, const int64_t*, int64_t);
+};
+
+class TensorIter {
+ public:
+  static constexpr int kMaxOperands = 4;
+
+  // `out` undefined: allocated with out_dtype in the broadcast shape, laid out like the
+  // inputs. Defined: must have the broadcast shape (resized first when `resize_out`).
+  TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, ScalarType out_dtype, const char* op_name,
+             bool resize_out = false);
+
+  int64_t numel() const { return numel_; }
+  int ntensors() const { return ntensors_; }
+  // Walks every element; splits across threads above `grain` elements.
+  void for_each(RowLoop loop, int64_t grain = kGrainSizeDefault) const;
+  static constexpr int64_t kGrainSizeDefault = 32768;
+
+ private:
+  void walk(RowLoop loop, int64_t begin, int64_t end) const;
+  int ntensors_ = 0;
+  int64_t numel_ = 1;
+  Shape shape_;                   // innermost first, after reordering and merging
+  std::vector<int64_t> strides_;  // strides_[d * ntensors_ + t], bytes
+  std::array<char*, kMaxOperands> data_{};
+};
+
+}  // namespace ember

@@ -1,0 +1,322 @@
+#include <cmath>
+
+#include "ember/cpu/loops.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace {
+
+struct PromotionState {
+  ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined, wrapped = ScalarType::Undefined;
+  void add(const Tensor& t) {
+    ScalarType dt = t.dtype();
+    if (t.impl()->wrapped_number) {
+      if (is_floating_point(dt)) dt = default_dtype();
+      wrapped = promote_types(wrapped, dt);
+    } else if (t.dim() == 0) {
+      zero = promote_types(zero, dt);
+    } else {
+      dim = promote_types(dim, dt);
+    }
+  }
+  // A lower-priority group only matters when it is of a higher category.
+  static ScalarType combine(ScalarType higher, ScalarType lower) {
+    if (higher == ScalarType::Undefined) return lower;
+    if (lower == ScalarType::Undefined || is_complex(higher) || is_floating_point(higher)) return higher;
+    if (higher == ScalarType::Bool || is_floating_point(lower) || is_complex(lower))
+      return promote_types(higher, lower);
+    return higher;
+  }
+  ScalarType result() const { return combine(dim, combine(zero, wrapped)); }
+};
+
+const char* op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add:
+      return "add";
+    case BinaryOp::Sub:
+      return "sub";
+    case BinaryOp::Mul:
+      return "mul";
+    case BinaryOp::Div:
+      return "div";
+    case BinaryOp::DivTrunc:
+      return "div_trunc";
+    case BinaryOp::DivFloor:
+      return "floor_divide";
+    case BinaryOp::Remainder:
+      return "remainder";
+    case BinaryOp::Pow:
+      return "pow";
+    case BinaryOp::Eq:
+      return "eq";
+    case BinaryOp::Ne:
+      return "ne";
+    case BinaryOp::Lt:
+      return "lt";
+    case BinaryOp::Le:
+      return "le";
+    case BinaryOp::Gt:
+      return "gt";
+    case BinaryOp::Ge:
+      return "ge";
+  }
+  return "?";
+}
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+template <typename M>
+M floor_div(M a, M b) {
+  if constexpr (std::is_integral_v<M>) {
+    M q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  } else {
+    if (b == 0) return a / b;
+    M mod = std::fmod(a, b);
+    M div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return std::copysign(M(0), a / b);
+    M fl = std::floor(div);
+    return (div - fl > M(0.5)) ? fl + 1 : fl;
+  }
+}
+template <typename M>
+M python_mod(M a, M b) {
+  if constexpr (std::is_integral_v<M>) {
+    M r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  } else {
+    M r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+}
+template <typename M>
+M int_pow(M base, M exp) {
+  if constexpr (std::is_same_v<M, bool>) {
+    return exp ? base : true;
+  } else {
+    M result = 1;
+    while (exp > 0) {
+      if (exp & 1) result = static_cast<M>(result * base);
+      exp >>= 1;
+      base = static_cast<M>(base * base);
+    }
+    return result;
+  }
+}
+
+bool any_zero(const Tensor& t) {
+  return EMBER_DISPATCH_ALL(t.dtype(), "check", [&]() -> bool {
+    Tensor c = contiguous(t);
+    const scalar_t* p = c.data<scalar_t>();
+    for (int64_t i = 0; i < c.numel(); ++i)
+      if (static_cast<opmath_t<scalar_t>>(p[i]) == 0) return true;
+    return false;
+  });
+}
+bool any_negative(const Tensor& t) {
+  return EMBER_DISPATCH_ALL(t.dtype(), "check", [&]() -> bool {
+    if constexpr (std::is_unsigned_v<scalar_t> || std::is_same_v<scalar_t, bool>) {
+      return false;
+    } else {
+      Tensor c = contiguous(t);
+      const scalar_t* p = c.data<scalar_t>();
+      for (int64_t i = 0; i < c.numel(); ++i)
+        if (static_cast<double>(static_cast<opmath_t<scalar_t>>(p[i])) < 0) return true;
+      return false;
+    }
+  });
+}
+
+// out = op(a, b) with a, b and out all of type T (comparisons: out is bool). A template, so
+// `if constexpr` drops the branches that do not apply to T.
+template <typename T>
+void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
+  using M = opmath_t<T>;
+  {
+    switch (op) {
+      case BinaryOp::Add:
+      case BinaryOp::Sub: {
+        if constexpr (std::is_same_v<T, bool>) {
+          binary_loop<T, T>(it, [](M a, M b) { return a || b; });
+        } else {
+          M al = alpha.to<M>();
+          if (op == BinaryOp::Sub) al = static_cast<M>(-al);
+          if (al == M(1))
+            binary_loop<T, T>(it, [](M a, M b) { return static_cast<M>(a + b); });
+          else
+            binary_loop<T, T>(it, [al](M a, M b) { return static_cast<M>(a + al * b); });
+        }
+        break;
+      }
+      case BinaryOp::Mul:
+        if constexpr (std::is_same_v<T, bool>)
+          binary_loop<T, T>(it, [](M a, M b) { return a && b; });
+        else
+          binary_loop<T, T>(it, [](M a, M b) { return static_cast<M>(a * b); });
+        break;
+      case BinaryOp::Div:
+        if constexpr (!std::is_integral_v<M>) binary_loop<T, T>(it, [](M a, M b) { return a / b; });
+        break;
+      case BinaryOp::DivTrunc:
+        if constexpr (std::is_same_v<T, bool>)
+          binary_loop<T, T>(it, [](M a, M) { return a; });
+        else if constexpr (std::is_integral_v<M>)
+          binary_loop<T, T>(it, [](M a, M b) { return static_cast<M>(a / b); });
+        else
+          binary_loop<T, T>(it, [](M a, M b) { return std::trunc(a / b); });
+        break;
+      case BinaryOp::DivFloor:
+        if constexpr (std::is_same_v<T, bool>)
+          binary_loop<T, T>(it, [](M a, M) { return a; });
+        else
+          binary_loop<T, T>(it, [](M a, M b) { return floor_div<M>(a, b); });
+        break;
+      case BinaryOp::Remainder:
+        if constexpr (std::is_same_v<T, bool>)
+          binary_loop<T, T>(it, [](M, M) { return false; });
+        else
+          binary_loop<T, T>(it, [](M a, M b) { return python_mod<M>(a, b); });
+        break;
+      case BinaryOp::Pow:
+        if constexpr (std::is_integral_v<M>)
+          binary_loop<T, T>(it, [](M a, M b) { return int_pow<M>(a, b); });
+        else
+          binary_loop<T, T>(it, [](M a, M b) { return std::pow(a, b); });
+        break;
+      case BinaryOp::Eq:
+        binary_loop<bool, T>(it, [](M a, M b) { return a == b; });
+        break;
+      case BinaryOp::Ne:
+        binary_loop<bool, T>(it, [](M a, M b) { return a != b; });
+        break;
+      case BinaryOp::Lt:
+        binary_loop<bool, T>(it, [](M a, M b) { return a < b; });
+        break;
+      case BinaryOp::Le:
+        binary_loop<bool, T>(it, [](M a, M b) { return a <= b; });
+        break;
+      case BinaryOp::Gt:
+        binary_loop<bool, T>(it, [](M a, M b) { return a > b; });
+        break;
+      case BinaryOp::Ge:
+        binary_loop<bool, T>(it, [](M a, M b) { return a >= b; });
+        break;
+    }
+  }
+}
+
+void run_kernel(BinaryOp op, const TensorIter& it, ScalarType compute, Scalar alpha) {
+  EMBER_DISPATCH_ALL(compute, op_name(op), [&] { run_kernel_t<scalar_t>(op, it, alpha); });
+}
+
+void check_cast(ScalarType result, ScalarType out) {
+  EMBER_CHECK(can_cast(result, out), "result type ", dtype_name(result), " can't be cast to the desired output type ",
+              dtype_name(out));
+}
+
+}  // namespace
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  PromotionState st;
+  st.add(a);
+  st.add(b);
+  return st.result();
+}
+
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
+  const char* name = op_name(op);
+  ScalarType common = result_type(a, b);
+  if (op == BinaryOp::Div && is_integral(common, true)) common = default_dtype();
+  if (op == BinaryOp::Sub && a.dtype() == ScalarType::Bool && b.dtype() == ScalarType::Bool)
+    throw Error(
+        "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+        "`logical_xor()` operator instead.");
+  if (op == BinaryOp::Sub && (a.dtype() == ScalarType::Bool || b.dtype() == ScalarType::Bool))
+    throw Error(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+        "mask, use the `~` or `logical_not()` operator instead.");
+  if (op == BinaryOp::Add || op == BinaryOp::Sub) {
+    EMBER_CHECK(!(is_integral(common, true) && alpha.is_floating()),
+                "For integral input tensors, argument alpha must not be a floating point number.");
+    EMBER_CHECK(!(alpha.is_bool() && common != ScalarType::Bool), "Boolean alpha only supported for Boolean results.");
+  }
+  ScalarType result = is_comparison(op) ? ScalarType::Bool : common;
+  Tensor ca = to_dtype(a, common), cb = to_dtype(b, common);
+  if (is_integral(common, false)) {
+    if ((op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor || op == BinaryOp::Remainder) && any_zero(cb))
+      throw Error("ZeroDivisionError");
+    if (op == BinaryOp::Pow && any_negative(cb)) throw Error("Integers to negative integer powers are not allowed.");
+  }
+  if (inplace || out.defined()) {
+    check_cast(result, out.dtype());
+    if (out.dtype() != result) {  // compute in the result type, then convert into out
+      Tensor tmp;
+      if (inplace) {
+        TensorIter it(tmp, {ca, cb}, result, name);
+        EMBER_CHECK(tmp.sizes() == out.sizes(), "output with shape ", out.shape_str(),
+                    " doesn't match the broadcast shape ", tmp.shape_str());
+        run_kernel(op, it, common, alpha);
+      } else {
+        TensorIter it(tmp, {ca, cb}, result, name);
+        run_kernel(op, it, common, alpha);
+        resize_(out, tmp.sizes());
+      }
+      copy_(out, tmp);
+      return out;
+    }
+    TensorIter it(out, {ca, cb}, result, name, /*resize_out=*/!inplace);
+    run_kernel(op, it, common, alpha);
+    out.bump_version();
+    return out;
+  }
+  TensorIter it(out, {ca, cb}, result, name);
+  run_kernel(op, it, common, alpha);
+  return out;
+}
+
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Add, a, b, {}, false, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Sub, a, b, {}, false, alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b, const std::string& mode) {
+  if (mode.empty()) return binary_op(BinaryOp::Div, a, b);
+  if (mode == "trunc") return binary_op(BinaryOp::DivTrunc, a, b);
+  if (mode == "floor") return binary_op(BinaryOp::DivFloor, a, b);
+  throw Error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + mode + "'");
+}
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::DivFloor, a, b); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Remainder, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Pow, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
+
+Tensor neg(const Tensor& a) {
+  EMBER_CHECK(a.dtype() != ScalarType::Bool,
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+              "use the `~` or `logical_not()` operator instead.");
+  Tensor out;
+  TensorIter it(out, {a}, a.dtype(), "neg");
+  EMBER_DISPATCH_NUMERIC(a.dtype(), "neg", [&] {
+    using M = opmath_t<scalar_t>;
+    unary_loop<scalar_t, scalar_t>(it, [](M x) { return static_cast<M>(-x); });
+  });
+  return out;
+}
+
+Tensor relu(const Tensor& a) {
+  EMBER_CHECK(a.dtype() != ScalarType::Bool, "\"clamp_min_cpu\" not implemented for 'Bool'");
+  Tensor out;
+  TensorIter it(out, {a}, a.dtype(), "relu");
+  EMBER_DISPATCH_NUMERIC(a.dtype(), "relu", [&] {
+    using M = opmath_t<scalar_t>;
+    unary_loop<scalar_t, scalar_t>(it, [](M x) { return x > M(0) ? x : (x != x ? x : M(0)); });
+  });
+  return out;
+}
+
+}  // namespace ember

@@ -1,0 +1,104 @@
+// The operator API: one plain function per op. Python binds these directly.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/core/scalar.h"
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+using OptDims = std::optional<std::vector<int64_t>>;
+
+// ---- factories (ops/factory.cpp) ----
+Tensor empty(IntArrayRef sizes, ScalarType dtype = default_dtype(), Device device = Device());
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype = default_dtype(),
+                     Device device = Device());
+// Dense tensor whose dims are laid out in `perm` order (perm[0] outermost in memory).
+Tensor empty_permuted(IntArrayRef sizes, IntArrayRef perm, ScalarType dtype = default_dtype(),
+                      Device device = Device());
+Tensor full(IntArrayRef sizes, Scalar value, ScalarType dtype, Device device = Device());
+Tensor zeros(IntArrayRef sizes, ScalarType dtype = default_dtype(), Device device = Device());
+Tensor ones(IntArrayRef sizes, ScalarType dtype = default_dtype(), Device device = Device());
+Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<ScalarType> dtype = std::nullopt,
+              Device device = Device());
+Tensor linspace(Scalar start, Scalar end, int64_t steps, std::optional<ScalarType> dtype = std::nullopt,
+                Device device = Device());
+Tensor logspace(Scalar start, Scalar end, int64_t steps, double base, std::optional<ScalarType> dtype = std::nullopt,
+                Device device = Device());
+Tensor eye(int64_t n, int64_t m, ScalarType dtype = default_dtype(), Device device = Device());
+// 0-d tensor holding a Python number; flagged so type promotion treats it as a scalar.
+Tensor scalar_tensor(Scalar s, std::optional<ScalarType> dtype = std::nullopt, bool wrapped = false);
+
+// ---- copy and conversion (ops/copy.cpp) ----
+Tensor& copy_(Tensor& dst, const Tensor& src);  // broadcasts src, converts dtype
+Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy = false);
+Tensor contiguous(const Tensor& t);
+Tensor clone(const Tensor& t);
+Tensor& fill_(Tensor& t, Scalar value);
+Tensor& resize_(Tensor& t, IntArrayRef sizes);
+Scalar item(const Tensor& t);
+bool is_wrapped_number(const Tensor& t);
+
+// ---- views (ops/view.cpp): share storage and version counter with the input ----
+Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides,
+                  std::optional<int64_t> offset = std::nullopt);
+Tensor view(const Tensor& t, IntArrayRef sizes);  // sizes may hold one -1
+Tensor view_dtype(const Tensor& t, ScalarType dtype);
+Tensor reshape(const Tensor& t, IntArrayRef sizes);  // a view when possible, else a copy
+Tensor permute(const Tensor& t, IntArrayRef dims);
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor t_(const Tensor& t);  // .t(): transpose of a <=2-d tensor
+Tensor expand(const Tensor& t, IntArrayRef sizes);
+Tensor squeeze(const Tensor& t, OptDims dims = std::nullopt);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor unflatten(const Tensor& t, int64_t dim, IntArrayRef sizes);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step = 1);
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
+Tensor alias(const Tensor& t);  // a new TensorImpl viewing the same data (detach shares this)
+// The shape `sizes` with a -1 filled in, checked against numel (RuntimeError as PyTorch).
+Shape infer_size(IntArrayRef sizes, int64_t numel);
+
+// Broadcast shape of two shapes, or RuntimeError naming the op and the sizes.
+Shape broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op_name = nullptr);
+
+// ---- elementwise (ops/binary.cpp, ops/unary.cpp) ----
+ScalarType result_type(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+// rounding_mode: "" (true division), "trunc" or "floor".
+Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode = "");
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& a);
+Tensor relu(const Tensor& a);
+
+// Names for the binary family; `binary_op` is the single entry point the functions above use.
+enum class BinaryOp { Add, Sub, Mul, Div, DivTrunc, DivFloor, Remainder, Pow, Eq, Ne, Lt, Le, Gt, Ge };
+// out: undefined -> allocated; `inplace` means out is `a` (no resize, no dtype change).
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out = Tensor(), bool inplace = false,
+                 Scalar alpha = 1);
+
+// ---- reductions (ops/reduce.cpp) ----
+Tensor sum(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+
+// ---- linear algebra (ops/linalg.cpp) ----
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+
+}  // namespace ember

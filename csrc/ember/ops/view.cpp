@@ -1,0 +1,331 @@
+#include <algorithm>
+#include <numeric>
+
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace {
+
+// Every view goes through here: same storage, same version counter (paper §4.3).
+Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
+  auto impl =
+      IntrusivePtr<TensorImpl>::make(t.impl()->storage(), t.dtype(), std::move(sizes), std::move(strides), offset);
+  impl->share_version_counter(t.impl()->version_counter());
+  return Tensor(std::move(impl));
+}
+
+// Strides for viewing `t` (sizes/strides) as `shape` without copying, if possible. Groups of
+// old dims that are contiguous with each other form chunks; the new shape must split/merge
+// within chunks only.
+std::optional<Shape> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides, IntArrayRef shape) {
+  int64_t numel = numel_of(old_sizes);
+  Shape out(shape.size());
+  if (numel == 0 || old_sizes.empty()) return contiguous_strides(shape);
+  int64_t new_d = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunk_numel = 1;
+  int64_t chunk_base_stride = old_strides.empty() ? 1 : old_strides.back();
+  int64_t tensor_numel = 1;
+  for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old_sizes[d];
+    // End of a chunk: at the first dim, or where dim d-1 is not laid out right after d.
+    bool chunk_end = d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
+    if (chunk_end) {
+      while (new_d >= 0 && (chunk_numel < tensor_numel || shape[new_d] == 1)) {
+        out[new_d] = chunk_numel * chunk_base_stride;
+        chunk_numel *= shape[new_d];
+        --new_d;
+      }
+      if (chunk_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = old_strides[d - 1];
+        tensor_numel = 1;
+        chunk_numel = 1;
+      }
+    }
+  }
+  if (new_d != -1) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+Shape infer_size(IntArrayRef sizes, int64_t numel) {
+  Shape out(sizes.begin(), sizes.end());
+  int64_t known = 1;
+  std::optional<int64_t> infer;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      EMBER_CHECK(!infer, "only one dimension can be inferred");
+      infer = static_cast<int64_t>(i);
+    } else {
+      EMBER_CHECK(sizes[i] >= 0, "invalid shape dimension ", sizes[i]);
+      known *= sizes[i];
+    }
+  }
+  if (infer) {
+    EMBER_CHECK(known != 0 || numel != 0 ? (known != 0 && numel % known == 0) : false, "shape '", shape_str(sizes),
+                "' is invalid for input of size ", numel);
+    out[*infer] = numel / known;
+  } else {
+    EMBER_CHECK(known == numel, "shape '", shape_str(sizes), "' is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+Tensor alias(const Tensor& t) { return make_view(t, t.sizes(), t.strides(), t.storage_offset()); }
+
+Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
+  EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  int64_t off = offset.value_or(t.storage_offset());
+  EMBER_CHECK(off >= 0, "Tensor: invalid storage offset ", off);
+  int64_t extent = 0;
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EMBER_CHECK(sizes[i] >= 0, "as_strided: Negative sizes are not allowed, got ", sizes[i]);
+    EMBER_CHECK(strides[i] >= 0,
+                "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(strides));
+    if (sizes[i] == 0) empty = true;
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  if (!empty) {
+    size_t need = static_cast<size_t>(off + extent + 1) * t.element_size();
+    EMBER_CHECK(need <= t.impl()->storage()->nbytes(), "setStorage: sizes ", shape_str(sizes), ", strides ",
+                shape_str(strides), ", storage offset ", off, ", and itemsize ", t.element_size(),
+                " requiring a storage size of ", need, " are out of bounds for storage of size ",
+                t.impl()->storage()->nbytes());
+  }
+  return make_view(t, Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), off);
+}
+
+Tensor view(const Tensor& t, IntArrayRef sizes) {
+  Shape shape = infer_size(sizes, t.numel());
+  auto st = view_strides(t.sizes(), t.strides(), shape);
+  EMBER_CHECK(st.has_value(),
+              "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+              "across two contiguous subspaces). Use .reshape(...) instead.");
+  return make_view(t, std::move(shape), std::move(*st), t.storage_offset());
+}
+
+Tensor view_dtype(const Tensor& t, ScalarType dtype) {
+  if (dtype == t.dtype()) return alias(t);
+  size_t from = t.element_size(), to = element_size(dtype);
+  Shape sizes = t.sizes(), strides = t.strides();
+  int64_t off = t.storage_offset();
+  if (from != to) {
+    EMBER_CHECK(t.dim() > 0, "self.dim() cannot be 0 to view ", dtype_name(t.dtype()), " as ", dtype_name(dtype),
+                " (different element sizes)");
+    EMBER_CHECK(t.strides().back() == 1, "self.stride(-1) must be 1 to view ", dtype_name(t.dtype()), " as ",
+                dtype_name(dtype), " (different element sizes), but got ", t.strides().back());
+    if (to > from) {
+      int64_t r = static_cast<int64_t>(to / from);
+      EMBER_CHECK(sizes.back() % r == 0, "self.size(-1) must be divisible by ", r, " to view ", dtype_name(t.dtype()),
+                  " as ", dtype_name(dtype), " (different element sizes), but got ", sizes.back());
+      EMBER_CHECK(off % r == 0, "self.storage_offset() must be divisible by ", r);
+      for (int64_t d = 0; d + 1 < t.dim(); ++d) {
+        EMBER_CHECK(strides[d] % r == 0, "self.stride(", d, ") must be divisible by ", r);
+        strides[d] /= r;
+      }
+      sizes.back() /= r;
+      off /= r;
+    } else {
+      int64_t r = static_cast<int64_t>(from / to);
+      for (int64_t d = 0; d + 1 < t.dim(); ++d) strides[d] *= r;
+      sizes.back() *= r;
+      off *= r;
+    }
+  }
+  auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), dtype, std::move(sizes), std::move(strides), off);
+  impl->share_version_counter(t.impl()->version_counter());
+  return Tensor(std::move(impl));
+}
+
+Tensor reshape(const Tensor& t, IntArrayRef sizes) {
+  Shape shape = infer_size(sizes, t.numel());
+  if (auto st = view_strides(t.sizes(), t.strides(), shape))
+    return make_view(t, std::move(shape), std::move(*st), t.storage_offset());
+  return view(contiguous(t), shape);
+}
+
+Tensor permute(const Tensor& t, IntArrayRef dims) {
+  int64_t n = t.dim();
+  EMBER_CHECK(static_cast<int64_t>(dims.size()) == n,
+              "permute(sparse_coo): number of dimensions in the tensor input "
+              "does not match the length of the desired ordering of dimensions i.e. input.dim() = ",
+              n, " is not equal to len(dims) = ", dims.size());
+  Shape sizes(n), strides(n);
+  std::vector<bool> seen(n, false);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t d = wrap_dim(dims[i], n);
+    EMBER_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    sizes[i] = t.sizes()[d];
+    strides[i] = t.strides()[d];
+  }
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+}
+
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
+  int64_t n = t.dim();
+  d0 = wrap_dim(d0, n);
+  d1 = wrap_dim(d1, n);
+  Shape sizes = t.sizes(), strides = t.strides();
+  if (n > 0) {
+    std::swap(sizes[d0], sizes[d1]);
+    std::swap(strides[d0], strides[d1]);
+  }
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+}
+
+Tensor t_(const Tensor& t) {
+  EMBER_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
+  return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
+}
+
+Tensor expand(const Tensor& t, IntArrayRef sizes) {
+  int64_t n = static_cast<int64_t>(sizes.size()), td = t.dim();
+  EMBER_CHECK(n >= td, "expand(", t.shape_str(), ", size=", shape_str(sizes), "): the number of sizes provided (", n,
+              ") must be greater or equal to the number of dimensions in the tensor (", td, ")");
+  Shape out_sizes(n), out_strides(n);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    int64_t j = i - (n - td);
+    int64_t want = sizes[i];
+    if (j >= 0) {
+      int64_t have = t.sizes()[j];
+      if (want == -1) want = have;
+      EMBER_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
+                  ") must match the existing size (", have, ") at non-singleton dimension ", i,
+                  ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", t.shape_str());
+      out_sizes[i] = want;
+      out_strides[i] = have == want ? t.strides()[j] : 0;
+    } else {
+      EMBER_CHECK(want >= 0, "The expanded size of the tensor (", want,
+                  ") isn't allowed in a leading, non-existing dimension ", i);
+      out_sizes[i] = want;
+      out_strides[i] = 0;
+    }
+  }
+  return make_view(t, std::move(out_sizes), std::move(out_strides), t.storage_offset());
+}
+
+Tensor squeeze(const Tensor& t, OptDims dims) {
+  int64_t n = t.dim();
+  std::vector<bool> drop(n, false);
+  if (!dims) {
+    for (int64_t i = 0; i < n; ++i) drop[i] = t.sizes()[i] == 1;
+  } else {
+    for (int64_t d : *dims) {
+      int64_t w = wrap_dim(d, n);
+      if (n > 0 && t.sizes()[w] == 1) drop[w] = true;
+    }
+  }
+  Shape sizes, strides;
+  for (int64_t i = 0; i < n; ++i) {
+    if (drop[i]) continue;
+    sizes.push_back(t.sizes()[i]);
+    strides.push_back(t.strides()[i]);
+  }
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+}
+
+Tensor unsqueeze(const Tensor& t, int64_t dim) {
+  int64_t n = t.dim();
+  dim = wrap_dim(dim, n + 1);
+  Shape sizes = t.sizes(), strides = t.strides();
+  int64_t st = dim < n ? sizes[dim] * strides[dim] : 1;
+  sizes.insert(sizes.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, st);
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+}
+
+Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
+  int64_t n = t.dim();
+  start_dim = wrap_dim(start_dim, n);
+  end_dim = wrap_dim(end_dim, n);
+  EMBER_CHECK(start_dim <= end_dim, "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (n == 0) return reshape(t, Shape{1});
+  if (start_dim == end_dim) return t;
+  Shape shape(t.sizes().begin(), t.sizes().begin() + start_dim);
+  int64_t prod = 1;
+  for (int64_t i = start_dim; i <= end_dim; ++i) prod *= t.sizes()[i];
+  shape.push_back(prod);
+  shape.insert(shape.end(), t.sizes().begin() + end_dim + 1, t.sizes().end());
+  return reshape(t, shape);
+}
+
+Tensor unflatten(const Tensor& t, int64_t dim, IntArrayRef sizes) {
+  dim = wrap_dim(dim, t.dim());
+  EMBER_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
+  Shape inner = infer_size(sizes, t.sizes()[dim]);
+  Shape shape(t.sizes().begin(), t.sizes().begin() + dim);
+  shape.insert(shape.end(), inner.begin(), inner.end());
+  shape.insert(shape.end(), t.sizes().begin() + dim + 1, t.sizes().end());
+  return view(t, shape);
+}
+
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
+  EMBER_CHECK(t.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  EMBER_CHECK(length >= 0, "narrow(): length must be non-negative.");
+  dim = wrap_dim(dim, t.dim());
+  int64_t size = t.sizes()[dim];
+  EMBER_CHECK_INDEX(start >= -size && start <= size, "start out of range (expected to be in range of [", -size, ", ",
+                    size, "], but got ", start, ")");
+  if (start < 0) start += size;
+  EMBER_CHECK(start <= size - length, "start (", start, ") + length (", length, ") exceeds dimension size (", size,
+              ").");
+  return slice(t, dim, start, start + length, 1);
+}
+
+Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+  EMBER_CHECK_INDEX(t.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
+  dim = wrap_dim(dim, t.dim());
+  int64_t size = t.sizes()[dim];
+  EMBER_CHECK_INDEX(index >= -size && index < size, "index ", index, " is out of bounds for dimension ", dim,
+                    " with size ", size);
+  if (index < 0) index += size;
+  Shape sizes = t.sizes(), strides = t.strides();
+  int64_t off = t.storage_offset() + index * strides[dim];
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  return make_view(t, std::move(sizes), std::move(strides), off);
+}
+
+Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
+             int64_t step) {
+  EMBER_CHECK_INDEX(t.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
+  EMBER_CHECK_VALUE(step > 0, "step must be greater than zero");
+  dim = wrap_dim(dim, t.dim());
+  int64_t size = t.sizes()[dim];
+  int64_t start = start_opt.value_or(0), end = end_opt.value_or(size);
+  // Python slice clamping.
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  Shape sizes = t.sizes(), strides = t.strides();
+  int64_t off = t.storage_offset() + start * strides[dim];
+  sizes[dim] = (end - start + step - 1) / step;
+  strides[dim] *= step;
+  return make_view(t, std::move(sizes), std::move(strides), off);
+}
+
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
+  int64_t n = t.dim();
+  dim = wrap_dim(dim, n);
+  int64_t dsize = n == 0 ? 1 : t.sizes()[dim];
+  int64_t dstride = n == 0 ? 1 : t.strides()[dim];
+  EMBER_CHECK(size <= dsize, "maximum size for tensor at dimension ", dim, " is ", dsize, " but size is ", size);
+  EMBER_CHECK(step > 0, "step is ", step, " but must be > 0");
+  Shape sizes = t.sizes(), strides = t.strides();
+  if (n == 0) {
+    sizes = {size};
+    strides = {1};
+  } else {
+    sizes[dim] = (dsize - size) / step + 1;
+    strides[dim] = dstride * step;
+    sizes.push_back(size);
+    strides.push_back(dstride);
+  }
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+}
+
+}  // namespace ember

@@ -1,0 +1,253 @@
+// Functions and operators: ember.add(...), Tensor.__add__, factories, reductions, matmul.
+#include "common.h"
+
+namespace ember::py {
+namespace {
+
+std::optional<ScalarType> opt_dtype(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return nb::cast<ScalarType>(h);
+}
+Device opt_device(nb::handle h) {
+  if (h.is_none()) return Device();
+  Device d = nb::cast<Device>(h);
+  if (!d.is_cpu()) EMBER_NOT_IMPLEMENTED("Ember was built without CUDA support; cannot create tensors on ", d.str());
+  return d;
+}
+Tensor out_tensor(nb::handle out) { return out.is_none() ? Tensor() : nb::cast<Tensor>(out); }
+
+// Python operators: NotImplemented for operands that are neither tensors nor numbers.
+void def_dunders(nb::class_<Tensor>& cls, BinaryOp op, const char* dunder, const char* rdunder, const char* idunder) {
+  if (dunder)
+    cls.def(dunder, [op](const Tensor& a, nb::handle b) -> nb::object {
+      Tensor* bt = nullptr;
+      Scalar s;
+      if (nb::try_cast<Tensor*>(b, bt) && bt) return nb::cast(binary_op(op, a, *bt));
+      if (!to_scalar(b, s)) return nb::borrow(Py_NotImplemented);
+      return nb::cast(binary_op(op, a, scalar_tensor(s, std::nullopt, true)));
+    });
+  if (rdunder)
+    cls.def(rdunder, [op](const Tensor& a, nb::handle b) -> nb::object {
+      Scalar s;
+      if (!to_scalar(b, s)) return nb::borrow(Py_NotImplemented);
+      return nb::cast(binary_op(op, scalar_tensor(s, std::nullopt, true), a));
+    });
+  if (idunder)
+    cls.def(idunder, [op](Tensor& a, nb::handle b) -> Tensor {
+      return binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true);
+    });
+}
+
+// One binding per binary op: function (a, b, *, out=None), method, in-place method, dunders.
+void def_binary(nb::module_& m, nb::class_<Tensor>& cls, const char* name, BinaryOp op, const char* dunder,
+                const char* rdunder, const char* idunder) {
+  m.def(
+      name,
+      [op, name](nb::handle a, nb::handle b, nb::handle out) {
+        return binary_op(op, tensor_arg(a, name), tensor_arg(b, name), out_tensor(out));
+      },
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+  cls.def(
+      name, [op, name](const Tensor& a, nb::handle b) { return binary_op(op, a, tensor_arg(b, name)); },
+      nb::arg("other"));
+  std::string inplace = std::string(name) + "_";
+  cls.def(
+      inplace.c_str(),
+      [op, name](Tensor& a, nb::handle b) -> Tensor {
+        return binary_op(op, a, tensor_arg(b, name), a, /*inplace=*/true);
+      },
+      nb::arg("other"));
+  def_dunders(cls, op, dunder, rdunder, idunder);
+}
+
+void def_alpha_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, BinaryOp op) {
+  m.def(
+      name,
+      [op, name](nb::handle a, nb::handle b, nb::handle alpha, nb::handle out) {
+        Scalar al = 1;
+        if (!alpha.is_none()) to_scalar(alpha, al);
+        return binary_op(op, tensor_arg(a, name), tensor_arg(b, name), out_tensor(out), false, al);
+      },
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none(), nb::arg("out") = nb::none());
+  cls.def(
+      name,
+      [op, name](const Tensor& a, nb::handle b, nb::handle alpha) {
+        Scalar al = 1;
+        if (!alpha.is_none()) to_scalar(alpha, al);
+        return binary_op(op, a, tensor_arg(b, name), Tensor(), false, al);
+      },
+      nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none());
+  std::string inplace = std::string(name) + "_";
+  cls.def(
+      inplace.c_str(),
+      [op, name](Tensor& a, nb::handle b, nb::handle alpha) -> Tensor {
+        Scalar al = 1;
+        if (!alpha.is_none()) to_scalar(alpha, al);
+        return binary_op(op, a, tensor_arg(b, name), a, true, al);
+      },
+      nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none());
+}
+
+BinaryOp div_op(nb::handle mode) {
+  if (mode.is_none()) return BinaryOp::Div;
+  std::string s = nb::cast<std::string>(mode);
+  if (s == "trunc") return BinaryOp::DivTrunc;
+  if (s == "floor") return BinaryOp::DivFloor;
+  throw ember::Error("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + s + "'");
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
+
+  def_alpha_op(m, cls, "add", BinaryOp::Add);
+  def_alpha_op(m, cls, "sub", BinaryOp::Sub);
+  def_binary(m, cls, "mul", BinaryOp::Mul, "__mul__", "__rmul__", "__imul__");
+  def_binary(m, cls, "floor_divide", BinaryOp::DivFloor, "__floordiv__", "__rfloordiv__", "__ifloordiv__");
+  def_binary(m, cls, "remainder", BinaryOp::Remainder, "__mod__", "__rmod__", "__imod__");
+  def_binary(m, cls, "pow", BinaryOp::Pow, "__pow__", "__rpow__", "__ipow__");
+  def_binary(m, cls, "eq", BinaryOp::Eq, "__eq__", nullptr, nullptr);
+  def_binary(m, cls, "ne", BinaryOp::Ne, "__ne__", nullptr, nullptr);
+  def_binary(m, cls, "lt", BinaryOp::Lt, "__lt__", nullptr, nullptr);
+  def_binary(m, cls, "le", BinaryOp::Le, "__le__", nullptr, nullptr);
+  def_binary(m, cls, "gt", BinaryOp::Gt, "__gt__", nullptr, nullptr);
+  def_binary(m, cls, "ge", BinaryOp::Ge, "__ge__", nullptr, nullptr);
+  def_binary(m, cls, "true_divide", BinaryOp::Div, "__truediv__", "__rtruediv__", "__itruediv__");
+  def_dunders(cls, BinaryOp::Add, "__add__", "__radd__", "__iadd__");
+  def_dunders(cls, BinaryOp::Sub, "__sub__", "__rsub__", "__isub__");
+
+  m.def(
+      "div",
+      [](nb::handle a, nb::handle b, nb::handle mode, nb::handle out) {
+        return binary_op(div_op(mode), tensor_arg(a, "div"), tensor_arg(b, "div"), out_tensor(out));
+      },
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
+      nb::arg("out") = nb::none());
+  cls.def(
+      "div",
+      [](const Tensor& a, nb::handle b, nb::handle mode) { return binary_op(div_op(mode), a, tensor_arg(b, "div")); },
+      nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+  cls.def(
+      "div_",
+      [](Tensor& a, nb::handle b, nb::handle mode) -> Tensor {
+        return binary_op(div_op(mode), a, tensor_arg(b, "div"), a, true);
+      },
+      nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+
+  m.def("neg", [](const Tensor& a) { return neg(a); });
+  cls.def("neg", [](const Tensor& a) { return neg(a); });
+  cls.def("__neg__", [](const Tensor& a) { return neg(a); });
+  cls.def("__pos__", [](const Tensor& a) { return a; });
+  m.def("relu", [](const Tensor& a) { return relu(a); });
+  cls.def("relu", [](const Tensor& a) { return relu(a); });
+  m.def("result_type", [](nb::handle a, nb::handle b) {
+    return result_type(tensor_arg(a, "result_type"), tensor_arg(b, "result_type"));
+  });
+
+  // reductions
+  auto reduce = [&](const char* name, Tensor (*fn)(const Tensor&, OptDims, bool, std::optional<ScalarType>)) {
+    auto f = [fn](const Tensor& t, nb::handle dim, bool keepdim, nb::handle dtype) {
+      return fn(t, dims_arg(dim), keepdim, opt_dtype(dtype));
+    };
+    m.def(name, f, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+          nb::arg("dtype") = nb::none());
+    cls.def(name, f, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+            nb::arg("dtype") = nb::none());
+  };
+  reduce("sum", &sum);
+  reduce("mean", &mean);
+
+  // linear algebra
+  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  cls.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  cls.def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  cls.def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); });
+  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); });
+  cls.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); });
+
+  // factories
+  auto sized = [&](const char* name, Scalar fill, bool filled) {
+    m.def(
+        name,
+        [name, fill, filled](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad, nb::handle out) {
+          (void)requires_grad;
+          (void)out;
+          Tensor t = empty(sizes_from_args(size, name), opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
+          return filled ? fill_(t, fill) : t;
+        },
+        nb::arg("size"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+        nb::arg("requires_grad") = false, nb::arg("out") = nb::none());
+  };
+  sized("empty", 0, false);
+  sized("zeros", 0, true);
+  sized("ones", 1, true);
+  m.def(
+      "full",
+      [](nb::handle size, nb::handle value, nb::handle dtype, nb::handle device) {
+        Scalar v;
+        EMBER_CHECK_TYPEERR(to_scalar(value, v), "full(): argument 'fill_value' must be Number");
+        ScalarType dt = opt_dtype(dtype).value_or(v.natural_dtype());
+        return full(sizes_from_handle(size, "full"), v, dt, opt_device(device));
+      },
+      nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("device") = nb::none());
+  m.def(
+      "empty_strided",
+      [](nb::handle size, nb::handle stride, nb::handle dtype, nb::handle device) {
+        return empty_strided(sizes_from_handle(size, "empty_strided"), sizes_from_handle(stride, "empty_strided"),
+                             opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
+      },
+      nb::arg("size"), nb::arg("stride"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def(
+      "arange",
+      [](nb::args args, nb::handle dtype, nb::handle device) {
+        Scalar start = 0, end, step = 1;
+        size_t n = args.size();
+        EMBER_CHECK_TYPEERR(n >= 1 && n <= 3, "arange() takes 1 to 3 positional arguments");
+        auto num = [](nb::handle h) {
+          Scalar s;
+          EMBER_CHECK_TYPEERR(to_scalar(h, s), "arange(): argument must be a Number");
+          return s;
+        };
+        if (n == 1)
+          end = num(args[0]);
+        else {
+          start = num(args[0]);
+          end = num(args[1]);
+          if (n == 3) step = num(args[2]);
+        }
+        return arange(start, end, step, opt_dtype(dtype), opt_device(device));
+      },
+      nb::arg("args"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def(
+      "linspace",
+      [](nb::handle start, nb::handle end, int64_t steps, nb::handle dtype, nb::handle device) {
+        Scalar s, e;
+        to_scalar(start, s);
+        to_scalar(end, e);
+        return linspace(s, e, steps, opt_dtype(dtype), opt_device(device));
+      },
+      nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("device") = nb::none());
+  m.def(
+      "logspace",
+      [](nb::handle start, nb::handle end, int64_t steps, double base, nb::handle dtype, nb::handle device) {
+        Scalar s, e;
+        to_scalar(start, s);
+        to_scalar(end, e);
+        return logspace(s, e, steps, base, opt_dtype(dtype), opt_device(device));
+      },
+      nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("base") = 10.0, nb::kw_only(),
+      nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def(
+      "eye",
+      [](int64_t n, nb::handle mm, nb::handle dtype, nb::handle device) {
+        int64_t cols = mm.is_none() ? n : nb::cast<int64_t>(mm);
+        return eye(n, cols, opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
+      },
+      nb::arg("n"), nb::arg("m") = nb::none(), nb::kw_only(), nb::arg("dtype") = nb::none(),
+      nb::arg("device") = nb::none());
+}
+
+}  // namespace ember::py

@@ -1,0 +1,47 @@
+// Shared conversions between Python objects and ember types for the binding files.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/core/dispatch.h"
+#include "ember/ember.h"
+
+namespace nb = nanobind;
+
+namespace ember::py {
+
+// dtype singletons: ember.float32 etc. are instances of this class.
+struct DType {
+  ScalarType type;
+};
+nb::object dtype_object(ScalarType t);
+
+// Python number (bool/int/float/NumPy scalar/0-d Tensor) -> Scalar; false if it is not one.
+bool to_scalar(nb::handle h, Scalar& out);
+// A Tensor, or a Python number wrapped as a 0-d tensor (type promotion treats it as a scalar).
+Tensor tensor_arg(nb::handle h, const char* op_name);
+// Sizes given as f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size): `args` is the *args tuple.
+Shape sizes_from_args(nb::args args, const char* op_name);
+Shape sizes_from_handle(nb::handle h, const char* op_name);
+// Optional dims argument: None, int, or sequence of ints.
+OptDims dims_arg(nb::handle h);
+
+void bind_dtype_device(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_ops(nb::module_& m);
+
+}  // namespace ember::py
+
+// ScalarType <-> ember.dtype singleton objects.
+namespace nanobind::detail {
+template <>
+struct type_caster<ember::ScalarType> {
+  NB_TYPE_CASTER(ember::ScalarType, const_name("dtype"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept;
+  static handle from_cpp(ember::ScalarType t, rv_policy, cleanup_list*) noexcept {
+    return ember::py::dtype_object(t).release();
+  }
+};
+}  // namespace nanobind::detail

@@ -1,0 +1,159 @@
+// dtype/device objects and argument conversions.
+#include <nanobind/operators.h>
+
+#include "common.h"
+
+namespace ember::py {
+namespace {
+nb::object g_dtypes[kNumScalarTypes];
+}
+
+nb::object dtype_object(ScalarType t) { return g_dtypes[static_cast<int>(t)]; }
+
+bool to_scalar(nb::handle h, Scalar& out) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) {
+    out = Scalar(o == Py_True);
+    return true;
+  }
+  if (PyLong_CheckExact(o) || PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) throw ember::Error("Overflow when unpacking long");
+    out = Scalar(static_cast<int64_t>(v));
+    return true;
+  }
+  if (PyFloat_Check(o)) {
+    out = Scalar(PyFloat_AS_DOUBLE(o));
+    return true;
+  }
+  if (nb::isinstance<Tensor>(h)) {
+    const Tensor& t = nb::cast<const Tensor&>(h);
+    if (t.numel() != 1 || t.dim() != 0) return false;
+    out = item(t);
+    return true;
+  }
+  // NumPy scalars and other number-likes.
+  std::string_view tname = Py_TYPE(o)->tp_name;
+  if (tname == "numpy.bool" || tname == "numpy.bool_") {
+    out = Scalar(PyObject_IsTrue(o) == 1);
+    return true;
+  }
+  if (PyIndex_Check(o)) {
+    out = Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, PyExc_OverflowError)));
+    return true;
+  }
+  if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    out = Scalar(v);
+    return true;
+  }
+  return false;
+}
+
+Tensor tensor_arg(nb::handle h, const char* op_name) {
+  Tensor* t = nullptr;
+  if (nb::try_cast<Tensor*>(h, t) && t) return *t;
+  Scalar s;
+  if (to_scalar(h, s)) return scalar_tensor(s, std::nullopt, /*wrapped=*/true);
+  throw ember::TypeError(
+      detail::str_cat(op_name, "(): argument 'other' must be Tensor or Number, not ", Py_TYPE(h.ptr())->tp_name));
+}
+
+Shape sizes_from_handle(nb::handle h, const char* op_name) {
+  Shape s;
+  if (PyLong_Check(h.ptr())) {
+    s.push_back(nb::cast<int64_t>(h));
+    return s;
+  }
+  if (!PySequence_Check(h.ptr()) || nb::isinstance<Tensor>(h))
+    throw ember::TypeError(detail::str_cat(
+        op_name, "(): argument 'size' must be tuple of ints, but found element of type ", Py_TYPE(h.ptr())->tp_name));
+  for (nb::handle item : h) {
+    if (!PyLong_Check(item.ptr()) && !PyIndex_Check(item.ptr()))
+      throw ember::TypeError(detail::str_cat(op_name,
+                                             "(): argument 'size' must be tuple of ints, but found element of type ",
+                                             Py_TYPE(item.ptr())->tp_name));
+    s.push_back(static_cast<int64_t>(PyNumber_AsSsize_t(item.ptr(), PyExc_OverflowError)));
+  }
+  return s;
+}
+
+Shape sizes_from_args(nb::args args, const char* op_name) {
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return sizes_from_handle(args[0], op_name);
+  return sizes_from_handle(args, op_name);
+}
+
+OptDims dims_arg(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  if (PyLong_Check(h.ptr())) return std::vector<int64_t>{nb::cast<int64_t>(h)};
+  return sizes_from_handle(h, "dim");
+}
+
+void bind_dtype_device(nb::module_& m) {
+  nb::class_<DType>(m, "dtype")
+      .def_prop_ro("is_floating_point", [](const DType& d) { return is_floating_point(d.type); })
+      .def_prop_ro("is_complex", [](const DType& d) { return is_complex(d.type); })
+      .def_prop_ro("is_signed", [](const DType& d) { return is_signed(d.type); })
+      .def_prop_ro("itemsize", [](const DType& d) { return element_size(d.type); })
+      .def("__repr__", [](const DType& d) { return "ember." + std::string(dtype_name(d.type)); })
+      .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); })
+      .def("__hash__", [](const DType& d) { return static_cast<int>(d.type); });
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    auto t = static_cast<ScalarType>(i);
+    g_dtypes[i] = nb::cast(DType{t});
+    m.attr(std::string(dtype_name(t)).c_str()) = g_dtypes[i];
+  }
+
+  nb::class_<Device>(m, "device")
+      .def(nb::init<const std::string&>())
+      .def("__init__",
+           [](Device* d, const std::string& type, int index) {
+             new (d) Device(type);
+             d->index = static_cast<int8_t>(index);
+           })
+      .def("__init__", [](Device* d, int index) { new (d) Device(DeviceType::CUDA, index); })
+      .def_prop_ro("type", &Device::type_name)
+      .def_prop_ro(
+          "index",
+          [](const Device& d) -> nb::object { return d.index < 0 ? nb::none() : nb::cast(static_cast<int>(d.index)); })
+      .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
+      .def("__eq__", [](const Device&, nb::handle) { return false; })
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) {
+        std::string s = "device(type='" + d.type_name() + "'";
+        if (d.index >= 0) s += ", index=" + std::to_string(d.index);
+        return s + ")";
+      });
+  nb::implicitly_convertible<std::string, Device>();
+
+  m.def("get_default_dtype", [] { return default_dtype(); });
+  m.def("set_default_dtype", [](ScalarType t) { set_default_dtype(t); });
+  m.def("promote_types", &promote_types);
+  m.def("can_cast", &can_cast);
+  m.def("get_num_threads", &get_num_threads);
+  m.def("set_num_threads", &set_num_threads);
+  m.def("_cpu_memory_stats", [] {
+    MemoryStats s = cpu_memory_stats();
+    nb::dict d;
+    d["allocated_bytes"] = s.allocated_bytes;
+    d["peak_allocated_bytes"] = s.peak_allocated_bytes;
+    d["cached_bytes"] = s.cached_bytes;
+    d["num_allocs"] = s.num_allocs;
+    d["num_cache_hits"] = s.num_cache_hits;
+    return d;
+  });
+  m.def("_cpu_reset_peak_stats", &cpu_reset_peak_stats);
+  m.def("_cpu_empty_cache", &cpu_empty_cache);
+}
+
+}  // namespace ember::py
+
+bool nanobind::detail::type_caster<ember::ScalarType>::from_python(handle src, uint8_t, cleanup_list*) noexcept {
+  ember::py::DType* d = nullptr;
+  if (!nb::try_cast<ember::py::DType*>(src, d) || !d) return false;
+  value = d->type;
+  return true;
+}

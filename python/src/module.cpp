@@ -1,0 +1,32 @@
+#include "common.h"
+
+namespace ember::py {
+namespace {
+void register_exceptions() {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ember::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const ember::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ember::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ember::NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const ember::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+}
+}  // namespace
+}  // namespace ember::py
+
+NB_MODULE(_C, m) {
+  using namespace ember::py;
+  nb::set_leak_warnings(false);  // dtype singletons live until interpreter exit by design
+  register_exceptions();
+  bind_dtype_device(m);
+  bind_tensor(m);
+  bind_ops(m);
+}

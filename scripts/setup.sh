@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what Ember needs on a fresh Debian machine and builds it. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev clang-format"
+missing=""
+for p in $APT_PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+
+PY=${PYTHON:-python3}
+PIP_PACKAGES="nanobind>=2.0 scikit-build-core numpy pytest hypothesis torch==2.13.0"
+if ! $PY - <<'PYCHECK' 2>/dev/null; then
+import importlib.metadata as m, sys
+need = {"nanobind": None, "scikit_build_core": None, "numpy": None, "pytest": None, "hypothesis": None, "torch": "2.13.0"}
+for name, ver in need.items():
+    v = m.version(name.replace("_", "-"))
+    if ver and not v.startswith(ver):
+        sys.exit(1)
+PYCHECK
+  $PY -m pip install -q $PIP_PACKAGES
+fi
+
+# Build libember, the C++ tests and ember._C (placed in python/ember for PYTHONPATH=python).
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ember-ccache}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
+cmake --build build -j "$(nproc)"
