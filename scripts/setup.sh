@@ -29,5 +29,6 @@ fi
 
 # Build libember, the C++ tests and ember._C (placed in python/ember for PYTHONPATH=python).
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ember-ccache}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}  # relative paths: worktrees and fresh clones share hits
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
 cmake --build build -j "$(nproc)"
