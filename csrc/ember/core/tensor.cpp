@@ -9,8 +9,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape str
       sizes_(std::move(sizes)),
       strides_(std::move(strides)),
       offset_(offset),
-      dtype_(dtype),
-      version_(IntrusivePtr<VersionCounter>::make()) {
+      dtype_(dtype) {
   refresh();
 }
 

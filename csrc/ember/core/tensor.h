@@ -73,9 +73,14 @@ class TensorImpl : public RefCounted {
   void set_geometry(Shape sizes, Shape strides, int64_t offset);
   void set_storage(Storage s) { storage_ = std::move(s); }
 
-  uint32_t version() const { return version_->version.load(std::memory_order_relaxed); }
-  void bump_version() { version_->version.fetch_add(1, std::memory_order_relaxed); }
-  const IntrusivePtr<VersionCounter>& version_counter() const { return version_; }
+  // The counter is created on first need (a bump, or a view that must share it): most
+  // temporaries never get one, which saves an allocation per op.
+  uint32_t version() const { return version_ ? version_->version.load(std::memory_order_relaxed) : 0; }
+  void bump_version() { version_counter()->version.fetch_add(1, std::memory_order_relaxed); }
+  const IntrusivePtr<VersionCounter>& version_counter() {
+    if (!version_) version_ = IntrusivePtr<VersionCounter>::make();
+    return version_;
+  }
   void share_version_counter(const IntrusivePtr<VersionCounter>& vc) { version_ = vc; }
 
   AutogradMeta* autograd_meta() const { return autograd_.get(); }

@@ -32,7 +32,7 @@ namespace {
 Shape layout_permutation(const Tensor& t, IntArrayRef shape) {
   Shape perm(shape.size());
   std::iota(perm.begin(), perm.end(), 0);
-  if (!t.defined() || t.is_contiguous() || t.sizes() != Shape(shape.begin(), shape.end())) return perm;
+  if (!t.defined() || t.is_contiguous() || !(IntArrayRef(t.sizes()) == shape)) return perm;
   const Shape& st = t.strides();
   std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
     if (shape[x] == 1 || shape[y] == 1) return false;
@@ -56,22 +56,24 @@ Shape layout_permutation(const Tensor& t, IntArrayRef shape) {
 TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, ScalarType out_dtype, const char* op_name,
                        bool resize_out) {
   EMBER_CHECK(inputs.size() + 1 <= kMaxOperands, "too many operands");
-  Shape shape = inputs.size() == 0 ? out.sizes() : Shape();
-  bool first = true;
+  // Broadcast shape; the common case (all shapes equal) copies nothing.
+  const Shape* same = inputs.size() ? &inputs.begin()->sizes() : &out.sizes();
+  Shape bshape;
   for (const Tensor& t : inputs) {
-    if (first) {
-      shape = t.sizes();
-      first = false;
-    } else if (t.sizes() != shape) {
-      shape = broadcast_shapes(shape, t.sizes(), op_name);
-    }
+    if (t.sizes() == *same) continue;
+    if (bshape.empty() && same != &bshape) bshape = *same;
+    bshape = broadcast_shapes(bshape, t.sizes(), op_name);
+    same = &bshape;
   }
+  const Shape& shape = *same;
   if (!out.defined()) {
     const Tensor* like = nullptr;
     for (const Tensor& t : inputs)
-      if (t.sizes() == shape && !t.is_contiguous()) like = &t;
-    Shape perm = layout_permutation(like ? *like : Tensor(), shape);
-    out = empty_permuted(shape, perm, out_dtype);
+      if (!t.is_contiguous() && t.sizes() == shape) like = &t;
+    if (like)
+      out = empty_permuted(shape, layout_permutation(*like, shape), out_dtype);
+    else
+      out = empty(shape, out_dtype);
   } else if (out.sizes() != shape) {
     EMBER_CHECK(resize_out, "output with shape ", out.shape_str(), " doesn't match the broadcast shape ",
                 ember::shape_str(shape));
@@ -81,12 +83,16 @@ TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, Scalar
   ntensors_ = static_cast<int>(inputs.size()) + 1;
   numel_ = numel_of(shape);
   const int64_t ndim = static_cast<int64_t>(shape.size());
+  EMBER_CHECK(ndim <= kMaxDims, "tensors with more than ", kMaxDims, " dimensions are not supported");
   const int nt = ntensors_;
 
-  // Byte strides per operand, broadcast dims get 0; dims innermost-first.
-  std::vector<int64_t> st(ndim * nt);
-  std::vector<const Tensor*> ops{&out};
-  for (const Tensor& t : inputs) ops.push_back(&t);
+  // Byte strides per operand (broadcast dims get 0), dims innermost-first.
+  int64_t st[kMaxDims * kMaxOperands];
+  int64_t sh[kMaxDims];
+  const Tensor* ops[kMaxOperands] = {&out};
+  int k0 = 1;
+  for (const Tensor& t : inputs) ops[k0++] = &t;
+  for (int64_t d = 0; d < ndim; ++d) sh[d] = shape[ndim - 1 - d];
   for (int k = 0; k < nt; ++k) {
     const Tensor& t = *ops[k];
     data_[k] = static_cast<char*>(t.data_ptr());
@@ -98,13 +104,12 @@ TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, Scalar
       st[(ndim - 1 - d) * nt + k] = s;
     }
   }
-  Shape sh(shape.rbegin(), shape.rend());
 
   // Order dims by the output's strides (then inputs'), smallest innermost: insertion sort
   // keeps it stable and ndim is small.
-  std::vector<int64_t> order(ndim);
-  std::iota(order.begin(), order.end(), 0);
-  auto less = [&](int64_t a, int64_t b) {  // should dim a be inside dim b?
+  int64_t order[kMaxDims];
+  for (int64_t i = 0; i < ndim; ++i) order[i] = i;
+  auto inside = [&](int64_t a, int64_t b) {  // should dim a be inside dim b?
     for (int k = 0; k < nt; ++k) {
       int64_t sa = st[a * nt + k], sb = st[b * nt + k];
       if (sa == 0 || sb == 0) continue;
@@ -113,16 +118,15 @@ TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, Scalar
     return false;
   };
   for (int64_t i = 1; i < ndim; ++i)
-    for (int64_t j = i; j > 0 && less(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
+    for (int64_t j = i; j > 0 && inside(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
 
-  // Merge adjacent dims (inner i, outer i+1) when stride[outer] == stride[inner]*size[inner].
-  shape_.clear();
-  strides_.clear();
+  // Merge adjacent dims (inner, outer) when stride[outer] == stride[inner] * size[inner].
+  ndim_ = 0;
   for (int64_t idx = 0; idx < ndim; ++idx) {
     int64_t d = order[idx];
     if (sh[d] == 1) continue;
-    if (!shape_.empty()) {
-      int64_t last = static_cast<int64_t>(shape_.size()) - 1;
+    if (ndim_ > 0) {
+      int last = ndim_ - 1;
       bool can = true;
       for (int k = 0; k < nt && can; ++k) can = st[d * nt + k] == strides_[last * nt + k] * shape_[last];
       if (can) {
@@ -130,22 +134,27 @@ TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, Scalar
         continue;
       }
     }
-    shape_.push_back(sh[d]);
-    for (int k = 0; k < nt; ++k) strides_.push_back(st[d * nt + k]);
+    shape_[ndim_] = sh[d];
+    for (int k = 0; k < nt; ++k) strides_[ndim_ * nt + k] = st[d * nt + k];
+    ++ndim_;
   }
-  if (shape_.empty()) {  // 0-d or all size-1 dims
-    shape_.push_back(1);
-    for (int k = 0; k < nt; ++k) strides_.push_back(0);
+  if (ndim_ == 0) {  // 0-d or all size-1 dims
+    shape_[0] = 1;
+    for (int k = 0; k < nt; ++k) strides_[k] = 0;
+    ndim_ = 1;
   }
-  if (numel_ == 0) shape_.assign(1, 0);
+  if (numel_ == 0) {
+    shape_[0] = 0;
+    ndim_ = 1;
+  }
 }
 
 void TensorIter::walk(RowLoop loop, int64_t begin, int64_t end) const {
   const int nt = ntensors_;
-  const int64_t ndim = static_cast<int64_t>(shape_.size());
+  const int64_t ndim = ndim_;
   const int64_t inner = shape_[0];
   // Multi-index of `begin` over the outer dims.
-  int64_t counter[16] = {0};
+  int64_t counter[kMaxDims] = {0};
   std::array<char*, kMaxOperands> ptr;
   int64_t row = begin / inner, col = begin % inner;
   for (int k = 0; k < nt; ++k) ptr[k] = data_[k] + col * strides_[k];
@@ -157,7 +166,7 @@ void TensorIter::walk(RowLoop loop, int64_t begin, int64_t end) const {
   int64_t remaining = end - begin;
   while (remaining > 0) {
     int64_t n = std::min(inner - col, remaining);
-    loop(ptr.data(), strides_.data(), n);
+    loop(ptr.data(), strides_, n);
     remaining -= n;
     if (remaining <= 0) break;
     // Next row: rewind the inner dim, carry through outer dims.
@@ -175,7 +184,6 @@ void TensorIter::walk(RowLoop loop, int64_t begin, int64_t end) const {
 
 void TensorIter::for_each(RowLoop loop, int64_t grain) const {
   if (numel_ == 0) return;
-  EMBER_CHECK(shape_.size() <= 16, "tensors with more than 16 non-trivial dims are not supported");
   parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { walk(loop, b, e); });
 }
 

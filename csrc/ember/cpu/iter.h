@@ -30,6 +30,7 @@ class RowLoop {
 class TensorIter {
  public:
   static constexpr int kMaxOperands = 4;
+  static constexpr int kMaxDims = 25;  // fixed arrays: building an iterator allocates nothing
 
   // `out` undefined: allocated with out_dtype in the broadcast shape, laid out like the
   // inputs. Defined: must have the broadcast shape (resized first when `resize_out`).
@@ -45,9 +46,10 @@ class TensorIter {
  private:
   void walk(RowLoop loop, int64_t begin, int64_t end) const;
   int ntensors_ = 0;
+  int ndim_ = 0;
   int64_t numel_ = 1;
-  Shape shape_;                   // innermost first, after reordering and merging
-  std::vector<int64_t> strides_;  // strides_[d * ntensors_ + t], bytes
+  int64_t shape_[kMaxDims];                   // innermost first, after reordering and merging
+  int64_t strides_[kMaxDims * kMaxOperands];  // strides_[d * ntensors_ + t], bytes
   std::array<char*, kMaxOperands> data_{};
 };
 

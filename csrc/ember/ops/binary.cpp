@@ -96,6 +96,13 @@ M int_pow(M base, M exp) {
   if constexpr (std::is_same_v<M, bool>) {
     return exp ? base : true;
   } else {
+    if constexpr (std::is_signed_v<M>) {
+      if (exp < 0) {  // only +-1 survive integer division; others truncate to 0 (as PyTorch)
+        if (base == 1) return 1;
+        if (base == -1) return (exp & 1) ? M(-1) : M(1);
+        return 0;
+      }
+    }
     M result = 1;
     while (exp > 0) {
       if (exp & 1) result = static_cast<M>(result * base);
@@ -247,7 +254,9 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool
   if (is_integral(common, false)) {
     if ((op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor || op == BinaryOp::Remainder) && any_zero(cb))
       throw Error("ZeroDivisionError");
-    if (op == BinaryOp::Pow && any_negative(cb)) throw Error("Integers to negative integer powers are not allowed.");
+    // A negative Python-number exponent is an error; negative tensor exponents truncate (as PyTorch).
+    if (op == BinaryOp::Pow && b.impl()->wrapped_number && any_negative(cb))
+      throw Error("Integers to negative integer powers are not allowed.");
   }
   if (inplace || out.defined()) {
     check_cast(result, out.dtype());

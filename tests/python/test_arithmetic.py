@@ -1,0 +1,221 @@
+"""Arithmetic operators and type promotion, checked against torch."""
+import operator
+
+import pytest
+
+import ember
+from conftest import DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_same, both, same_error, torch
+
+A = [[1, -2, 3], [0, 5, -6]]
+B = [[2, 3, -1], [4, -5, 6]]
+B_NONZERO = [[2, 3, -1], [4, -5, 7]]
+
+OPS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}
+
+
+def _skip(op, dtype):
+    if dtype == "bool" and op in ("sub", "floordiv", "mod", "pow", "truediv"):
+        return True
+    return False
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", list(OPS))
+def test_binary_same_dtype(op, dtype):
+    if _skip(op, dtype):
+        pytest.skip("torch rejects or differs on bool for this op")
+    b_data = B_NONZERO if op in ("floordiv", "mod") else B
+    if op == "pow":
+        b_data = [[2, 3, 1], [0, 2, 1]]
+    if dtype == "uint8":
+        a_data, b_data = [[abs(v) for v in r] for r in A], [[abs(v) for v in r] for r in b_data]
+    else:
+        a_data = A
+    ea, ta = both(a_data, dtype)
+    eb, tb = both(b_data, dtype)
+    assert_same(OPS[op](ea, eb), OPS[op](ta, tb))
+
+
+@pytest.mark.parametrize("da", DTYPES)
+@pytest.mark.parametrize("db", DTYPES)
+def test_promotion_tensor_tensor(da, db):
+    ea, ta = both([1, 0, 1], da)
+    eb, tb = both([1, 1, 0], db)
+    assert_same(ea * eb, ta * tb)
+    assert ember.promote_types(getattr(ember, da), getattr(ember, db)) == getattr(ember, str(torch.promote_types(
+        getattr(torch, da), getattr(torch, db))).split(".")[-1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scalar", [2, 2.5, True, -3])
+def test_promotion_with_python_scalars(dtype, scalar):
+    if dtype == "bool" and scalar == -3:
+        pytest.skip()
+    ea, ta = both([1, 0, 1], dtype)
+    assert_same(ea * scalar, ta * scalar)
+    assert_same(scalar * ea, scalar * ta)
+    if dtype != "bool" and not isinstance(scalar, bool):
+        assert_same(ea + scalar, ta + scalar)
+        assert_same(scalar - ea, scalar - ta)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16"])
+@pytest.mark.parametrize("zero_dim", ["int64", "float64", "bool"])
+def test_promotion_zero_dim_tensors(dtype, zero_dim):
+    ea, ta = both([1, 2, 3], dtype)
+    ez, tz = both(1, zero_dim)
+    assert_same(ea + ez, ta + tz)
+    assert_same(ez + ez, tz + tz)
+
+
+def test_broadcasting_shapes():
+    cases = [((2, 3), (3,)), ((2, 1), (1, 4)), ((3, 1, 5), (4, 1)), ((), (2, 2)), ((0, 3), (3,)), ((1,), (0,))]
+    for sa, sb in cases:
+        ta = torch.arange(int(torch.tensor(sa).prod()) if sa else 1, dtype=torch.float32).reshape(sa)
+        tb = torch.arange(int(torch.tensor(sb).prod()) if sb else 1, dtype=torch.float32).reshape(sb) + 1
+        ea = ember.arange(ta.numel(), dtype=ember.float32).reshape(sa)
+        eb = ember.arange(tb.numel(), dtype=ember.float32).reshape(sb) + 1
+        assert_same(ea + eb, ta + tb)
+        assert_same(ea / eb, ta / tb)
+
+
+def test_broadcast_mismatch_error():
+    same_error(lambda: ember.ones(2, 3) + ember.ones(4), lambda: torch.ones(2, 3) + torch.ones(4))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        ember.ones(2, 3) + ember.ones(4)
+
+
+def test_non_contiguous_inputs():
+    t = torch.arange(24, dtype=torch.float64).reshape(4, 6)
+    e = ember.arange(24, dtype=ember.float64).reshape(4, 6)
+    assert_same(e.t() * 2 + e.t(), t.t() * 2 + t.t())
+    assert_same(e[:, ::2] - e[:, 1::2], t[:, ::2] - t[:, 1::2])
+    assert_same(e.t()[::2] / (e.t()[1::2] + 1), t.t()[::2] / (t.t()[1::2] + 1))
+    # result of an op on a transposed input keeps its layout, like torch
+    r_e, r_t = e.t() + 1, t.t() + 1
+    assert r_e.stride() == r_t.stride()
+
+
+def test_zero_dim_and_empty():
+    assert_same(ember.tensor(3.0) * 2 if hasattr(ember, "tensor") else ember.ones(()) * 6, torch.ones(()) * 6)
+    e = ember.ones(0, 3) + ember.ones(3)
+    assert tuple(e.shape) == (0, 3)
+    assert_same(ember.ones(()) + ember.ones(()), torch.ones(()) + torch.ones(()))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_division_special_values(dtype):
+    ea, ta = both([1.0, -1.0, 0.0, 7.5, -7.5], dtype)
+    eb, tb = both([0.0, 0.0, 0.0, 2.0, 2.0], dtype)
+    assert_same(ea / eb, ta / tb)
+    assert_same(ea // eb, ta // tb)
+    assert_same(ea % eb, ta % tb)
+    assert_same(ember.div(ea, eb, rounding_mode="trunc"), torch.div(ta, tb, rounding_mode="trunc"))
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_division_semantics(dtype):
+    a = [7, -7, 7, -7, 0] if dtype != "uint8" else [7, 8, 9, 10, 0]
+    b = [2, 2, -2, -2, 3] if dtype != "uint8" else [2, 3, 4, 5, 3]
+    ea, ta = both(a, dtype)
+    eb, tb = both(b, dtype)
+    assert_same(ea // eb, ta // tb)
+    assert_same(ea % eb, ta % tb)
+    assert_same(ember.div(ea, eb, rounding_mode="trunc"), torch.div(ta, tb, rounding_mode="trunc"))
+    assert_same(ember.div(ea, eb, rounding_mode="floor"), torch.div(ta, tb, rounding_mode="floor"))
+    assert_same(ea / eb, ta / tb)  # true division promotes to float
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_division_by_zero_raises(dtype):
+    ea, ta = both([1, 2], dtype)
+    ez, tz = both([1, 0], dtype)
+    same_error(lambda: ea // ez, lambda: ta // tz)
+    same_error(lambda: ea % ez, lambda: ta % tz)
+
+
+def test_integer_negative_powers():
+    same_error(lambda: ember.arange(3) ** -1, lambda: torch.arange(3) ** -1)
+    # tensor exponents truncate instead: only bases +-1 survive
+    assert_same(ember.pow(ember.arange(-2, 3), ember.arange(5) - 4), torch.pow(torch.arange(-2, 3), torch.arange(5) - 4))
+
+
+def test_bool_sub_and_neg_errors():
+    eb, tb = both([True, False], "bool")
+    same_error(lambda: eb - eb, lambda: tb - tb)
+    same_error(lambda: -eb, lambda: -tb)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "float64", "int8"])
+def test_inplace_ops(dtype):
+    ea, ta = both([[1, 2, 3], [4, 5, 6]], dtype)
+    eb, tb = both([1, 2, 1], dtype)
+    v0 = ea._version
+    ea += eb
+    ta += tb
+    assert_same(ea, ta)
+    assert ea._version > v0
+    ea *= 2
+    ta *= 2
+    assert_same(ea, ta)
+    ea.sub_(eb, alpha=2)
+    ta.sub_(tb, alpha=2)
+    assert_same(ea, ta)
+
+
+def test_inplace_errors():
+    # result type float cannot be written into an integer tensor
+    same_error(lambda: ember.ones(3, dtype=ember.int64).add_(1.5), lambda: torch.ones(3, dtype=torch.int64).add_(1.5))
+    # in-place output cannot broadcast
+    same_error(lambda: ember.ones(3).add_(ember.ones(2, 3)), lambda: torch.ones(3).add_(torch.ones(2, 3)))
+    same_error(lambda: ember.ones(3, dtype=ember.int64).div_(2), lambda: torch.ones(3, dtype=torch.int64).div_(2))
+
+
+def test_inplace_on_view_updates_base():
+    e = ember.zeros(3, 4)
+    t = torch.zeros(3, 4)
+    e[:, 1] += 5
+    t[:, 1] += 5
+    assert_same(e, t)
+
+
+def test_out_argument():
+    out_e, out_t = ember.empty(2, 3), torch.empty(2, 3)
+    r = ember.add(ember.ones(2, 3), ember.ones(3), out=out_e)
+    torch.add(torch.ones(2, 3), torch.ones(3), out=out_t)
+    assert r.data_ptr() == out_e.data_ptr()
+    assert_same(out_e, out_t)
+    # out with a wider dtype is allowed; a narrower category is not
+    out64 = ember.empty(3, dtype=ember.float64)
+    ember.mul(ember.ones(3), 2, out=out64)
+    assert out64.tolist() == [2.0, 2.0, 2.0]
+    same_error(lambda: ember.mul(ember.ones(3), 2, out=ember.empty(3, dtype=ember.int64)),
+               lambda: torch.mul(torch.ones(3), 2, out=torch.empty(3, dtype=torch.int64)))
+
+
+def test_alpha_argument():
+    assert_same(ember.add(ember.ones(3), ember.ones(3), alpha=3), torch.add(torch.ones(3), torch.ones(3), alpha=3))
+    assert_same(ember.sub(ember.ones(3), ember.ones(3), alpha=0.5), torch.sub(torch.ones(3), torch.ones(3), alpha=0.5))
+    same_error(lambda: ember.add(ember.ones(3, dtype=ember.int64), ember.ones(3, dtype=ember.int64), alpha=0.5),
+               lambda: torch.add(torch.ones(3, dtype=torch.int64), torch.ones(3, dtype=torch.int64), alpha=0.5))
+
+
+def test_unsupported_operand_type():
+    with pytest.raises(TypeError):
+        ember.ones(3) + "a"
+    with pytest.raises(TypeError):
+        ember.add(ember.ones(3), "a")
+
+
+def test_large_parallel_matches_torch():
+    n = 1 << 18
+    te = torch.arange(n, dtype=torch.float32)
+    ee = ember.arange(n, dtype=ember.float32)
+    r_e = (ee * 0.5 + 1) / 3
+    r_t = (te * 0.5 + 1) / 3
+    assert_same(r_e[::997], r_t[::997])
+    assert_same(r_e.sum(), r_t.sum(), rtol=1e-5)
