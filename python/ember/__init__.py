@@ -8,9 +8,13 @@ from ember._C import (  # noqa: F401
     get_num_threads, set_num_threads,
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye,
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
-    eq, ne, lt, le, gt, ge, sum, mean, matmul, mm,
+    eq, ne, lt, le, gt, ge, sum, mean, matmul, mm, bmm,
 )
 from ember._size import Size  # noqa: F401
+from ember import autograd  # noqa: F401
+from ember.autograd.grad_mode import (  # noqa: F401
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+)
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
 
 # PyTorch's dtype aliases.

@@ -1,5 +1,6 @@
 // Functions and operators: ember.add(...), Tensor.__add__, factories, reductions, matmul.
 #include "common.h"
+#include "ember/autograd/node.h"
 
 namespace ember::py {
 namespace {
@@ -165,16 +166,19 @@ void bind_ops(nb::module_& m) {
   cls.def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); });
   m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); });
   cls.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); });
+  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
+  cls.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
 
   // factories
   auto sized = [&](const char* name, Scalar fill, bool filled) {
     m.def(
         name,
         [name, fill, filled](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad, nb::handle out) {
-          (void)requires_grad;
-          (void)out;
+          EMBER_CHECK(out.is_none(), name, "(): out= is not supported");
           Tensor t = empty(sizes_from_args(size, name), opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
-          return filled ? fill_(t, fill) : t;
+          if (filled) fill_(t, fill);
+          if (requires_grad) autograd::set_requires_grad(t, true);
+          return t;
         },
         nb::arg("size"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
         nb::arg("requires_grad") = false, nb::arg("out") = nb::none());

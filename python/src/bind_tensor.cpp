@@ -112,11 +112,6 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("is_cuda", [](const Tensor& t) { return t.device().is_cuda(); })
       .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); })
       .def_prop_ro("_version", &Tensor::version)
-      // Autograd fills these in (issue 4); until then no tensor records history.
-      .def_prop_ro("requires_grad", [](const Tensor&) { return false; })
-      .def_prop_ro("grad_fn", [](const Tensor&) { return nb::none(); })
-      .def_prop_ro("is_leaf", [](const Tensor&) { return true; })
-      .def("detach", [](const Tensor& t) { return alias(t); })
       .def("dim", &Tensor::dim)
       .def("ndimension", &Tensor::dim)
       .def("numel", &Tensor::numel)

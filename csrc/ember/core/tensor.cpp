@@ -15,6 +15,15 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape str
 
 TensorImpl::~TensorImpl() = default;
 
+namespace {
+SiteHook g_site_hook = nullptr;
+}
+void set_mutation_site_hook(SiteHook hook) { g_site_hook = hook; }
+void record_mutation(VersionCounter& vc, const char* op) {
+  std::string site = g_site_hook ? g_site_hook() : std::string();
+  vc.last_mutation = detail::str_cat(op ? op : "an in-place operation", site.empty() ? "" : " at ", site);
+}
+
 void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
   sizes_ = std::move(sizes);
   strides_ = std::move(strides);

@@ -44,7 +44,15 @@ class IntArrayRef {
 // Shared by every view of one storage; in-place ops bump it, autograd checks it (paper §4.3).
 struct VersionCounter : RefCounted {
   std::atomic<uint32_t> version{0};
+  // Set once autograd saved a tensor of this storage; only then do bumps record where they
+  // happened, so the error can name the in-place op and the user's line.
+  bool watched = false;
+  std::string last_mutation;
 };
+// Describes the caller's source location ("train.py:12"); the Python bindings install one.
+using SiteHook = std::string (*)();
+void set_mutation_site_hook(SiteHook hook);
+void record_mutation(VersionCounter& vc, const char* op);
 
 // Autograd fills this in; the core only owns it (see autograd/).
 struct AutogradMeta {
@@ -76,7 +84,11 @@ class TensorImpl : public RefCounted {
   // The counter is created on first need (a bump, or a view that must share it): most
   // temporaries never get one, which saves an allocation per op.
   uint32_t version() const { return version_ ? version_->version.load(std::memory_order_relaxed) : 0; }
-  void bump_version() { version_counter()->version.fetch_add(1, std::memory_order_relaxed); }
+  void bump_version(const char* op = nullptr) {
+    VersionCounter& vc = *version_counter();
+    vc.version.fetch_add(1, std::memory_order_relaxed);
+    if (vc.watched) record_mutation(vc, op);
+  }
   const IntrusivePtr<VersionCounter>& version_counter() {
     if (!version_) version_ = IntrusivePtr<VersionCounter>::make();
     return version_;
@@ -129,7 +141,7 @@ class Tensor {
     return reinterpret_cast<T*>(impl_->data());
   }
   uint32_t version() const { return impl_->version(); }
-  void bump_version() const { impl_->bump_version(); }
+  void bump_version(const char* op = nullptr) const { impl_->bump_version(op); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
   std::string shape_str() const;  // "[2, 3]"
 

@@ -1,5 +1,7 @@
 #include <cmath>
 
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
 #include "ember/cpu/loops.h"
 #include "ember/ops/ops.h"
 
@@ -232,7 +234,8 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
   return st.result();
 }
 
-Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
+namespace {
+Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
   const char* name = op_name(op);
   ScalarType common = result_type(a, b);
   if (op == BinaryOp::Div && is_integral(common, true)) common = default_dtype();
@@ -285,6 +288,98 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool
   return out;
 }
 
+using namespace autograd;
+
+std::shared_ptr<Node> binary_node(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& result, Scalar alpha) {
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub: {
+      std::shared_ptr<AddBackward0> n =
+          op == BinaryOp::Add ? make_node<AddBackward0>(a, b) : make_node<SubBackward0>(a, b);
+      if (!n) return nullptr;
+      n->alpha = op == BinaryOp::Sub ? Scalar(-alpha.to_double()) : alpha;
+      if (op == BinaryOp::Sub && alpha.is_integral()) n->alpha = Scalar(-alpha.to_int());
+      n->self_sizes = a.sizes(), n->other_sizes = b.sizes();
+      n->self_dtype = a.dtype(), n->other_dtype = b.dtype();
+      return n;
+    }
+    case BinaryOp::Mul: {
+      auto n = make_node<MulBackward0>(a, b);
+      if (n) n->self = SavedVariable(a, false), n->other = SavedVariable(b, false);
+      return n;
+    }
+    case BinaryOp::Div: {
+      auto n = make_node<DivBackward0>(a, b);
+      if (n) n->self = SavedVariable(a, false), n->other = SavedVariable(b, false);
+      return n;
+    }
+    case BinaryOp::Pow: {
+      auto n = make_node<PowBackward0>(a, b);
+      if (n) n->self = SavedVariable(a, false), n->exponent = SavedVariable(b, false);
+      (void)result;
+      return n;
+    }
+    case BinaryOp::DivTrunc: {  // piecewise constant: zero gradient
+      auto n = make_node<LambdaBackward>(a, b);
+      if (!n) return nullptr;
+      n->name_ = "DivBackward2";
+      Shape sa = a.sizes(), sb = b.sizes();
+      ScalarType da = a.dtype(), db = b.dtype();
+      n->fn = [sa, sb, da, db](const TensorList&, const TensorList&) -> TensorList {
+        return {zeros(sa, da), zeros(sb, db)};
+      };
+      return n;
+    }
+    case BinaryOp::DivFloor:
+    case BinaryOp::Remainder: {
+      auto n = make_node<LambdaBackward>(a, b);
+      if (!n) return nullptr;
+      bool rem = op == BinaryOp::Remainder;
+      n->name_ = rem ? "RemainderBackward0" : "NotImplemented";
+      n->saved = {SavedVariable(a, false), SavedVariable(b, false)};
+      n->fn = [rem](const TensorList& g, const TensorList& s) -> TensorList {
+        if (!rem) throw Error("derivative for aten::floor_divide is not implemented");
+        // a - floor(a / b) * b: d/da = 1, d/db = -floor(a / b)
+        return {sum_to(g[0], s[0].sizes()), sum_to(neg(mul(g[0], floor_divide(s[0], s[1]))), s[1].sizes())};
+      };
+      return n;
+    }
+    default:  // comparisons: boolean results carry no gradient
+      return nullptr;
+  }
+}
+
+bool is_differentiable(BinaryOp op) { return op < BinaryOp::Eq; }
+
+}  // namespace
+
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
+  if (is_differentiable(op) && GradMode::is_enabled() && (requires_grad(a) || requires_grad(b))) {
+    if (inplace) {
+      check_inplace(a, true);
+      Tensor prev = clone(a);
+      Tensor r = binary_op(op, prev, b, Tensor(), false, alpha);
+      EMBER_CHECK(r.sizes() == a.sizes(), "output with shape ", a.shape_str(), " doesn't match the broadcast shape ",
+                  r.shape_str());
+      EMBER_CHECK(can_cast(r.dtype(), a.dtype()), "result type ", dtype_name(r.dtype()),
+                  " can't be cast to the desired output type ", dtype_name(a.dtype()));
+      {
+        NoGradGuard no_grad;
+        copy_(out, r);
+      }
+      rebase_history(a, grad_fn(r));
+      return a;
+    }
+    EMBER_CHECK(!out.defined(), op_name(op),
+                "(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad.");
+    Tensor r = binary_op_raw(op, a, b, Tensor(), false, alpha);
+    if (auto node = binary_node(op, a, b, r, alpha)) set_history(r, node);
+    return r;
+  }
+  return binary_op_raw(op, a, b, std::move(out), inplace, alpha);
+}
+
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Add, a, b, {}, false, alpha); }
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return binary_op(BinaryOp::Sub, a, b, {}, false, alpha); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Mul, a, b); }
@@ -314,6 +409,7 @@ Tensor neg(const Tensor& a) {
     using M = opmath_t<scalar_t>;
     unary_loop<scalar_t, scalar_t>(it, [](M x) { return static_cast<M>(-x); });
   });
+  if (auto n = make_node<NegBackward0>(a)) set_history(out, n);
   return out;
 }
 
@@ -325,6 +421,10 @@ Tensor relu(const Tensor& a) {
     using M = opmath_t<scalar_t>;
     unary_loop<scalar_t, scalar_t>(it, [](M x) { return x > M(0) ? x : (x != x ? x : M(0)); });
   });
+  if (auto n = make_node<ReluBackward0>(a)) {
+    set_history(out, n);
+    n->result = SavedVariable(out, /*is_output=*/true);
+  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include <cstring>
 
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/iter.h"
@@ -75,9 +77,18 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   Shape b = broadcast_shapes(dst.sizes(), s.sizes(), "copy_");
   EMBER_CHECK(b == dst.sizes(), "output with shape ", dst.shape_str(), " doesn't match the broadcast shape ",
               shape_str(b));
+  bool grad = autograd::inplace_needs_grad(dst, {&src});
+  if (grad) autograd::check_inplace(dst, true);
   TensorIter it(dst, {s}, dst.dtype(), "copy_");
   copy_kernel(it, dst.dtype(), s.dtype());
-  dst.bump_version();
+  dst.bump_version("copy_");
+  if (grad) {
+    auto n = std::make_shared<autograd::CopyBackwards>();
+    n->next_edges = {autograd::gradient_edge(dst), autograd::gradient_edge(src)};
+    n->src_sizes = src.sizes();
+    n->src_dtype = src.dtype();
+    autograd::rebase_history(dst, n);
+  }
   return dst;
 }
 
@@ -86,6 +97,14 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
   Tensor out;
   TensorIter it(out, {t}, dtype, "to");
   copy_kernel(it, dtype, t.dtype());
+  if (t.dtype() != dtype) {
+    if (auto n = autograd::make_node<autograd::ToCopyBackward0>(t)) {
+      n->self_dtype = t.dtype();
+      autograd::set_history(out, n);
+    }
+  } else if (auto n = autograd::make_node<autograd::CloneBackward0>(t)) {
+    autograd::set_history(out, n);
+  }
   return out;
 }
 
@@ -98,6 +117,8 @@ Tensor contiguous(const Tensor& t) {
 Tensor clone(const Tensor& t) { return to_dtype(t, t.dtype(), /*copy=*/true); }
 
 Tensor& fill_(Tensor& t, Scalar value) {
+  bool grad = autograd::inplace_needs_grad(t, {});
+  if (grad) autograd::check_inplace(t, false);
   EMBER_DISPATCH_ALL(t.dtype(), "fill_", [&] {
     const scalar_t v = value.to<scalar_t>();
     if (t.is_contiguous()) {
@@ -111,7 +132,12 @@ Tensor& fill_(Tensor& t, Scalar value) {
       });
     }
   });
-  t.bump_version();
+  t.bump_version("fill_");
+  if (grad) {
+    auto n = std::make_shared<autograd::FillBackward0>();
+    n->next_edges = {autograd::gradient_edge(t)};
+    autograd::rebase_history(t, n);
+  }
   return t;
 }
 

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
@@ -91,7 +93,35 @@ Tensor mm(const Tensor& a, const Tensor& b) {
               dims_str(b), ")");
   EMBER_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ", dtype_name(a.dtype()),
               " != ", dtype_name(b.dtype()));
-  return reshape(batched_mm(unsqueeze(a, 0), unsqueeze(b, 0)), Shape{a.sizes()[0], b.sizes()[1]});
+  Tensor r;
+  {
+    autograd::NoGradGuard raw;
+    r = reshape(batched_mm(unsqueeze(a, 0), unsqueeze(b, 0)), Shape{a.sizes()[0], b.sizes()[1]});
+  }
+  if (auto n = autograd::make_node<autograd::MmBackward0>(a, b)) {
+    n->self = autograd::SavedVariable(a, false);
+    n->mat2 = autograd::SavedVariable(b, false);
+    autograd::set_history(r, n);
+  }
+  return r;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  EMBER_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  EMBER_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0],
+              " and ", b.sizes()[0]);
+  EMBER_CHECK(a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [",
+              a.sizes()[0], ", ", a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
+  EMBER_CHECK(a.dtype() == b.dtype(), "expected scalar type ", dtype_name(a.dtype()), " but found ",
+              dtype_name(b.dtype()));
+  Tensor r = batched_mm(a, b);
+  if (auto n = autograd::make_node<autograd::BmmBackward0>(a, b)) {
+    n->self = autograd::SavedVariable(a, false);
+    n->mat2 = autograd::SavedVariable(b, false);
+    autograd::set_history(r, n);
+  }
+  return r;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -124,7 +154,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   eb.insert(eb.end(), {k, n});
   Tensor A3 = reshape(expand(A, ea), Shape{nb, m, k});
   Tensor B3 = reshape(expand(Bt, eb), Shape{nb, k, n});
-  Tensor C = batched_mm(A3, B3);
+  Tensor C = bmm(A3, B3);
   Shape out = batch;
   if (da > 1) out.push_back(m);
   if (db > 1) out.push_back(n);

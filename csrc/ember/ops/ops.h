@@ -100,5 +100,6 @@ Tensor mean(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false,
 // ---- linear algebra (ops/linalg.cpp) ----
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
 
 }  // namespace ember

@@ -3,6 +3,8 @@
 // of length `inner` are accumulated (vectorized across inner). Runs are reduced last to first.
 #include <algorithm>
 
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
@@ -142,9 +144,19 @@ Tensor sum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType
   auto mask = reduce_mask(t, dims);
   Shape shape = reduced_shape(t, mask, keepdim);
   Tensor x = dtype && *dtype != t.dtype() ? to_dtype(t, *dtype) : t;
-  if (t.numel() == 0) return zeros(shape, out_dtype);
-  Tensor r = sum_impl(x, mask, out_dtype);
-  return reshape(r, shape);
+  Tensor r;
+  {
+    autograd::NoGradGuard raw;  // the internal reshape is not part of the history
+    r = t.numel() == 0 ? zeros(shape, out_dtype) : reshape(sum_impl(x, mask, out_dtype), shape);
+  }
+  if (auto n = autograd::make_node<autograd::SumBackward1>(x)) {
+    n->self_sizes = x.sizes();
+    n->keepdim = keepdim;
+    if (dims && !dims->empty())
+      for (int64_t d : *dims) n->dims.push_back(wrap_dim(d, t.dim()));
+    autograd::set_history(r, n);
+  }
+  return r;
 }
 
 Tensor mean(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {

@@ -1,0 +1,209 @@
+#include "ember/autograd/functions.h"
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/record.h"
+#include "ember/ops/ops.h"
+
+namespace ember::autograd {
+namespace {
+Tensor num(Scalar s) { return scalar_tensor(s, std::nullopt, /*wrapped=*/true); }
+Tensor cast_like(const Tensor& g, ScalarType dtype) { return g.dtype() == dtype ? g : to_dtype(g, dtype); }
+bool wants(const Node& n, size_t i) { return i < n.next_edges.size() && n.next_edges[i].valid(); }
+}  // namespace
+
+Tensor sum_to(const Tensor& grad, IntArrayRef shape) {
+  if (IntArrayRef(grad.sizes()) == shape) return grad;
+  int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < grad.dim(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && grad.sizes()[d] != 1)) dims.push_back(d);
+  Tensor r = dims.empty() ? grad : sum(grad, dims, /*keepdim=*/true);
+  return reshape(r, shape);
+}
+
+TensorList AddBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  TensorList out(2);
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(g, self_sizes), self_dtype);
+  if (wants(*this, 1)) {
+    Tensor go = alpha.to_double() == 1.0 && !alpha.is_bool() ? g : mul(g, num(alpha));
+    out[1] = cast_like(sum_to(go, other_sizes), other_dtype);
+  }
+  return out;
+}
+
+TensorList MulBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), b = other.unpack(me);
+  TensorList out(2);
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(mul(g, b), a.sizes()), a.dtype());
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(mul(g, a), b.sizes()), b.dtype());
+  return out;
+}
+
+TensorList DivBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), b = other.unpack(me);
+  TensorList out(2);
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(div(g, b), a.sizes()), a.dtype());
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(neg(div(mul(g, a), mul(b, b))), b.sizes()), b.dtype());
+  return out;
+}
+
+TensorList PowBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), e = exponent.unpack(me);
+  TensorList out(2);
+  if (wants(*this, 0)) {
+    // d/da a^e = e * a^(e-1); where e == 0 the gradient is 0 (avoids 0 * inf at a == 0).
+    Tensor d = mul(e, pow(a, sub(e, num(1))));
+    d = mul(d, ne(e, num(0)));
+    out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
+  }
+  if (wants(*this, 1))
+    EMBER_NOT_IMPLEMENTED("the gradient of pow with respect to a tensor exponent needs log(), which is not "
+                          "implemented yet");
+  return out;
+}
+
+TensorList NegBackward0::apply(TensorList&& grads) { return {neg(grads[0])}; }
+
+TensorList ReluBackward0::apply(TensorList&& grads) {
+  Tensor r = result.unpack(shared_from_this());
+  return {mul(grads[0], gt(r, num(0)))};
+}
+
+TensorList SumBackward1::apply(TensorList&& grads) {
+  Tensor g = grads[0];
+  if (!keepdim) {
+    std::vector<int64_t> ds = dims;
+    if (ds.empty())
+      for (int64_t d = 0; d < static_cast<int64_t>(self_sizes.size()); ++d) ds.push_back(d);
+    std::sort(ds.begin(), ds.end());
+    for (int64_t d : ds) g = unsqueeze(g, d);
+  }
+  return {expand(g, self_sizes)};
+}
+
+TensorList MmBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  auto me = shared_from_this();
+  TensorList out(2);
+  if (wants(*this, 0)) out[0] = mm(g, t_(mat2.unpack(me)));
+  if (wants(*this, 1)) out[1] = mm(t_(self.unpack(me)), g);
+  return out;
+}
+
+TensorList BmmBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  auto me = shared_from_this();
+  TensorList out(2);
+  if (wants(*this, 0)) out[0] = bmm(g, transpose(mat2.unpack(me), 1, 2));
+  if (wants(*this, 1)) out[1] = bmm(transpose(self.unpack(me), 1, 2), g);
+  return out;
+}
+
+TensorList ToCopyBackward0::apply(TensorList&& grads) { return {cast_like(grads[0], self_dtype)}; }
+
+TensorList CopyBackwards::apply(TensorList&& grads) {
+  TensorList out(2);
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(grads[0], src_sizes), src_dtype);
+  return out;
+}
+
+// ---- in-place ops and views ----
+
+namespace {
+// Gradient of a base when one of its views was modified in place by `fn` (PyTorch's CopySlices).
+struct CopySlices : Node {
+  Shape base_sizes, base_strides;
+  int64_t base_offset = 0;
+  ScalarType base_dtype;
+  Shape view_sizes, view_strides;
+  int64_t view_offset = 0;
+  std::shared_ptr<Node> fn;
+  std::string name() const override { return "CopySlices"; }
+  TensorList apply(TensorList&& grads) override {
+    // Lay the gradient out like the base so the view's geometry indexes it directly.
+    Tensor result = empty_strided(base_sizes, base_strides, grads[0].dtype());
+    copy_(result, grads[0]);
+    Tensor slot = as_strided(result, view_sizes, view_strides, view_offset - base_offset);
+    TensorList r = fn->apply({clone(slot)});
+    if (r.size() > 0 && r[0].defined()) copy_(slot, r[0]);
+    else fill_(slot, 0);
+    TensorList out{result};
+    for (size_t i = 1; i < r.size(); ++i) out.push_back(r[i]);
+    return out;
+  }
+  void release_variables() override { fn->release_variables(); }
+};
+}  // namespace
+
+void check_inplace(const Tensor& self, bool any_input_requires_grad) {
+  if (!GradMode::is_enabled()) return;
+  AutogradMetaImpl* m = meta(self);
+  if (!m) return;
+  if (m->requires_grad && !m->grad_fn)
+    throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
+  if (m->is_view) {
+    AutogradMetaImpl* bm = meta(m->view_base);
+    if (bm && bm->requires_grad && !bm->grad_fn)
+      throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+  (void)any_input_requires_grad;
+}
+
+void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
+  if (node->num_inputs() == 0) node->add_input_metadata(self);
+  AutogradMetaImpl& m = meta_or_create(self);
+  if (!m.is_view) {
+    m.grad_fn = node;  // node already has one input slot: the out-of-place result it produced
+    m.output_nr = 0;
+    m.requires_grad = false;
+    return;
+  }
+  // In-place on a view: the base's new history runs `node` on the view's slice of its gradient.
+  const Tensor& base = m.view_base;
+  auto cs = std::make_shared<CopySlices>();
+  cs->base_sizes = base.sizes();
+  cs->base_strides = base.strides();
+  cs->base_offset = base.storage_offset();
+  cs->base_dtype = base.dtype();
+  cs->view_sizes = self.sizes();
+  cs->view_strides = self.strides();
+  cs->view_offset = self.storage_offset();
+  cs->fn = node;
+  cs->next_edges.push_back(gradient_edge(base));
+  for (size_t i = 1; i < node->next_edges.size(); ++i) cs->next_edges.push_back(node->next_edges[i]);
+  AutogradMetaImpl& bm = meta_or_create(base);
+  bm.grad_fn = cs;
+  bm.output_nr = cs->add_input_metadata(base);
+  bm.requires_grad = false;
+  // The view's own history is now "a view of the new base".
+  auto vb = std::make_shared<ViewBackward>();
+  vb->name_ = "AsStridedBackward0";
+  vb->next_edges.push_back(Edge{cs, 0});
+  Shape bs = base.sizes(), bst = base.strides(), vs = self.sizes(), vst = self.strides();
+  int64_t off = self.storage_offset() - base.storage_offset();
+  vb->backward = [bs, bst, vs, vst, off](const Tensor& g) {
+    Tensor laid = empty_strided(bs, bst, g.dtype());
+    fill_(laid, 0);
+    Tensor slot = as_strided(laid, vs, vst, off + laid.storage_offset());
+    copy_(slot, g);
+    return laid;
+  };
+  m.grad_fn = vb;
+  m.output_nr = vb->add_input_metadata(self);
+}
+
+void record_view(const Tensor& base, const Tensor& view) {
+  AutogradMetaImpl* bm = meta(base);
+  AutogradMetaImpl& vm = meta_or_create(view);
+  vm.is_view = true;
+  vm.view_base = bm && bm->is_view ? bm->view_base : base;
+}
+
+}  // namespace ember::autograd

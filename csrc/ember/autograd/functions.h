@@ -1,0 +1,126 @@
+// Backward nodes of the differentiable ops. Each formula is written with ember ops, so it is
+// itself recorded under create_graph=True (higher-order gradients).
+#pragma once
+#include "ember/autograd/node.h"
+#include "ember/core/scalar.h"
+
+namespace ember::autograd {
+
+// A node whose name is fixed at construction (most nodes only differ in apply()).
+template <const char* Name>
+struct Named : Node {
+  std::string name() const override { return Name; }
+};
+
+#define EMBER_NODE_NAME(N) inline constexpr char k##N[] = #N;
+
+EMBER_NODE_NAME(AddBackward0)
+EMBER_NODE_NAME(SubBackward0)
+EMBER_NODE_NAME(MulBackward0)
+EMBER_NODE_NAME(DivBackward0)
+EMBER_NODE_NAME(PowBackward0)
+EMBER_NODE_NAME(NegBackward0)
+EMBER_NODE_NAME(ReluBackward0)
+EMBER_NODE_NAME(SumBackward1)
+EMBER_NODE_NAME(MmBackward0)
+EMBER_NODE_NAME(BmmBackward0)
+EMBER_NODE_NAME(ToCopyBackward0)
+EMBER_NODE_NAME(CloneBackward0)
+EMBER_NODE_NAME(CopyBackwards)
+EMBER_NODE_NAME(FillBackward0)
+
+struct AddBackward0 : Named<kAddBackward0> {  // also sub (alpha negated)
+  Scalar alpha = 1;
+  Shape self_sizes, other_sizes;
+  ScalarType self_dtype, other_dtype;
+  TensorList apply(TensorList&& grads) override;
+};
+struct SubBackward0 : AddBackward0 {
+  std::string name() const override { return kSubBackward0; }
+};
+struct MulBackward0 : Named<kMulBackward0> {
+  SavedVariable self, other;
+  TensorList apply(TensorList&& grads) override;
+  void release_variables() override { self.reset(), other.reset(); }
+};
+struct DivBackward0 : Named<kDivBackward0> {
+  SavedVariable self, other;
+  TensorList apply(TensorList&& grads) override;
+  void release_variables() override { self.reset(), other.reset(); }
+};
+struct PowBackward0 : Named<kPowBackward0> {
+  SavedVariable self, exponent, result;
+  TensorList apply(TensorList&& grads) override;
+  void release_variables() override { self.reset(), exponent.reset(), result.reset(); }
+};
+struct NegBackward0 : Named<kNegBackward0> {
+  TensorList apply(TensorList&& grads) override;
+};
+struct ReluBackward0 : Named<kReluBackward0> {
+  SavedVariable result;
+  TensorList apply(TensorList&& grads) override;
+  void release_variables() override { result.reset(); }
+};
+struct SumBackward1 : Named<kSumBackward1> {
+  Shape self_sizes;
+  std::vector<int64_t> dims;  // reduced dims, wrapped; empty = all
+  bool keepdim = false;
+  TensorList apply(TensorList&& grads) override;
+};
+struct MmBackward0 : Named<kMmBackward0> {
+  SavedVariable self, mat2;
+  TensorList apply(TensorList&& grads) override;
+  void release_variables() override { self.reset(), mat2.reset(); }
+};
+struct BmmBackward0 : Named<kBmmBackward0> {
+  SavedVariable self, mat2;
+  TensorList apply(TensorList&& grads) override;
+  void release_variables() override { self.reset(), mat2.reset(); }
+};
+struct ToCopyBackward0 : Named<kToCopyBackward0> {
+  ScalarType self_dtype;
+  TensorList apply(TensorList&& grads) override;
+};
+struct CloneBackward0 : Named<kCloneBackward0> {
+  TensorList apply(TensorList&& grads) override { return {grads[0]}; }
+};
+// copy_(self, src): self's old value gets no gradient; src gets grad summed to its shape.
+struct CopyBackwards : Named<kCopyBackwards> {
+  Shape src_sizes;
+  ScalarType src_dtype;
+  TensorList apply(TensorList&& grads) override;
+};
+struct FillBackward0 : Named<kFillBackward0> {
+  TensorList apply(TensorList&&) override { return {Tensor()}; }
+};
+
+// For less common ops: a named node whose formula is a lambda over its saved tensors.
+struct LambdaBackward : Node {
+  std::string name_;
+  std::vector<SavedVariable> saved;
+  std::function<TensorList(const TensorList& grads, const TensorList& saved)> fn;
+  std::string name() const override { return name_; }
+  TensorList apply(TensorList&& grads) override {
+    TensorList s;
+    auto me = shared_from_this();
+    for (const SavedVariable& v : saved) s.push_back(v.unpack(me));
+    return fn(grads, s);
+  }
+  void release_variables() override {
+    for (SavedVariable& v : saved) v.reset();
+  }
+};
+
+// A view's backward: the gradient of the view scattered into zeros shaped like the input.
+// `regrad(grad, input)` maps it back; the view ops give their own inverse.
+struct ViewBackward : Node {
+  std::string name_;
+  Shape self_sizes, self_strides;
+  int64_t self_offset = 0;
+  ScalarType self_dtype;
+  std::function<Tensor(const Tensor& grad)> backward;
+  std::string name() const override { return name_; }
+  TensorList apply(TensorList&& grads) override { return {backward(grads[0])}; }
+};
+
+}  // namespace ember::autograd

@@ -1,0 +1,122 @@
+// The autograd graph: Nodes (backward functions), Edges, per-tensor metadata, saved tensors.
+// Note [Node inputs]: a Node's inputs are the gradients of its forward op's outputs; its
+// next_edges point, one per forward input, at the Nodes that receive the gradients it returns.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/core/tensor.h"
+
+namespace ember::autograd {
+
+using TensorList = std::vector<Tensor>;
+class Node;
+
+struct Edge {
+  std::shared_ptr<Node> fn;
+  uint32_t input_nr = 0;
+  bool valid() const { return fn != nullptr; }
+};
+
+struct InputMeta {
+  Shape shape;
+  ScalarType dtype;
+};
+
+using GradHook = std::function<Tensor(const Tensor&)>;  // returns undefined to keep the grad
+using PostHook = std::function<void(const TensorList& grad_inputs, const TensorList& grad_outputs)>;
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  Node();
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // grads[i] is the gradient of forward output i (materialized as zeros when none flowed).
+  // Returns one gradient per next edge (undefined for inputs that need none).
+  virtual TensorList apply(TensorList&& grads) = 0;
+  virtual std::string name() const = 0;
+  // Drops saved tensors once backward ran without retain_graph.
+  virtual void release_variables() {}
+  // Python-defined nodes need the GIL; the engine asks so it can hold it only for them.
+  virtual bool is_python() const { return false; }
+
+  uint32_t add_input_metadata(const Tensor& t);
+  size_t num_inputs() const { return input_meta_.size(); }
+  const InputMeta& input_meta(size_t i) const { return input_meta_[i]; }
+  uint64_t sequence_nr() const { return seq_; }
+
+  std::vector<Edge> next_edges;
+  std::vector<std::pair<uint32_t, GradHook>> pre_hooks;  // (input index, hook): Tensor.register_hook
+  std::vector<PostHook> post_hooks;                     // Node.register_hook
+  std::string forward_site;                             // where forward ran (anomaly mode)
+
+ protected:
+  std::vector<InputMeta> input_meta_;
+  uint64_t seq_;
+};
+
+// Per-tensor autograd state (hangs off TensorImpl).
+struct AutogradMetaImpl : AutogradMeta {
+  bool requires_grad = false;  // leaf flag; non-leaves require grad through grad_fn
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;
+  std::weak_ptr<Node> grad_accumulator;
+  uint32_t output_nr = 0;
+  bool retains_grad = false;
+  std::shared_ptr<Tensor> retained_grad;  // written by retain_grad's hook (which must not own the tensor)
+  std::vector<GradHook> hooks;  // leaf hooks, run by AccumulateGrad before accumulating
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+  // Views: the base whose history an in-place op on this view must update.
+  Tensor view_base;
+  bool is_view = false;
+  // Forward-mode tangent (forward_ad), one level.
+  Tensor fw_grad;
+};
+
+AutogradMetaImpl* meta(const Tensor& t);  // null when the tensor never touched autograd
+AutogradMetaImpl& meta_or_create(const Tensor& t);
+inline bool requires_grad(const Tensor& t) {
+  auto* m = t.defined() ? meta(t) : nullptr;
+  return m && (m->requires_grad || m->grad_fn);
+}
+void set_requires_grad(const Tensor& t, bool value);
+std::shared_ptr<Node> grad_fn(const Tensor& t);
+inline bool is_leaf(const Tensor& t) { return !grad_fn(t); }
+std::shared_ptr<Node> grad_accumulator(const Tensor& t);
+Edge gradient_edge(const Tensor& t);  // where gradients for t go
+// Makes `fn` the history of `out` (output number = next input slot of fn).
+void set_history(const Tensor& out, const std::shared_ptr<Node>& fn);
+Tensor detach(const Tensor& t);  // same data and version counter, no history
+Tensor grad(const Tensor& t);
+void set_grad(const Tensor& t, const Tensor& g);
+void retain_grad(const Tensor& t);
+
+// A tensor kept for backward, with the version it had (paper §4.3).
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+  // `owner` is the node that saved it; needed to rebuild a saved output's history.
+  Tensor unpack(const std::shared_ptr<Node>& owner = nullptr) const;
+  void reset() {
+    data_ = Tensor();
+    released_ = true;
+  }
+  bool defined() const { return was_defined_; }
+
+ private:
+  Tensor data_;
+  uint32_t saved_version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
+  bool was_defined_ = false;
+  bool released_ = false;
+  bool requires_grad_ = false;
+  std::string producer_;  // name of the node that produced it, for the error message
+};
+
+}  // namespace ember::autograd

@@ -1,0 +1,46 @@
+// Helpers ops use to record history. Note [Recording]: an op computes its result first, then
+// asks make_node<T>(inputs...) for a node; null means nothing to record (grad mode off or no
+// input requires grad), so ops pay one check on the fast path.
+#pragma once
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/node.h"
+
+namespace ember::autograd {
+
+inline bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t && t->defined() && requires_grad(*t)) return true;
+  return false;
+}
+
+template <typename NodeT, typename... Ts>
+std::shared_ptr<NodeT> make_node(const Ts&... inputs) {
+  if (!GradMode::is_enabled() || !any_requires_grad({&inputs...})) return nullptr;
+  auto node = std::make_shared<NodeT>();
+  node->next_edges = {gradient_edge(inputs)...};
+  return node;
+}
+
+// Sums `grad` down to `shape` (undoes broadcasting).
+Tensor sum_to(const Tensor& grad, IntArrayRef shape);
+
+// Note [In-place under autograd]: an in-place op on a tensor that needs history runs as
+// prev = clone(self); r = op(prev, ...) out of place (recording as usual); the data of r is
+// copied into self without recording; then self's history is rebased onto r's node. When self
+// is a view, its base gets a CopySlices node, so `x[:, 0] = y` gives gradients to x's past and y.
+void check_inplace(const Tensor& self, bool any_input_requires_grad);
+// Makes `node` (which produced a single output shaped like self) the history of self.
+void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node);
+// True when an in-place op on `self` with these other inputs must take the autograd path.
+inline bool inplace_needs_grad(const Tensor& self, std::initializer_list<const Tensor*> others) {
+  if (!GradMode::is_enabled()) return false;
+  if (requires_grad(self)) return true;
+  for (const Tensor* t : others)
+    if (t && t->defined() && requires_grad(*t)) return true;
+  return false;
+}
+
+// Marks `view` as a view of `base` for autograd (in-place ops on it update the base).
+void record_view(const Tensor& base, const Tensor& view);
+
+}  // namespace ember::autograd

@@ -1,0 +1,327 @@
+"""Autograd engine behaviour, checked against torch where it has an answer."""
+import threading
+
+import pytest
+
+import ember
+from conftest import assert_same, same_error, torch
+
+
+def leaf_pair(data, dtype="float64"):
+    t = torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=True)
+    e = ember.zeros(*t.shape, dtype=getattr(ember, dtype)) if t.dim() else ember.zeros((), dtype=getattr(ember, dtype))
+    flat = e.reshape(-1)
+    for i, v in enumerate(t.detach().reshape(-1).tolist()):
+        flat[i] = v
+    return e.requires_grad_(), t
+
+
+def test_mlp_gradients_match_torch():
+    ex, tx = leaf_pair([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    ew, tw = leaf_pair([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]])
+    eb, tb = leaf_pair([0.01, -0.02])
+    for lib, x, w, b in ((ember, ex, ew, eb), (torch, tx, tw, tb)):
+        h = (x @ w + b).relu()
+        loss = ((h - 1) * (h - 1)).mean() / 3 + (x * x).sum()
+        loss.backward()
+    assert_same(ex.grad, tx.grad)
+    assert_same(ew.grad, tw.grad)
+    assert_same(eb.grad, tb.grad)
+
+
+def test_grad_fn_names_and_leaves():
+    x = ember.ones(2, requires_grad=True)
+    y = x * 2
+    assert x.is_leaf and not y.is_leaf
+    assert y.grad_fn.name() == "MulBackward0"
+    assert (y + 1).grad_fn.name() == "AddBackward0"
+    acc = y.grad_fn.next_functions[0][0]
+    assert acc.name() == "AccumulateGrad" and acc.variable is not None
+    assert y.grad_fn.next_functions[1][0] is None  # the constant 2 needs no gradient
+    assert (y > 1).grad_fn is None and not (y > 1).requires_grad
+
+
+def test_accumulates_across_backward_calls():
+    x = ember.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_backward_twice_without_retain_graph_raises():
+    x = ember.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_non_scalar_backward_needs_gradient():
+    same_error(lambda: (ember.ones(3, requires_grad=True) * 2).backward(),
+               lambda: (torch.ones(3, requires_grad=True) * 2).backward())
+    x = ember.ones(3, requires_grad=True)
+    (x * 2).backward(ember.ones(3) * 0.5)
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_errors_match_torch():
+    same_error(lambda: ember.ones(3).sum().backward(), lambda: torch.ones(3).sum().backward())
+    same_error(lambda: ember.ones(3, dtype=ember.int64).requires_grad_(),
+               lambda: torch.ones(3, dtype=torch.int64).requires_grad_())
+    same_error(lambda: ember.ones(3, requires_grad=True).add_(1), lambda: torch.ones(3, requires_grad=True).add_(1))
+    same_error(lambda: setattr(ember.ones(3, requires_grad=True) * 2, "requires_grad", False),
+               lambda: setattr(torch.ones(3, requires_grad=True) * 2, "requires_grad", False))
+    x = ember.ones(2, requires_grad=True)
+    y = ember.ones(2, requires_grad=True)
+    same_error(lambda: ember.autograd.grad((x * 2).sum(), [x, y]),
+               lambda: torch.autograd.grad((torch.ones(2, requires_grad=True) * 2).sum(),
+                                           [torch.ones(2, requires_grad=True)]))
+
+
+def test_autograd_grad_does_not_touch_dot_grad():
+    x = ember.ones(2, requires_grad=True)
+    y = ember.ones(2, requires_grad=True)
+    gx, gy = ember.autograd.grad((x * y * 3).sum(), (x, y))
+    assert gx.tolist() == [3.0, 3.0] and gy.tolist() == [3.0, 3.0]
+    assert x.grad is None and y.grad is None
+    (gu,) = ember.autograd.grad((x * 2).sum(), [y], allow_unused=True)
+    assert gu is None
+    (gm,) = ember.autograd.grad((x * 2).sum(), [y], materialize_grads=True) if hasattr(ember, "zeros_like") else (0,)
+
+
+def test_grad_wrt_intermediate():
+    x = ember.ones(2, requires_grad=True)
+    h = x * 3
+    y = (h * h).sum()
+    (gh,) = ember.autograd.grad(y, h)
+    assert gh.tolist() == [6.0, 6.0]
+
+
+def test_backward_inputs_argument():
+    x = ember.ones(2, requires_grad=True)
+    y = ember.ones(2, requires_grad=True)
+    (x * y).sum().backward(inputs=[x])
+    assert x.grad.tolist() == [1.0, 1.0] and y.grad is None
+
+
+def test_hooks_modify_and_observe():
+    x = ember.ones(3, requires_grad=True)
+    seen = []
+    h1 = x.register_hook(lambda g: g * 10)
+    y = x * 2
+    y.register_hook(lambda g: seen.append(g.tolist()))
+    y.sum().backward()
+    assert seen == [[1.0, 1.0, 1.0]]
+    assert x.grad.tolist() == [20.0, 20.0, 20.0]
+    h1.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    post = []
+    x.register_post_accumulate_grad_hook(lambda p: post.append(p.grad.tolist()))
+    (x * 1).sum().backward()
+    assert post == [[3.0, 3.0, 3.0]]
+
+
+def test_retain_grad():
+    x = ember.ones(2, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [4.0, 4.0] and y.retains_grad
+
+
+def test_higher_order_gradients():
+    ex, tx = leaf_pair([0.5, -1.5, 2.0])
+    for lib, x in ((ember, ex), (torch, tx)):
+        y = (x * x * x).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad(g.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x)
+        x.result = (g, g2, g3)
+    for e, t in zip(ex.result, tx.result):
+        assert_same(e.detach(), t.detach())
+
+
+def test_gradient_penalty_style_double_backward():
+    ew, tw = leaf_pair([[0.3, -0.2], [0.1, 0.5]])
+    ex, tx = leaf_pair([[1.0, 2.0]])
+    for lib, w, x in ((ember, ew, ex), (torch, tw, tx)):
+        out = (x @ w).relu().sum()
+        (gx,) = lib.autograd.grad(out, x, create_graph=True)
+        penalty = (gx * gx).sum()
+        penalty.backward()
+    assert_same(ew.grad, tw.grad)
+
+
+def test_version_counter_error_names_the_inplace_op():
+    x = ember.ones(3, requires_grad=True)
+    y = x * 2
+    z = y * y  # saves y
+    y.add_(1)
+    with pytest.raises(RuntimeError) as err:
+        z.sum().backward()
+    msg = str(err.value)
+    assert "modified by an inplace operation" in msg and "is at version 1; expected version 0" in msg
+    assert "test_autograd.py" in msg, msg  # Ember also says where the in-place op ran
+    t = torch.ones(3, requires_grad=True)
+    ty = t * 2
+    tz = ty * ty
+    ty.add_(1)
+    with pytest.raises(RuntimeError):
+        tz.sum().backward()
+
+
+def test_inplace_on_non_leaf_keeps_correct_gradients():
+    ex, tx = leaf_pair([1.0, 2.0, 3.0])
+    for x in (ex, tx):
+        y = x * 2
+        y.mul_(x)
+        y.add_(x, alpha=3)
+        y.sum().backward()
+    assert_same(ex.grad, tx.grad)
+
+
+def test_no_grad_enable_grad_nesting():
+    x = ember.ones(2, requires_grad=True)
+    with ember.no_grad():
+        assert not (x * 2).requires_grad
+        with ember.enable_grad():
+            assert (x * 2).requires_grad
+        assert not ember.is_grad_enabled()
+    assert ember.is_grad_enabled()
+
+    @ember.no_grad()
+    def f(t):
+        return t * 2
+    assert not f(x).requires_grad
+    with ember.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_inference_mode():
+    x = ember.ones(2, requires_grad=True)
+    with ember.inference_mode():
+        y = x * 2
+        assert not y.requires_grad and ember.is_inference_mode_enabled()
+    assert not ember.is_inference_mode_enabled()
+
+
+def test_grad_mode_is_thread_local():
+    seen = {}
+
+    def worker():
+        seen["worker"] = ember.is_grad_enabled()
+    with ember.no_grad():
+        th = threading.Thread(target=worker)
+        th.start()
+        th.join()
+        seen["main"] = ember.is_grad_enabled()
+    assert seen == {"worker": True, "main": False}
+
+
+class Exp3(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        y = x * x * x * k
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x * ctx.k, None
+
+
+def test_custom_function():
+    x = ember.ones(3, requires_grad=True)
+    y = Exp3.apply(x, 2.0)
+    assert y.grad_fn.name() == "Exp3Backward"
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]
+
+
+def test_custom_function_mark_dirty_and_non_differentiable():
+    class AddOneInplace(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 1
+
+    class SortLike(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = x > 0
+            ctx.mark_non_differentiable(idx)
+            return x * 1, idx
+
+        @staticmethod
+        def backward(ctx, g, gidx):
+            return g * 2
+
+    a = ember.ones(3, requires_grad=True)
+    b = a * 1
+    c = AddOneInplace.apply(b)
+    assert c.tolist() == [2.0, 2.0, 2.0] and c.grad_fn.name() == "AddOneInplaceBackward"
+    c.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 1.0]
+    v, idx = SortLike.apply(a)
+    assert not idx.requires_grad and v.requires_grad
+    a.grad = None
+    v.sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_custom_function_wrong_gradient_count():
+    class Bad(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g,)
+
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        Bad.apply(x, x).sum().backward()
+
+
+def test_anomaly_mode_names_the_node():
+    x = ember.zeros(2, requires_grad=True)
+    y = x / x  # nan forward; backward produces nan
+    with ember.autograd.detect_anomaly():
+        with pytest.raises(RuntimeError, match="DivBackward0"):
+            y.sum().backward()
+
+
+def test_saved_intermediates_freed_after_backward():
+    ember._C._cpu_empty_cache()
+    w = ember.ones(256, 256, requires_grad=True)
+    x = ember.ones(64, 256)
+    before = ember._C._cpu_memory_stats()["allocated_bytes"]
+    h = (x @ w).relu()
+    loss = (h * h).sum()
+    del h
+    loss.backward()
+    del loss
+    after = ember._C._cpu_memory_stats()["allocated_bytes"]
+    grad_bytes = 256 * 256 * 4
+    assert after - before <= grad_bytes + 4096, (before, after)
+
+
+def test_gradcheck_basic_ops():
+    x = ember.ones(2, 3, dtype=ember.float64) * 0.7
+    x = x.requires_grad_()
+    w = (ember.ones(3, 2, dtype=ember.float64) * 0.3).requires_grad_()
+    assert ember.autograd.gradcheck(lambda a, b: ((a @ b).relu() * a.sum() / (b.sum() + 2)).sum(), (x, w))
+    assert ember.autograd.gradgradcheck(lambda a, b: (a @ b * a.sum()).sum(), (x, w))
