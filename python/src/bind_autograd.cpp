@@ -6,6 +6,7 @@
 #include "common.h"
 // after Python.h (via common.h): frame access for python_site()
 #include <frameobject.h>
+
 #include "ember/autograd/accumulate.h"
 #include "ember/autograd/engine.h"
 #include "ember/autograd/functions.h"
@@ -27,7 +28,7 @@ struct SavedTensors {
 
 // The node a Python autograd.Function call records; its apply calls cls.backward(ctx, *grads).
 struct PyNode : ag::Node {
-  nb::object ctx;      // holds the Function class as ctx._cls
+  nb::object ctx;                 // holds the Function class as ctx._cls
   SavedTensors* saved = nullptr;  // owned by ctx
   std::string name_;
   std::vector<bool> arg_is_tensor;
@@ -44,8 +45,8 @@ struct PyNode : ag::Node {
     // Trailing Nones beyond the inputs are allowed, as in PyTorch.
     size_t got = res.size();
     while (got > n && res[got - 1].is_none()) --got;
-    EMBER_CHECK(got == n || res.size() == n, "function ", name_, " returned an incorrect number of gradients (expected ",
-                n, ", got ", res.size(), ")");
+    EMBER_CHECK(got == n || res.size() == n, "function ", name_,
+                " returned an incorrect number of gradients (expected ", n, ", got ", res.size(), ")");
     TensorList out(n);
     for (size_t i = 0; i < n; ++i) {
       if (res[i].is_none()) continue;
@@ -140,43 +141,50 @@ void bind_autograd(nb::module_& m) {
 
   nb::class_<ag::Node>(m, "Node")
       .def("name", &ag::Node::name)
-      .def_prop_ro("next_functions", [](ag::Node& n) {
-        nb::list l;
-        for (const ag::Edge& e : n.next_edges) l.append(nb::make_tuple(node_object(e.fn), e.input_nr));
-        return nb::tuple(l);
-      })
+      .def_prop_ro("next_functions",
+                   [](ag::Node& n) {
+                     nb::list l;
+                     for (const ag::Edge& e : n.next_edges) l.append(nb::make_tuple(node_object(e.fn), e.input_nr));
+                     return nb::tuple(l);
+                   })
       .def_prop_ro("metadata", [](ag::Node&) { return nb::dict(); })
-      .def_prop_ro("variable", [](ag::Node& n) -> nb::object {
-        if (auto* acc = dynamic_cast<ag::AccumulateGrad*>(&n)) return nb::cast(acc->variable());
-        throw nb::attribute_error("'Node' object has no attribute 'variable'");
-      })
-      .def("register_hook", [](ag::Node& n, nb::object fn) {
-        auto holder = std::make_shared<nb::object>(std::move(fn));
-        auto enabled = std::make_shared<bool>(true);
-        n.post_hooks.push_back([holder, enabled](const TensorList& gin, const TensorList& gout) {
-          if (!*enabled) return;
-          nb::gil_scoped_acquire gil;
-          auto tup = [](const TensorList& l) {
-            nb::list r;
-            for (const Tensor& t : l) r.append(t.defined() ? nb::cast(t) : nb::none());
-            return nb::tuple(r);
-          };
-          (*holder)(tup(gin), tup(gout));
-        });
-        return HookHandle{enabled};
-      })
+      .def_prop_ro("variable",
+                   [](ag::Node& n) -> nb::object {
+                     if (auto* acc = dynamic_cast<ag::AccumulateGrad*>(&n)) return nb::cast(acc->variable());
+                     throw nb::attribute_error("'Node' object has no attribute 'variable'");
+                   })
+      .def("register_hook",
+           [](ag::Node& n, nb::object fn) {
+             auto holder = std::make_shared<nb::object>(std::move(fn));
+             auto enabled = std::make_shared<bool>(true);
+             n.post_hooks.push_back([holder, enabled](const TensorList& gin, const TensorList& gout) {
+               if (!*enabled) return;
+               nb::gil_scoped_acquire gil;
+               auto tup = [](const TensorList& l) {
+                 nb::list r;
+                 for (const Tensor& t : l) r.append(t.defined() ? nb::cast(t) : nb::none());
+                 return nb::tuple(r);
+               };
+               (*holder)(tup(gin), tup(gout));
+             });
+             return HookHandle{enabled};
+           })
       .def("__repr__", [](ag::Node& n) { return "<" + n.name() + " object>"; });
 
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   cls.def_prop_rw(
          "requires_grad", [](const Tensor& t) { return ag::requires_grad(t); },
          [](Tensor& t, bool v) { ag::set_requires_grad(t, v); })
-      .def("requires_grad_", [](Tensor& t, bool v) -> Tensor {
-        ag::set_requires_grad(t, v);
-        return t;
-      }, nb::arg("requires_grad") = true)
+      .def(
+          "requires_grad_",
+          [](Tensor& t, bool v) -> Tensor {
+            ag::set_requires_grad(t, v);
+            return t;
+          },
+          nb::arg("requires_grad") = true)
       .def_prop_rw(
-          "grad", [](const Tensor& t) -> nb::object {
+          "grad",
+          [](const Tensor& t) -> nb::object {
             Tensor g = ag::grad(t);
             return g.defined() ? nb::cast(g) : nb::none();
           },
@@ -184,42 +192,51 @@ void bind_autograd(nb::module_& m) {
           nb::arg("grad").none())
       .def_prop_ro("grad_fn", [](const Tensor& t) { return node_object(ag::grad_fn(t)); })
       .def_prop_ro("is_leaf", [](const Tensor& t) { return ag::is_leaf(t); })
-      .def_prop_ro("retains_grad", [](const Tensor& t) {
-        auto* mm = ag::meta(t);
-        return mm && mm->retains_grad;
-      })
-      .def_prop_ro("output_nr", [](const Tensor& t) {
-        auto* mm = ag::meta(t);
-        return mm ? mm->output_nr : 0u;
-      })
+      .def_prop_ro("retains_grad",
+                   [](const Tensor& t) {
+                     auto* mm = ag::meta(t);
+                     return mm && mm->retains_grad;
+                   })
+      .def_prop_ro("output_nr",
+                   [](const Tensor& t) {
+                     auto* mm = ag::meta(t);
+                     return mm ? mm->output_nr : 0u;
+                   })
       .def("retain_grad", [](Tensor& t) { ag::retain_grad(t); })
       .def("detach", [](const Tensor& t) { return ag::detach(t); })
-      .def("detach_", [](Tensor& t) -> Tensor {
-        if (auto* mm = ag::meta(t)) {
-          EMBER_CHECK(!mm->is_view, "Can't detach views in-place. Use detach() instead.");
-          mm->grad_fn.reset();
-          mm->requires_grad = false;
-        }
-        return t;
-      })
-      .def("backward", [](Tensor& t, nb::handle gradient, nb::handle retain_graph, bool create_graph, nb::handle inputs) {
-        ag::BackwardOptions o;
-        o.create_graph = create_graph;
-        o.keep_graph = retain_graph.is_none() ? create_graph : nb::cast<bool>(retain_graph);
-        o.accumulate = true;
-        TensorList grads = tensors_of(gradient);
-        run_engine({t}, grads, tensors_of(inputs), o);
-      }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = nb::none(), nb::arg("create_graph") = false,
-         nb::arg("inputs") = nb::none())
-      .def("register_hook", [](Tensor& t, nb::object fn) {
-        EMBER_CHECK(ag::requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
-        auto enabled = std::make_shared<bool>(true);
-        auto hook = removable(py_hook(std::move(fn)), enabled);
-        auto& mm = ag::meta_or_create(t);
-        if (mm.grad_fn) mm.grad_fn->pre_hooks.emplace_back(mm.output_nr, std::move(hook));
-        else mm.hooks.push_back(std::move(hook));
-        return HookHandle{enabled};
-      })
+      .def("detach_",
+           [](Tensor& t) -> Tensor {
+             if (auto* mm = ag::meta(t)) {
+               EMBER_CHECK(!mm->is_view, "Can't detach views in-place. Use detach() instead.");
+               mm->grad_fn.reset();
+               mm->requires_grad = false;
+             }
+             return t;
+           })
+      .def(
+          "backward",
+          [](Tensor& t, nb::handle gradient, nb::handle retain_graph, bool create_graph, nb::handle inputs) {
+            ag::BackwardOptions o;
+            o.create_graph = create_graph;
+            o.keep_graph = retain_graph.is_none() ? create_graph : nb::cast<bool>(retain_graph);
+            o.accumulate = true;
+            TensorList grads = tensors_of(gradient);
+            run_engine({t}, grads, tensors_of(inputs), o);
+          },
+          nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = nb::none(), nb::arg("create_graph") = false,
+          nb::arg("inputs") = nb::none())
+      .def("register_hook",
+           [](Tensor& t, nb::object fn) {
+             EMBER_CHECK(ag::requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
+             auto enabled = std::make_shared<bool>(true);
+             auto hook = removable(py_hook(std::move(fn)), enabled);
+             auto& mm = ag::meta_or_create(t);
+             if (mm.grad_fn)
+               mm.grad_fn->pre_hooks.emplace_back(mm.output_nr, std::move(hook));
+             else
+               mm.hooks.push_back(std::move(hook));
+             return HookHandle{enabled};
+           })
       .def("register_post_accumulate_grad_hook", [](Tensor& t, nb::object fn) {
         EMBER_CHECK(ag::is_leaf(t), "post accumulate grad hooks cannot be registered on non-leaf tensors");
         auto enabled = std::make_shared<bool>(true);
@@ -232,116 +249,121 @@ void bind_autograd(nb::module_& m) {
         return HookHandle{enabled};
       });
 
-  m.def("_run_backward", [](nb::handle outputs, nb::handle grad_outputs, bool keep_graph, bool create_graph,
-                            nb::handle inputs, bool allow_unused, bool accumulate) -> nb::object {
-    ag::BackwardOptions o{keep_graph, create_graph, accumulate, allow_unused};
-    TensorList res = run_engine(tensors_of(outputs), tensors_of(grad_outputs), tensors_of(inputs), o);
-    nb::list l;
-    for (Tensor& r : res) l.append(r.defined() ? nb::cast(std::move(r)) : nb::none());
-    return nb::tuple(l);
-  }, nb::arg("outputs"), nb::arg("grad_outputs").none(), nb::arg("keep_graph"), nb::arg("create_graph"),
-     nb::arg("inputs").none(), nb::arg("allow_unused"), nb::arg("accumulate"));
+  m.def(
+      "_run_backward",
+      [](nb::handle outputs, nb::handle grad_outputs, bool keep_graph, bool create_graph, nb::handle inputs,
+         bool allow_unused, bool accumulate) -> nb::object {
+        ag::BackwardOptions o{keep_graph, create_graph, accumulate, allow_unused};
+        TensorList res = run_engine(tensors_of(outputs), tensors_of(grad_outputs), tensors_of(inputs), o);
+        nb::list l;
+        for (Tensor& r : res) l.append(r.defined() ? nb::cast(std::move(r)) : nb::none());
+        return nb::tuple(l);
+      },
+      nb::arg("outputs"), nb::arg("grad_outputs").none(), nb::arg("keep_graph"), nb::arg("create_graph"),
+      nb::arg("inputs").none(), nb::arg("allow_unused"), nb::arg("accumulate"));
   m.def("is_grad_enabled", [] { return ag::GradMode::is_enabled(); });
   m.def("_set_grad_enabled", [](bool v) { ag::GradMode::set_enabled(v); });
   m.def("is_inference_mode_enabled", [] { return ag::InferenceMode::is_enabled(); });
   m.def("_set_inference_mode", [](bool v) { ag::InferenceMode::set_enabled(v); });
   m.def("is_anomaly_enabled", [] { return ag::AnomalyMode::is_enabled(); });
   m.def("is_anomaly_check_nan_enabled", [] { return ag::AnomalyMode::check_nan(); });
-  m.def("_set_anomaly_enabled", [](bool v, bool nan) { ag::AnomalyMode::set_enabled(v, nan); }, nb::arg("enabled"),
-        nb::arg("check_nan") = true);
+  m.def(
+      "_set_anomaly_enabled", [](bool v, bool nan) { ag::AnomalyMode::set_enabled(v, nan); }, nb::arg("enabled"),
+      nb::arg("check_nan") = true);
 
   // ---- autograd.Function support ----
-  nb::class_<SavedTensors>(m, "_SavedTensors")
-      .def("unpack", [](SavedTensors& s) {
-        EMBER_CHECK(!s.released,
-                    "Trying to backward through the graph a second time (or directly access saved tensors after they "
-                    "have already been freed). Saved intermediate values of the graph are freed when you call "
-                    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-                    "graph a second time or if you need to access saved tensors after calling backward.");
-        auto owner = s.owner.lock();
-        nb::list l;
-        for (size_t i = 0; i < s.vars.size(); ++i)
-          l.append(s.is_none[i] ? nb::none() : nb::cast(s.vars[i].unpack(owner)));
-        return nb::tuple(l);
-      });
+  nb::class_<SavedTensors>(m, "_SavedTensors").def("unpack", [](SavedTensors& s) {
+    EMBER_CHECK(!s.released,
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                "have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved tensors after calling backward.");
+    auto owner = s.owner.lock();
+    nb::list l;
+    for (size_t i = 0; i < s.vars.size(); ++i) l.append(s.is_none[i] ? nb::none() : nb::cast(s.vars[i].unpack(owner)));
+    return nb::tuple(l);
+  });
 
   // Records a Function call: args are the forward arguments, outputs what forward returned.
-  m.def("_function_record", [](nb::object ctx, nb::str name, nb::tuple args, nb::tuple outputs, nb::handle to_save,
-                               nb::handle dirty, nb::handle non_diff) -> nb::tuple {
-    TensorList tensor_inputs;
-    std::vector<bool> is_tensor;
-    bool any = false;
-    for (nb::handle a : args) {
-      bool t = nb::isinstance<Tensor>(a);
-      is_tensor.push_back(t);
-      if (t && ag::requires_grad(nb::cast<const Tensor&>(a))) any = true;
-    }
-    auto contains = [](nb::handle seq, const Tensor& t) {
-      if (seq.is_none()) return false;
-      for (nb::handle x : seq)
-        if (nb::isinstance<Tensor>(x) && nb::cast<const Tensor&>(x).is_same(t)) return true;
-      return false;
-    };
-    nb::list result;
-    std::shared_ptr<PyNode> node;
-    if (any && ag::GradMode::is_enabled()) {
-      node = std::make_shared<PyNode>();
-      node->name_ = nb::cast<std::string>(name);
-      for (size_t i = 0; i < args.size(); ++i)
-        node->next_edges.push_back(is_tensor[i] ? ag::gradient_edge(nb::cast<const Tensor&>(args[i])) : ag::Edge{});
-    }
-    for (nb::handle o : outputs) {
-      if (!nb::isinstance<Tensor>(o)) {
-        result.append(o);
-        continue;
-      }
-      Tensor out = nb::cast<Tensor>(o);
-      bool is_dirty = contains(dirty, out);
-      if (node && contains(non_diff, out)) {
-        node->add_input_metadata(out);  // backward still receives a (zero) gradient for it
-      } else if (node) {
-        if (is_dirty) {
-          ag::check_inplace(out, true);
-          auto& mm = ag::meta_or_create(out);
-          mm.grad_fn = node;
-          mm.output_nr = node->add_input_metadata(out);
-          mm.requires_grad = false;
-        } else {
-          bool is_input = false;
-          for (nb::handle a : args)
-            if (nb::isinstance<Tensor>(a) && nb::cast<const Tensor&>(a).is_same(out)) is_input = true;
-          if (is_input) out = ag::detach(out);  // an input returned as is gets a fresh history
-          ag::set_history(out, node);
+  m.def(
+      "_function_record",
+      [](nb::object ctx, nb::str name, nb::tuple args, nb::tuple outputs, nb::handle to_save, nb::handle dirty,
+         nb::handle non_diff) -> nb::tuple {
+        TensorList tensor_inputs;
+        std::vector<bool> is_tensor;
+        bool any = false;
+        for (nb::handle a : args) {
+          bool t = nb::isinstance<Tensor>(a);
+          is_tensor.push_back(t);
+          if (t && ag::requires_grad(nb::cast<const Tensor&>(a))) any = true;
         }
-      }
-      result.append(nb::cast(out));
-    }
-    auto saved = std::make_unique<SavedTensors>();
-    if (!to_save.is_none()) {
-      for (nb::handle x : to_save) {
-        if (x.is_none()) {
-          saved->vars.emplace_back();
-          saved->is_none.push_back(true);
-          continue;
+        auto contains = [](nb::handle seq, const Tensor& t) {
+          if (seq.is_none()) return false;
+          for (nb::handle x : seq)
+            if (nb::isinstance<Tensor>(x) && nb::cast<const Tensor&>(x).is_same(t)) return true;
+          return false;
+        };
+        nb::list result;
+        std::shared_ptr<PyNode> node;
+        if (any && ag::GradMode::is_enabled()) {
+          node = std::make_shared<PyNode>();
+          node->name_ = nb::cast<std::string>(name);
+          for (size_t i = 0; i < args.size(); ++i)
+            node->next_edges.push_back(is_tensor[i] ? ag::gradient_edge(nb::cast<const Tensor&>(args[i])) : ag::Edge{});
         }
-        const Tensor& t = nb::cast<const Tensor&>(x);
-        bool is_output = false;
-        for (nb::handle r : result)
-          if (nb::isinstance<Tensor>(r) && nb::cast<const Tensor&>(r).is_same(t)) is_output = true;
-        saved->vars.emplace_back(t, is_output && node);
-        saved->is_none.push_back(false);
-      }
-    }
-    saved->owner = node;
-    SavedTensors* raw = saved.get();
-    ctx.attr("_saved") = nb::cast(saved.release(), nb::rv_policy::take_ownership);
-    if (node) {
-      node->saved = raw;
-      node->ctx = ctx;
-    }
-    return nb::tuple(result);
-  }, nb::arg("ctx"), nb::arg("name"), nb::arg("args"), nb::arg("outputs"), nb::arg("to_save").none(),
-     nb::arg("dirty").none(), nb::arg("non_diff").none());
+        for (nb::handle o : outputs) {
+          if (!nb::isinstance<Tensor>(o)) {
+            result.append(o);
+            continue;
+          }
+          Tensor out = nb::cast<Tensor>(o);
+          bool is_dirty = contains(dirty, out);
+          if (node && contains(non_diff, out)) {
+            node->add_input_metadata(out);  // backward still receives a (zero) gradient for it
+          } else if (node) {
+            if (is_dirty) {
+              ag::check_inplace(out, true);
+              auto& mm = ag::meta_or_create(out);
+              mm.grad_fn = node;
+              mm.output_nr = node->add_input_metadata(out);
+              mm.requires_grad = false;
+            } else {
+              bool is_input = false;
+              for (nb::handle a : args)
+                if (nb::isinstance<Tensor>(a) && nb::cast<const Tensor&>(a).is_same(out)) is_input = true;
+              if (is_input) out = ag::detach(out);  // an input returned as is gets a fresh history
+              ag::set_history(out, node);
+            }
+          }
+          result.append(nb::cast(out));
+        }
+        auto saved = std::make_unique<SavedTensors>();
+        if (!to_save.is_none()) {
+          for (nb::handle x : to_save) {
+            if (x.is_none()) {
+              saved->vars.emplace_back();
+              saved->is_none.push_back(true);
+              continue;
+            }
+            const Tensor& t = nb::cast<const Tensor&>(x);
+            bool is_output = false;
+            for (nb::handle r : result)
+              if (nb::isinstance<Tensor>(r) && nb::cast<const Tensor&>(r).is_same(t)) is_output = true;
+            saved->vars.emplace_back(t, is_output && node);
+            saved->is_none.push_back(false);
+          }
+        }
+        saved->owner = node;
+        SavedTensors* raw = saved.get();
+        ctx.attr("_saved") = nb::cast(saved.release(), nb::rv_policy::take_ownership);
+        if (node) {
+          node->saved = raw;
+          node->ctx = ctx;
+        }
+        return nb::tuple(result);
+      },
+      nb::arg("ctx"), nb::arg("name"), nb::arg("args"), nb::arg("outputs"), nb::arg("to_save").none(),
+      nb::arg("dirty").none(), nb::arg("non_diff").none());
 }
 
 }  // namespace ember::py

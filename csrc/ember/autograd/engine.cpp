@@ -23,8 +23,10 @@ struct NodeTask {
 // Adds `g` into slot `i` of a node's input buffer.
 void accumulate_into(TensorList& buf, size_t i, Tensor g) {
   if (!g.defined()) return;
-  if (!buf[i].defined()) buf[i] = std::move(g);
-  else buf[i] = add(buf[i], g);  // out of place: recorded under create_graph
+  if (!buf[i].defined())
+    buf[i] = std::move(g);
+  else
+    buf[i] = add(buf[i], g);  // out of place: recorded under create_graph
 }
 
 bool has_nan(const Tensor& t) {
@@ -48,13 +50,14 @@ TensorList call_node(Node& node, TensorList&& grads) {
   // Missing gradients for some outputs of a multi-output op are zeros of that output's shape.
   for (size_t i = 0; i < grads.size(); ++i)
     if (!grads[i].defined()) grads[i] = zeros(node.input_meta(i).shape, node.input_meta(i).dtype);
-  TensorList out = node.is_python() && g_python_runner ? g_python_runner(node, std::move(grads))
-                                                       : node.apply(std::move(grads));
+  TensorList out =
+      node.is_python() && g_python_runner ? g_python_runner(node, std::move(grads)) : node.apply(std::move(grads));
   if (AnomalyMode::is_enabled() && AnomalyMode::check_nan()) {
     for (const Tensor& g : out)
       if (g.defined() && has_nan(g))
-        throw Error("Function '" + node.name() + "' returned nan values in its output." +
-                    (node.forward_site.empty() ? "" : " The forward call that created it was at " + node.forward_site + "."));
+        throw Error(
+            "Function '" + node.name() + "' returned nan values in its output." +
+            (node.forward_site.empty() ? "" : " The forward call that created it was at " + node.forward_site + "."));
   }
   return out;
 }

@@ -64,8 +64,9 @@ TensorList PowBackward0::apply(TensorList&& grads) {
     out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
   }
   if (wants(*this, 1))
-    EMBER_NOT_IMPLEMENTED("the gradient of pow with respect to a tensor exponent needs log(), which is not "
-                          "implemented yet");
+    EMBER_NOT_IMPLEMENTED(
+        "the gradient of pow with respect to a tensor exponent needs log(), which is not "
+        "implemented yet");
   return out;
 }
 
@@ -132,8 +133,10 @@ struct CopySlices : Node {
     copy_(result, grads[0]);
     Tensor slot = as_strided(result, view_sizes, view_strides, view_offset - base_offset);
     TensorList r = fn->apply({clone(slot)});
-    if (r.size() > 0 && r[0].defined()) copy_(slot, r[0]);
-    else fill_(slot, 0);
+    if (r.size() > 0 && r[0].defined())
+      copy_(slot, r[0]);
+    else
+      fill_(slot, 0);
     TensorList out{result};
     for (size_t i = 1; i < r.size(); ++i) out.push_back(r[i]);
     return out;

@@ -27,8 +27,9 @@ AutogradMetaImpl& meta_or_create(const Tensor& t) {
 void set_requires_grad(const Tensor& t, bool value) {
   AutogradMetaImpl* m = meta(t);
   if (m && m->grad_fn) {
-    EMBER_CHECK(value, "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                       "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+    EMBER_CHECK(value,
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
     return;
   }
   if (value) {

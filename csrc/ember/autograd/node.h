@@ -51,8 +51,8 @@ class Node : public std::enable_shared_from_this<Node> {
 
   std::vector<Edge> next_edges;
   std::vector<std::pair<uint32_t, GradHook>> pre_hooks;  // (input index, hook): Tensor.register_hook
-  std::vector<PostHook> post_hooks;                     // Node.register_hook
-  std::string forward_site;                             // where forward ran (anomaly mode)
+  std::vector<PostHook> post_hooks;                      // Node.register_hook
+  std::string forward_site;                              // where forward ran (anomaly mode)
 
  protected:
   std::vector<InputMeta> input_meta_;
@@ -68,7 +68,7 @@ struct AutogradMetaImpl : AutogradMeta {
   uint32_t output_nr = 0;
   bool retains_grad = false;
   std::shared_ptr<Tensor> retained_grad;  // written by retain_grad's hook (which must not own the tensor)
-  std::vector<GradHook> hooks;  // leaf hooks, run by AccumulateGrad before accumulating
+  std::vector<GradHook> hooks;            // leaf hooks, run by AccumulateGrad before accumulating
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
   // Views: the base whose history an in-place op on this view must update.
   Tensor view_base;

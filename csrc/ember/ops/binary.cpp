@@ -254,7 +254,7 @@ Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, 
   }
   ScalarType result = is_comparison(op) ? ScalarType::Bool : common;
   Tensor ca = to_dtype(a, common), cb = to_dtype(b, common);
-  if (is_integral(common, false)) {
+  if (is_integral(common, false) && ca.numel() > 0 && cb.numel() > 0) {
     if ((op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor || op == BinaryOp::Remainder) && any_zero(cb))
       throw Error("ZeroDivisionError");
     // A negative Python-number exponent is an error; negative tensor exponents truncate (as PyTorch).

@@ -15,19 +15,27 @@ def _flat_outputs(fn, inputs):
     return tuple(o for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor) and o.requires_grad)
 
 
+def _unravel(j, shape):
+    idx = []
+    for s in reversed(shape):
+        idx.append(j % s)
+        j //= s
+    return tuple(reversed(idx))
+
+
 def _numerical_jacobian(fn, inputs, idx, eps):
     """Column j: d(all outputs flattened)/d(inputs[idx].flat[j]) by central differences."""
-    x = inputs[idx]
-    flat = x.detach().reshape(-1)
+    x = inputs[idx].detach()  # an alias: writes reach the input even when it is non-contiguous
     cols = []
     with ember.no_grad():
-        for j in range(flat.numel()):
-            orig = flat[j].item()
-            flat[j] = orig + eps
+        for j in range(x.numel()):
+            pos = _unravel(j, tuple(x.shape))
+            orig = x[pos].item()
+            x[pos] = orig + eps
             plus = [o.detach().reshape(-1).clone() for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor)]
-            flat[j] = orig - eps
+            x[pos] = orig - eps
             minus = [o.detach().reshape(-1).clone() for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor)]
-            flat[j] = orig
+            x[pos] = orig
             cols.append([((p - m) / (2 * eps)).tolist() for p, m in zip(plus, minus)])
     return cols  # cols[j][k][i]: output k element i w.r.t. input element j
 

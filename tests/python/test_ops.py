@@ -1,0 +1,92 @@
+"""Generic checks over the op table (op_db.OPS) against torch."""
+import pytest
+
+import ember
+from conftest import assert_same, torch
+from op_db import OPS
+
+
+def to_ember(x):
+    """torch tensor -> ember tensor with the same values, dtype and layout kind."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    dt = getattr(ember, str(x.dtype).split(".")[-1])
+    base = x.contiguous()
+    e = ember.tensor(base.tolist(), dtype=dt) if hasattr(ember, "tensor") else _slow_copy(base, dt)
+    if x.is_contiguous():
+        return e
+    # Rebuild the same strided layout so the ember op sees a non-contiguous input too.
+    if x.dim() == 2 and x.t().is_contiguous():
+        return to_ember(x.t().contiguous()).t()
+    if 0 in x.stride():
+        return to_ember(x.contiguous()).contiguous()[tuple(slice(None) for _ in range(x.dim()))]
+    big = ember.zeros(*[s * 2 for s in x.shape], dtype=dt)
+    view = big[tuple(slice(None, None, 2) for _ in range(x.dim()))]
+    view.copy_(e)
+    return view
+
+
+def _slow_copy(t, dt):
+    e = ember.zeros(*t.shape, dtype=dt) if t.dim() else ember.zeros((), dtype=dt)
+    flat = e.reshape(-1)
+    for i, v in enumerate(t.reshape(-1).tolist()):
+        flat[i] = v
+    return e
+
+
+def cases():
+    for op in OPS:
+        for dtype in op.dtypes:
+            for s in op.samples(dtype):
+                yield pytest.param(op, dtype, s, id=f"{op.name}-{dtype}-{s.name}")
+
+
+def _run(op, lib, sample, convert):
+    args = [convert(a) for a in sample.args]
+    return op.call(lib, *args, **sample.kwargs)
+
+
+@pytest.mark.parametrize("op,dtype,sample", list(cases()))
+def test_forward_matches_torch(op, dtype, sample):
+    try:
+        expected = _run(op, torch, sample, lambda a: a)
+    except Exception as e:  # torch rejects this combination: ember must raise the same type
+        with pytest.raises(type(e)):
+            _run(op, ember, sample, to_ember)
+        return
+    got = _run(op, ember, sample, to_ember)
+    rtol = op.tol_per_dtype.get(dtype, op.rtol)
+    assert_same(got, expected, rtol=rtol, atol=op.atol if op.atol is not None else rtol)
+
+
+def grad_cases():
+    for op in OPS:
+        if not op.grad:
+            continue
+        for s in op.samples("float64"):
+            if any(isinstance(a, torch.Tensor) and a.numel() == 0 for a in s.args):
+                continue
+            yield pytest.param(op, s, id=f"{op.name}-{s.name}")
+
+
+@pytest.mark.parametrize("op,sample", list(grad_cases()))
+def test_gradients_match_torch_and_gradcheck(op, sample):
+    t_args = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    e_args = [to_ember(a).detach().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    t_out = op.call(torch, *t_args, **sample.kwargs)
+    e_out = op.call(ember, *e_args, **sample.kwargs)
+    weights = torch.linspace(-1, 1, max(t_out.numel(), 1), dtype=torch.float64)[: t_out.numel()].reshape(t_out.shape)
+    (t_out * weights).sum().backward()
+    (e_out * to_ember(weights)).sum().backward()
+    for ta, ea in zip(t_args, e_args):
+        if isinstance(ta, torch.Tensor):
+            assert_same(ea.grad, ta.grad)
+    diff = [i for i, a in enumerate(e_args) if isinstance(a, ember.Tensor)]
+
+    def f(*xs):
+        args = list(e_args)
+        for i, x in zip(diff, xs):
+            args[i] = x
+        return op.call(ember, *args, **sample.kwargs)
+    inputs = tuple(to_ember(sample.args[i]).detach().requires_grad_() for i in diff)
+    assert ember.autograd.gradcheck(f, inputs)
