@@ -207,7 +207,7 @@ void bind_autograd(nb::module_& m) {
       .def("detach_",
            [](Tensor& t) -> Tensor {
              if (auto* mm = ag::meta(t)) {
-               EMBER_CHECK(!mm->is_view, "Can't detach views in-place. Use detach() instead.");
+               EMBER_CHECK(!t.impl()->view_base, "Can't detach views in-place. Use detach() instead.");
                mm->grad_fn.reset();
                mm->requires_grad = false;
              }

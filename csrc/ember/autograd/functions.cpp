@@ -148,11 +148,10 @@ struct CopySlices : Node {
 void check_inplace(const Tensor& self, bool any_input_requires_grad) {
   if (!GradMode::is_enabled()) return;
   AutogradMetaImpl* m = meta(self);
-  if (!m) return;
-  if (m->requires_grad && !m->grad_fn)
+  if (m && m->requires_grad && !m->grad_fn)
     throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
-  if (m->is_view) {
-    AutogradMetaImpl* bm = meta(m->view_base);
+  if (self.impl()->view_base) {
+    AutogradMetaImpl* bm = meta(Tensor(self.impl()->view_base));
     if (bm && bm->requires_grad && !bm->grad_fn)
       throw Error("a view of a leaf Variable that requires grad is being used in an in-place operation.");
   }
@@ -162,14 +161,14 @@ void check_inplace(const Tensor& self, bool any_input_requires_grad) {
 void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
   if (node->num_inputs() == 0) node->add_input_metadata(self);
   AutogradMetaImpl& m = meta_or_create(self);
-  if (!m.is_view) {
+  if (!self.impl()->view_base) {
     m.grad_fn = node;  // node already has one input slot: the out-of-place result it produced
     m.output_nr = 0;
     m.requires_grad = false;
     return;
   }
   // In-place on a view: the base's new history runs `node` on the view's slice of its gradient.
-  const Tensor& base = m.view_base;
+  const Tensor base(self.impl()->view_base);
   auto cs = std::make_shared<CopySlices>();
   cs->base_sizes = base.sizes();
   cs->base_strides = base.strides();
@@ -202,11 +201,14 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
   m.output_nr = vb->add_input_metadata(self);
 }
 
-void record_view(const Tensor& base, const Tensor& view) {
-  AutogradMetaImpl* bm = meta(base);
-  AutogradMetaImpl& vm = meta_or_create(view);
-  vm.is_view = true;
-  vm.view_base = bm && bm->is_view ? bm->view_base : base;
+void set_view_history(const Tensor& input, const Tensor& view, const char* name,
+                      std::function<Tensor(const Tensor&)> backward) {
+  if (!GradMode::is_enabled() || !requires_grad(input)) return;
+  auto n = std::make_shared<ViewBackward>();
+  n->name_ = name;
+  n->backward = std::move(backward);
+  n->next_edges = {gradient_edge(input)};
+  set_history(view, n);
 }
 
 }  // namespace ember::autograd

@@ -70,9 +70,6 @@ struct AutogradMetaImpl : AutogradMeta {
   std::shared_ptr<Tensor> retained_grad;  // written by retain_grad's hook (which must not own the tensor)
   std::vector<GradHook> hooks;            // leaf hooks, run by AccumulateGrad before accumulating
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
-  // Views: the base whose history an in-place op on this view must update.
-  Tensor view_base;
-  bool is_view = false;
   // Forward-mode tangent (forward_ad), one level.
   Tensor fw_grad;
 };

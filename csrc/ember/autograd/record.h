@@ -40,7 +40,8 @@ inline bool inplace_needs_grad(const Tensor& self, std::initializer_list<const T
   return false;
 }
 
-// Marks `view` as a view of `base` for autograd (in-place ops on it update the base).
-void record_view(const Tensor& base, const Tensor& view);
+// History for a view op's output: `backward` maps the view's gradient to the input's.
+void set_view_history(const Tensor& input, const Tensor& view, const char* name,
+                      std::function<Tensor(const Tensor&)> backward);
 
 }  // namespace ember::autograd

@@ -102,6 +102,9 @@ class TensorImpl : public RefCounted {
   void* pyobj = nullptr;
   // A 0-d tensor made from a Python number: type promotion ranks it below tensors.
   bool wrapped_number = false;
+  // For views: the tensor (never itself a view) whose storage this views. Autograd needs it
+  // when the view is modified in place (the base's history changes too).
+  IntrusivePtr<TensorImpl> view_base;
 
  private:
   void refresh();
