@@ -9,9 +9,12 @@ from ember._C import (  # noqa: F401
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye,
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
     eq, ne, lt, le, gt, ge, sum, mean, matmul, mm,
+    Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+    rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like, randint_like,
 )
 from ember._size import Size  # noqa: F401
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
+from ember import random  # noqa: F401
 
 # PyTorch's dtype aliases.
 half, float, double = float16, float32, float64

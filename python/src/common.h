@@ -31,6 +31,7 @@ OptDims dims_arg(nb::handle h);
 void bind_dtype_device(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_random(nb::module_& m);
 
 }  // namespace ember::py
 

@@ -2,7 +2,6 @@
 #include "ember/ops/random.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -12,6 +11,7 @@
 #include "ember/core/parallel.h"
 #include "ember/core/philox.h"
 #include "ember/cpu/iter.h"
+#include "ember/cpu/random_math.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -59,7 +59,8 @@ double float_max(ScalarType t) {
 // its index, whichever thread computes its tile.
 constexpr int64_t kTile = 256;
 
-template <int W, typename Write>
+// `group`: blocks are generated in multiples of this (4 for Box-Muller's Note [Box-Muller groups]).
+template <int W, int64_t group = 1, typename Write>
 void for_each_tile(int64_t n, Generator* gen, const Write& write) {
   static_assert(kTile * W % 4 == 0);
   if (n <= 0) return;
@@ -69,7 +70,8 @@ void for_each_tile(int64_t n, Generator* gen, const Write& write) {
     alignas(64) uint32_t words[kTile * W];
     for (int64_t t = t0; t < t1; ++t) {
       int64_t begin = t * kTile, count = std::min(kTile, n - begin);
-      philox_fill(s.key, s.counter + uint64_t(t * (kTile * W / 4)), (count * W + 3) / 4, words);
+      int64_t nblocks = std::min<int64_t>(((count * W + 3) / 4 + group - 1) / group * group, kTile * W / 4);
+      philox_fill(s.key, s.counter + uint64_t(t * (kTile * W / 4)), nblocks, words);
       write(begin, count, static_cast<const uint32_t*>(words));
     }
   });
@@ -115,89 +117,13 @@ inline opmath_t<T> unit(const uint32_t* w, int64_t k) {
 template <typename T>
 constexpr int kWords = std::is_same_v<T, double> ? 2 : 1;
 
-// ---- vectorizable math for Box-Muller (the compiler inlines these into SIMD loops) ----
-
-// Natural log for x in [2^-24, 1] (normal floats): Cephes logf, about 1 ulp.
-inline float log_f(float x) {
-  uint32_t i = std::bit_cast<uint32_t>(x);
-  int32_t e = int32_t(i >> 23) - 126;  // x = m * 2^e with m in [0.5, 1)
-  float m = std::bit_cast<float>((i & 0x007fffffu) | 0x3f000000u);
-  bool small = m < 0.70710678f;
-  e -= small ? 1 : 0;
-  float f = small ? m + m - 1.0f : m - 1.0f;  // now in [sqrt(.5) - 1, sqrt(2) - 1)
-  float z = f * f;
-  float y = 7.0376836292e-2f;
-  y = y * f - 1.1514610310e-1f;
-  y = y * f + 1.1676998740e-1f;
-  y = y * f - 1.2420140846e-1f;
-  y = y * f + 1.4249322787e-1f;
-  y = y * f - 1.6668057665e-1f;
-  y = y * f + 2.0000714765e-1f;
-  y = y * f - 2.4999993993e-1f;
-  y = y * f + 3.3333331174e-1f;
-  y *= f * z;
-  float fe = float(e);
-  y += -2.12194440e-4f * fe;
-  y += -0.5f * z;
-  return f + y + 0.693359375f * fe;
-}
-
-// sin and cos of 2*pi*u for u in [0, 1). The argument is a fraction of a turn, so the reduction
-// to [-pi/4, pi/4] plus a quadrant is exact; then Cephes' minimax polynomials.
+// count standard normals (z has room for kTile) from a tile's words.
 template <typename T>
-inline void sincos_2pi(T u, T& s, T& c) {
-  T t = u * T(4);
-  T q = std::floor(t + T(0.5));
-  T r = (t - q) * T(1.57079632679489661923);
-  int qi = int(q) & 3;
-  T z = r * r, sr, cr;
-  if constexpr (std::is_same_v<T, float>) {
-    sr = ((-1.9515295891e-4f * z + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * r + r;
-    cr = ((2.443315711809948e-5f * z - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z - 0.5f * z + 1.0f;
-  } else {
-    sr = r + r * z *
-                 (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z + 2.75573136213857245213e-6) * z -
-                    1.98412698295895385996e-4) *
-                       z +
-                   8.33333333332211858878e-3) *
-                      z -
-                  1.66666666666666307295e-1);
-    cr = 1.0 - 0.5 * z +
-         z * z *
-             (((((-1.13585365213876817300e-11 * z + 2.08757008419747316778e-9) * z - 2.75573141792967388112e-7) * z +
-                2.48015872888517045348e-5) *
-                   z -
-               1.38888888888730564116e-3) *
-                  z +
-              4.16666666666665929218e-2);
-  }
-  T ss = (qi & 1) ? cr : sr, cc = (qi & 1) ? sr : cr;  // rotate by qi quarter turns
-  s = (qi & 2) ? -ss : ss;
-  c = ((qi + 1) & 2) ? -cc : cc;
-}
-
-// Standard normals for one tile, as pairs (r cos, r sin) from words (2p, 2p+1) [W words each].
-// z holds kTile values; an odd count fills one spare slot.
-template <typename T>
-void box_muller_tile(const uint32_t* w, int64_t count, opmath_t<T>* z) {
-  using M = opmath_t<T>;
-  int64_t pairs = (count + 1) / 2;
-  for (int64_t p = 0; p < pairs; ++p) {
-    M u1, u2, r;
-    if constexpr (std::is_same_v<T, double>) {
-      u1 = double((word64(w, 2 * p) >> 11) + 1) * 0x1p-53;  // (0, 1]
-      u2 = double(word64(w, 2 * p + 1) >> 11) * 0x1p-53;    // [0, 1)
-      r = std::sqrt(-2.0 * std::log(u1));
-    } else {
-      u1 = float(int32_t(w[2 * p] >> 8) + 1) * 0x1p-24f;
-      u2 = float(int32_t(w[2 * p + 1] >> 8)) * 0x1p-24f;
-      r = std::sqrt(-2.0f * log_f(u1));
-    }
-    M s, c;
-    sincos_2pi(u2, s, c);
-    z[2 * p] = r * c;
-    z[2 * p + 1] = r * s;
-  }
+void standard_normals(const uint32_t* w, int64_t count, opmath_t<T>* z) {
+  if constexpr (std::is_same_v<T, double>)
+    cpu::box_muller_f64(w, (count + 1) / 2, z);
+  else
+    cpu::box_muller_f32(w, (count + 1) / 2, z);
 }
 
 // ---- layout ----
@@ -262,9 +188,9 @@ void normal_fill(Tensor& out, double mean, double std, Generator* gen) {
     using M = opmath_t<scalar_t>;
     scalar_t* o = out.data<scalar_t>();
     const M m = M(mean), s = M(std);
-    for_each_tile<kWords<scalar_t>>(n, gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+    for_each_tile<kWords<scalar_t>, 4>(n, gen, [&](int64_t b, int64_t c, const uint32_t* w) {
       alignas(64) M z[kTile];
-      box_muller_tile<scalar_t>(w, c, z);
+      standard_normals<scalar_t>(w, c, z);
       for (int64_t k = 0; k < c; ++k) o[b + k] = scalar_t(m + s * z[k]);
     });
   });
@@ -464,7 +390,7 @@ Tensor& exponential_(Tensor& self, double lambd, Generator* gen) {
           if constexpr (std::is_same_v<scalar_t, double>)
             o[b + k] = scale * std::log(double((word64(w, k) >> 11) + 1) * 0x1p-53);
           else
-            o[b + k] = scalar_t(scale * log_f(float(int32_t(w[k] >> 8) + 1) * 0x1p-24f));
+            o[b + k] = scalar_t(scale * cpu::log_f(float(int32_t(w[k] >> 8) + 1) * 0x1p-24f));
         }
       });
     });
