@@ -2,10 +2,12 @@
 // on the thread count, and generator state round trips.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 
 #include "ember/core/philox.h"
+#include "ember/cpu/random_math.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -157,4 +159,42 @@ TEST(Random, NonContiguousInPlaceMatchesContiguousValues) {
   Tensor got = contiguous(strided);
   EXPECT_TRUE(same_bytes(got, want));
   EXPECT_EQ(item(sum(select(slice(base, 1, 1, 10, 2), 0, 0))).to_double(), 0.0) << "odd columns untouched";
+}
+
+TEST(RandomMath, LogAndSinCosAreAccurate) {
+  double worst_log = 0, worst_trig_f = 0, worst_trig_d = 0;
+  for (int i = 1; i <= (1 << 16); ++i) {
+    float u = float(i) * 0x1p-16f;  // (0, 1]
+    double want = std::log(double(u));
+    worst_log = std::max(worst_log, std::abs(double(cpu::log_f(u)) - want) / std::max(1e-30, std::abs(want)));
+    float s, c;
+    cpu::sincos_2pi(u - 0x1p-16f, s, c);  // [0, 1)
+    double a = 2 * M_PI * double(u - 0x1p-16f);
+    worst_trig_f = std::max({worst_trig_f, std::abs(s - std::sin(a)), std::abs(c - std::cos(a))});
+    double sd, cd, ud = double(i - 1) / 65536.0 + 1e-7;
+    cpu::sincos_2pi(ud, sd, cd);
+    worst_trig_d =
+        std::max({worst_trig_d, std::abs(sd - std::sin(2 * M_PI * ud)), std::abs(cd - std::cos(2 * M_PI * ud))});
+  }
+  EXPECT_LT(worst_log, 3e-7) << "log_f relative error";
+  EXPECT_LT(worst_trig_f, 3e-7) << "float sincos absolute error";
+  EXPECT_LT(worst_trig_d, 1e-15) << "double sincos absolute error";
+}
+
+TEST(RandomMath, VectorBoxMullerAgreesWithScalar) {
+#ifdef EMBER_X86_SIMD
+  if (!ember::detail::cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA on this CPU";
+  const int64_t pairs = 4096;
+  std::vector<uint32_t> words(2 * pairs);
+  philox_fill(99, 0, pairs / 2, words.data());
+  words[0] = 0xffffffffu, words[1] = 0;  // u1 = 1 (r = 0) and u1, u2 extremes
+  words[2] = 0, words[3] = 0xffffffffu;
+  std::vector<float> vec(2 * pairs), ref(2 * pairs);
+  cpu::detail::box_muller_f32_avx2(words.data(), pairs, vec.data());
+  cpu::detail::box_muller_f32_scalar(words.data(), pairs, ref.data());
+  for (int64_t i = 0; i < 2 * pairs; ++i)
+    ASSERT_NEAR(vec[i], ref[i], 2e-6f * std::max(1.0f, std::abs(ref[i]))) << "element " << i;
+#else
+  GTEST_SKIP() << "no x86 SIMD path in this build";
+#endif
 }

@@ -5,6 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EMBER_X86_SIMD 1
+#include <immintrin.h>
+#endif
 
 namespace ember {
 
@@ -24,11 +31,6 @@ inline std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> c, std::array<
   return c;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define EMBER_X86_SIMD 1
-#include <immintrin.h>
-#endif
-
 namespace detail {
 
 inline void philox_fill_scalar(uint64_t key, uint64_t counter, int64_t nblocks, uint32_t* out) {
@@ -41,8 +43,14 @@ inline void philox_fill_scalar(uint64_t key, uint64_t counter, int64_t nblocks, 
 }
 
 #ifdef EMBER_X86_SIMD
+// AVX2+FMA kernels run when the CPU has them, unless EMBER_CPU_CAPABILITY=default asks for the
+// portable code (as ATEN_CPU_CAPABILITY does in PyTorch; used to test the fallback).
 inline bool cpu_has_avx2_fma() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool ok = [] {
+    const char* cap = std::getenv("EMBER_CPU_CAPABILITY");
+    if (cap && std::string_view(cap) == "default") return false;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
   return ok;
 }
 

@@ -21,9 +21,9 @@ inline float log_f(float x) {
   uint32_t i = std::bit_cast<uint32_t>(x);
   int32_t e = int32_t(i >> 23) - 126;  // x = m * 2^e with m in [0.5, 1)
   float m = std::bit_cast<float>((i & 0x007fffffu) | 0x3f000000u);
-  bool small = m < 0.70710678f;
-  e -= small ? 1 : 0;
-  float f = small ? m + m - 1.0f : m - 1.0f;  // now in [sqrt(.5) - 1, sqrt(2) - 1)
+  int32_t small = m < 0.70710678f;  // arithmetic rather than branches, so loops vectorize
+  e -= small;
+  float f = m + float(small) * m - 1.0f;  // 2m - 1 or m - 1: in [sqrt(.5) - 1, sqrt(2) - 1)
   float z = f * f;
   float y = 7.0376836292e-2f;
   y = y * f - 1.1514610310e-1f;
@@ -88,12 +88,15 @@ inline void box_muller_f32_scalar(const uint32_t* w, int64_t pairs, float* z) {
 }
 
 #ifdef EMBER_X86_SIMD
+__attribute__((target("avx2,fma"))) inline __m256 poly(__m256 y, __m256 x, float c) {
+  return _mm256_fmadd_ps(y, x, _mm256_set1_ps(c));
+}
+
 // The scalar algorithm above, eight pairs per step.
 __attribute__((target("avx2,fma"))) inline void box_muller_f32_avx2(const uint32_t* w, int64_t pairs, float* z) {
   const __m256i mant = _mm256_set1_epi32(0x007fffff), half_exp = _mm256_set1_epi32(0x3f000000);
   const __m256i one_i = _mm256_set1_epi32(1), three_i = _mm256_set1_epi32(3), two_i = _mm256_set1_epi32(2);
   const __m256 one = _mm256_set1_ps(1.0f);
-  auto poly = [](__m256 y, __m256 x, float c) { return _mm256_fmadd_ps(y, x, _mm256_set1_ps(c)); };
   for (int64_t p = 0; p < pairs; p += 8) {
     // Split 16 words into the u1 words (even) and u2 words (odd) of pairs p..p+7, in order.
     __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * p)));

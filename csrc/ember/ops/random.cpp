@@ -405,8 +405,10 @@ Tensor& cauchy_(Tensor& self, double median, double sigma, Generator* gen) {
       scalar_t* o = out.data<scalar_t>();
       for_each_tile<2>(out.numel(), gen, [&](int64_t b, int64_t c, const uint32_t* w) {
         for (int64_t k = 0; k < c; ++k) {
-          double u = (double(word64(w, k) >> 11) + 0.5) * 0x1p-53;  // (0, 1)
-          o[b + k] = scalar_t(static_cast<opmath_t<scalar_t>>(median + sigma * std::tan(M_PI * (u - 0.5))));
+          // tan(pi (u - 1/2)) = -cos(pi u) / sin(pi u), u in (0, 1) so sin > 0.
+          double u = (double(word64(w, k) >> 11) + 0.5) * 0x1p-53, s, cs;
+          cpu::sincos_2pi(0.5 * u, s, cs);
+          o[b + k] = scalar_t(static_cast<opmath_t<scalar_t>>(median - sigma * cs / s));
         }
       });
     });
