@@ -197,8 +197,10 @@ void bind_generator(nb::module_& m) {
       nb::arg("seed"), "Seeds the default CPU generator; returns it.");
   m.def(
       "seed", [] { return seed(); }, "Seeds the default generator non-deterministically; returns the seed.");
-  m.def("initial_seed", [] { return initial_seed(); });
-  m.def("get_rng_state", [] { return get_rng_state(); });
+  m.def(
+      "initial_seed", [] { return initial_seed(); }, "The seed of the default generator.");
+  m.def(
+      "get_rng_state", [] { return get_rng_state(); }, "The default generator's state as a uint8 tensor.");
   m.def(
       "set_rng_state",
       [](nb::handle state) {
@@ -208,7 +210,7 @@ void bind_generator(nb::module_& m) {
               detail::str_cat("expected an ember uint8 tensor, but got ", Py_TYPE(state.ptr())->tp_name));
         set_rng_state(*t);
       },
-      nb::arg("new_state"));
+      nb::arg("new_state"), "Restores the default generator from get_rng_state()'s tensor.");
 }
 
 void bind_factories(nb::module_& m) {
@@ -234,7 +236,11 @@ void bind_factories(nb::module_& m) {
         },
         nb::arg("args"), nb::arg("size") = nb::none(), nb::arg("generator") = nb::none(), nb::arg("out") = nb::none(),
         nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(),
-        nb::arg("pin_memory") = false, nb::arg("requires_grad") = false);
+        nb::arg("pin_memory") = false, nb::arg("requires_grad") = false,
+        normal ? "randn(*size, *, generator=None, out=None, dtype=None, device=None, requires_grad=False): "
+                 "standard normal samples."
+               : "rand(*size, *, generator=None, out=None, dtype=None, device=None, requires_grad=False): "
+                 "uniform samples in [0, 1).");
   };
   def_sized("rand", false);
   def_sized("randn", true);
@@ -280,7 +286,9 @@ void bind_factories(nb::module_& m) {
       nb::arg("args"), nb::arg("low") = nb::none(), nb::arg("high") = nb::none(), nb::arg("size") = nb::none(),
       nb::arg("generator") = nb::none(), nb::arg("out") = nb::none(), nb::arg("dtype") = nb::none(),
       nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(), nb::arg("pin_memory") = false,
-      nb::arg("requires_grad") = false);
+      nb::arg("requires_grad") = false,
+      "randint(low=0, high, size, *, generator=None, out=None, dtype=int64, device=None, requires_grad=False): "
+      "integers uniform in [low, high).");
 
   m.def(
       "randperm",
@@ -302,7 +310,9 @@ void bind_factories(nb::module_& m) {
       },
       nb::arg("n"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("out") = nb::none(),
       nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(),
-      nb::arg("pin_memory") = false, nb::arg("requires_grad") = false);
+      nb::arg("pin_memory") = false, nb::arg("requires_grad") = false,
+      "randperm(n, *, generator=None, out=None, dtype=int64, device=None, requires_grad=False): a random permutation "
+      "of 0..n-1.");
 
   // normal(mean, std, size=None, *, ...): tensor/number mean and std; numbers need a size.
   m.def(
@@ -341,7 +351,9 @@ void bind_factories(nb::module_& m) {
       nb::arg("mean"), nb::arg("std") = nb::none(), nb::arg("size") = nb::none(), nb::kw_only(),
       nb::arg("generator") = nb::none(), nb::arg("out") = nb::none(), nb::arg("dtype") = nb::none(),
       nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(), nb::arg("pin_memory") = false,
-      nb::arg("requires_grad") = false);
+      nb::arg("requires_grad") = false,
+      "normal(mean, std=1.0, size=None, *, generator=None, out=None, ...): normal samples; mean and std are tensors "
+      "(broadcast together) or numbers (then size is required).");
 
   // *_like(input, ...): input's shape, dtype (unless given) and, for dense inputs, strides.
   auto def_like = [&](const char* name, bool normal) {
@@ -358,7 +370,9 @@ void bind_factories(nb::module_& m) {
         },
         nb::arg("input"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
         nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(), nb::arg("requires_grad") = false,
-        nb::arg("memory_format") = nb::none());
+        nb::arg("memory_format") = nb::none(),
+        normal ? "randn_like(input, *, generator=None, dtype=None, ...): randn with input's shape, dtype and layout."
+               : "rand_like(input, *, generator=None, dtype=None, ...): rand with input's shape, dtype and layout.");
   };
   def_like("rand_like", false);
   def_like("randn_like", true);
@@ -390,7 +404,8 @@ void bind_factories(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("args"), nb::arg("low") = nb::none(), nb::arg("high") = nb::none(),
       nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(),
-      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false, nb::arg("memory_format") = nb::none());
+      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false, nb::arg("memory_format") = nb::none(),
+      "randint_like(input, low=0, high, *, generator=None, dtype=None, ...): randint with input's shape and dtype.");
 }
 
 // bernoulli(input, p=None, *, generator=None[, out=None]): p None draws with input's probabilities.
@@ -407,7 +422,8 @@ void bind_sampling(nb::module_& m, nb::class_<Tensor>& cls) {
         return into_out(bernoulli_impl(self, p, generator), out);
       },
       nb::arg("input"), nb::arg("p") = nb::none(), nb::kw_only(), nb::arg("generator") = nb::none(),
-      nb::arg("out") = nb::none());
+      nb::arg("out") = nb::none(),
+      "bernoulli(input, p=None, *, generator=None, out=None): 0/1 samples with probabilities input (or p).");
   cls.def(
       "bernoulli",
       [](const Tensor& self, nb::handle p, nb::handle generator) { return bernoulli_impl(self, p, generator); },
@@ -419,7 +435,9 @@ void bind_sampling(nb::module_& m, nb::class_<Tensor>& cls) {
         return into_out(multinomial(self, num_samples, replacement, gen_arg(generator)), out);
       },
       nb::arg("input"), nb::arg("num_samples"), nb::arg("replacement") = false, nb::kw_only(),
-      nb::arg("generator") = nb::none(), nb::arg("out") = nb::none());
+      nb::arg("generator") = nb::none(), nb::arg("out") = nb::none(),
+      "multinomial(input, num_samples, replacement=False, *, generator=None, out=None): category indices drawn from "
+      "the rows of input (non-negative weights).");
   cls.def(
       "multinomial",
       [](const Tensor& self, int64_t num_samples, bool replacement, nb::handle generator) {
