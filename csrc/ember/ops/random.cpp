@@ -77,15 +77,19 @@ void for_each_tile(int64_t n, Generator* gen, const Write& write) {
   });
 }
 
-// Sequential words from one starting block, for the serial parts (randperm, multinomial rows).
+// Sequential words from `nblocks` blocks starting at `counter`, for the serial parts (randperm,
+// multinomial rows). Generates at most what was reserved, so short streams stay cheap.
 class WordStream {
  public:
-  WordStream(uint64_t key, uint64_t counter) : key_(key), counter_(counter) {}
+  WordStream(uint64_t key, uint64_t counter, uint64_t nblocks) : key_(key), counter_(counter), left_(nblocks) {}
   uint32_t next32() {
-    if (pos_ == kBuf) {
-      philox_fill(key_, counter_, kBuf / 4, buf_);
-      counter_ += kBuf / 4;
+    if (pos_ == end_) {
+      int64_t n = int64_t(std::min<uint64_t>(kBuf / 4, std::max<uint64_t>(left_, 1)));
+      philox_fill(key_, counter_, n, buf_);
+      counter_ += uint64_t(n);
+      left_ -= std::min<uint64_t>(left_, uint64_t(n));
       pos_ = 0;
+      end_ = int(4 * n);
     }
     return buf_[pos_++];
   }
@@ -97,8 +101,8 @@ class WordStream {
 
  private:
   static constexpr int kBuf = 256;
-  uint64_t key_, counter_;
-  int pos_ = kBuf;
+  uint64_t key_, counter_, left_;
+  int pos_ = 0, end_ = 0;
   alignas(64) uint32_t buf_[kBuf];
 };
 
@@ -509,7 +513,7 @@ Tensor randperm(int64_t n, Generator* gen, ScalarType dtype, Device device) {
     const bool wide = uint64_t(n) > (uint64_t(1) << 32);
     const uint64_t words = uint64_t(n - 1) * (wide ? 2 : 1);
     PhiloxSlice s = gen_or_default(gen).reserve((words + 3) / 4);
-    WordStream ws(s.key, s.counter);
+    WordStream ws(s.key, s.counter, (words + 3) / 4);
     for (int64_t i = n - 1; i > 0; --i) {
       uint64_t range = uint64_t(i) + 1, j;
       if (wide)
@@ -572,7 +576,7 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
     std::vector<double> acc(n_cat);
     std::vector<int64_t> idx;
     for (int64_t r = r0; r < r1; ++r) {
-      WordStream ws(s.key, s.counter + uint64_t(r) * row_blocks);
+      WordStream ws(s.key, s.counter + uint64_t(r) * row_blocks, row_blocks);
       const double* p = pw + r * n_cat;
       int64_t* dst = o + r * num_samples;
       if (replacement) {
