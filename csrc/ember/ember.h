@@ -7,3 +7,4 @@
 #include "ember/core/tensor.h"
 #include "ember/ops/operators.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/random.h"

@@ -9,6 +9,8 @@ from ember._C import (  # noqa: F401
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye,
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
     eq, ne, lt, le, gt, ge, sum, mean, matmul, mm, bmm,
+    Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+    rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like, randint_like,
 )
 from ember._size import Size  # noqa: F401
 from ember import autograd  # noqa: F401
@@ -16,6 +18,7 @@ from ember.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
 )
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
+from ember import random  # noqa: F401
 
 # PyTorch's dtype aliases.
 half, float, double = float16, float32, float64

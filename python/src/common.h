@@ -32,6 +32,7 @@ void bind_dtype_device(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_autograd(nb::module_& m);
+void bind_random(nb::module_& m);
 
 }  // namespace ember::py
 

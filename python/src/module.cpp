@@ -30,4 +30,5 @@ NB_MODULE(_C, m) {
   bind_tensor(m);
   bind_ops(m);
   bind_autograd(m);
+  bind_random(m);
 }

@@ -52,5 +52,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return res
 
 
-from ember.autograd import functional  # noqa: E402,F401
+from ember.autograd import forward_ad, functional  # noqa: E402,F401
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401

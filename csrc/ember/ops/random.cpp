@@ -1,0 +1,611 @@
+// Random ops: argument checks, then kernels that draw from Philox streams (Note [Counter-based RNG]).
+#include "ember/ops/random.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
+#include "ember/core/philox.h"
+#include "ember/cpu/iter.h"
+#include "ember/cpu/random_math.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+namespace {
+
+Generator& gen_or_default(Generator* g) { return g ? *g : default_generator(); }
+
+// Random bits in the significand of each floating type: rand() values are k * 2^-digits, all exact.
+template <typename T>
+constexpr int kDigits = std::numeric_limits<T>::digits;
+template <>
+constexpr int kDigits<Half> = 11;
+template <>
+constexpr int kDigits<BFloat16> = 8;
+
+int float_digits(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float16:
+      return 11;
+    case ScalarType::BFloat16:
+      return 8;
+    case ScalarType::Float32:
+      return 24;
+    default:
+      return 53;
+  }
+}
+double float_max(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float16:
+      return 65504.0;
+    case ScalarType::BFloat16:
+      return 3.38953138925153547590470800371487866880e+38;
+    case ScalarType::Float32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
+  }
+}
+
+// ---- streams ----
+
+// Note [Tiles]: a stream of n elements, each consuming W 32-bit words, is cut into tiles of kTile
+// elements. Tile t starts at block counter + t * kTile * W / 4, so an element's words depend only on
+// its index, whichever thread computes its tile.
+constexpr int64_t kTile = 256;
+
+// `group`: blocks are generated in multiples of this (4 for Box-Muller's Note [Box-Muller groups]).
+template <int W, int64_t group = 1, typename Write>
+void for_each_tile(int64_t n, Generator* gen, const Write& write) {
+  static_assert(kTile * W % 4 == 0);
+  if (n <= 0) return;
+  PhiloxSlice s = gen_or_default(gen).reserve(uint64_t((n * W + 3) / 4));
+  int64_t ntiles = (n + kTile - 1) / kTile;
+  parallel_for(0, ntiles, std::max<int64_t>(1, kGrainSize / kTile), [&](int64_t t0, int64_t t1) {
+    alignas(64) uint32_t words[kTile * W];
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t begin = t * kTile, count = std::min(kTile, n - begin);
+      int64_t nblocks = std::min<int64_t>(((count * W + 3) / 4 + group - 1) / group * group, kTile * W / 4);
+      philox_fill(s.key, s.counter + uint64_t(t * (kTile * W / 4)), nblocks, words);
+      write(begin, count, static_cast<const uint32_t*>(words));
+    }
+  });
+}
+
+// Sequential words from `nblocks` blocks starting at `counter`, for the serial parts (randperm,
+// multinomial rows). Generates at most what was reserved, so short streams stay cheap.
+class WordStream {
+ public:
+  WordStream(uint64_t key, uint64_t counter, uint64_t nblocks) : key_(key), counter_(counter), left_(nblocks) {}
+  uint32_t next32() {
+    if (pos_ == end_) {
+      int64_t n = int64_t(std::min<uint64_t>(kBuf / 4, std::max<uint64_t>(left_, 1)));
+      philox_fill(key_, counter_, n, buf_);
+      counter_ += uint64_t(n);
+      left_ -= std::min<uint64_t>(left_, uint64_t(n));
+      pos_ = 0;
+      end_ = int(4 * n);
+    }
+    return buf_[pos_++];
+  }
+  uint64_t next64() {
+    uint64_t hi = next32();
+    return hi << 32 | next32();
+  }
+  double open_unit() { return (double(next64() >> 11) + 0.5) * 0x1p-53; }  // (0, 1)
+
+ private:
+  static constexpr int kBuf = 256;
+  uint64_t key_, counter_, left_;
+  int pos_ = 0, end_ = 0;
+  alignas(64) uint32_t buf_[kBuf];
+};
+
+inline uint64_t word64(const uint32_t* w, int64_t k) { return uint64_t(w[2 * k]) << 32 | w[2 * k + 1]; }
+
+// Element k's uniform in [0, 1) with kDigits<T> bits (W = 2 words for double, else 1).
+template <typename T>
+inline opmath_t<T> unit(const uint32_t* w, int64_t k) {
+  if constexpr (std::is_same_v<T, double>) {
+    return double(word64(w, k) >> 11) * 0x1p-53;
+  } else {
+    constexpr int D = kDigits<T>;
+    return float(int32_t(w[k] >> (32 - D))) * (1.0f / float(1u << D));
+  }
+}
+template <typename T>
+constexpr int kWords = std::is_same_v<T, double> ? 2 : 1;
+
+// count standard normals (z has room for kTile) from a tile's words.
+template <typename T>
+void standard_normals(const uint32_t* w, int64_t count, opmath_t<T>* z) {
+  if constexpr (std::is_same_v<T, double>)
+    cpu::box_muller_f64(w, (count + 1) / 2, z);
+  else
+    cpu::box_muller_f32(w, (count + 1) / 2, z);
+}
+
+// ---- layout ----
+
+// Whether t's elements fill exactly numel slots of memory (a permutation of a contiguous layout).
+bool is_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  std::vector<std::pair<int64_t, int64_t>> d;  // (stride, size) of the non-trivial dims
+  for (int64_t i = 0; i < t.dim(); ++i)
+    if (t.sizes()[i] != 1) d.emplace_back(t.strides()[i], t.sizes()[i]);
+  std::sort(d.begin(), d.end());
+  int64_t expect = 1;
+  for (auto [st, sz] : d) {
+    if (st != expect) return false;
+    expect *= sz;
+  }
+  return true;
+}
+
+// Runs fill(out) on memory laid out densely: `self` itself when dense (elements drawn in memory
+// order), else a contiguous temporary copied back.
+template <typename F>
+Tensor& fill_dense(Tensor& self, const F& fill) {
+  if (self.numel() == 0) return self;
+  if (is_dense(self)) {
+    fill(self);
+    self.bump_version();
+  } else {
+    Tensor tmp = empty(self.sizes(), self.dtype());
+    fill(tmp);
+    copy_(self, tmp);
+  }
+  return self;
+}
+
+Tensor empty_like_dense(const Tensor& t, ScalarType dtype) {
+  if (!t.is_contiguous() && is_dense(t)) return empty_strided(t.sizes(), t.strides(), dtype, t.device());
+  return empty(t.sizes(), dtype, t.device());
+}
+
+template <typename T>
+inline T from_int(int64_t v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v != 0;
+  else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+    return T(float(v));
+  else
+    return static_cast<T>(v);
+}
+
+void check_floating(const Tensor& self, const char* what) {
+  EMBER_CHECK(is_floating_point(self.dtype()), what,
+              " distribution is a continuous probability distribution. dtype must be a floating point but you "
+              "specified ",
+              dtype_name(self.dtype()));
+}
+
+// Draws standard-normal-based values into dense `out`: out = mean + std * z.
+void normal_fill(Tensor& out, double mean, double std, Generator* gen) {
+  int64_t n = out.numel();
+  EMBER_DISPATCH_FLOAT(out.dtype(), "normal_", [&] {
+    using M = opmath_t<scalar_t>;
+    scalar_t* o = out.data<scalar_t>();
+    const M m = M(mean), s = M(std);
+    for_each_tile<kWords<scalar_t>, 4>(n, gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+      alignas(64) M z[kTile];
+      standard_normals<scalar_t>(w, c, z);
+      for (int64_t k = 0; k < c; ++k) o[b + k] = scalar_t(m + s * z[k]);
+    });
+  });
+}
+
+// Fills dense `out` with from + r, r uniform in [0, range); range 0 stands for 2^64.
+void random_range_fill(Tensor& out, int64_t from, uint64_t range, Generator* gen) {
+  int64_t n = out.numel();
+  const uint64_t base = uint64_t(from);
+  EMBER_DISPATCH_ALL(out.dtype(), "random_", [&] {
+    scalar_t* o = out.data<scalar_t>();
+    if (range != 0 && range <= (uint64_t(1) << 32)) {
+      for_each_tile<1>(n, gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) o[b + k] = from_int<scalar_t>(int64_t(base + ((uint64_t(w[k]) * range) >> 32)));
+      });
+    } else {
+      for_each_tile<2>(n, gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) {
+          uint64_t x = word64(w, k);
+          uint64_t r = range ? uint64_t((static_cast<unsigned __int128>(x) * range) >> 64) : x;
+          o[b + k] = from_int<scalar_t>(int64_t(base + r));
+        }
+      });
+    }
+  });
+}
+
+// Inclusive integer bounds a dtype can hold, for random_'s checks.
+std::pair<int64_t, int64_t> int_bounds(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+      return {0, 1};
+    case ScalarType::UInt8:
+      return {0, 255};
+    case ScalarType::Int8:
+      return {-128, 127};
+    case ScalarType::Int16:
+      return {-32768, 32767};
+    case ScalarType::Int32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+bool in_bounds(int64_t v, ScalarType t) {
+  if (is_floating_point(t)) return std::abs(double(v)) <= float_max(t);
+  auto [lo, hi] = int_bounds(t);
+  return v >= lo && v <= hi;
+}
+void check_random_dtype(ScalarType t) {
+  EMBER_CHECK(t != ScalarType::Undefined && !is_complex(t),
+              "random_ handles only integral, floating-point and boolean types, got ", dtype_name(t));
+}
+
+// Normal with tensor mean and/or std: standard normals, then out = mean + std * z broadcast.
+Tensor normal_tensors(const Tensor* mean_t, double mean_s, const Tensor* std_t, double std_s, Generator* gen) {
+  ScalarType dt = mean_t ? mean_t->dtype() : std_t->dtype();
+  if (!is_floating_point(dt)) EMBER_NOT_IMPLEMENTED("\"normal\" not implemented for '", dtype_name(dt), "'");
+  if (std_t) {
+    Tensor sd = contiguous(to_dtype(*std_t, ScalarType::Float64));
+    const double* p = sd.data<double>();
+    for (int64_t i = 0; i < sd.numel(); ++i) EMBER_CHECK(p[i] >= 0.0, "normal expects all elements of std >= 0.0");
+  } else {
+    EMBER_CHECK(std_s >= 0.0, "normal expects std >= 0.0, but found std ", std_s);
+  }
+  Shape shape = mean_t && std_t ? broadcast_shapes(mean_t->sizes(), std_t->sizes(), "normal")
+                : mean_t        ? mean_t->sizes()
+                                : std_t->sizes();
+  Tensor out = empty(shape, dt);
+  normal_fill(out, 0.0, 1.0, gen);
+  Tensor m = mean_t ? to_dtype(*mean_t, dt) : scalar_tensor(mean_s, dt);
+  Tensor s = std_t ? to_dtype(*std_t, dt) : scalar_tensor(std_s, dt);
+  TensorIter it(out, {out, m, s}, dt, "normal");
+  EMBER_DISPATCH_FLOAT(dt, "normal", [&] {
+    using M = opmath_t<scalar_t>;
+    it.for_each([](char** d, const int64_t* st, int64_t n) {
+      for (int64_t k = 0; k < n; ++k) {
+        M z = M(*reinterpret_cast<const scalar_t*>(d[1] + k * st[1]));
+        M mu = M(*reinterpret_cast<const scalar_t*>(d[2] + k * st[2]));
+        M sigma = M(*reinterpret_cast<const scalar_t*>(d[3] + k * st[3]));
+        *reinterpret_cast<scalar_t*>(d[0] + k * st[0]) = scalar_t(mu + sigma * z);
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+// ---- in-place fills ----
+
+Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
+  ScalarType dt = self.dtype();
+  if (!is_floating_point(dt)) EMBER_NOT_IMPLEMENTED("\"uniform_\" not implemented for '", dtype_name(dt), "'");
+  double hi = float_max(dt);
+  EMBER_CHECK(from >= -hi && from <= hi, "from is out of bounds for ", dtype_name(dt));
+  EMBER_CHECK(to >= -hi && to <= hi, "to is out of bounds for ", dtype_name(dt));
+  EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  EMBER_CHECK(to - from <= hi, "uniform_ expects to-from <= std::numeric_limits<", dtype_name(dt),
+              ">::max(), but found to=", to, " and from=", from, " which result in to-from to exceed the limit");
+  return fill_dense(self, [&](Tensor& out) {
+    EMBER_DISPATCH_FLOAT(dt, "uniform_", [&] {
+      using M = opmath_t<scalar_t>;
+      scalar_t* o = out.data<scalar_t>();
+      const M lo = M(from), range = M(to - from);
+      for_each_tile<kWords<scalar_t>>(out.numel(), gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) o[b + k] = scalar_t(lo + range * unit<scalar_t>(w, k));
+      });
+    });
+  });
+}
+
+Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
+  EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (!is_floating_point(self.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"normal_\" not implemented for '", dtype_name(self.dtype()), "'");
+  return fill_dense(self, [&](Tensor& out) { normal_fill(out, mean, std, gen); });
+}
+
+Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
+  EMBER_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  // u < p with u = w / 2^32, compared in integers: w < p * 2^32.
+  const uint64_t threshold = uint64_t(p * 4294967296.0);
+  return fill_dense(self, [&](Tensor& out) {
+    EMBER_DISPATCH_ALL(self.dtype(), "bernoulli_", [&] {
+      scalar_t* o = out.data<scalar_t>();
+      for_each_tile<1>(out.numel(), gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) o[b + k] = from_int<scalar_t>(uint64_t(w[k]) < threshold);
+      });
+    });
+  });
+}
+
+Tensor& bernoulli_(Tensor& self, const Tensor& p, Generator* gen) {
+  if (!is_floating_point(p.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"bernoulli_\" not implemented for probabilities of type '", dtype_name(p.dtype()), "'");
+  check_random_dtype(self.dtype());
+  // Probabilities in self's logical order; the draws go to a contiguous buffer (copied back if needed).
+  Tensor pc = contiguous(expand(p, self.sizes()));
+  Tensor out = self.is_contiguous() ? self : empty(self.sizes(), self.dtype());
+  int64_t n = self.numel();
+  EMBER_DISPATCH_FLOAT(p.dtype(), "bernoulli_", [&] {
+    using P = scalar_t;
+    const P* pp = pc.data<P>();
+    for (int64_t i = 0; i < n; ++i) {
+      double v = double(opmath_t<P>(pp[i]));
+      EMBER_CHECK(v >= 0.0 && v <= 1.0, "bernoulli expects all elements of p to be in [0, 1]");
+    }
+    EMBER_DISPATCH_ALL(self.dtype(), "bernoulli_", [&] {
+      scalar_t* o = out.data<scalar_t>();
+      for_each_tile<1>(n, gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k)
+          o[b + k] = from_int<scalar_t>(double(w[k]) * 0x1p-32 < double(opmath_t<P>(pp[b + k])));
+      });
+    });
+  });
+  if (!out.is_same(self))
+    copy_(self, out);
+  else
+    self.bump_version();
+  return self;
+}
+
+Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to, Generator* gen) {
+  ScalarType dt = self.dtype();
+  check_random_dtype(dt);
+  uint64_t range;  // 0 means 2^64 (int64's full range)
+  if (to) {
+    EMBER_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", *to);
+    EMBER_CHECK(in_bounds(from, dt), "from is out of bounds for ", dtype_name(dt));
+    EMBER_CHECK(in_bounds(*to - 1, dt), "to - 1 is out of bounds for ", dtype_name(dt));
+    range = uint64_t(*to) - uint64_t(from);
+  } else {
+    int64_t to_inc = is_floating_point(dt) ? int64_t(1) << float_digits(dt) : int_bounds(dt).second;
+    EMBER_CHECK(in_bounds(from, dt), "from is out of bounds for ", dtype_name(dt));
+    EMBER_CHECK(from <= to_inc,
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to ",
+                "dtype, but got from=", from, " > to_inc=", to_inc);
+    range = uint64_t(to_inc) - uint64_t(from) + 1;
+  }
+  return fill_dense(self, [&](Tensor& out) { random_range_fill(out, from, range, gen); });
+}
+
+Tensor& random_(Tensor& self, Generator* gen) { return random_(self, 0, std::nullopt, gen); }
+
+Tensor& exponential_(Tensor& self, double lambd, Generator* gen) {
+  check_floating(self, "Exponential");
+  EMBER_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  return fill_dense(self, [&](Tensor& out) {
+    EMBER_DISPATCH_FLOAT(self.dtype(), "exponential_", [&] {
+      using M = opmath_t<scalar_t>;
+      scalar_t* o = out.data<scalar_t>();
+      const M scale = M(-1.0 / lambd);
+      for_each_tile<kWords<scalar_t>>(out.numel(), gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) {
+          // -log(u) / lambda with u in (0, 1]
+          if constexpr (std::is_same_v<scalar_t, double>)
+            o[b + k] = scale * std::log(double((word64(w, k) >> 11) + 1) * 0x1p-53);
+          else
+            o[b + k] = scalar_t(scale * cpu::log_f(float(int32_t(w[k] >> 8) + 1) * 0x1p-24f));
+        }
+      });
+    });
+  });
+}
+
+Tensor& cauchy_(Tensor& self, double median, double sigma, Generator* gen) {
+  check_floating(self, "Cauchy");
+  EMBER_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  return fill_dense(self, [&](Tensor& out) {
+    EMBER_DISPATCH_FLOAT(self.dtype(), "cauchy_", [&] {
+      scalar_t* o = out.data<scalar_t>();
+      for_each_tile<2>(out.numel(), gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) {
+          // tan(pi (u - 1/2)) = -cos(pi u) / sin(pi u), u in (0, 1) so sin > 0.
+          double u = (double(word64(w, k) >> 11) + 0.5) * 0x1p-53, s, cs;
+          cpu::sincos_2pi(0.5 * u, s, cs);
+          o[b + k] = scalar_t(static_cast<opmath_t<scalar_t>>(median - sigma * cs / s));
+        }
+      });
+    });
+  });
+}
+
+Tensor& log_normal_(Tensor& self, double mean, double std, Generator* gen) {
+  if (!is_floating_point(self.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"log_normal_\" not implemented for '", dtype_name(self.dtype()), "'");
+  EMBER_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  return fill_dense(self, [&](Tensor& out) {
+    normal_fill(out, mean, std, gen);
+    EMBER_DISPATCH_FLOAT(self.dtype(), "log_normal_", [&] {
+      scalar_t* o = out.data<scalar_t>();
+      parallel_for(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) o[k] = scalar_t(std::exp(opmath_t<scalar_t>(o[k])));
+      });
+    });
+  });
+}
+
+Tensor& geometric_(Tensor& self, double p, Generator* gen) {
+  EMBER_CHECK(p > 0.0 && p < 1.0, "geometric_ expects p to be in (0, 1), but got p=", p);
+  const double denom = std::log1p(-p);
+  return fill_dense(self, [&](Tensor& out) {
+    EMBER_DISPATCH_NUMERIC(self.dtype(), "geometric_", [&] {
+      scalar_t* o = out.data<scalar_t>();
+      for_each_tile<1>(out.numel(), gen, [&](int64_t b, int64_t c, const uint32_t* w) {
+        for (int64_t k = 0; k < c; ++k) {
+          double u = (double(w[k]) + 0.5) * 0x1p-32;  // (0, 1)
+          double v = std::ceil(std::log(u) / denom);
+          if constexpr (std::is_integral_v<scalar_t>)
+            o[b + k] = static_cast<scalar_t>(static_cast<int64_t>(v));
+          else
+            o[b + k] = scalar_t(static_cast<opmath_t<scalar_t>>(v));
+        }
+      });
+    });
+  });
+}
+
+// ---- factories ----
+
+Tensor rand(IntArrayRef sizes, Generator* gen, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  return uniform_(t, 0.0, 1.0, gen);
+}
+
+Tensor randn(IntArrayRef sizes, Generator* gen, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  return normal_(t, 0.0, 1.0, gen);
+}
+
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, Generator* gen, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  return random_(t, low, high, gen);
+}
+
+Tensor normal(double mean, double std, IntArrayRef sizes, Generator* gen, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  return normal_(t, mean, std, gen);
+}
+Tensor normal(const Tensor& mean, double std, Generator* gen) { return normal_tensors(&mean, 0.0, nullptr, std, gen); }
+Tensor normal(double mean, const Tensor& std, Generator* gen) { return normal_tensors(nullptr, mean, &std, 0.0, gen); }
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
+  return normal_tensors(&mean, 0.0, &std, 0.0, gen);
+}
+
+Tensor rand_like(const Tensor& t, std::optional<ScalarType> dtype, Generator* gen) {
+  Tensor out = empty_like_dense(t, dtype.value_or(t.dtype()));
+  return uniform_(out, 0.0, 1.0, gen);
+}
+Tensor randn_like(const Tensor& t, std::optional<ScalarType> dtype, Generator* gen) {
+  Tensor out = empty_like_dense(t, dtype.value_or(t.dtype()));
+  return normal_(out, 0.0, 1.0, gen);
+}
+Tensor randint_like(const Tensor& t, int64_t low, int64_t high, std::optional<ScalarType> dtype, Generator* gen) {
+  Tensor out = empty_like_dense(t, dtype.value_or(t.dtype()));
+  return random_(out, low, high, gen);
+}
+
+Tensor randperm(int64_t n, Generator* gen, ScalarType dtype, Device device) {
+  EMBER_CHECK(n >= 0, "Trying to create tensor with negative dimension ", n, ": [", n, "]");
+  if (dtype == ScalarType::Bool || is_complex(dtype) || dtype == ScalarType::Undefined)
+    EMBER_NOT_IMPLEMENTED("\"randperm\" not implemented for '", dtype_name(dtype), "'");
+  if (is_floating_point(dtype)) {
+    int64_t limit = (int64_t(1) << float_digits(dtype)) + 1;
+    EMBER_CHECK(n <= limit, "n cannot be greater than ", limit, " for ", dtype_name(dtype), " type.");
+  } else {
+    EMBER_CHECK(n == 0 || n - 1 <= int_bounds(dtype).second, "randperm: n=", n, " is too large for result type ",
+                dtype_name(dtype));
+  }
+  Tensor perm = empty({n}, ScalarType::Int64, device);
+  int64_t* p = perm.data<int64_t>();
+  std::iota(p, p + n, int64_t(0));
+  if (n > 1) {
+    // Fisher-Yates from the back; step i draws j uniform in [0, i] from one (or two) words.
+    const bool wide = uint64_t(n) > (uint64_t(1) << 32);
+    const uint64_t words = uint64_t(n - 1) * (wide ? 2 : 1);
+    PhiloxSlice s = gen_or_default(gen).reserve((words + 3) / 4);
+    WordStream ws(s.key, s.counter, (words + 3) / 4);
+    for (int64_t i = n - 1; i > 0; --i) {
+      uint64_t range = uint64_t(i) + 1, j;
+      if (wide)
+        j = uint64_t((static_cast<unsigned __int128>(ws.next64()) * range) >> 64);
+      else
+        j = (uint64_t(ws.next32()) * range) >> 32;
+      std::swap(p[i], p[j]);
+    }
+  }
+  return dtype == ScalarType::Int64 ? perm : to_dtype(perm, dtype);
+}
+
+// ---- sampling from tensors ----
+
+Tensor bernoulli(const Tensor& p, Generator* gen) {
+  if (!is_floating_point(p.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"bernoulli\" not implemented for '", dtype_name(p.dtype()), "'");
+  Tensor out = empty_like_dense(p, p.dtype());
+  return bernoulli_(out, p, gen);
+}
+
+Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
+  Tensor out = empty_like_dense(self, self.dtype());
+  return bernoulli_(out, p, gen);
+}
+
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  EMBER_CHECK(probs.dim() == 1 || probs.dim() == 2, "prob_dist must be 1 or 2 dim");
+  EMBER_CHECK(is_floating_point(probs.dtype()),
+              "multinomial only supports floating-point dtypes for input, got: ", dtype_name(probs.dtype()));
+  EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t n_cat = probs.size(-1);
+  const int64_t n_dist = probs.dim() == 1 ? 1 : probs.size(0);
+  EMBER_CHECK(replacement || num_samples <= n_cat,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  EMBER_CHECK(n_cat <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+  Tensor out =
+      probs.dim() == 1 ? empty({num_samples}, ScalarType::Int64) : empty({n_dist, num_samples}, ScalarType::Int64);
+  if (n_dist == 0) return out;
+
+  Tensor w = contiguous(to_dtype(probs, ScalarType::Float64));
+  const double* pw = w.data<double>();
+  for (int64_t r = 0; r < n_dist; ++r) {
+    double total = 0;
+    for (int64_t i = 0; i < n_cat; ++i) {
+      double v = pw[r * n_cat + i];
+      EMBER_CHECK(std::isfinite(v) && v >= 0.0, "probability tensor contains either `inf`, `nan` or element < 0");
+      total += v;
+    }
+    EMBER_CHECK(total > 0.0, "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
+
+  // Each row draws from its own block range (one 64-bit word pair per draw), so rows run in parallel.
+  const int64_t draws = replacement ? num_samples : n_cat;
+  const uint64_t row_blocks = (uint64_t(draws) * 2 + 3) / 4;
+  PhiloxSlice s = gen_or_default(gen).reserve(row_blocks * uint64_t(n_dist));
+  int64_t* o = out.data<int64_t>();
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(draws, 1));
+  parallel_for(0, n_dist, grain, [&](int64_t r0, int64_t r1) {
+    std::vector<double> acc(n_cat);
+    std::vector<int64_t> idx;
+    for (int64_t r = r0; r < r1; ++r) {
+      WordStream ws(s.key, s.counter + uint64_t(r) * row_blocks, row_blocks);
+      const double* p = pw + r * n_cat;
+      int64_t* dst = o + r * num_samples;
+      if (replacement) {
+        // Inverse CDF: the first category whose cumulative weight exceeds u * total.
+        double total = 0;
+        int64_t last_nonzero = 0;
+        for (int64_t i = 0; i < n_cat; ++i) {
+          total += p[i];
+          acc[i] = total;
+          if (p[i] > 0) last_nonzero = i;
+        }
+        for (int64_t k = 0; k < num_samples; ++k) {
+          double x = double(ws.next64() >> 11) * 0x1p-53 * total;
+          int64_t i = std::upper_bound(acc.begin(), acc.end(), x) - acc.begin();
+          dst[k] = std::min(i, last_nonzero);  // x rounding up to total lands past the end
+        }
+      } else {
+        // Without replacement: the num_samples largest keys p_i / E_i with E_i ~ Exp(1)
+        // (exponential races, equivalent to sequential draws without replacement).
+        for (int64_t i = 0; i < n_cat; ++i) acc[i] = p[i] / -std::log(ws.open_unit());
+        idx.resize(n_cat);
+        std::iota(idx.begin(), idx.end(), int64_t(0));
+        auto by_key = [&](int64_t a, int64_t b) { return acc[a] > acc[b] || (acc[a] == acc[b] && a < b); };
+        std::partial_sort(idx.begin(), idx.begin() + num_samples, idx.end(), by_key);
+        std::copy(idx.begin(), idx.begin() + num_samples, dst);
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace ember
