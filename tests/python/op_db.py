@@ -138,3 +138,16 @@ OPS = [
     ], dtypes=["float32", "float64", "int64"], rtol=1e-4),
 ] + [OpInfo(n, samples=lambda dt: binary_samples(dt), dtypes=ALL, grad=False)
      for n in ("eq", "ne", "lt", "le", "gt", "ge")]
+
+
+def _load_families():
+    """Op families live in op_db_<family>.py files beside this one, each defining OPS."""
+    import importlib
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    for f in sorted(os.listdir(here)):
+        if f.startswith("op_db_") and f.endswith(".py"):
+            OPS.extend(importlib.import_module(f[:-3]).OPS)
+
+
+_load_families()
