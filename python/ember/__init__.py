@@ -10,6 +10,9 @@ from ember._C import (  # noqa: F401
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
     eq, ne, lt, le, gt, ge, sum, mean, matmul, mm,
 )
+from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
+    tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
+)
 from ember._size import Size  # noqa: F401
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
 

@@ -29,4 +29,5 @@ NB_MODULE(_C, m) {
   bind_dtype_device(m);
   bind_tensor(m);
   bind_ops(m);
+  bind_interop(m);
 }
