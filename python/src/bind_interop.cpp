@@ -155,6 +155,16 @@ T int_from_double(double v) {
 }
 
 int64_t unpack_int64(PyObject* o) {
+  // Small ints (one internal digit) are read directly; the general call below costs more.
+#if PY_VERSION_HEX >= 0x030C0000
+  if (PyLong_CheckExact(o) && PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(o)))
+    return PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(o));
+#else
+  if (PyLong_CheckExact(o)) {
+    Py_ssize_t size = Py_SIZE(o);  // signed digit count
+    if (size >= -1 && size <= 1) return size * static_cast<int64_t>(reinterpret_cast<PyLongObject*>(o)->ob_digit[0]);
+  }
+#endif
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
   if (overflow) throw_long_overflow();
@@ -246,6 +256,11 @@ void fill(PyObject* seq, const Shape& sizes, size_t dim, T*& out) {
       if constexpr (is_float_like<T>) {
         if (PyFloat_CheckExact(o)) {  // the common case, kept free of calls
           p[i] = T(static_cast<opmath_t<T>>(PyFloat_AS_DOUBLE(o)));
+          continue;
+        }
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        if (PyLong_CheckExact(o)) {
+          p[i] = int_from_int64<T>(unpack_int64(o));
           continue;
         }
       }

@@ -16,7 +16,8 @@ PyObject* g_asarray = nullptr;
 
 bool numpy_loaded() {
   if (g_ndarray_type) return true;
-  PyObject* np = PyImport_GetModule(nb::str("numpy").ptr());  // no import: see Note [Lazy NumPy]
+  static PyObject* name = PyUnicode_InternFromString("numpy");
+  PyObject* np = PyImport_GetModule(name);  // no import: see Note [Lazy NumPy]
   if (!np) {
     PyErr_Clear();
     return false;

@@ -476,6 +476,33 @@ def test_dlpack_export_options():
         ember.from_dlpack([1, 2])
 
 
+def test_dlpack_unsupported_dtype_releases_producer():
+    r = torch.ones(4, dtype=torch.uint16)
+    with pytest.raises(TypeError, match="unsupported DLPack dtype"):
+        ember.from_dlpack(r)
+    ember._C._cpu_empty_cache()
+    before = ember._C._cpu_memory_stats()["allocated_bytes"]
+    cap = ember.ones(1 << 20, dtype=ember.bfloat16).__dlpack__(max_version=(1, 0))
+    with pytest.raises(RuntimeError, match="Unsupported dtype"):
+        np.from_dlpack(_CapsuleHolder(cap))  # NumPy has no bfloat16: it refuses, and must not leak
+    del cap
+    gc.collect()
+    assert ember._C._cpu_memory_stats()["allocated_bytes"] == before
+
+
+class _CapsuleHolder:
+    """Presents a ready-made capsule through the __dlpack__ protocol."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __dlpack__(self, **kwargs):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 def test_dlpack_unconsumed_capsule_frees_tensor():
     ember._C._cpu_empty_cache()
     before = ember._C._cpu_memory_stats()["allocated_bytes"]

@@ -78,6 +78,7 @@ INFERENCE = [
     "M.tensor(memoryview(b'ab'))", "M.tensor([2**40 + 1, 1.5])", "M.tensor([1.5, 2**70])", "M.tensor([1e300])",
     "M.tensor([float('nan'), float('inf'), -float('inf'), -0.0])", "M.tensor([2**63 - 1, -2**63])",
     "M.tensor([[0.1, 0.2, 0.3]] * 4)",
+    "M.tensor([0, 1, -1, 2**30 - 1, 2**30, -2**30, -2**30 - 1, 2**31, 2**60, -2**62, 2**63 - 1])",
     # NumPy scalars keep their dtype, and promote with Python numbers as tensors do
     "M.tensor(np.float32(1.5))", "M.tensor(np.float64(1.5))", "M.tensor(np.float16(1.5))", "M.tensor(np.int8(3))",
     "M.tensor(np.int16(3))", "M.tensor(np.int32(3))", "M.tensor(np.int64(3))", "M.tensor(np.uint8(200))",
