@@ -146,20 +146,12 @@ void versioned_capsule_destructor(PyObject* cap) {
   if (m && m->deleter) m->deleter(m);
 }
 
-// DataPtr deleters for imported memory: hand it back to the producer. Producers may touch
-// Python objects in their deleter, so it runs with the GIL (see decref_with_gil).
+// DataPtr deleters for imported memory: hand it back to the producer, whose deleter may touch
+// Python objects (see Note [Foreign memory]).
 template <typename Managed>
 void release_managed(void*, void* ctx) {
   auto* m = static_cast<Managed*>(ctx);
-  if (!m->deleter) return;
-  if (PyGILState_Check()) {
-    m->deleter(m);
-    return;
-  }
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
-  PyGILState_STATE s = PyGILState_Ensure();
-  m->deleter(m);
-  PyGILState_Release(s);
+  if (m->deleter) with_gil([m] { m->deleter(m); });
 }
 
 Tensor wrap_dltensor(const DLTensor& dl, DataPtr owner) {

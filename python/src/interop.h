@@ -22,6 +22,25 @@ Tensor from_buffer(nb::handle obj, ScalarType dtype);
 // Drops a Python reference from any thread (the DataPtr deleter of foreign memory).
 void decref_with_gil(void* ptr, void* obj);
 
+// Note [Foreign memory]: a tensor can die on any thread (a DLPack consumer's, a worker's), and
+// memory owned by Python objects must then be released with the GIL held. Once the interpreter
+// is shutting down, a thread without the GIL must not take it: the release is skipped (leaked).
+template <typename F>
+void with_gil(F&& f) {
+  if (PyGILState_Check()) {
+    f();
+    return;
+  }
+#if PY_VERSION_HEX >= 0x030D0000
+  if (!Py_IsInitialized() || Py_IsFinalizing()) return;
+#else
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+#endif
+  PyGILState_STATE s = PyGILState_Ensure();
+  f();
+  PyGILState_Release(s);
+}
+
 // ---- DLPack (dlpack.cpp) ----
 // A "dltensor" capsule, or a "dltensor_versioned" one when `versioned`; `copy` exports a copy.
 nb::object to_dlpack(const Tensor& t, bool versioned, bool copy);

@@ -179,10 +179,7 @@ PyType_Slot g_owner_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(owner_g
 // Keeps a buffer export (e.g. of a bytearray) open for as long as a tensor uses its memory.
 void release_buffer_with_gil(void*, void* ctx) {
   auto* view = static_cast<Py_buffer*>(ctx);
-  if (!Py_IsInitialized()) return;
-  PyGILState_STATE s = PyGILState_Ensure();
-  PyBuffer_Release(view);
-  PyGILState_Release(s);
+  with_gil([view] { PyBuffer_Release(view); });
   delete view;
 }
 
@@ -194,17 +191,13 @@ Tensor wrap_foreign(size_t nbytes, DataPtr owner, ScalarType dtype, Shape sizes,
 }  // namespace
 
 void decref_with_gil(void*, void* obj) {
-  if (PyGILState_Check()) {  // the common case: freed from Python code
-    Py_DECREF(static_cast<PyObject*>(obj));
-    return;
-  }
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter (and the object) is gone
-  PyGILState_STATE s = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(obj));
-  PyGILState_Release(s);
+  with_gil([obj] { Py_DECREF(static_cast<PyObject*>(obj)); });
 }
 
-bool is_ndarray(PyObject* o) { return numpy_loaded() && PyObject_TypeCheck(o, (PyTypeObject*)g_ndarray_type); }
+bool is_ndarray(PyObject* o) {
+  if (PyFloat_Check(o) || PyLong_Check(o)) return false;  // `t + 1`: skip the sys.modules lookup
+  return numpy_loaded() && PyObject_TypeCheck(o, (PyTypeObject*)g_ndarray_type);
+}
 bool is_numpy_scalar(PyObject* o) { return numpy_loaded() && PyObject_TypeCheck(o, (PyTypeObject*)g_generic_type); }
 
 ScalarType numpy_scalar_dtype(PyObject* o) {
