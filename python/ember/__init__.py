@@ -12,6 +12,9 @@ from ember._C import (  # noqa: F401
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like, randint_like,
 )
+from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
+    tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
+)
 from ember._size import Size  # noqa: F401
 from ember import autograd  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401

@@ -24,18 +24,20 @@ void def_dunders(nb::class_<Tensor>& cls, BinaryOp op, const char* dunder, const
       Tensor* bt = nullptr;
       Scalar s;
       if (nb::try_cast<Tensor*>(b, bt) && bt) return nb::cast(binary_op(op, a, *bt));
+      if (is_ndarray(b.ptr())) return nb::borrow(Py_NotImplemented);  // NumPy computes it, see __array_wrap__
       if (!to_scalar(b, s)) return nb::borrow(Py_NotImplemented);
       return nb::cast(binary_op(op, a, scalar_tensor(s, std::nullopt, true)));
     });
   if (rdunder)
     cls.def(rdunder, [op](const Tensor& a, nb::handle b) -> nb::object {
       Scalar s;
-      if (!to_scalar(b, s)) return nb::borrow(Py_NotImplemented);
+      if (is_ndarray(b.ptr()) || !to_scalar(b, s)) return nb::borrow(Py_NotImplemented);
       return nb::cast(binary_op(op, scalar_tensor(s, std::nullopt, true), a));
     });
   if (idunder)
-    cls.def(idunder, [op](Tensor& a, nb::handle b) -> Tensor {
-      return binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true);
+    cls.def(idunder, [op](Tensor& a, nb::handle b) -> nb::object {
+      if (is_ndarray(b.ptr())) return nb::borrow(Py_NotImplemented);  // t += array rebinds t, as in PyTorch
+      return nb::cast(binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true));
     });
 }
 

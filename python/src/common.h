@@ -31,6 +31,8 @@ OptDims dims_arg(nb::handle h);
 void bind_dtype_device(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_interop(nb::module_& m);  // tensor(), NumPy, DLPack (bind_interop.cpp)
+bool is_ndarray(PyObject* o);       // without importing NumPy (numpy_interop.cpp)
 void bind_autograd(nb::module_& m);
 void bind_random(nb::module_& m);
 

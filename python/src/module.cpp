@@ -29,6 +29,7 @@ NB_MODULE(_C, m) {
   bind_dtype_device(m);
   bind_tensor(m);
   bind_ops(m);
+  bind_interop(m);
   bind_autograd(m);
   bind_random(m);
 }

@@ -15,18 +15,8 @@ INT_DTYPES = ["uint8", "int8", "int16", "int32", "int64"]
 def both(data, dtype):
     """The same values as an (ember, torch) pair; data is a nested list."""
     t = torch.tensor(data, dtype=getattr(torch, dtype))
-    e = ember.tensor(t.tolist(), dtype=getattr(ember, dtype)) if hasattr(ember, "tensor") else _from_list(t, dtype)
+    e = ember.tensor(t.tolist(), dtype=getattr(ember, dtype))
     return e, t
-
-
-def _from_list(t, dtype):
-    # Fallback until ember.tensor lands: fill an ember tensor element by element via indexing.
-    e = ember.empty(*t.shape, dtype=getattr(ember, dtype)) if t.dim() else ember.empty((), dtype=getattr(ember, dtype))
-    flat = t.reshape(-1).tolist()
-    ef = e.reshape(-1)
-    for i, v in enumerate(flat):
-        ef[i] = v
-    return e
 
 
 def dtype_name(dt):

@@ -30,6 +30,10 @@ Tensor logspace(Scalar start, Scalar end, int64_t steps, double base, std::optio
 Tensor eye(int64_t n, int64_t m, ScalarType dtype = default_dtype(), Device device = Device());
 // 0-d tensor holding a Python number; flagged so type promotion treats it as a scalar.
 Tensor scalar_tensor(Scalar s, std::optional<ScalarType> dtype = std::nullopt, bool wrapped = false);
+// ---- layouts like another tensor's (ops/like.cpp): empty_like keeps dense strides (preserve_format) ----
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
+Shape infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
+Tensor empty_like(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt, bool preserve_format = true);
 
 // ---- copy and conversion (ops/copy.cpp) ----
 Tensor& copy_(Tensor& dst, const Tensor& src);  // broadcasts src, converts dtype

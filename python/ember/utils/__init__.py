@@ -1,0 +1,1 @@
+"""ember.utils: helpers with PyTorch's layout (``ember.utils.dlpack``, ...)."""
