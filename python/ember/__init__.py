@@ -15,6 +15,14 @@ from ember._C import (  # noqa: F401
 from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
     tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
 )
+from ember._C import (  # noqa: F401  (reductions, scans, sorting: python/src/bind_reduce.cpp)
+    nansum, nanmean, prod, max, min, maximum, minimum, amax, amin, aminmax, argmax, argmin, all, any,
+    count_nonzero, var, std, var_mean, std_mean, norm, logsumexp, softmax, log_softmax,
+    cumsum, cumprod, cummax, cummin, logcumsumexp, sort, argsort, msort, topk, kthvalue, median, nanmedian,
+    mode, quantile, nanquantile, unique, unique_consecutive, bincount, histc,
+)
+from ember import return_types  # noqa: F401
+from ember import linalg  # noqa: F401
 from ember._size import Size  # noqa: F401
 from ember import autograd  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401

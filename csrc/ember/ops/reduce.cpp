@@ -8,9 +8,12 @@
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/reduce_utils.h"
 
 namespace ember {
 namespace {
+using reduce_detail::reduce_mask;
+using reduce_detail::reduced_shape;
 
 template <typename T>
 using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
@@ -71,33 +74,6 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
                    for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<O>(acc[j]);
                  }
                });
-}
-
-// Sorted unique reduced dims; empty `dims` (or none given) means all.
-std::vector<bool> reduce_mask(const Tensor& t, const OptDims& dims) {
-  int64_t n = t.dim();
-  std::vector<bool> mask(std::max<int64_t>(n, 1), false);
-  if (!dims || dims->empty()) {
-    std::fill(mask.begin(), mask.end(), true);
-    return mask;
-  }
-  for (int64_t d : *dims) {
-    int64_t w = wrap_dim(d, n);
-    EMBER_CHECK(!mask[w], "dim ", w, " appears multiple times in the list of dims");
-    mask[w] = true;
-  }
-  return mask;
-}
-
-Shape reduced_shape(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
-  Shape s;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (!mask[d])
-      s.push_back(t.sizes()[d]);
-    else if (keepdim)
-      s.push_back(1);
-  }
-  return s;
 }
 
 // Sums `x` over the masked dims into dtype `out_dtype`, contiguous, with keepdim shape.
