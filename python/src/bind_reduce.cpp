@@ -59,9 +59,18 @@ std::optional<ScalarType> dtype_or_out(nb::handle dtype, nb::handle out) {
   return nb::cast<Tensor>(out).dtype();
 }
 
-std::optional<int64_t> opt_int(nb::handle h) {
+// An int argument (dim, k) given as a handle: TypeError for anything else, as torch's parser.
+int64_t int_arg(nb::handle h, const char* name, const char* arg = "dim") {
+  if (PyBool_Check(h.ptr()) ||
+      (!PyLong_Check(h.ptr()) && !(PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && !nb::isinstance<Tensor>(h))))
+    throw ember::TypeError(
+        detail::str_cat(name, "(): argument '", arg, "' must be int, not ", Py_TYPE(h.ptr())->tp_name));
+  return static_cast<int64_t>(PyNumber_AsSsize_t(h.ptr(), PyExc_OverflowError));
+}
+
+std::optional<int64_t> opt_int(nb::handle h, const char* name = "") {
   if (h.is_none()) return std::nullopt;
-  return nb::cast<int64_t>(h);
+  return int_arg(h, name);
 }
 
 // var/std arguments: (dim, unbiased, keepdim, correction) with torch's overloads:
@@ -119,8 +128,8 @@ Tensor norm_any(const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb:
   if (p.is_none()) return norm(t, std::string("fro"), dims_arg(dim), keepdim, opt_dtype(dtype));
   if (number_arg(p, pd)) return norm(t, pd, dims_arg(dim), keepdim, opt_dtype(dtype));
   if (nb::isinstance<nb::str>(p)) return norm(t, nb::cast<std::string>(p), dims_arg(dim), keepdim, opt_dtype(dtype));
-  throw ember::TypeError(detail::str_cat("norm(): argument 'p' must be a number or a string, not ",
-                                         Py_TYPE(p.ptr())->tp_name));
+  throw ember::TypeError(
+      detail::str_cat("norm(): argument 'p' must be a number or a string, not ", Py_TYPE(p.ptr())->tp_name));
 }
 
 // max/min: full (no dim), with dim ((values, indices)), or elementwise with a tensor `other`.
@@ -132,14 +141,14 @@ nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, bool keepdim, n
     return nb::cast(write_out(out, r, name));
   }
   if (dim.is_none()) return nb::cast(write_out(out, is_max ? max(t) : min(t), name));
-  int64_t d = nb::cast<int64_t>(dim);
+  int64_t d = int_arg(dim, name);
   return write_out_pair(out, is_max ? max(t, d, keepdim) : min(t, d, keepdim), name, name);
 }
 
 nb::object median_any(bool nan, const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
   const char* name = nan ? "nanmedian" : "median";
   if (dim.is_none()) return nb::cast(write_out(out, nan ? nanmedian(t) : median(t), name));
-  int64_t d = nb::cast<int64_t>(dim);
+  int64_t d = int_arg(dim, name);
   return write_out_pair(out, nan ? nanmedian(t, d, keepdim) : median(t, d, keepdim), name, name);
 }
 
@@ -248,7 +257,8 @@ void bind_reduce(nb::module_& m) {
   m.def("aminmax", aminmax_f, nb::arg("input"), nb::kw_only(), nb::arg("dim") = none, nb::arg("keepdim") = false,
         nb::arg("out") = none);
   cls.def(
-      "aminmax", [aminmax_f](const Tensor& t, nb::handle dim, bool keepdim) { return aminmax_f(t, dim, keepdim, nb::none()); },
+      "aminmax",
+      [aminmax_f](const Tensor& t, nb::handle dim, bool keepdim) { return aminmax_f(t, dim, keepdim, nb::none()); },
       nb::kw_only(), nb::arg("dim") = none, nb::arg("keepdim") = false);
 
   // ---- logical and counting ----
@@ -282,8 +292,8 @@ void bind_reduce(nb::module_& m) {
         name,
         [f, name](const Tensor& t, nb::handle dim, nb::handle unbiased, bool keepdim, nb::handle correction,
                   nb::handle out) { return write_out(out, f(t, dim, unbiased, keepdim, correction), name); },
-        nb::arg("input"), nb::arg("dim") = none, nb::arg("unbiased") = none, nb::arg("keepdim") = false,
-        nb::kw_only(), nb::arg("correction") = none, nb::arg("out") = none);
+        nb::arg("input"), nb::arg("dim") = none, nb::arg("unbiased") = none, nb::arg("keepdim") = false, nb::kw_only(),
+        nb::arg("correction") = none, nb::arg("out") = none);
     cls.def(name, f, nb::arg("dim") = none, nb::arg("unbiased") = none, nb::arg("keepdim") = false, nb::kw_only(),
             nb::arg("correction") = none);
     const char* pname = is_std ? "std_mean" : "var_mean";
@@ -291,11 +301,12 @@ void bind_reduce(nb::module_& m) {
         pname,
         [is_std, pname](const Tensor& t, nb::handle dim, nb::handle unbiased, bool keepdim, nb::handle correction) {
           VarArgs a = var_args(dim, unbiased, correction, pname);
-          TensorPair r = is_std ? std_mean(t, a.dims, a.correction, keepdim) : var_mean(t, a.dims, a.correction, keepdim);
+          TensorPair r =
+              is_std ? std_mean(t, a.dims, a.correction, keepdim) : var_mean(t, a.dims, a.correction, keepdim);
           return nb::make_tuple(std::get<0>(r), std::get<1>(r));
         },
-        nb::arg("input"), nb::arg("dim") = none, nb::arg("unbiased") = none, nb::arg("keepdim") = false,
-        nb::kw_only(), nb::arg("correction") = none);
+        nb::arg("input"), nb::arg("dim") = none, nb::arg("unbiased") = none, nb::arg("keepdim") = false, nb::kw_only(),
+        nb::arg("correction") = none);
   }
 
   // ---- norms ----
@@ -304,8 +315,8 @@ void bind_reduce(nb::module_& m) {
       [](const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb::handle out, nb::handle dtype) {
         return write_out(out, norm_any(t, p, dim, keepdim, dtype), "norm");
       },
-      nb::arg("input"), nb::arg("p") = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false,
-      nb::arg("out") = none, nb::arg("dtype") = none);
+      nb::arg("input"), nb::arg("p") = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false, nb::arg("out") = none,
+      nb::arg("dtype") = none);
   cls.def("norm", &norm_any, nb::arg("p") = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false,
           nb::arg("dtype") = none);
   m.def(
@@ -392,14 +403,15 @@ void bind_reduce(nb::module_& m) {
       "logcumsumexp",
       [](const Tensor& t, int64_t dim, nb::handle out) { return write_out(out, logcumsumexp(t, dim), "logcumsumexp"); },
       nb::arg("input"), nb::arg("dim"), nb::kw_only(), nb::arg("out") = none);
-  cls.def("logcumsumexp", [](const Tensor& t, int64_t dim) { return logcumsumexp(t, dim); }, nb::arg("dim"));
+  cls.def(
+      "logcumsumexp", [](const Tensor& t, int64_t dim) { return logcumsumexp(t, dim); }, nb::arg("dim"));
 
   // ---- sorting and selection ----
   auto sort_f = [](const Tensor& t, int64_t dim, bool descending, bool stable, nb::handle out) {
     return write_out_pair(out, sort(t, dim, descending, stable), "sort", "sort");
   };
-  m.def("sort", sort_f, nb::arg("input"), nb::arg("dim") = -1, nb::arg("descending") = false,
-        nb::arg("stable") = false, nb::kw_only(), nb::arg("out") = none);
+  m.def("sort", sort_f, nb::arg("input"), nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false,
+        nb::kw_only(), nb::arg("out") = none);
   cls.def(
       "sort",
       [sort_f](const Tensor& t, int64_t dim, bool descending, bool stable) {

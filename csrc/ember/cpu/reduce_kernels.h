@@ -49,11 +49,7 @@ struct ExtremumOp {
     else
       return ((Max ? a > b : a < b) || a != a) ? a : b;
   }
-  vf8 vmerge(vf8 a, vf8 b) const
-    requires std::is_same_v<T, float>
-  {
-    return Max ? max_nan(a, b) : min_nan(a, b);
-  }
+  vf8 vmerge(vf8 a, vf8 b) const requires std::is_same_v<T, float> { return Max ? max_nan(a, b) : min_nan(a, b); }
   T finish(acc_t a) const { return static_cast<T>(a); }
 };
 
@@ -158,7 +154,8 @@ void arg_reduce_float_rows(const float* x, float* values, int64_t* indices, int6
       int64_t k = 0;
       for (; k + kBlock <= R && best == best; k += kBlock) {
         vf8 a = load8(row + k);
-        for (int64_t j = 8; j < kBlock; j += 8) a = is_max ? max_nan(a, load8(row + k + j)) : min_nan(a, load8(row + k + j));
+        for (int64_t j = 8; j < kBlock; j += 8)
+          a = is_max ? max_nan(a, load8(row + k + j)) : min_nan(a, load8(row + k + j));
         float m = a[0];
         for (int j = 1; j < kVecF; ++j) {
           float v = a[j];

@@ -5,8 +5,8 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <cstring>
+#include <type_traits>
 
 namespace ember::cpu {
 

@@ -100,9 +100,7 @@ Tensor sqrt(const Tensor& x) {
     n->name_ = "SqrtBackward0";
     autograd::set_history(out, n);
     n->saved = {SavedVariable(out, true)};
-    n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
-      return {div(g[0], mul(s[0], num(2.0)))};
-    };
+    n->fn = [](const TensorList& g, const TensorList& s) -> TensorList { return {div(g[0], mul(s[0], num(2.0)))}; };
   }
   return out;
 }
@@ -202,8 +200,8 @@ Tensor scatter_add(const Tensor& src_in, int64_t dim, const Tensor& index_in, In
   check_index_range(index, R);
   if (src.numel() > 0) {
     EMBER_DISPATCH_ALL(src.dtype(), "scatter_add", [&] {
-      gather_scatter<scalar_t, true>(out.data<scalar_t>(), src.data<scalar_t>(), index.data<int64_t>(), g.outer, R,
-                                     K, g.inner);
+      gather_scatter<scalar_t, true>(out.data<scalar_t>(), src.data<scalar_t>(), index.data<int64_t>(), g.outer, R, K,
+                                     g.inner);
     });
   }
   if (auto n = make_node<LambdaBackward>(src_in)) {
@@ -217,6 +215,74 @@ Tensor scatter_add(const Tensor& src_in, int64_t dim, const Tensor& index_in, In
   return out;
 }
 
+namespace {
+template <typename F>
+Tensor with_grad(const Tensor& x, Tensor y, const char* name, F backward) {
+  if (auto n = make_node<LambdaBackward>(x)) {
+    n->name_ = name;
+    n->fn = [backward](const TensorList& g, const TensorList&) -> TensorList { return {backward(g[0])}; };
+    autograd::set_history(y, n);
+  }
+  return y;
+}
+}  // namespace
+
+Tensor reshape(const Tensor& x, IntArrayRef sizes) {
+  Shape from = x.sizes();
+  Tensor y;
+  {
+    autograd::NoGradGuard ng;
+    y = ember::reshape(x, sizes);
+  }
+  return with_grad(x, y, "ViewBackward0", [from](const Tensor& g) { return internal::reshape(g, from); });
+}
+
+Tensor permute(const Tensor& x, IntArrayRef perm) {
+  Shape inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[wrap_dim(perm[i], x.dim())] = static_cast<int64_t>(i);
+  Tensor y;
+  {
+    autograd::NoGradGuard ng;
+    y = ember::permute(x, perm);
+  }
+  return with_grad(x, y, "PermuteBackward0", [inverse](const Tensor& g) { return internal::permute(g, inverse); });
+}
+
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
+  Shape from = x.sizes();
+  Tensor y;
+  {
+    autograd::NoGradGuard ng;
+    y = ember::unsqueeze(x, dim);
+  }
+  return with_grad(x, y, "UnsqueezeBackward0", [from](const Tensor& g) { return internal::reshape(g, from); });
+}
+
+Tensor expand(const Tensor& x, IntArrayRef sizes) {
+  Shape from = x.sizes();
+  Tensor y;
+  {
+    autograd::NoGradGuard ng;
+    y = ember::expand(x, sizes);
+  }
+  return with_grad(x, y, "ExpandBackward0", [from](const Tensor& g) {
+    int64_t lead = g.dim() - static_cast<int64_t>(from.size());
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < g.dim(); ++d)
+      if (d < lead || (from[d - lead] == 1 && g.sizes()[d] != 1)) dims.push_back(d);
+    Tensor r = dims.empty() ? g : sum(g, dims, /*keepdim=*/true);
+    return internal::reshape(r, from);
+  });
+}
+
+Tensor unsqueeze_reduced(const Tensor& x, const std::vector<bool>& mask, int64_t ndim) {
+  if (x.dim() == ndim) return x;
+  Tensor g = x;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (mask[d]) g = internal::unsqueeze(g, d);
+  return g;
+}
+
 Tensor evenly_distribute(const Tensor& g, const Tensor& x, const Tensor& r, const std::vector<bool>& mask) {
   Tensor hit = internal::where(ne(r, r), ne(x, x), eq(x, r));
   Tensor count = sum(hit, reduce_detail::mask_dims(mask, x.dim()), /*keepdim=*/true);
@@ -224,9 +290,9 @@ Tensor evenly_distribute(const Tensor& g, const Tensor& x, const Tensor& r, cons
 }
 
 Tensor select_backward(const Tensor& g, int64_t dim, const Tensor& indices, const Shape& sizes, bool keepdim) {
-  if (sizes.empty()) return reshape(g, sizes);
-  Tensor gk = keepdim ? g : unsqueeze(g, dim);
-  Tensor ik = keepdim ? indices : unsqueeze(indices, dim);
+  if (sizes.empty()) return internal::reshape(g, sizes);
+  Tensor gk = keepdim ? g : internal::unsqueeze(g, dim);
+  Tensor ik = keepdim ? indices : ember::unsqueeze(indices, dim);
   return internal::scatter_add(gk, dim, ik, sizes);
 }
 

@@ -20,6 +20,15 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 // zeros(sizes) with src added at `index` along `dim` (gather's adjoint); index is shaped like src,
 // which has `sizes` except at dim. Repeated indices accumulate.
 Tensor scatter_add(const Tensor& src, int64_t dim, const Tensor& index, IntArrayRef sizes);
+// Differentiable shape changes (the public view ops do not record history yet): the result
+// shares x's data like the view op of the same name; the gradient is reshaped/permuted back.
+Tensor reshape(const Tensor& x, IntArrayRef sizes);
+Tensor permute(const Tensor& x, IntArrayRef perm);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor expand(const Tensor& x, IntArrayRef sizes);  // gradient summed back to x's shape
+// Reinserts size-1 dims at the reduced positions of `mask` (a keepdim=False result's gradient
+// made broadcastable against the input).
+Tensor unsqueeze_reduced(const Tensor& x, const std::vector<bool>& mask, int64_t ndim);
 // A copy with the order along `dim` reversed.
 Tensor flip(const Tensor& x, int64_t dim);
 // g spread evenly over the elements of x equal to r (NaN matches NaN), where g and r have the

@@ -29,7 +29,6 @@ using reduce_detail::reduce_layout;
 using reduce_detail::reduce_mask;
 using reduce_detail::reduced_count;
 using reduce_detail::reduced_shape;
-using reduce_detail::unsqueeze_reduced;
 using Mask = std::vector<bool>;
 
 template <typename T>
@@ -166,7 +165,7 @@ Tensor run_reduce_one(const Tensor& x, const Mask& mask, ScalarType out_dtype, c
 
 // The gradient of a reduction's output, broadcastable against the input (reduced dims restored).
 Tensor grad_keep(const Tensor& g, const Mask& mask, bool keepdim, int64_t ndim) {
-  return keepdim ? g : unsqueeze_reduced(g, mask, ndim);
+  return keepdim ? g : internal::unsqueeze_reduced(g, mask, ndim);
 }
 
 template <bool Max>
@@ -210,8 +209,8 @@ TensorPair dim_extremum(const Tensor& t, int64_t dim, bool keepdim, const char* 
     EMBER_DISPATCH_ALL(t.dtype(), name, [&] {
       using M = opmath_t<scalar_t>;
       auto better = [](M v, M best) { return Max ? v > best : v < best; };
-      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), values.data<scalar_t>(), indices.data<int64_t>(),
-                                        l.outer, l.R, l.inner, better);
+      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), values.data<scalar_t>(), indices.data<int64_t>(), l.outer,
+                                        l.R, l.inner, better);
     });
   }
   values = keep_shape(values, t, mask, keepdim);
@@ -239,7 +238,8 @@ Tensor amax_impl(const Tensor& t, const OptDims& dims, bool keepdim, const char*
     n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
     int64_t nd = t.dim();
     n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
-      return {internal::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0], grad_keep(s[1], mask, keepdim, nd), mask)};
+      return {internal::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0], grad_keep(s[1], mask, keepdim, nd),
+                                          mask)};
     };
   }
   return r;
@@ -264,8 +264,8 @@ Tensor arg_impl(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const
     EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
       using M = opmath_t<scalar_t>;
       auto better = [](M v, M best) { return Max ? v > best : v < best; };
-      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), nullptr, indices.data<int64_t>(), l.outer, l.R,
-                                        l.inner, better);
+      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), nullptr, indices.data<int64_t>(), l.outer, l.R, l.inner,
+                                        better);
     });
   }
   if (!keepdim) return indices;
@@ -467,10 +467,9 @@ std::string ord_str(double ord) {
 // gradient is 0 (as torch's subgradient choice).
 Tensor vector_norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, double p, const Mask& mask) {
   Tensor zero = num(0.0);
-  if (p == 0) return mul(x, zero);
+  if (p == 0) return Tensor();  // no gradient at all, as torch
   if (p == 1) return mul(g, internal::sign(x));
-  if (std::isinf(p))
-    return mul(internal::sign(x), internal::evenly_distribute(g, internal::abs(x), r, mask));
+  if (std::isinf(p)) return mul(internal::sign(x), internal::evenly_distribute(g, internal::abs(x), r, mask));
   Tensor r_zero = eq(r, zero);
   if (p == 2) return mul(g, internal::where(r_zero, zero, div(x, r)));
   // sign(x) |x|^(p-1), 0 where x == 0.
@@ -544,11 +543,10 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim, std::opti
       std::vector<int64_t> dims = mask_dims(mask, nd);
       Tensor x1 = internal::where(is_zero, num(1.0), x);
       Tensor zeros_in_slice = sum(is_zero, dims, /*keepdim=*/true);
-      Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : reshape(prod(x1), Shape(nd, 1));
+      Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : internal::reshape(prod(x1), Shape(nd, 1));
       Tensor others = mul(gk, p1);
       Tensor single = mul(is_zero, eq(zeros_in_slice, num(1)));
-      return {internal::where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1),
-                              internal::where(single, others, zero))};
+      return {internal::where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1), internal::where(single, others, zero))};
     };
   }
   return r;
@@ -569,7 +567,7 @@ TensorPair aminmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   OptDims dims = dim ? OptDims(std::vector<int64_t>{*dim}) : std::nullopt;
   if (!dim && keepdim) {  // all dims reduced, each kept as size 1
     Shape ones(t.dim(), 1);
-    return {reshape(amin(t, dims, false), ones), reshape(amax(t, dims, false), ones)};
+    return {internal::reshape(amin(t, dims, false), ones), internal::reshape(amax(t, dims, false), ones)};
   }
   return {amin(t, dims, keepdim), amax(t, dims, keepdim)};
 }
@@ -630,7 +628,7 @@ Tensor any(const Tensor& t, OptDims dims, bool keepdim) { return all_any<false>(
 Tensor count_nonzero(const Tensor& t, OptDims dims) {
   Mask mask = reduce_mask(t, dims);
   return run_reduce_one<int64_t>(t, mask, ScalarType::Int64, "count_nonzero",
-                    []<typename T, typename O>() { return CountNonzeroOp<T>{}; });
+                                 []<typename T, typename O>() { return CountNonzeroOp<T>{}; });
 }
 
 // ---- moments ----
@@ -713,8 +711,9 @@ Tensor matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dims, bo
   norm_input_dtype(t, dtype, "linalg.matrix_norm");
   if (ord == "fro") return vector_norm(t, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
   if (ord == "nuc")
-    EMBER_NOT_IMPLEMENTED("linalg.matrix_norm: ord='nuc' needs a singular value decomposition, which Ember does not "
-                          "implement yet");
+    EMBER_NOT_IMPLEMENTED(
+        "linalg.matrix_norm: ord='nuc' needs a singular value decomposition, which Ember does not "
+        "implement yet");
   throw Error("linalg.matrix_norm: Order " + ord + " not supported.");
 }
 
@@ -730,7 +729,11 @@ Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim, 
   int64_t sum_dim = std::isinf(ord) ? d1 : d0, ext_dim = std::isinf(ord) ? d0 : d1;
   Tensor s = sum(a, std::vector<int64_t>{sum_dim}, /*keepdim=*/true);
   Tensor r = ord > 0 ? amax(s, std::vector<int64_t>{ext_dim}, true) : amin(s, std::vector<int64_t>{ext_dim}, true);
-  return keepdim ? r : squeeze(r, std::vector<int64_t>{d0, d1});
+  if (keepdim) return r;
+  Shape squeezed;
+  for (int64_t d = 0; d < r.dim(); ++d)
+    if (d != d0 && d != d1) squeezed.push_back(r.sizes()[d]);
+  return internal::reshape(r, squeezed);
 }
 
 Tensor norm(const Tensor& t, double p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
@@ -754,9 +757,8 @@ Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim) {
   Tensor r = empty(reduced_shape(x, mask, false), x.dtype());
   if (r.numel() > 0) {
     Layout l = reduce_layout(x, mask);
-    EMBER_DISPATCH_FLOAT(x.dtype(), "logsumexp", [&] {
-      logsumexp_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner);
-    });
+    EMBER_DISPATCH_FLOAT(x.dtype(), "logsumexp",
+                         [&] { logsumexp_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner); });
   }
   r = keep_shape(r, x, mask, keepdim);
   if (auto n = make_node<LambdaBackward>(x)) {

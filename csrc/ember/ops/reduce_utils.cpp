@@ -102,8 +102,7 @@ void check_nonempty(const Tensor& t, const std::vector<bool>& mask, bool dims_gi
                                 "reduction dim with the 'dim' argument."));
   }
   for (int64_t d = 0; d < t.dim(); ++d)
-    EMBER_CHECK_INDEX(!mask[d] || t.sizes()[d] != 0, op, "(): Expected reduction dim ", d,
-                      " to have non-zero size.");
+    EMBER_CHECK_INDEX(!mask[d] || t.sizes()[d] != 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
 }
 
 }  // namespace ember::reduce_detail

@@ -61,9 +61,7 @@ ScalarType scan_dtype(const Tensor& t, std::optional<ScalarType> dtype) {
 }
 
 // Reverse cumulative sum along dim (the adjoint of cumsum).
-Tensor reverse_cumsum(const Tensor& g, int64_t dim) {
-  return internal::flip(cumsum(internal::flip(g, dim), dim), dim);
-}
+Tensor reverse_cumsum(const Tensor& g, int64_t dim) { return internal::flip(cumsum(internal::flip(g, dim), dim), dim); }
 
 template <bool Prod>
 Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, const char* name) {
@@ -123,8 +121,8 @@ Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, 
       Tensor one = num(1.0);
       Tensor x1 = internal::where(is_zero, one, x);
       Tensor grad_before = div(reverse_cumsum(mul(g[0], y), dim), x1);
-      Tensor prefix = cumprod(internal::where(before, x, one), dim);   // prod(x before z) at z
-      Tensor suffix = cumprod(internal::where(after, x, one), dim);    // prod(x in (z, i]) at i >= z
+      Tensor prefix = cumprod(internal::where(before, x, one), dim);  // prod(x before z) at z
+      Tensor suffix = cumprod(internal::where(after, x, one), dim);   // prod(x in (z, i]) at i >= z
       Tensor at_first = mul(prefix, reverse_cumsum(mul(g[0], suffix), dim));
       return {internal::where(before, grad_before, internal::where(first, at_first, zero))};
     };
@@ -219,8 +217,8 @@ Tensor logcumsumexp(const Tensor& t, int64_t dim) {
       // and negative parts of g so that nothing overflows.
       Tensor neg_inf = num(-std::numeric_limits<double>::infinity()), one = num(1.0);
       auto part = [&](const Tensor& w) {  // w >= 0
-        Tensor log_w = internal::where(gt(w, num(0.0)), internal::log(internal::where(gt(w, num(0.0)), w, one)),
-                                       neg_inf);
+        Tensor log_w =
+            internal::where(gt(w, num(0.0)), internal::log(internal::where(gt(w, num(0.0)), w, one)), neg_inf);
         Tensor rev = internal::flip(logcumsumexp(internal::flip(sub(log_w, y), dim), dim), dim);
         return internal::exp(add(x, rev));
       };

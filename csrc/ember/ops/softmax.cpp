@@ -140,15 +140,15 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, std::optional<ScalarType> dtyp
   const char* kernel = dim == std::max<int64_t>(x.dim() - 1, 0)
                            ? (log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl")
                            : (log ? "log_softmax_kernel_impl" : "softmax_kernel_impl");
+  Tensor y = empty(x.sizes(), x.dtype());
+  if (x.numel() == 0) return y;  // torch checks nothing for an empty input
   if (!is_floating_point(x.dtype()))
     EMBER_NOT_IMPLEMENTED("\"", kernel, "\" not implemented for '", dtype_name(x.dtype()), "'");
-  Tensor y = empty(x.sizes(), x.dtype());
   {
     autograd::NoGradGuard raw;
     auto l = reduce_detail::dim_layout(x, dim);
-    EMBER_DISPATCH_FLOAT(x.dtype(), kernel, [&] {
-      softmax_kernel(l.x.data<scalar_t>(), y.data<scalar_t>(), l.outer, l.R, l.inner, log);
-    });
+    EMBER_DISPATCH_FLOAT(x.dtype(), kernel,
+                         [&] { softmax_kernel(l.x.data<scalar_t>(), y.data<scalar_t>(), l.outer, l.R, l.inner, log); });
   }
   if (auto n = autograd::make_node<LambdaBackward>(x)) {
     n->name_ = log ? "LogSoftmaxBackward0" : "SoftmaxBackward0";

@@ -163,7 +163,8 @@ TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_na
     if (n == 0) return {buf[0].v, 0};
     return kth_item(buf, n, (n - 1) / 2);
   });
-  record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim, ignore_nan ? "NanmedianBackward1" : "MedianBackward1");
+  record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim,
+                   ignore_nan ? "NanmedianBackward1" : "MedianBackward1");
   return r;
 }
 
@@ -200,8 +201,8 @@ Interp parse_interp(const std::string& s, const char* name) {
   if (s == "higher") return Interp::Higher;
   if (s == "midpoint") return Interp::Midpoint;
   if (s == "nearest") return Interp::Nearest;
-  throw Error(detail::str_cat(name, "() interpolation must be one of linear, lower, higher, midpoint or nearest. Got ",
-                              s));
+  throw Error(
+      detail::str_cat(name, "() interpolation must be one of linear, lower, higher, midpoint or nearest. Got ", s));
 }
 
 Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::optional<int64_t> dim, bool keepdim,
@@ -215,16 +216,17 @@ Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::op
   Interp interp = parse_interp(interpolation, name);
   Tensor q = contiguous(to_dtype(q_in, ScalarType::Float64));
   const double* qp = q.data<double>();
-  for (int64_t i = 0; i < q.numel(); ++i) EMBER_CHECK(qp[i] >= 0 && qp[i] <= 1, name, "() q values must be in the range [0, 1]");
+  for (int64_t i = 0; i < q.numel(); ++i)
+    EMBER_CHECK(qp[i] >= 0 && qp[i] <= 1, name, "() q values must be in the range [0, 1]");
 
-  Tensor x = dim ? t : reshape(t, {-1});
+  Tensor x = dim ? t : internal::reshape(t, {-1});
   int64_t d = dim ? wrap_dim(*dim, t.dim()) : 0;
-  if (x.dim() == 0) x = reshape(x, {1});
+  if (x.dim() == 0) x = internal::reshape(x, {1});
   Shape perm;
   for (int64_t i = 0; i < x.dim(); ++i)
     if (i != d) perm.push_back(i);
   perm.push_back(d);
-  Tensor sorted = std::get<0>(sort(permute(x, perm), -1));  // (batch..., n), NaN last
+  Tensor sorted = std::get<0>(sort(internal::permute(x, perm), -1));  // (batch..., n), NaN last
   int64_t n = sorted.sizes().back(), batch = sorted.numel() / std::max<int64_t>(n, 1), nq = q.numel();
 
   // Per slice and q: the two sorted positions to interpolate between, the weight, and NaN.
@@ -239,23 +241,30 @@ Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::op
     int64_t *lp = lo.data<int64_t>(), *hp = hi.data<int64_t>();
     double* wp = weight.data<double>();
     bool* np = is_nan_out.data<bool>();
-    for (int64_t b = 0; b < batch; ++b) {
-      int64_t valid = 0;
-      while (valid < n && !std::isnan(sp[b * n + valid])) ++valid;
-      int64_t m = ignore_nan ? valid : n;
-      bool nan_result = ignore_nan ? valid == 0 : valid < n;
-      for (int64_t k = 0; k < nq; ++k) {
-        int64_t at = b * nq + k;
-        double rank = qp[k] * static_cast<double>(std::max<int64_t>(m - 1, 0));
-        int64_t l = static_cast<int64_t>(std::floor(rank)), h = static_cast<int64_t>(std::ceil(rank));
-        double w = rank - static_cast<double>(l);
-        if (interp == Interp::Lower) h = l, w = 0;
-        if (interp == Interp::Higher) l = h, w = 0;
-        if (interp == Interp::Nearest) l = h = static_cast<int64_t>(std::nearbyint(rank)), w = 0;
-        if (interp == Interp::Midpoint) w = l == h ? 0.0 : 0.5;
-        lp[at] = l, hp[at] = h, wp[at] = w, np[at] = nan_result;
+    // Ranks are computed in the input's precision, as torch does (0.6f * 5 is exactly 3).
+    auto fill = [&]<typename R>() {
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t valid = 0;
+        while (valid < n && !std::isnan(sp[b * n + valid])) ++valid;
+        int64_t m = ignore_nan ? valid : n;
+        bool nan_result = ignore_nan ? valid == 0 : valid < n;
+        for (int64_t k = 0; k < nq; ++k) {
+          int64_t at = b * nq + k;
+          R rank = static_cast<R>(qp[k]) * static_cast<R>(std::max<int64_t>(m - 1, 0));
+          int64_t l = static_cast<int64_t>(std::floor(rank)), h = static_cast<int64_t>(std::ceil(rank));
+          R w = rank - static_cast<R>(l);
+          if (interp == Interp::Lower) h = l, w = 0;
+          if (interp == Interp::Higher) l = h, w = 0;
+          if (interp == Interp::Nearest) l = h = static_cast<int64_t>(std::nearbyint(rank)), w = 0;
+          if (interp == Interp::Midpoint) w = l == h ? R(0) : R(0.5);
+          lp[at] = l, hp[at] = h, wp[at] = w, np[at] = nan_result;
+        }
       }
-    }
+    };
+    if (t.dtype() == ScalarType::Float32)
+      fill.template operator()<float>();
+    else
+      fill.template operator()<double>();
   }
   Tensor v_lo = internal::gather(sorted, -1, lo), v_hi = internal::gather(sorted, -1, hi);
   Tensor w = to_dtype(weight, t.dtype());
@@ -267,23 +276,23 @@ Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::op
   // (batch..., nq) -> (nq, batch...) or (batch...) for a scalar q, then keepdim.
   int64_t bdims = res.dim() - 1;
   if (q_scalar) {
-    res = reshape(res, Shape(res.sizes().begin(), res.sizes().end() - 1));
+    res = internal::reshape(res, Shape(res.sizes().begin(), res.sizes().end() - 1));
   } else {
     Shape p{bdims};
     for (int64_t i = 0; i < bdims; ++i) p.push_back(i);
-    res = permute(res, p);
+    res = internal::permute(res, p);
   }
   int64_t lead = q_scalar ? 0 : 1;
   if (keepdim) {
     if (dim) {
-      res = unsqueeze(res, lead + d);
+      res = internal::unsqueeze(res, lead + d);
     } else {
       Shape s(t.dim(), 1);
       if (!q_scalar) s.insert(s.begin(), nq);
-      res = reshape(res, s);
+      res = internal::reshape(res, s);
     }
   } else if (!dim && t.dim() == 0 && !q_scalar) {
-    res = reshape(res, {nq});
+    res = internal::reshape(res, {nq});
   }
   return contiguous(res);
 }
@@ -552,8 +561,7 @@ Tensor histc(const Tensor& t, int64_t bins, double min, double max) {
     }
     if (lo == hi) lo -= 1, hi += 1;
     EMBER_CHECK(!(lo > hi), "torch.histc(): max must be larger than min");
-    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc(): range of [", lo, ", ", hi,
-                "] is not finite");
+    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc(): range of [", lo, ", ", hi, "] is not finite");
     std::vector<double> counts(bins, 0.0);
     for (int64_t i = 0; i < n; ++i) {
       M v = static_cast<M>(p[i]);
