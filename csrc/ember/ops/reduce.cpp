@@ -7,6 +7,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/vec_math.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
 
@@ -22,6 +23,26 @@ using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
 // than one running sum).
 template <typename T, typename A>
 A sum_contiguous(const T* p, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    // 32 float lanes over blocks of 2048 values (each lane adds 64), block totals in double:
+    // vector speed with an error no worse than torch's cascade sum.
+    double total = 0;
+    int64_t k = 0;
+    while (k + 32 <= n) {
+      int64_t end = k + std::min<int64_t>(2048, (n - k) / 32 * 32);
+      cpu::vf8 a0 = cpu::splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+      for (; k < end; k += 32) {
+        a0 += cpu::load8(p + k);
+        a1 += cpu::load8(p + k + 8);
+        a2 += cpu::load8(p + k + 16);
+        a3 += cpu::load8(p + k + 24);
+      }
+      cpu::vf8 s = (a0 + a1) + (a2 + a3);
+      for (int j = 0; j < cpu::kVecF; ++j) total += s[j];
+    }
+    for (; k < n; ++k) total += p[k];
+    return static_cast<A>(total);
+  }
   A acc[8] = {};
   int64_t k = 0;
   for (; k + 8 <= n; k += 8)

@@ -48,9 +48,11 @@ struct NanSumOp {
   O finish(acc_t a) const { return static_cast<O>(a); }
 };
 
+// Float products accumulate in float (as torch), 8 lanes at a time; others in int64/double.
 template <typename T, typename O>
 struct ProdOp {
-  using acc_t = wide_t<T>;
+  using acc_t = std::conditional_t<std::is_same_v<T, float>, float, wide_t<T>>;
+  cpu::vf8 vmerge(cpu::vf8 a, cpu::vf8 b) const requires std::is_same_v<T, float> { return a * b; }
   acc_t init() const { return 1; }
   acc_t step(acc_t a, T v) const { return merge(a, static_cast<acc_t>(static_cast<opmath_t<T>>(v))); }
   acc_t merge(acc_t a, acc_t b) const {

@@ -2,6 +2,7 @@
 // layout]); contiguous rows (inner == 1) take three passes over a row that stays in cache: max,
 // exp and sum, then scale; float rows use the 8-lane exp of cpu/vec_math.h.
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ember/autograd/functions.h"
@@ -94,6 +95,50 @@ void generic_row(const T* x, T* y, int64_t n, bool log, std::vector<float>& buf)
   }
 }
 
+// A tile of `len` (<= 64) float columns of an (R, inner) block: 8 columns per vector, all of a
+// row's vectors side by side so every row access reads contiguous memory.
+void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t len, bool log) {
+  constexpr int kMaxVecs = 8;
+  int nv = static_cast<int>(len / cpu::kVecF);
+  vf8 m[kMaxVecs], s[kMaxVecs];
+  for (int v = 0; v < nv; ++v) m[v] = cpu::splat(-std::numeric_limits<float>::infinity()), s[v] = cpu::splat(0.0f);
+  for (int64_t r = 0; r < R; ++r)
+    for (int v = 0; v < nv; ++v) m[v] = cpu::max_nan(m[v], cpu::load8(xb + r * inner + v * 8));
+  for (int64_t r = 0; r < R; ++r)
+    for (int v = 0; v < nv; ++v) {
+      vf8 e = cpu::exp8(cpu::load8(xb + r * inner + v * 8) - m[v]);
+      if (!log) cpu::store8(yb + r * inner + v * 8, e);
+      s[v] += e;
+    }
+  for (int v = 0; v < nv; ++v) {
+    if (log) {
+      for (int j = 0; j < cpu::kVecF; ++j) m[v][j] += std::log(s[v][j]);
+    } else {
+      s[v] = 1.0f / s[v];
+    }
+  }
+  for (int64_t r = 0; r < R; ++r)
+    for (int v = 0; v < nv; ++v) {
+      float* out = yb + r * inner + v * 8;
+      cpu::store8(out, log ? cpu::load8(xb + r * inner + v * 8) - m[v] : cpu::load8(out) * s[v]);
+    }
+  // Leftover columns one by one.
+  for (int64_t j = nv * 8; j < len; ++j) {
+    float mx = -std::numeric_limits<float>::infinity(), sum = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      float v = xb[r * inner + j];
+      mx = (mx > v || mx != mx) ? mx : v;
+    }
+    for (int64_t r = 0; r < R; ++r) {
+      float e = cpu::exp_f(xb[r * inner + j] - mx);
+      if (!log) yb[r * inner + j] = e;
+      sum += e;
+    }
+    float shift = mx + std::log(sum), inv = 1.0f / sum;
+    for (int64_t r = 0; r < R; ++r) yb[r * inner + j] = log ? xb[r * inner + j] - shift : yb[r * inner + j] * inv;
+  }
+}
+
 template <typename T>
 void softmax_kernel(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
   using M = opmath_t<T>;
@@ -115,6 +160,10 @@ void softmax_kernel(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, b
       int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
       const T* xb = x + o * R * inner + j0;
       T* yb = y + o * R * inner + j0;
+      if constexpr (std::is_same_v<T, float>) {
+        float_columns(xb, yb, R, inner, len, log);
+        continue;
+      }
       for (int64_t j = 0; j < len; ++j) m[j] = mx.init(), s[j] = 0;
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < len; ++j) m[j] = mx.step(m[j], xb[r * inner + j]);
