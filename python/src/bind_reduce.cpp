@@ -6,6 +6,7 @@
 #include "common.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
+#include "ember/autograd/record.h"
 
 namespace ember::py {
 namespace {
@@ -16,17 +17,16 @@ std::optional<ScalarType> opt_dtype(nb::handle h) {
 }
 
 // A named tuple of ember.return_types (values/indices and the like).
-nb::object named(const char* type, std::initializer_list<Tensor> items) {
+nb::object named(const char* type, nb::handle a, nb::handle b) {
   // Released: a static nb::object would be decref'd after the interpreter is gone.
   static nb::handle mod = nb::module_::import_("ember.return_types").release();
-  nb::list l;
-  for (const Tensor& t : items) l.append(nb::cast(t));
-  return mod.attr(type)(nb::tuple(l));
+  return mod.attr(type)(nb::make_tuple(a, b));
 }
 
-// Writes r into the out= tensor (resized to r's shape, cast to its dtype) and returns it.
-Tensor write_out(nb::handle out, const Tensor& r, const char* name, bool any_dtype = false) {
-  if (out.is_none()) return r;
+// Writes r into the out= tensor (resized to r's shape, cast to its dtype); returns r, or the
+// out object itself (so `sum(x, out=o) is o`, as in torch).
+nb::object write_out(nb::handle out, const Tensor& r, const char* name, bool any_dtype = false) {
+  if (out.is_none()) return nb::cast(r);
   Tensor o = nb::cast<Tensor>(out);
   EMBER_CHECK(!(autograd::GradMode::is_enabled() && autograd::requires_grad(r)), name,
               "(): functions with out=... arguments don't support automatic differentiation, but one of the "
@@ -36,21 +36,20 @@ Tensor write_out(nb::handle out, const Tensor& r, const char* name, bool any_dty
   if (!(o.sizes() == r.sizes())) resize_(o, r.sizes());
   autograd::NoGradGuard ng;
   copy_(o, r);
-  return o;
+  return nb::borrow(out);
 }
 
 // out=(values, indices) for the (values, indices) ops; the indices must be int64.
 nb::object write_out_pair(nb::handle out, const TensorPair& r, const char* type, const char* name) {
-  if (out.is_none()) return named(type, {std::get<0>(r), std::get<1>(r)});
+  if (out.is_none()) return named(type, nb::cast(std::get<0>(r)), nb::cast(std::get<1>(r)));
   EMBER_CHECK_TYPEERR(PySequence_Check(out.ptr()) && PySequence_Size(out.ptr()) == 2, name,
                       "(): argument 'out' must be tuple of Tensors");
   nb::sequence seq = nb::borrow<nb::sequence>(out);
-  Tensor v = write_out(seq[0], std::get<0>(r), name);
   Tensor i = nb::cast<Tensor>(seq[1]);
   EMBER_CHECK(i.dtype() == ScalarType::Int64, name, "(): Expected out tensor to have dtype long int, but got ",
               dtype_name(i.dtype()), " instead");
-  write_out(seq[1], std::get<1>(r), name);
-  return named(type, {v, i});
+  nb::object v = write_out(seq[0], std::get<0>(r), name);
+  return named(type, v, write_out(seq[1], std::get<1>(r), name));
 }
 
 // The dtype a sum-like op computes in when out= is given without dtype=: the out tensor's.
@@ -138,16 +137,16 @@ nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, bool keepdim, n
   if (other.is_none() && nb::isinstance<Tensor>(dim)) other = dim, dim = nb::none();
   if (!other.is_none()) {
     Tensor r = is_max ? maximum(t, nb::cast<Tensor>(other)) : minimum(t, nb::cast<Tensor>(other));
-    return nb::cast(write_out(out, r, name));
+    return (write_out(out, r, name));
   }
-  if (dim.is_none()) return nb::cast(write_out(out, is_max ? max(t) : min(t), name));
+  if (dim.is_none()) return (write_out(out, is_max ? max(t) : min(t), name));
   int64_t d = int_arg(dim, name);
   return write_out_pair(out, is_max ? max(t, d, keepdim) : min(t, d, keepdim), name, name);
 }
 
 nb::object median_any(bool nan, const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
   const char* name = nan ? "nanmedian" : "median";
-  if (dim.is_none()) return nb::cast(write_out(out, nan ? nanmedian(t) : median(t), name));
+  if (dim.is_none()) return (write_out(out, nan ? nanmedian(t) : median(t), name));
   int64_t d = int_arg(dim, name);
   return write_out_pair(out, nan ? nanmedian(t, d, keepdim) : median(t, d, keepdim), name, name);
 }
@@ -375,12 +374,21 @@ void bind_reduce(nb::module_& m) {
     std::string inplace = std::string(name) + "_";
     cls.def(
         inplace.c_str(),
-        [f](Tensor& t, int64_t dim, nb::handle dtype) -> Tensor {
-          Tensor r = f(t, dim, opt_dtype(dtype));
+        [f](nb::handle self, int64_t dim, nb::handle dtype) -> nb::object {
+          Tensor& t = nb::cast<Tensor&>(self);
+          bool grad = autograd::inplace_needs_grad(t, {});
+          if (grad) autograd::check_inplace(t, true);
+          // Note [In-place under autograd]: the op runs out of place on a copy, the data comes
+          // back without recording, and t's history moves onto the op's node.
+          Tensor r = f(grad ? clone(t) : t, dim, opt_dtype(dtype));
           EMBER_CHECK(can_cast(r.dtype(), t.dtype()), "result type ", dtype_name(r.dtype()),
                       " can't be cast to the desired output type ", dtype_name(t.dtype()));
-          autograd::NoGradGuard ng;
-          return copy_(t, r);
+          {
+            autograd::NoGradGuard ng;
+            copy_(t, r);
+          }
+          if (grad) autograd::rebase_history(t, autograd::grad_fn(r));
+          return nb::borrow(self);
         },
         nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = none);
   }
@@ -407,23 +415,47 @@ void bind_reduce(nb::module_& m) {
       "logcumsumexp", [](const Tensor& t, int64_t dim) { return logcumsumexp(t, dim); }, nb::arg("dim"));
 
   // ---- sorting and selection ----
-  auto sort_f = [](const Tensor& t, int64_t dim, bool descending, bool stable, nb::handle out) {
-    return write_out_pair(out, sort(t, dim, descending, stable), "sort", "sort");
+  // torch's two sort/argsort overloads: (dim=-1, descending=False) positional, or stable= given
+  // with dim and descending as keywords only.
+  struct SortArgs {
+    int64_t dim = -1;
+    bool descending = false, stable = false;
+    nb::handle out = Py_None;
   };
-  m.def("sort", sort_f, nb::arg("input"), nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false,
-        nb::kw_only(), nb::arg("out") = none);
-  cls.def(
-      "sort",
-      [sort_f](const Tensor& t, int64_t dim, bool descending, bool stable) {
-        return sort_f(t, dim, descending, stable, nb::none());
-      },
-      nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false);
-  auto argsort_f = [](const Tensor& t, int64_t dim, bool descending, bool stable) {
-    return argsort(t, dim, descending, stable);
+  auto sort_args = [](const char* name, nb::args args, nb::kwargs kwargs, bool allow_out) {
+    auto kw = [&](const char* k) -> nb::handle { return kwargs.contains(k) ? nb::handle(kwargs[k]) : nb::handle(); };
+    for (auto [k, v] : kwargs) {
+      std::string key = nb::cast<std::string>(k);
+      if (key != "dim" && key != "descending" && key != "stable" && !(allow_out && key == "out"))
+        throw ember::TypeError(detail::str_cat(name, "() got an unexpected keyword argument '", key, "'"));
+    }
+    EMBER_CHECK_TYPEERR(args.size() <= 2, name, "() takes at most 3 positional arguments");
+    EMBER_CHECK_TYPEERR(!(kw("stable").is_valid() && args.size() > 0), name,
+                        "() received an invalid combination of arguments: with stable=, dim and descending must be "
+                        "keywords");
+    EMBER_CHECK_TYPEERR(!(args.size() > 0 && kw("dim").is_valid()) && !(args.size() > 1 && kw("descending").is_valid()),
+                        name, "() got multiple values for an argument");
+    nb::handle dim = args.size() > 0 ? nb::handle(args[0]) : kw("dim");
+    nb::handle desc = args.size() > 1 ? nb::handle(args[1]) : kw("descending");
+    SortArgs a;
+    if (dim.is_valid()) a.dim = int_arg(dim, name);
+    a.descending = desc.is_valid() && nb::cast<bool>(desc);
+    a.stable = kw("stable").is_valid() && nb::cast<bool>(kw("stable"));
+    if (kw("out").is_valid()) a.out = kw("out");
+    return a;
   };
-  m.def("argsort", argsort_f, nb::arg("input"), nb::arg("dim") = -1, nb::arg("descending") = false,
-        nb::arg("stable") = false);
-  cls.def("argsort", argsort_f, nb::arg("dim") = -1, nb::arg("descending") = false, nb::arg("stable") = false);
+  auto sort_f = [sort_args](const Tensor& t, nb::args args, nb::kwargs kwargs) {
+    SortArgs a = sort_args("sort", args, kwargs, true);
+    return write_out_pair(a.out, sort(t, a.dim, a.descending, a.stable), "sort", "sort");
+  };
+  m.def("sort", sort_f, nb::arg("input"), nb::arg("args"), nb::arg("kwargs"));
+  cls.def("sort", sort_f, nb::arg("args"), nb::arg("kwargs"));
+  auto argsort_f = [sort_args](const Tensor& t, nb::args args, nb::kwargs kwargs) {
+    SortArgs a = sort_args("argsort", args, kwargs, false);
+    return argsort(t, a.dim, a.descending, a.stable);
+  };
+  m.def("argsort", argsort_f, nb::arg("input"), nb::arg("args"), nb::arg("kwargs"));
+  cls.def("argsort", argsort_f, nb::arg("args"), nb::arg("kwargs"));
   auto msort_f = [](const Tensor& t) { return std::get<0>(sort(t, 0)); };
   m.def("msort", msort_f, nb::arg("input"));
   cls.def("msort", msort_f);

@@ -372,6 +372,8 @@ OPS = [
     OpInfo("sort.nan", call=lambda lib, *a, **k: lib.sort(*a, **k)[0], samples=lambda dt: with_nans(dt, _sort_samples(dt)),
            dtypes=FLOATS, grad=False),
     OpInfo("argsort", samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL, grad=False),
+    OpInfo("argsort.unstable_spelling", call=lambda lib, *a, **k: lib.argsort(*a, **k),
+           samples=lambda dt: [Sample("dim_desc", make_tensor((3, 5), dt, 1), 1, True)], dtypes=FLOATS, grad=False),
     OpInfo("msort", samples=lambda dt: [Sample("2d", make_tensor((4, 3), dt, 1))], dtypes=NUMERIC),
     field("topk", 0, samples=_topk_samples, dtypes=NUMERIC),
     field("topk", 1, samples=_topk_samples, dtypes=FLOATS),

@@ -392,8 +392,11 @@ Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool kee
       const Tensor& x = s[0];
       Tensor gk = grad_keep(g[0], mask, keepdim, nd);
       Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
-      if (take_sqrt)  // d std = d var / (2 std)
-        return {div(mul(div(gk, grad_keep(s[1], mask, keepdim, nd)), centered), num(denom))};
+      if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
+        Tensor r = grad_keep(s[1], mask, keepdim, nd);
+        Tensor scale = internal::where(eq(r, num(0.0)), num(0.0), div(gk, r));
+        return {div(mul(scale, centered), num(denom))};
+      }
       return {mul(mul(gk, num(2.0 / denom)), centered)};
     };
   }

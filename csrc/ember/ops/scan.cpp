@@ -174,6 +174,19 @@ TensorPair cum_extremum(const Tensor& t, int64_t dim, const char* name) {
   return {values, indices};
 }
 
+double lowest_value(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float16:
+      return -65504.0;
+    case ScalarType::BFloat16:
+      return -3.3895313892515355e38;
+    case ScalarType::Float32:
+      return std::numeric_limits<float>::lowest();
+    default:
+      return std::numeric_limits<double>::lowest();
+  }
+}
+
 double log_add_exp(double a, double b) {
   if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
   double hi = std::max(a, b), lo = std::min(a, b);
@@ -214,11 +227,13 @@ Tensor logcumsumexp(const Tensor& t, int64_t dim) {
       const Tensor &x = s[0], &y = s[1];
       if (x.dim() == 0) return {g[0]};
       // grad_k = sum_{i >= k} g_i exp(x_k - y_i), summed in log space separately for the positive
-      // and negative parts of g so that nothing overflows.
-      Tensor neg_inf = num(-std::numeric_limits<double>::infinity()), one = num(1.0);
+      // and negative parts of g so that nothing overflows. log(0) is the dtype's lowest finite
+      // value rather than -inf: -inf - -inf would put NaN into the double backward.
+      Tensor one = num(1.0);
+      Tensor log_zero = full({}, lowest_value(x.dtype()), x.dtype());
       auto part = [&](const Tensor& w) {  // w >= 0
         Tensor log_w =
-            internal::where(gt(w, num(0.0)), internal::log(internal::where(gt(w, num(0.0)), w, one)), neg_inf);
+            internal::where(gt(w, num(0.0)), internal::log(internal::where(gt(w, num(0.0)), w, one)), log_zero);
         Tensor rev = internal::flip(logcumsumexp(internal::flip(sub(log_w, y), dim), dim), dim);
         return internal::exp(add(x, rev));
       };

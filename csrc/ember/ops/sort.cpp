@@ -444,6 +444,7 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
 TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
+  reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "kthvalue");
   EMBER_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim);
   auto r = select_one(t, dim, keepdim, "kthvalue", [k]<typename M>(std::vector<Item<M>>& buf) {
     return kth_item(buf, static_cast<int64_t>(buf.size()), k - 1);
