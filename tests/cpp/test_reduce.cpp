@@ -116,10 +116,9 @@ TEST(ReduceKernels, ResultsDoNotDependOnThreadCount) {
   for (int nt : {1, 2, 3}) {
     set_num_threads(nt);
     std::vector<float> r;
-    for (const Tensor& t :
-         {sum(x, std::vector<int64_t>{1}), amax(x, std::vector<int64_t>{1}), var(x, std::vector<int64_t>{1}),
-          var(x), logsumexp(x, std::vector<int64_t>{1}), softmax(col, 0), std::get<0>(sort(x, 1)),
-          std::get<0>(max(col, 0)), cumsum(col, 0)}) {
+    for (const Tensor& t : {sum(x, std::vector<int64_t>{1}), amax(x, std::vector<int64_t>{1}),
+                            var(x, std::vector<int64_t>{1}), var(x), logsumexp(x, std::vector<int64_t>{1}),
+                            softmax(col, 0), std::get<0>(sort(x, 1)), std::get<0>(max(col, 0)), cumsum(col, 0)}) {
       std::vector<float> v = values(t);
       r.insert(r.end(), v.begin(), v.begin() + std::min<size_t>(v.size(), 1000));
     }

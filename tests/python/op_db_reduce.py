@@ -286,12 +286,6 @@ def _tensor_pairs(dt):
     return [s for s in binary_samples(dt) if s.name != "python_scalar"]
 
 
-def _grad_free(ops):
-    for op in ops:
-        op.grad = False
-    return ops
-
-
 OPS = [
     # ---- sums and products ----
     OpInfo("sum.dtype", call=call_fn("sum"), samples=_sum_out_samples, dtypes=NUMERIC),
@@ -300,7 +294,8 @@ OPS = [
            tol_per_dtype={"float16": 5e-3, "bfloat16": 2e-2}),
     OpInfo("nanmean", samples=lambda dt: with_nans(dt, reduction_samples(dt)), dtypes=NUMERIC,
            tol_per_dtype={"bfloat16": 2e-2}),
-    OpInfo("prod", call=call_fn("prod"), samples=_prod_samples, dtypes=ALL, tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
+    OpInfo("prod", call=call_fn("prod"), samples=_prod_samples, dtypes=ALL,
+           tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
     # ---- max / min ----
     OpInfo("max.full", call=lambda lib, x: lib.max(x), samples=lambda dt: reduction_samples(dt)[:2], dtypes=ALL),
     OpInfo("min.full", call=lambda lib, x: lib.min(x), samples=lambda dt: reduction_samples(dt)[:2], dtypes=ALL),
@@ -347,17 +342,21 @@ OPS = [
     OpInfo("linalg.vector_norm", call=call_fn("linalg.vector_norm"),
            samples=_vector_norm_samples, dtypes=F32_64 + ["int64"]),
     OpInfo("norm.p0", call=lambda lib, *a: lib.norm(*a),
-           samples=lambda dt: [Sample("all", make_tensor((3, 4), dt, 1), 0), Sample("dim", make_tensor((3, 4), dt, 2), 0, 1)],
+           samples=lambda dt: [Sample("all", make_tensor((3, 4), dt, 1), 0),
+                               Sample("dim", make_tensor((3, 4), dt, 2), 0, 1)],
            dtypes=F32_64, grad=False),
     OpInfo("linalg.matrix_norm", call=lambda lib, *a, **k: lib.linalg.matrix_norm(*a, **k),
            samples=_matrix_norm_samples, dtypes=F32_64),
     OpInfo("logsumexp", samples=_lse_samples, dtypes=NUMERIC, tol_per_dtype={"bfloat16": 2e-2}),
     # ---- softmax ----
     OpInfo("softmax", call=call_fn("softmax"), samples=_softmax_samples, dtypes=FLOATS + ["int64"]),
-    OpInfo("log_softmax", call=call_fn("log_softmax"), samples=_softmax_samples, dtypes=FLOATS + ["int64"], tol_per_dtype={"bfloat16": 2e-2}),
+    OpInfo("log_softmax", call=call_fn("log_softmax"), samples=_softmax_samples, dtypes=FLOATS + ["int64"],
+           tol_per_dtype={"bfloat16": 2e-2}),
     # ---- scans ----
-    OpInfo("cumsum", call=call_fn("cumsum"), samples=_cum_dtype_samples, dtypes=ALL, tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
-    OpInfo("cumprod", call=call_fn("cumprod"), samples=lambda dt: [s for s in _cum_dtype_samples(dt) if s.name != "long_row"], dtypes=ALL,
+    OpInfo("cumsum", call=call_fn("cumsum"), samples=_cum_dtype_samples, dtypes=ALL,
+           tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
+    OpInfo("cumprod", call=call_fn("cumprod"),
+           samples=lambda dt: [s for s in _cum_dtype_samples(dt) if s.name != "long_row"], dtypes=ALL,
            tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
     field("cummax", 0, samples=scan_samples, dtypes=ALL),
     field("cummax", 1, samples=scan_samples, dtypes=ALL),
@@ -369,7 +368,8 @@ OPS = [
     # ---- sorting and selection ----
     field("sort", 0, samples=_sort_samples, dtypes=ALL),
     field("sort", 1, samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL),
-    OpInfo("sort.nan", call=lambda lib, *a, **k: lib.sort(*a, **k)[0], samples=lambda dt: with_nans(dt, _sort_samples(dt)),
+    OpInfo("sort.nan", call=lambda lib, *a, **k: lib.sort(*a, **k)[0],
+           samples=lambda dt: with_nans(dt, _sort_samples(dt)),
            dtypes=FLOATS, grad=False),
     OpInfo("argsort", samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL, grad=False),
     OpInfo("argsort.unstable_spelling", call=lambda lib, *a, **k: lib.argsort(*a, **k),
@@ -394,12 +394,7 @@ OPS = [
            dtypes=F32_64),
     OpInfo("histc", samples=lambda dt: [Sample("default", make_tensor((30,), dt, 1)),
                                         Sample("range", make_tensor((5, 6), dt, 2), 7, -2, 2),
-                                        Sample("edges", torch.tensor([0.0, 1, 2, 3, 3, 4]).to(getattr(torch, dt)), 4, 0, 4)],
+                                        Sample("edges", torch.tensor([0.0, 1, 2, 3, 3, 4]).to(getattr(torch, dt)),
+                                               4, 0, 4)],
            dtypes=F32_64 + ["int64"], grad=False),
 ]
-
-# Tensor-method spellings exist for every row above except the module-only functions.
-for _op in OPS:
-    if _op.name.split(".")[0] in ("var_mean", "std_mean", "linalg", "max", "min", "aminmax"):
-        _op.method = False
-_grad_free([op for op in OPS if op.name in ("histc",)])

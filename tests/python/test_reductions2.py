@@ -202,7 +202,8 @@ def test_nan_propagation_in_max_min_and_arg():
     e, t = pair([[1.0, NAN, 3, NAN], [1, 2, 3, 4], [NAN, 1, 2, 3]])
     for fn in (lambda x: x.max(1), lambda x: x.min(1), lambda x: x.t().max(0)):
         assert_pair(fn(e), fn(t))
-    for fn in (lambda x: x.argmax(1), lambda x: x.argmin(), lambda x: x.amax(1), lambda x: x.amin(0), lambda x: x.max()):
+    for fn in (lambda x: x.argmax(1), lambda x: x.argmin(), lambda x: x.amax(1), lambda x: x.amin(0),
+               lambda x: x.max()):
         assert_same(fn(e), fn(t))
     e2, t2 = pair([[NAN, 1.0, 2, NAN]] * 3)
     assert_same(ember.maximum(e, e2), torch.maximum(t, t2))
@@ -320,7 +321,8 @@ def test_bincount_dtypes_and_minlength():
         assert_same(ember.bincount(e, ew), torch.bincount(t, tw))
     eu, tu = pair([3, 1], "uint8")
     assert_same(eu.bincount(), tu.bincount())
-    assert_same(ember.bincount(ember.tensor([], dtype=ember.int64)), torch.bincount(torch.tensor([], dtype=torch.int64)))
+    assert_same(ember.bincount(ember.tensor([], dtype=ember.int64)),
+                torch.bincount(torch.tensor([], dtype=torch.int64)))
 
 
 def test_histc():
