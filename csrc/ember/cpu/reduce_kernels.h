@@ -59,9 +59,35 @@ concept VectorReducer = std::is_same_v<T, float> && requires(const Op& o, vf8 v)
   { o.vmerge(v, v) } -> std::same_as<vf8>;
 };
 
+// Additive reducers over float that define `vf8 vmap(vf8)` (the value each element adds: x*x,
+// |x|, ...) add 32 float lanes per block of 2048 and the block totals in the accumulator type,
+// as the float sum does.
+template <typename T, typename Op>
+concept BlockedSumReducer = std::is_same_v<T, float> && requires(const Op& o, vf8 v) {
+  { o.vmap(v) } -> std::same_as<vf8>;
+};
+
 template <typename T, typename Op>
 typename Op::acc_t reduce_contiguous(const T* p, int64_t n, const Op& op) {
   using A = typename Op::acc_t;
+  if constexpr (BlockedSumReducer<T, Op>) {
+    A total = op.init();
+    int64_t k = 0;
+    while (k + 32 <= n) {
+      int64_t end = k + std::min<int64_t>(2048, (n - k) / 32 * 32);
+      vf8 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+      for (; k < end; k += 32) {
+        a0 += op.vmap(load8(p + k));
+        a1 += op.vmap(load8(p + k + 8));
+        a2 += op.vmap(load8(p + k + 16));
+        a3 += op.vmap(load8(p + k + 24));
+      }
+      vf8 s = (a0 + a1) + (a2 + a3);
+      for (int j = 0; j < kVecF; ++j) total = op.merge(total, static_cast<A>(s[j]));
+    }
+    for (; k < n; ++k) total = op.step(total, p[k]);
+    return total;
+  }
   if constexpr (VectorReducer<T, Op>) {
     if (n >= 32) {
       vf8 a0 = splat(op.init()), a1 = a0, a2 = a0, a3 = a0;

@@ -26,6 +26,7 @@ inline vf8 select(vi8 m, vf8 v, vf8 w) { return m ? v : w; }
 // Largest of a and b, NaN if either is (torch's max/amax propagate NaN).
 inline vf8 max_nan(vf8 a, vf8 b) { return select((a > b) | (a != a), a, b); }
 inline vf8 min_nan(vf8 a, vf8 b) { return select((a < b) | (a != a), a, b); }
+inline vf8 abs8(vf8 v) { return (vf8)((vi8)v & 0x7fffffff); }
 
 // e^x within 2 ulp over the whole range (denormal results and inf included, NaN propagates).
 // Cephes' reduction x = n ln2 + r with a degree-6 polynomial for e^r; 2^n is applied as two

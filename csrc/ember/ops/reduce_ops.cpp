@@ -39,6 +39,7 @@ using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
 template <typename T, typename O>
 struct NanSumOp {
   using acc_t = double;
+  cpu::vf8 vmap(cpu::vf8 v) const requires std::is_same_v<T, float> { return cpu::select(v == v, v, cpu::splat(0.0f)); }
   acc_t init() const { return 0; }
   acc_t step(acc_t a, T v) const {
     double d = static_cast<double>(static_cast<opmath_t<T>>(v));
@@ -91,6 +92,9 @@ template <typename T, NormKind K>
 struct NormOp {
   using acc_t = double;
   double p = 2;
+  cpu::vf8 vmap(cpu::vf8 v) const requires(std::is_same_v<T, float> && (K == NormKind::One || K == NormKind::Two)) {
+    return K == NormKind::Two ? v * v : cpu::abs8(v);
+  }
   acc_t init() const { return K == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0; }
   acc_t step(acc_t a, T v) const {
     double x = std::fabs(static_cast<double>(static_cast<opmath_t<T>>(v)));
