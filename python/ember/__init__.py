@@ -9,6 +9,10 @@ from ember._C import (  # noqa: F401
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye,
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
     eq, ne, lt, le, gt, ge, sum, mean, matmul, mm,
+    # views and shape functions
+    reshape, ravel, permute, transpose, swapaxes, swapdims, t, adjoint, movedim, moveaxis, squeeze, unsqueeze,
+    flatten, unflatten, narrow, select, as_strided, broadcast_to, clone,
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
 )
 from ember._size import Size  # noqa: F401
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
