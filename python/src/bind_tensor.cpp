@@ -106,9 +106,28 @@ IndexItem parse_index_item(nb::handle h) {
       Py_TYPE(o)->tp_name, ")"));
 }
 
+// NumPy's legacy rule, which PyTorch still follows (with a warning): a short list holding a
+// slice, None, Ellipsis or another sequence is read as a tuple of indices.
+bool treat_list_as_tuple(nb::handle list) {
+  if (PyList_GET_SIZE(list.ptr()) >= 32) return false;
+  for (nb::handle h : list) {
+    PyObject* o = h.ptr();
+    if (o == Py_None || o == Py_Ellipsis || PySlice_Check(o) || nb::isinstance<Tensor>(h)) return true;
+    if (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o)) return true;
+  }
+  return false;
+}
+
 Tensor index_basic(const Tensor& self, nb::handle index) {
   std::vector<IndexItem> items;
   if (PyTuple_Check(index.ptr())) {
+    for (nb::handle h : index) items.push_back(parse_index_item(h));
+  } else if (PyList_Check(index.ptr()) && treat_list_as_tuple(index)) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
+                     "instead of x[seq]. In a future release it will be interpreted as a tensor index.",
+                     1) < 0)
+      throw nb::python_error();
     for (nb::handle h : index) items.push_back(parse_index_item(h));
   } else {
     if (PyList_Check(index.ptr())) advanced_index();

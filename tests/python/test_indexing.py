@@ -66,10 +66,14 @@ INDICES = {
     "tensor_0d_in_tuple": lambda m: (m.arange(3)[0], slice(None)),
     "tensor_0d_float": lambda m: m.full((), 1.0),
     "float": lambda m: 1.5,
+    "list_with_slice": lambda m: [0, slice(None)],
+    "list_with_none": lambda m: [None, 0],
+    "list_ellipsis": lambda m: [Ellipsis],
     "object": lambda m: object(),
 }
 
 
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
 @pytest.mark.parametrize("idx", list(INDICES), ids=list(INDICES))
 def test_getitem(idx):
     compare_on_all(INPUTS, lambda m, t: t[INDICES[idx](m)])
