@@ -576,3 +576,62 @@ def test_transpose_property_warnings():
     got = [subprocess.run([sys.executable, "-c", _WARN_SCRIPT, lib], capture_output=True, text=True, env=env,
                           check=True).stdout for lib in ("torch", "ember")]
     assert got[1] == got[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Random layouts and random regroupings of their dims: view/reshape/flatten must decide
+# view-or-copy (and the strides) exactly as torch does.
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _layout_and_target(draw):
+    ndim = draw(st.integers(1, 4))
+    shape = draw(st.lists(st.integers(0 if draw(st.booleans()) else 1, 4), min_size=ndim, max_size=ndim))
+    steps = draw(st.lists(st.integers(1, 2), min_size=ndim, max_size=ndim))
+    perm = draw(st.permutations(range(ndim)))
+    expand_to = [draw(st.sampled_from([1, 3])) if s == 1 else s for s in shape]
+    # The regrouped target: merge neighbours, split dims by a divisor, sprinkle size-1 dims.
+    sizes = [s for s in (expand_to[p] for p in perm)]
+    target = []
+    i = 0
+    while i < len(sizes):
+        op = draw(st.sampled_from(["keep", "merge", "split", "one"]))
+        if op == "merge" and i + 1 < len(sizes):
+            target.append(sizes[i] * sizes[i + 1])
+            i += 2
+            continue
+        if op == "split" and sizes[i] > 1:
+            d = draw(st.sampled_from([d for d in range(1, sizes[i] + 1) if sizes[i] % d == 0]))
+            target += [d, sizes[i] // d]
+        elif op == "one":
+            target += [1, sizes[i]]
+        else:
+            target.append(sizes[i])
+        i += 1
+    if target and draw(st.booleans()):
+        target[draw(st.integers(0, len(target) - 1))] = -1
+    return shape, steps, perm, expand_to, tuple(target)
+
+
+def _build(m, shape, steps, perm, expand_to):
+    full = [s * st_ for s, st_ in zip(shape, steps)]
+    n = 1
+    for s in full:
+        n *= s
+    t = m.arange(n, dtype=m.float32).reshape(full)
+    t = t[tuple(slice(None, None, st_) for st_ in steps)]
+    return t.expand(expand_to).permute(perm)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_layout_and_target())
+def test_random_regroupings(case):
+    shape, steps, perm, expand_to, target = case
+    make = lambda m: _build(m, shape, steps, perm, expand_to)  # noqa: E731
+    compare_op(make, lambda m, t: t.view(target))
+    compare_op(make, lambda m, t: t.reshape(target))
+    compare_op(make, lambda m, t: t.flatten(1) if t.dim() > 1 else t.flatten())
+    compare_op(make, lambda m, t: t.clone())
