@@ -41,11 +41,12 @@ nb::object tolist_rec(const Tensor& t, const char* p, int64_t d) {
 
 // ---- indexing ----
 // Note [Basic indexing]
-// t[idx] with ints, slices (step > 0), None and one Ellipsis is a view built from select /
-// slice / unsqueeze, exactly as PyTorch (including its reading of several Ellipses: each one
-// skips all dims the other items leave unindexed); integer-like objects (NumPy ints, 0-d integer tensors
-// and arrays) count as ints. Advanced indices (bool, bool/integer tensors with dims, lists)
-// are not supported yet and raise NotImplementedError.
+// t[idx] with ints, slices (step > 0), None and Ellipsis is a view built from select / slice /
+// unsqueeze, exactly as PyTorch; integer-like objects (NumPy ints, 0-d integer tensors and
+// arrays) count as ints. Like PyTorch (unlike NumPy) several Ellipses are allowed, each skipping
+// every dim the other items leave unindexed; where that runs past the last dim ember raises
+// IndexError (PyTorch sometimes lets a full slice through there). Advanced indices (bools,
+// tensors with dims, lists of ints) are not supported yet and raise NotImplementedError.
 struct IndexItem {
   enum Kind { Int, Slice, NewAxis, Ellipsis } kind;
   int64_t value = 0;                         // Int
