@@ -9,6 +9,10 @@ from ember._C import (  # noqa: F401
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye,
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
     eq, ne, lt, le, gt, ge, sum, mean, matmul, mm, bmm,
+    # views and shape functions
+    reshape, ravel, permute, transpose, swapaxes, swapdims, t, adjoint, movedim, moveaxis, squeeze, unsqueeze,
+    flatten, unflatten, narrow, select, as_strided, broadcast_to, clone,
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like, randint_like,
 )

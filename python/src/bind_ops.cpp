@@ -171,6 +171,76 @@ void bind_ops(nb::module_& m) {
   m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
   cls.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
 
+  // views and shape functions (ops/view.cpp, ops/copy.cpp): ember.reshape(t, shape) etc.
+  m.def(
+      "reshape", [](const Tensor& t, nb::handle shape) { return reshape(t, sizes_from_handle(shape, "reshape")); },
+      nb::arg("input"), nb::arg("shape"));
+  m.def(
+      "ravel", [](const Tensor& t) { return view(contiguous(t), Shape{-1}); }, nb::arg("input"));
+  m.def(
+      "permute", [](const Tensor& t, nb::handle dims) { return permute(t, sizes_from_handle(dims, "permute")); },
+      nb::arg("input"), nb::arg("dims"));
+  m.def(
+      "transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("input"),
+      nb::arg("dim0"), nb::arg("dim1"));
+  m.def(
+      "swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("input"),
+      nb::arg("axis0"), nb::arg("axis1"));
+  m.def(
+      "swapdims", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("input"),
+      nb::arg("dim0"), nb::arg("dim1"));
+  m.def(
+      "t", [](const Tensor& t) { return t_(t); }, nb::arg("input"));
+  m.def(
+      "adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()"); }, nb::arg("input"));
+  auto movedim_fn = [](const char* name) {
+    return [name](const Tensor& t, nb::handle src, nb::handle dst) {
+      return movedim(t, int_or_ints(src, name), int_or_ints(dst, name));
+    };
+  };
+  m.def("movedim", movedim_fn("movedim"), nb::arg("input"), nb::arg("source"), nb::arg("destination"));
+  m.def("moveaxis", movedim_fn("moveaxis"), nb::arg("input"), nb::arg("source"), nb::arg("destination"));
+  m.def(
+      "squeeze", [](const Tensor& t, nb::handle dim) { return squeeze(t, dims_arg(dim)); }, nb::arg("input"),
+      nb::arg("dim") = nb::none());
+  m.def(
+      "unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, nb::arg("input"), nb::arg("dim"));
+  m.def(
+      "flatten",
+      [](nb::handle self, int64_t s, int64_t e) -> nb::object {
+        const Tensor& t = nb::cast<const Tensor&>(self);
+        Tensor r = flatten(t, s, e);
+        return r.is_same(t) ? nb::borrow(self) : nb::cast(r);
+      },
+      nb::arg("input"), nb::arg("start_dim") = 0, nb::arg("end_dim") = -1);
+  m.def(
+      "unflatten",
+      [](const Tensor& t, int64_t d, nb::handle sizes) {
+        return unflatten(t, d, sizes_from_handle(sizes, "unflatten"));
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("sizes"));
+  m.def(
+      "narrow",
+      [](const Tensor& t, int64_t d, nb::handle start, int64_t l) { return narrow(t, d, narrow_start(start), l); },
+      nb::arg("input"), nb::arg("dim"), nb::arg("start"), nb::arg("length"));
+  m.def(
+      "select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); }, nb::arg("input"), nb::arg("dim"),
+      nb::arg("index"));
+  m.def(
+      "as_strided",
+      [](const Tensor& t, nb::handle size, nb::handle stride, std::optional<int64_t> off) {
+        return as_strided(t, sizes_from_handle(size, "as_strided"), sizes_from_handle(stride, "as_strided"), off);
+      },
+      nb::arg("input"), nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none());
+  m.def(
+      "broadcast_to",
+      [](const Tensor& t, nb::handle size) { return expand(t, sizes_from_handle(size, "broadcast_to")); },
+      nb::arg("input"), nb::arg("size"));
+  m.def(
+      "clone",
+      [](const Tensor& t, nb::handle fmt) { return clone(t, memory_format_arg(fmt, MemoryFormat::Preserve, "clone")); },
+      nb::arg("input"), nb::kw_only(), nb::arg("memory_format") = nb::none());
+
   // factories
   auto sized = [&](const char* name, Scalar fill, bool filled) {
     m.def(

@@ -2,6 +2,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ember/core/scalar.h"
@@ -36,16 +37,33 @@ Shape infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
 Tensor empty_like(const Tensor& t, std::optional<ScalarType> dtype = std::nullopt, bool preserve_format = true);
 
 // ---- copy and conversion (ops/copy.cpp) ----
-Tensor& copy_(Tensor& dst, const Tensor& src);  // broadcasts src, converts dtype
-Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy = false);
-Tensor contiguous(const Tensor& t);
-Tensor clone(const Tensor& t);
+// torch.memory_format: the layout a copy gets (Preserve keeps the input's, see Note [Preserve format]).
+enum class MemoryFormat : int8_t { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
+std::string_view memory_format_name(MemoryFormat f);  // "contiguous_format", ...
+
+// Copies src into dst (broadcasting src, converting dtype) and bumps dst's version, even when
+// src is dst. Raises PyTorch's errors when dst has internal overlap or partly overlaps src.
+Tensor& copy_(Tensor& dst, const Tensor& src);
+Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy = false);               // copies keep t's layout
+Tensor contiguous(const Tensor& t, MemoryFormat format = MemoryFormat::Contiguous);  // t itself if it already is
+bool is_contiguous(const Tensor& t, MemoryFormat format);
+Tensor clone(const Tensor& t, MemoryFormat format = MemoryFormat::Preserve);
+// An uninitialised tensor shaped like t, laid out per `format` (Preserve: as clone() lays it out).
+Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat format = MemoryFormat::Preserve);
+// True when t's elements tile one block of memory exactly (any dim order, no gaps, no overlap).
+bool is_non_overlapping_and_dense(const Tensor& t);
+// Fills every element; the number must fit the dtype (RuntimeError "value cannot be converted
+// ... without overflow", as PyTorch). fill_ with a 0-d tensor converts like copy_ instead.
 Tensor& fill_(Tensor& t, Scalar value);
+Tensor& fill_(Tensor& t, const Tensor& value);
+// Resizes in place, keeping the data; does not bump the version (callers that are user-facing
+// in-place ops do, as PyTorch's resize_ does).
 Tensor& resize_(Tensor& t, IntArrayRef sizes);
 Scalar item(const Tensor& t);
 bool is_wrapped_number(const Tensor& t);
 
 // ---- views (ops/view.cpp): share storage and version counter with the input ----
+// Each follows PyTorch's rules for the result's strides; see Note [View strides] in view.cpp.
 Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides,
                   std::optional<int64_t> offset = std::nullopt);
 Tensor view(const Tensor& t, IntArrayRef sizes);  // sizes may hold one -1
@@ -54,9 +72,11 @@ Tensor reshape(const Tensor& t, IntArrayRef sizes);  // a view when possible, el
 Tensor permute(const Tensor& t, IntArrayRef dims);
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
 Tensor t_(const Tensor& t);  // .t(): transpose of a <=2-d tensor
-Tensor expand(const Tensor& t, IntArrayRef sizes);
+Tensor movedim(const Tensor& t, IntArrayRef source, IntArrayRef destination);
+Tensor expand(const Tensor& t, IntArrayRef sizes);  // -1 keeps a size; broadcast_to is the same
 Tensor squeeze(const Tensor& t, OptDims dims = std::nullopt);
 Tensor unsqueeze(const Tensor& t, int64_t dim);
+// Returns t itself when start_dim == end_dim (as PyTorch), a view when possible, else a copy.
 Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor unflatten(const Tensor& t, int64_t dim, IntArrayRef sizes);
 Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
@@ -66,6 +86,8 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
 Tensor alias(const Tensor& t);  // a new TensorImpl viewing the same data (detach shares this)
 // The shape `sizes` with a -1 filled in, checked against numel (RuntimeError as PyTorch).
 Shape infer_size(IntArrayRef sizes, int64_t numel);
+// Strides that view (sizes, strides) as `shape` without a copy, or nullopt when impossible.
+std::optional<Shape> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef shape);
 
 // Broadcast shape of two shapes, or RuntimeError naming the op and the sizes.
 Shape broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op_name = nullptr);
