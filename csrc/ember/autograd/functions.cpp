@@ -2,6 +2,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/core/dispatch.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd {
@@ -199,6 +200,39 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
   };
   m.grad_fn = vb;
   m.output_nr = vb->add_input_metadata(self);
+}
+
+Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& in_strides, int64_t in_off,
+                           const Shape& sizes, const Shape& strides, int64_t off) {
+  NoGradGuard no_grad;
+  auto extent = [](const Shape& sz, const Shape& st, int64_t o) {
+    int64_t hi = o;
+    for (size_t i = 0; i < sz.size(); ++i)
+      if (sz[i] > 0) hi += (sz[i] - 1) * st[i];
+    return hi;
+  };
+  int64_t base = std::min(in_off, off);
+  int64_t top = std::max(extent(in_sizes, in_strides, in_off), extent(sizes, strides, off));
+  ScalarType acc = g.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  Tensor buf = zeros({top - base + 1}, acc);
+  Tensor gc = contiguous(to_dtype(g, acc));
+  int64_t n = gc.numel(), nd = static_cast<int64_t>(sizes.size());
+  EMBER_DISPATCH_FLOAT(acc, "as_strided_backward", [&] {
+    scalar_t* b = buf.data<scalar_t>();
+    const scalar_t* src = gc.data<scalar_t>();
+    std::vector<int64_t> idx(nd, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t pos = off - base;
+      for (int64_t d = 0; d < nd; ++d) pos += idx[d] * strides[d];
+      b[pos] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(b[pos]) + static_cast<opmath_t<scalar_t>>(src[i]));
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        if (++idx[d] < sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  Tensor r = contiguous(as_strided(buf, in_sizes, in_strides, in_off - base));
+  return to_dtype(r, g.dtype());
 }
 
 void set_view_history(const Tensor& input, const Tensor& view, const char* name,

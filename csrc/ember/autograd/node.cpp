@@ -71,7 +71,12 @@ void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
   m.requires_grad = false;
 }
 
-Tensor detach(const Tensor& t) { return alias(t); }
+Tensor detach(const Tensor& t) {
+  NoGradGuard no_history;
+  Tensor d = alias(t);
+  d.impl()->view_base = IntrusivePtr<TensorImpl>();  // shares data, but autograd treats it as standalone
+  return d;
+}
 
 Tensor grad(const Tensor& t) {
   AutogradMetaImpl* m = meta(t);
@@ -144,7 +149,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (is_output) {
     // Saving an output with its grad_fn would form a cycle (node -> tensor -> node): keep the
     // data only and rebuild the history from the owning node on unpack.
-    data_ = alias(t);
+    data_ = detach(t);
     if (auto* m = meta(t)) {
       output_nr_ = m->output_nr;
       if (m->grad_fn) producer_ = m->grad_fn->name();
@@ -178,7 +183,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
   }
   if (is_output_ && requires_grad_ && owner && GradMode::is_enabled()) {
     // Re-attach the history so double backward sees this value as the owner's output.
-    Tensor t = alias(data_);
+    Tensor t = detach(data_);
     AutogradMetaImpl& m = meta_or_create(t);
     m.grad_fn = owner;
     m.output_nr = output_nr_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ember/autograd/record.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -13,7 +14,26 @@ namespace {
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset, ScalarType dtype) {
   auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), dtype, std::move(sizes), std::move(strides), offset);
   impl->share_version_counter(t.impl()->version_counter());
+  impl->view_base = t.impl()->view_base ? t.impl()->view_base : t.impl_ptr();
   return Tensor(std::move(impl));
+}
+
+// Autograd history of a view op (no-op unless the input requires grad). `bw` maps the view's
+// gradient to the input's, with ember ops so it is itself differentiable.
+template <typename F>
+Tensor with_history(const Tensor& in, Tensor out, const char* name, F bw) {
+  autograd::set_view_history(in, out, name, std::move(bw));
+  return out;
+}
+
+// Gradient of a view that picks some elements of the input: zeros shaped like the input with
+// the view's elements set to the gradient.
+template <typename Pick>
+Tensor scatter_into_zeros(const Shape& in_sizes, const Tensor& g, Pick pick) {
+  Tensor z = zeros(in_sizes, g.dtype());
+  Tensor slot = pick(z);
+  copy_(slot, g);
+  return z;
 }
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
   return make_view(t, std::move(sizes), std::move(strides), offset, t.dtype());
@@ -97,7 +117,10 @@ Shape infer_size(IntArrayRef sizes, int64_t numel) {
   return out;
 }
 
-Tensor alias(const Tensor& t) { return make_view(t, t.sizes(), t.strides(), t.storage_offset()); }
+Tensor alias(const Tensor& t) {
+  return with_history(t, make_view(t, t.sizes(), t.strides(), t.storage_offset()), "AliasBackward0",
+                      [](const Tensor& g) { return g; });
+}
 
 Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
   EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
@@ -118,7 +141,13 @@ Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, std::
                 " requiring a storage size of ", need, " are out of bounds for storage of size ",
                 t.impl()->storage()->nbytes());
   }
-  return make_view(t, sizes.vec(), strides.vec(), off);
+  Shape in_sizes = t.sizes(), in_strides = t.strides();
+  int64_t in_off = t.storage_offset();
+  Shape vs = sizes.vec(), vst = strides.vec();
+  return with_history(t, make_view(t, sizes.vec(), strides.vec(), off), "AsStridedBackward0",
+                      [in_sizes, in_strides, in_off, vs, vst, off](const Tensor& g) {
+                        return autograd::as_strided_backward(g, in_sizes, in_strides, in_off, vs, vst, off);
+                      });
 }
 
 Tensor view(const Tensor& t, IntArrayRef sizes) {
@@ -127,7 +156,9 @@ Tensor view(const Tensor& t, IntArrayRef sizes) {
   EMBER_CHECK(st.has_value(),
               "view size is not compatible with input tensor's size and stride (at least one dimension spans "
               "across two contiguous subspaces). Use .reshape(...) instead.");
-  return make_view(t, std::move(shape), std::move(*st), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(shape), std::move(*st), t.storage_offset()), "ViewBackward0",
+                      [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
 }
 
 Tensor view_dtype(const Tensor& t, ScalarType dtype) {
@@ -167,10 +198,15 @@ Tensor view_dtype(const Tensor& t, ScalarType dtype) {
 
 Tensor reshape(const Tensor& t, IntArrayRef sizes) {
   Shape shape = infer_size(sizes, t.numel());
-  if (auto st = view_strides(t.sizes(), t.strides(), shape))
-    return make_view(t, std::move(shape), std::move(*st), t.storage_offset());
+  if (auto st = view_strides(t.sizes(), t.strides(), shape)) {
+    Shape in_sizes = t.sizes();
+    return with_history(t, make_view(t, std::move(shape), std::move(*st), t.storage_offset()), "ViewBackward0",
+                        [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
+  }
   Tensor c = clone(t, MemoryFormat::Contiguous);
-  return make_view(c, shape, contiguous_strides(shape), 0);
+  Shape c_sizes = c.sizes();
+  return with_history(c, make_view(c, shape, contiguous_strides(shape), 0), "UnsafeViewBackward0",
+                      [c_sizes](const Tensor& g) { return reshape(g, c_sizes); });
 }
 
 Tensor permute(const Tensor& t, IntArrayRef dims) {
@@ -188,7 +224,10 @@ Tensor permute(const Tensor& t, IntArrayRef dims) {
     sizes[i] = t.sizes()[d];
     strides[i] = t.strides()[d];
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  Shape inverse(n);
+  for (int64_t i = 0; i < n; ++i) inverse[wrap_dim(dims[i], n)] = i;
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "PermuteBackward0",
+                      [inverse](const Tensor& g) { return permute(g, inverse); });
 }
 
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
@@ -200,7 +239,8 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
     std::swap(sizes[d0], sizes[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "TransposeBackward0",
+                      [d0, d1](const Tensor& g) { return transpose(g, d0, d1); });
 }
 
 Tensor t_(const Tensor& t) {
@@ -268,7 +308,9 @@ Tensor expand(const Tensor& t, IntArrayRef sizes) {
     out_sizes[i] = want;
     out_strides[i] = stride;
   }
-  return make_view(t, std::move(out_sizes), std::move(out_strides), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(out_sizes), std::move(out_strides), t.storage_offset()),
+                      "ExpandBackward0", [in_sizes](const Tensor& g) { return autograd::sum_to(g, in_sizes); });
 }
 
 Tensor squeeze(const Tensor& t, OptDims dims) {
@@ -286,7 +328,9 @@ Tensor squeeze(const Tensor& t, OptDims dims) {
     sizes.push_back(t.sizes()[i]);
     strides.push_back(t.strides()[i]);
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "SqueezeBackward0",
+                      [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
 }
 
 Tensor unsqueeze(const Tensor& t, int64_t dim) {
@@ -296,7 +340,9 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
   int64_t st = dim < n ? sizes[dim] * strides[dim] : 1;
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, st);
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "UnsqueezeBackward0",
+                      [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
 }
 
 Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
@@ -356,7 +402,11 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
   int64_t off = t.storage_offset() + index * strides[dim];
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  return make_view(t, std::move(sizes), std::move(strides), off);
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), off), "SelectBackward0",
+                      [in_sizes, dim, index](const Tensor& g) {
+                        return scatter_into_zeros(in_sizes, g, [&](const Tensor& z) { return select(z, dim, index); });
+                      });
 }
 
 Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
@@ -375,7 +425,12 @@ Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start_opt, std
   int64_t off = t.storage_offset() + start * strides[dim];
   sizes[dim] = (end - start + step - 1) / step;
   strides[dim] *= step;
-  return make_view(t, std::move(sizes), std::move(strides), off);
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), off), "SliceBackward0",
+                      [in_sizes, dim, start, end, step](const Tensor& g) {
+                        return scatter_into_zeros(in_sizes, g,
+                                                  [&](const Tensor& z) { return slice(z, dim, start, end, step); });
+                      });
 }
 
 Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {

@@ -32,14 +32,10 @@ class CheckpointFunction(ember.autograd.Function):
                 ember.set_rng_state(current)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, _C.Tensor) and o.requires_grad]
-        diff_inputs = [x for x in inputs if isinstance(x, _C.Tensor) and x.requires_grad]
-        if pairs and diff_inputs:
-            got = ember.autograd.grad([o for o, _ in pairs], diff_inputs, [g for _, g in pairs], allow_unused=True)
-        else:
-            got = [None] * len(diff_inputs)
-        it = iter(got)
-        return (None, None) + tuple(next(it) if isinstance(x, _C.Tensor) and x.requires_grad else None
-                                    for x in inputs)
+        if pairs:
+            # backward (not autograd.grad): parameters the function closes over get .grad too
+            ember.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(x.grad if isinstance(x, _C.Tensor) else None for x in inputs)
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, context_fn=None,
