@@ -35,9 +35,11 @@ void def_dunders(nb::class_<Tensor>& cls, BinaryOp op, const char* dunder, const
       return nb::cast(binary_op(op, scalar_tensor(s, std::nullopt, true), a));
     });
   if (idunder)
-    cls.def(idunder, [op](Tensor& a, nb::handle b) -> nb::object {
+    cls.def(idunder, [op](nb::handle self, nb::handle b) -> nb::object {
       if (is_ndarray(b.ptr())) return nb::borrow(Py_NotImplemented);  // t += array rebinds t, as in PyTorch
-      return nb::cast(binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true));
+      Tensor& a = nb::cast<Tensor&>(self);
+      binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true);
+      return nb::borrow(self);  // in-place ops return the same Python object
     });
 }
 
@@ -56,8 +58,10 @@ void def_binary(nb::module_& m, nb::class_<Tensor>& cls, const char* name, Binar
   std::string inplace = std::string(name) + "_";
   cls.def(
       inplace.c_str(),
-      [op, name](Tensor& a, nb::handle b) -> Tensor {
-        return binary_op(op, a, tensor_arg(b, name), a, /*inplace=*/true);
+      [op, name](nb::handle self, nb::handle b) -> nb::object {
+        Tensor& a = nb::cast<Tensor&>(self);
+        binary_op(op, a, tensor_arg(b, name), a, /*inplace=*/true);
+        return nb::borrow(self);
       },
       nb::arg("other"));
   def_dunders(cls, op, dunder, rdunder, idunder);
@@ -83,10 +87,12 @@ void def_alpha_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, Bin
   std::string inplace = std::string(name) + "_";
   cls.def(
       inplace.c_str(),
-      [op, name](Tensor& a, nb::handle b, nb::handle alpha) -> Tensor {
+      [op, name](nb::handle self, nb::handle b, nb::handle alpha) -> nb::object {
+        Tensor& a = nb::cast<Tensor&>(self);
         Scalar al = 1;
         if (!alpha.is_none()) to_scalar(alpha, al);
-        return binary_op(op, a, tensor_arg(b, name), a, true, al);
+        binary_op(op, a, tensor_arg(b, name), a, true, al);
+        return nb::borrow(self);
       },
       nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none());
 }
@@ -133,8 +139,10 @@ void bind_ops(nb::module_& m) {
       nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
   cls.def(
       "div_",
-      [](Tensor& a, nb::handle b, nb::handle mode) -> Tensor {
-        return binary_op(div_op(mode), a, tensor_arg(b, "div"), a, true);
+      [](nb::handle self, nb::handle b, nb::handle mode) -> nb::object {
+        Tensor& a = nb::cast<Tensor&>(self);
+        binary_op(div_op(mode), a, tensor_arg(b, "div"), a, true);
+        return nb::borrow(self);
       },
       nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
 
@@ -247,8 +255,9 @@ void bind_ops(nb::module_& m) {
         name,
         [name, fill, filled](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad, nb::handle out) {
           EMBER_CHECK(out.is_none(), name, "(): out= is not supported");
-          Tensor t = empty(sizes_from_args(size, name), opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
-          if (filled) fill_(t, fill);
+          Shape sizes = sizes_from_args(size, name);
+          ScalarType dt = opt_dtype(dtype).value_or(default_dtype());
+          Tensor t = filled ? full(sizes, fill, dt, opt_device(device)) : empty(sizes, dt, opt_device(device));
           if (requires_grad) autograd::set_requires_grad(t, true);
           return t;
         },

@@ -384,3 +384,50 @@ def test_functional_helpers_against_torch():
                 torch.autograd.functional.vjp(lambda a: a * 3, tx, tv)[1])
     assert_same(ember.autograd.functional.jvp(lambda a: a * a, ex, ev)[1],
                 torch.autograd.functional.jvp(lambda a: a * a, tx, tv)[1])
+
+
+def test_inplace_on_view_updates_base_history():
+    ta = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+    ty = torch.tensor([7.0, 8.0], dtype=torch.float64, requires_grad=True)
+    ea = ember.tensor(ta.tolist(), dtype=ember.float64, requires_grad=True)
+    ey = ember.tensor(ty.tolist(), dtype=ember.float64, requires_grad=True)
+    for a, y in ((ea, ey), (ta, ty)):
+        x = a.clone()
+        x[:, 0] = y
+        x[1] *= 3
+        (x * x).sum().backward()
+    assert_same(ea.grad, ta.grad)
+    assert_same(ey.grad, ty.grad)
+
+
+def test_inplace_on_view_of_tensor_without_grad():
+    for lib in (ember, torch):
+        y = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        x = lib.zeros(3, 2, dtype=lib.float64)
+        x[1] = y * 2
+        assert x.requires_grad and x.grad_fn is not None
+        (x * x).sum().backward()
+        y.result = y.grad.tolist()
+    assert y.result == [8.0, 8.0]
+
+
+def test_view_of_leaf_inplace_error():
+    same_error(lambda: ember.ones(3, requires_grad=True)[0].mul_(2),
+               lambda: torch.ones(3, requires_grad=True)[0].mul_(2))
+
+
+def test_inplace_returns_self_and_factories_start_at_version_zero():
+    t = ember.zeros(3)
+    assert t._version == 0 == torch.zeros(3)._version
+    assert t.add_(1) is t and t.mul_(2, ) is t
+    u = t
+    u += 1
+    assert u is t and t._version == 3
+
+
+def test_unfold_and_as_strided_gradients():
+    tx = torch.arange(10, dtype=torch.float64, requires_grad=True)
+    ex = ember.arange(10, dtype=ember.float64).requires_grad_()
+    for x in (ex, tx):
+        (x.unfold(0, 4, 2) * x.unfold(0, 4, 2)).sum().backward()
+    assert_same(ex.grad, tx.grad)
