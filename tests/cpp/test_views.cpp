@@ -103,7 +103,9 @@ TEST(ViewLayer, ViewsKeepStorageAliveAndCopiesDoNot) {
     Tensor b2 = iota(Shape{3, 3});
     survivor = select(b2, 0, 2);
   }
-  EXPECT_EQ(survivor.impl()->storage()->use_count(), 1u);
+  // The view and its root base (kept by view_base for autograd) are the storage's only owners.
+  EXPECT_EQ(survivor.impl()->storage()->use_count(), 2u);
+  EXPECT_EQ(survivor.impl()->view_base->use_count(), 1u);
   EXPECT_EQ(item(select(survivor, 0, 1)).to_double(), 7.0);
 }
 
