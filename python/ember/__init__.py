@@ -33,3 +33,22 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
+
+from ember._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: E402,F401
+
+
+def is_tensor(obj):
+    """True if obj is an ember Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()
