@@ -296,12 +296,13 @@ def test_custom_function_wrong_gradient_count():
         Bad.apply(x, x).sum().backward()
 
 
-def test_anomaly_mode_names_the_node():
-    x = ember.zeros(2, requires_grad=True)
-    y = x / x  # nan forward; backward produces nan
+def test_anomaly_mode_names_the_node_and_forward_line():
     with ember.autograd.detect_anomaly():
-        with pytest.raises(RuntimeError, match="DivBackward0"):
+        x = ember.zeros(2, requires_grad=True)
+        y = x / x  # nan forward; backward produces nan
+        with pytest.raises(RuntimeError, match="DivBackward0") as err:
             y.sum().backward()
+    assert "test_autograd.py" in str(err.value)
 
 
 def test_saved_intermediates_freed_after_backward():

@@ -65,6 +65,7 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
+  if (AnomalyMode::is_enabled() && fn->forward_site.empty()) fn->forward_site = current_site();
   AutogradMetaImpl& m = meta_or_create(out);
   m.output_nr = fn->add_input_metadata(out);
   m.grad_fn = fn;

@@ -19,6 +19,7 @@ namespace {
 SiteHook g_site_hook = nullptr;
 }
 void set_mutation_site_hook(SiteHook hook) { g_site_hook = hook; }
+std::string current_site() { return g_site_hook ? g_site_hook() : std::string(); }
 void record_mutation(VersionCounter& vc, const char* op) {
   std::string site = g_site_hook ? g_site_hook() : std::string();
   vc.last_mutation = detail::str_cat(op ? op : "an in-place operation", site.empty() ? "" : " at ", site);

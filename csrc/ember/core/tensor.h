@@ -53,6 +53,7 @@ struct VersionCounter : RefCounted {
 using SiteHook = std::string (*)();
 void set_mutation_site_hook(SiteHook hook);
 void record_mutation(VersionCounter& vc, const char* op);
+std::string current_site();  // via the hook; empty without one
 
 // Autograd fills this in; the core only owns it (see autograd/).
 struct AutogradMeta {
