@@ -10,13 +10,14 @@ using autograd::NoGradGuard;
 
 TensorVec tensor_list(nb::handle seq, const char* op) {
   if (nb::isinstance<Tensor>(seq) || !PySequence_Check(seq.ptr()))
-    throw ember::TypeError(detail::str_cat(op, "(): argument 'tensors' must be tuple of Tensors, not ",
-                                           Py_TYPE(seq.ptr())->tp_name));
+    throw ember::TypeError(
+        detail::str_cat(op, "(): argument 'tensors' must be tuple of Tensors, not ", Py_TYPE(seq.ptr())->tp_name));
   TensorVec r;
   for (nb::handle h : seq) {
     if (!nb::isinstance<Tensor>(h))
-      throw ember::TypeError(detail::str_cat(op, "(): argument 'tensors' must be tuple of Tensors, but found element "
-                                                 "of type ",
+      throw ember::TypeError(detail::str_cat(op,
+                                             "(): argument 'tensors' must be tuple of Tensors, but found element "
+                                             "of type ",
                                              Py_TYPE(h.ptr())->tp_name));
     r.push_back(nb::cast<Tensor>(h));
   }
@@ -129,8 +130,9 @@ bool side_right(bool right, nb::handle side) {
   if (side.is_none()) return right;
   std::string s = nb::cast<std::string>(side);
   EMBER_CHECK(s == "left" || s == "right", "torch.searchsorted(): side can only be 'left' or 'right' but got ", s);
-  EMBER_CHECK(!(right && s == "left"), "torch.searchsorted(): side and right can't be set to opposites, got side of "
-                                       "left while right was True");
+  EMBER_CHECK(!(right && s == "left"),
+              "torch.searchsorted(): side and right can't be set to opposites, got side of "
+              "left while right was True");
   return s == "right";
 }
 
@@ -144,7 +146,9 @@ void bind_index(nb::module_& m) {
   for (const char* name : {"cat", "concat", "concatenate"})
     m.def(
         name,
-        [](nb::handle ts, int64_t dim, nb::handle out) { return with_out(cat(tensor_list(ts, "cat"), dim), out, "cat"); },
+        [](nb::handle ts, int64_t dim, nb::handle out) {
+          return with_out(cat(tensor_list(ts, "cat"), dim), out, "cat");
+        },
         nb::arg("tensors"), nb::arg("dim") = 0, nb::kw_only(), nb::arg("out") = none);
   m.def(
       "stack",
@@ -153,17 +157,19 @@ void bind_index(nb::module_& m) {
       },
       nb::arg("tensors"), nb::arg("dim") = 0, nb::kw_only(), nb::arg("out") = none);
   m.def(
-      "hstack", [](nb::handle ts, nb::handle out) { return with_out(hstack(tensor_list(ts, "hstack")), out, "hstack"); },
+      "hstack",
+      [](nb::handle ts, nb::handle out) { return with_out(hstack(tensor_list(ts, "hstack")), out, "hstack"); },
       nb::arg("tensors"), nb::kw_only(), nb::arg("out") = none);
   for (const char* name : {"vstack", "row_stack"})
     m.def(
-        name,
-        [](nb::handle ts, nb::handle out) { return with_out(vstack(tensor_list(ts, "vstack")), out, "vstack"); },
+        name, [](nb::handle ts, nb::handle out) { return with_out(vstack(tensor_list(ts, "vstack")), out, "vstack"); },
         nb::arg("tensors"), nb::kw_only(), nb::arg("out") = none);
   m.def(
-      "dstack", [](nb::handle ts, nb::handle out) { return with_out(dstack(tensor_list(ts, "dstack")), out, "dstack"); },
+      "dstack",
+      [](nb::handle ts, nb::handle out) { return with_out(dstack(tensor_list(ts, "dstack")), out, "dstack"); },
       nb::arg("tensors"), nb::kw_only(), nb::arg("out") = none);
-  m.def("broadcast_tensors", [](nb::args args) { return to_tuple(broadcast_tensors(tensors_varargs(args, "broadcast_tensors"))); });
+  m.def("broadcast_tensors",
+        [](nb::args args) { return to_tuple(broadcast_tensors(tensors_varargs(args, "broadcast_tensors"))); });
   m.def("meshgrid", [](nb::args args, nb::kwargs kw) {
     std::string indexing = "ij";
     if (kw.contains("indexing") && !kw["indexing"].is_none()) indexing = nb::cast<std::string>(kw["indexing"]);
@@ -228,8 +234,8 @@ void bind_index(nb::module_& m) {
     if (repeats.is_none()) return repeat_interleave_indices(t);
     return repeat_interleave(t, repeats_arg(repeats), opt_int(dim));
   };
-  m.def("repeat_interleave", rep_il, nb::arg("input"), nb::arg("repeats") = none, nb::arg("dim") = none,
-        nb::kw_only(), nb::arg("output_size") = none);
+  m.def("repeat_interleave", rep_il, nb::arg("input"), nb::arg("repeats") = none, nb::arg("dim") = none, nb::kw_only(),
+        nb::arg("output_size") = none);
   cls.def("repeat_interleave", rep_il, nb::arg("repeats") = none, nb::arg("dim") = none, nb::kw_only(),
           nb::arg("output_size") = none);
   auto rot = [](const Tensor& t, int64_t k, nb::handle dims) {
@@ -256,19 +262,21 @@ void bind_index(nb::module_& m) {
       "triu", [](const Tensor& t, int64_t k) { return triu(t, k); }, nb::arg("diagonal") = 0);
   cls.def(
       "tril_",
-      [](nb::handle self, int64_t k) { return inplace(self, {}, "tril_", [&](const Tensor& s) { return tril(s, k); }); },
+      [](nb::handle self, int64_t k) {
+        return inplace(self, {}, "tril_", [&](const Tensor& s) { return tril(s, k); });
+      },
       nb::arg("diagonal") = 0);
   cls.def(
       "triu_",
-      [](nb::handle self, int64_t k) { return inplace(self, {}, "triu_", [&](const Tensor& s) { return triu(s, k); }); },
+      [](nb::handle self, int64_t k) {
+        return inplace(self, {}, "triu_", [&](const Tensor& s) { return triu(s, k); });
+      },
       nb::arg("diagonal") = 0);
   m.def(
-      "diagonal",
-      [](const Tensor& t, int64_t off, int64_t d1, int64_t d2) { return diagonal(t, off, d1, d2); }, nb::arg("input"),
-      nb::arg("offset") = 0, nb::arg("dim1") = 0, nb::arg("dim2") = 1);
+      "diagonal", [](const Tensor& t, int64_t off, int64_t d1, int64_t d2) { return diagonal(t, off, d1, d2); },
+      nb::arg("input"), nb::arg("offset") = 0, nb::arg("dim1") = 0, nb::arg("dim2") = 1);
   cls.def(
-      "diagonal",
-      [](const Tensor& t, int64_t off, int64_t d1, int64_t d2) { return diagonal(t, off, d1, d2); },
+      "diagonal", [](const Tensor& t, int64_t off, int64_t d1, int64_t d2) { return diagonal(t, off, d1, d2); },
       nb::arg("offset") = 0, nb::arg("dim1") = 0, nb::arg("dim2") = 1);
   auto dembed = [](const Tensor& t, int64_t off, int64_t d1, int64_t d2) { return diag_embed(t, off, d1, d2); };
   m.def("diag_embed", dembed, nb::arg("input"), nb::arg("offset") = 0, nb::arg("dim1") = -2, nb::arg("dim2") = -1);
@@ -307,8 +315,8 @@ void bind_index(nb::module_& m) {
       nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::kw_only(), nb::arg("sparse_grad") = false,
       nb::arg("out") = none);
   cls.def(
-      "gather", [](const Tensor& t, int64_t dim, const Tensor& ix, bool) { return gather(t, dim, ix); },
-      nb::arg("dim"), nb::arg("index"), nb::kw_only(), nb::arg("sparse_grad") = false);
+      "gather", [](const Tensor& t, int64_t dim, const Tensor& ix, bool) { return gather(t, dim, ix); }, nb::arg("dim"),
+      nb::arg("index"), nb::kw_only(), nb::arg("sparse_grad") = false);
 
   // scatter(dim, index, src | value, *, reduce=None)
   auto scatter_f = [](const Tensor& t, int64_t dim, const Tensor& ix, nb::handle src, nb::handle value,
@@ -350,8 +358,8 @@ void bind_index(nb::module_& m) {
     EMBER_CHECK(src.dtype() == t.dtype(), "scatter_reduce(): Expected self.dtype to be equal to src.dtype");
     return scatter_reduce(t, dim, ix, src, reduce, include_self);
   };
-  m.def("scatter_reduce", sred, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"),
-        nb::arg("reduce"), nb::kw_only(), nb::arg("include_self") = true);
+  m.def("scatter_reduce", sred, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::arg("reduce"),
+        nb::kw_only(), nb::arg("include_self") = true);
   cls.def("scatter_reduce", sred, nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::arg("reduce"), nb::kw_only(),
           nb::arg("include_self") = true);
   cls.def(
@@ -381,8 +389,10 @@ void bind_index(nb::module_& m) {
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = none);
   auto icopy = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src) {
-    EMBER_CHECK(src.dtype() == t.dtype(), "index_copy_(): self and source expected to have the same dtype, but got "
-                                          "(self) ", dtype_name(t.dtype()), " and (source) ", dtype_name(src.dtype()));
+    EMBER_CHECK(src.dtype() == t.dtype(),
+                "index_copy_(): self and source expected to have the same dtype, but got "
+                "(self) ",
+                dtype_name(t.dtype()), " and (source) ", dtype_name(src.dtype()));
     return index_copy(t, dim, ix, src);
   };
   m.def("index_copy", icopy, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("source"));

@@ -69,8 +69,8 @@ TensorVec expand_masks(const Tensor& t, const TensorVec& indices) {
       int64_t d0 = static_cast<int64_t>(out.size());
       EMBER_CHECK_INDEX(d0 + ix.dim() <= t.dim(), "too many indices for tensor of dimension ", t.dim());
       for (int64_t k = 0; k < ix.dim(); ++k)
-        EMBER_CHECK_INDEX(ix.sizes()[k] == t.sizes()[d0 + k], "The shape of the mask ", ix.shape_str(), " at index ",
-                          k, " does not match the shape of the indexed tensor ", t.shape_str(), " at index ", d0 + k);
+        EMBER_CHECK_INDEX(ix.sizes()[k] == t.sizes()[d0 + k], "The shape of the mask ", ix.shape_str(), " at index ", k,
+                          " does not match the shape of the indexed tensor ", t.shape_str(), " at index ", d0 + k);
       Tensor nz = nonzero(ix);
       for (int64_t k = 0; k < ix.dim(); ++k) out.push_back(select(nz, 1, k));
     } else {
@@ -208,7 +208,8 @@ void put_raw(const Tensor& t, const TensorVec& idx, const Tensor& values, IndexR
   if (mode == IndexReduce::None) {
     move_elements(t.element_size(), p, static_cast<const char*>(v.data_ptr()), static_cast<char*>(t.data_ptr()), true);
   } else {
-    EMBER_DISPATCH_ALL(t.dtype(), "index_put", [&] { reduce_into<scalar_t>(p, v.data<scalar_t>(), t.data<scalar_t>(), mode); });
+    EMBER_DISPATCH_ALL(t.dtype(), "index_put",
+                       [&] { reduce_into<scalar_t>(p, v.data<scalar_t>(), t.data<scalar_t>(), mode); });
   }
 }
 
@@ -299,8 +300,8 @@ Tensor src_window(const Tensor& src, const Tensor& index) {
   if (src.dim() == 0) return src;
   Tensor s = src;
   for (int64_t d = 0; d < index.dim(); ++d) {
-    EMBER_CHECK(index.sizes()[d] <= src.sizes()[d], "Expected index ", index.shape_str(),
-                " to be no larger than src ", src.shape_str(), " apart from dimension ", d);
+    EMBER_CHECK(index.sizes()[d] <= src.sizes()[d], "Expected index ", index.shape_str(), " to be no larger than src ",
+                src.shape_str(), " apart from dimension ", d);
     if (s.sizes()[d] != index.sizes()[d]) s = slice(s, d, 0, index.sizes()[d]);
   }
   return s;
@@ -386,6 +387,11 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
   }
   dim = wrap_dim(dim, t.dim());
   try {
+    Tensor c = contiguous(ix);
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      int64_t v = c.dtype() == ScalarType::Int64 ? c.data<int64_t>()[i] : c.data<int32_t>()[i];
+      if (v < 0) throw IndexError("index out of range in self");
+    }
     return index(t, at_dim(dim, ix));
   } catch (const IndexError&) {
     throw IndexError("index out of range in self");
@@ -394,8 +400,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
   dim = wrap_dim(dim, t.dim());
-  if (t.dim() == 0 || idx.dim() == 0)
-    return reshape(gather(reshape(t, {-1}), 0, reshape(idx, {-1})), idx.sizes());
+  if (t.dim() == 0 || idx.dim() == 0) return reshape(gather(reshape(t, {-1}), 0, reshape(idx, {-1})), idx.sizes());
   TensorVec ix = scatter_indices(t, dim, idx, "gather");
   if (idx.numel() == 0) return empty(idx.sizes(), t.dtype());
   return as_runtime_error([&] { return index(t, ix); });
@@ -446,8 +451,8 @@ template <typename T>
 Tensor identity_t(ScalarType dt, const std::string& reduce) {
   T v = reduce == "sum" || reduce == "mean" ? T(0)
         : reduce == "prod"                  ? T(1)
-        : reduce == "amax"                  ? (std::numeric_limits<T>::has_infinity ? T(-std::numeric_limits<T>::infinity())
-                                                                                    : std::numeric_limits<T>::lowest())
+        : reduce == "amax" ? (std::numeric_limits<T>::has_infinity ? T(-std::numeric_limits<T>::infinity())
+                                                                   : std::numeric_limits<T>::lowest())
                            : (std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                                    : std::numeric_limits<T>::max());
   Tensor r = empty({}, dt);
@@ -531,8 +536,8 @@ Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source)
   Tensor m = reshape(expand(mask, s), {-1});
   Tensor base = reshape(expand(t, s), {-1});
   int64_t n = nonzero(m).sizes()[0];
-  EMBER_CHECK(source.numel() >= n, "masked_scatter: expected source to have at least ", n,
-              " elements, but got ", source.numel());
+  EMBER_CHECK(source.numel() >= n, "masked_scatter: expected source to have at least ", n, " elements, but got ",
+              source.numel());
   Tensor src = narrow(reshape(source, {-1}), 0, 0, n);
   return reshape(index_put(base, {m}, src), s);
 }
@@ -554,9 +559,10 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
               dtype_name(idx.dtype()));
   if (!dim) return take(reshape(t, {-1}), reshape(idx, {-1}));
   int64_t d = wrap_dim(*dim, t.dim());
-  EMBER_CHECK(t.dim() == idx.dim(), "torch.take_along_dim(): input and indices should have the same number of "
-                                    "dimensions, but got ", t.dim(), " dimensions for input, and ", idx.dim(),
-              " dimensions for indices");
+  EMBER_CHECK(t.dim() == idx.dim(),
+              "torch.take_along_dim(): input and indices should have the same number of "
+              "dimensions, but got ",
+              t.dim(), " dimensions for input, and ", idx.dim(), " dimensions for indices");
   Shape ts = t.sizes(), is = idx.sizes();
   ts[d] = 1, is[d] = 1;
   Shape b = broadcast_shapes(ts, is, "take_along_dim");
@@ -568,9 +574,10 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
 Tensor put(const Tensor& t, const Tensor& idx, const Tensor& source, bool accumulate) {
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "put_(): Expected a long tensor for index, but got ",
               dtype_name(idx.dtype()));
-  EMBER_CHECK(idx.numel() == source.numel(), "put_(): Expected source and index to have the same number of elements, "
-                                             "but got source.numel() = ", source.numel(), ", index.numel() = ",
-              idx.numel());
+  EMBER_CHECK(idx.numel() == source.numel(),
+              "put_(): Expected source and index to have the same number of elements, "
+              "but got source.numel() = ",
+              source.numel(), ", index.numel() = ", idx.numel());
   Tensor r = index_put(reshape(t, {-1}), {reshape(idx, {-1})}, reshape(source, {-1}), accumulate);
   return reshape(r, t.sizes());
 }
@@ -607,13 +614,15 @@ void search_kernel(const Tensor& seq, const Tensor& vals, const Tensor& sorter, 
 }  // namespace
 
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool out_int32, bool right, const Tensor& sorter) {
-  EMBER_CHECK(sorted.dim() >= 1, "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
-                                 "dimension");
+  EMBER_CHECK(sorted.dim() >= 1,
+              "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+              "dimension");
   if (sorted.dim() > 1) {
     bool ok = values.dim() == sorted.dim();
     for (int64_t d = 0; ok && d + 1 < sorted.dim(); ++d) ok = values.sizes()[d] == sorted.sizes()[d];
-    EMBER_CHECK(ok, "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
-                    "boundaries tensor and input value tensor must match, but we got boundaries tensor ",
+    EMBER_CHECK(ok,
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                "boundaries tensor and input value tensor must match, but we got boundaries tensor ",
                 sorted.shape_str(), " and input value tensor ", values.shape_str());
   }
   if (sorter.defined())

@@ -146,8 +146,10 @@ TensorVec split_with_sizes(const Tensor& t, IntArrayRef sizes, int64_t dim) {
                 shape_str(sizes));
     total += s;
   }
-  EMBER_CHECK(total == n, "split_with_sizes expects split_sizes to sum exactly to ", n, " (input tensor's size at "
-                          "dimension ", d, "), but got split_sizes=", shape_str(sizes));
+  EMBER_CHECK(total == n, "split_with_sizes expects split_sizes to sum exactly to ", n,
+              " (input tensor's size at "
+              "dimension ",
+              d, "), but got split_sizes=", shape_str(sizes));
   TensorVec r;
   int64_t off = 0;
   for (int64_t s : sizes) {
@@ -212,6 +214,7 @@ Tensor flip(const Tensor& t, IntArrayRef dims) {
     EMBER_CHECK(!seen[d], "dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
   }
+  if (t.dim() == 0) return clone(t);
   for (int64_t d = 0; d < t.dim(); ++d)
     if (seen[d]) r = index_select(r, d, arange(t.sizes()[d] - 1, -1, -1, ScalarType::Int64));
   return r.is_same(t) ? clone(t) : r;
@@ -222,8 +225,8 @@ Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims) {
     EMBER_CHECK(shifts.size() == 1, "`shifts` required");
     return view(roll(reshape(t, {-1}), shifts, {0}), t.sizes());
   }
-  EMBER_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:",
-              dims.size());
+  EMBER_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
   Tensor r = t;
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = wrap_dim(dims[i], t.dim()), n = t.sizes()[d];
@@ -238,7 +241,8 @@ Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims) {
 Tensor repeat(const Tensor& t, IntArrayRef reps) {
   EMBER_CHECK(static_cast<int64_t>(reps.size()) >= t.dim(),
               "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
-  for (int64_t r : reps) EMBER_CHECK(r >= 0, "Trying to create tensor with negative dimension ", r, ": ", shape_str(reps));
+  for (int64_t r : reps)
+    EMBER_CHECK(r >= 0, "Trying to create tensor with negative dimension ", r, ": ", shape_str(reps));
   int64_t lead = static_cast<int64_t>(reps.size()) - t.dim();
   Shape padded(lead, 1), inter, expd, out;
   padded.insert(padded.end(), t.sizes().begin(), t.sizes().end());
@@ -279,8 +283,9 @@ Tensor repeat_interleave(const Tensor& t, const Tensor& repeats, std::optional<i
   if (repeats.dim() == 0 || repeats.numel() == 1) {
     reps = expand(reshape(repeats, {1}), {n});
   } else {
-    EMBER_CHECK(repeats.numel() == n, "repeats must have the same size as input along dim, but got repeats.size(0) = ",
-                repeats.numel(), " and input.size(", d, ") = ", n);
+    EMBER_CHECK(repeats.numel() == n,
+                "repeats must have the same size as input along dim, but got repeats.size(0) = ", repeats.numel(),
+                " and input.size(", d, ") = ", n);
   }
   return index_select(x, d, repeat_interleave_indices(reps));
 }
@@ -420,12 +425,15 @@ Tensor kron(const Tensor& a, const Tensor& b) {
 
 TensorVec meshgrid(const TensorVec& ts, const std::string& indexing) {
   EMBER_CHECK(!ts.empty(), "torch.meshgrid: Expected at least one tensor");
-  EMBER_CHECK(indexing == "ij" || indexing == "xy", "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                                                    "received: ", indexing);
+  EMBER_CHECK(indexing == "ij" || indexing == "xy",
+              "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+              "received: ",
+              indexing);
   for (const Tensor& t : ts) {
     EMBER_CHECK(t.dim() <= 1, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: ", t.shape_str());
-    EMBER_CHECK(t.dtype() == ts[0].dtype(), "torch.meshgrid: Expected all tensors in the tensor list to have the same "
-                                            "dtype");
+    EMBER_CHECK(t.dtype() == ts[0].dtype(),
+                "torch.meshgrid: Expected all tensors in the tensor list to have the same "
+                "dtype");
   }
   bool swap = indexing == "xy" && ts.size() >= 2;
   TensorVec in = ts;
@@ -438,10 +446,7 @@ TensorVec meshgrid(const TensorVec& ts, const std::string& indexing) {
     v[i] = shape[i];
     r.push_back(expand(reshape(in[i], v), shape));
   }
-  if (swap) {
-    std::swap(r[0], r[1]);
-    for (Tensor& x : r) x = transpose(x, 0, 1);
-  }
+  if (swap) std::swap(r[0], r[1]);
   return r;
 }
 
