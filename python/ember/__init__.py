@@ -49,7 +49,7 @@ def broadcast_shapes(*shapes):
     """The shape that tensors of the given shapes broadcast to (RuntimeError when they do not)."""
     out = []
     for s in shapes:
-        s = (s,) if isinstance(s, (int,)) or hasattr(s, "__index__") else tuple(s)
+        s = (s,) if hasattr(s, "__index__") else tuple(s)
         for x in s:
             if x < 0:
                 raise RuntimeError("Trying to create tensor with negative dimension " + str(x) + ": " + str(list(s)))
@@ -64,3 +64,6 @@ def broadcast_shapes(*shapes):
             res.append(y if x == 1 else x)
         out = res
     return Size(out)
+
+
+broadcast_shapes.__module__ = "ember"

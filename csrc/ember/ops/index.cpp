@@ -262,7 +262,8 @@ Tensor index_put_impl(const Tensor& t, const TensorVec& indices, const Tensor& v
 
 // gather/scatter address t with `index` along dim and aranges along the other dims.
 TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
-  EMBER_CHECK(index.dtype() == ScalarType::Int64, op, "(): Expected dtype int64 for index");
+  EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, op,
+              "(): Expected dtype int64 for index");
   int64_t nd = std::max<int64_t>(t.dim(), 1);
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
               "Index tensor must have the same number of dimensions as input tensor");
@@ -390,11 +391,11 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
     Tensor c = contiguous(ix);
     for (int64_t i = 0; i < c.numel(); ++i) {
       int64_t v = c.dtype() == ScalarType::Int64 ? c.data<int64_t>()[i] : c.data<int32_t>()[i];
-      if (v < 0) throw IndexError("index out of range in self");
+      if (v < 0) throw Error("index out of range in self");
     }
     return index(t, at_dim(dim, ix));
   } catch (const IndexError&) {
-    throw IndexError("index out of range in self");
+    throw Error("index out of range in self");
   }
 }
 

@@ -21,7 +21,7 @@ Tensor long_vec(const std::vector<int64_t>& v) {
 }  // namespace
 
 Tensor cat(const TensorVec& ts, int64_t dim) {
-  EMBER_CHECK(!ts.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  EMBER_CHECK_VALUE(!ts.empty(), "torch.cat(): expected a non-empty list of Tensors");
   // Legacy rule (as PyTorch): 1-d empty tensors are skipped whatever the others' shapes.
   const Tensor* ref = nullptr;
   ScalarType dt = ts[0].dtype();
