@@ -52,3 +52,38 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
+
+
+# Indexing, assembly and shape ops (python/src/bind_index.cpp).
+from ember._C import (  # noqa: F401,E402
+    cat, concat, concatenate, stack, hstack, vstack, row_stack, dstack, broadcast_tensors, meshgrid, cartesian_prod,
+    combinations, atleast_1d, atleast_2d, atleast_3d, split, split_with_sizes, chunk, tensor_split, unbind, flip,
+    fliplr, flipud, roll, tile, repeat_interleave, rot90, narrow_copy, tril, triu, diagonal, diag_embed, diag, trace,
+    outer, ger, kron, index_select, gather, scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill,
+    index_put, index_put_, masked_fill, masked_select, masked_scatter, take, take_along_dim, put, nonzero, argwhere,
+    searchsorted, bucketize,
+)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to (RuntimeError when they do not)."""
+    out = []
+    for s in shapes:
+        s = (s,) if hasattr(s, "__index__") else tuple(s)
+        for x in s:
+            if x < 0:
+                raise RuntimeError("Trying to create tensor with negative dimension " + str(x) + ": " + str(list(s)))
+        n = max(len(out), len(s))
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(s)) + list(s)
+        res = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                                   f"between arg 0 and arg 1.")
+            res.append(y if x == 1 else x)
+        out = res
+    return Size(out)
+
+
+broadcast_shapes.__module__ = "ember"

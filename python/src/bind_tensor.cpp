@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "common.h"
+#include "interop.h"
 
 namespace ember::py {
 namespace {
@@ -46,18 +47,14 @@ nb::object tolist_rec(const Tensor& t, const char* p, int64_t d) {
 // arrays) count as ints. Like PyTorch (unlike NumPy) several Ellipses are allowed, each skipping
 // every dim the other items leave unindexed; where that runs past the last dim ember raises
 // IndexError (PyTorch sometimes lets a full slice through there). Advanced indices (bools,
-// tensors with dims, lists of ints) are not supported yet and raise NotImplementedError.
+// tensors with dims, lists of ints, arrays) are collected per dim of that view and applied by
+// ember::index / index_put_ (ops/index.cpp); ints stay selects, as in PyTorch.
 struct IndexItem {
-  enum Kind { Int, Slice, NewAxis, Ellipsis } kind;
+  enum Kind { Int, Slice, NewAxis, Ellipsis, Advanced } kind;
   int64_t value = 0;                         // Int
   Py_ssize_t start = 0, stop = 0, step = 1;  // Slice (PySlice_Unpack bounds)
+  Tensor tensor = Tensor();                  // Advanced
 };
-
-[[noreturn]] void advanced_index() {
-  EMBER_NOT_IMPLEMENTED(
-      "advanced indexing (boolean masks, integer tensors or lists) is not implemented yet; "
-      "only ints, slices, None and ... are supported");
-}
 
 int64_t index_int(PyObject* o) {
   int overflow = 0;
@@ -79,11 +76,17 @@ std::optional<int64_t> index_like(nb::handle h) {
   return index_int(owned.ptr());
 }
 
+IndexItem advanced_item(Tensor t) {
+  EMBER_CHECK_INDEX(is_integral(t.dtype(), /*include_bool=*/true),
+                    "tensors used as indices must be long, int, byte or bool tensors");
+  return {IndexItem::Advanced, 0, 0, 0, 1, std::move(t)};
+}
+
 IndexItem parse_index_item(nb::handle h) {
   PyObject* o = h.ptr();
   if (h.is_none()) return {IndexItem::NewAxis};
   if (o == Py_Ellipsis) return {IndexItem::Ellipsis};
-  if (PyBool_Check(o)) advanced_index();
+  if (PyBool_Check(o)) return advanced_item(full({}, Scalar(o == Py_True), ScalarType::Bool));
   if (PyLong_Check(o)) return {IndexItem::Int, index_int(o)};
   if (PySlice_Check(o)) {
     IndexItem it{IndexItem::Slice};
@@ -96,12 +99,16 @@ IndexItem parse_index_item(nb::handle h) {
     EMBER_CHECK_INDEX(is_integral(t.dtype(), /*include_bool=*/true),
                       "tensors used as indices must be long, int, byte or bool tensors");
     if (t.dim() == 0 && t.dtype() != ScalarType::Bool) return {IndexItem::Int, item(t).to_int()};
-    advanced_index();
+    return advanced_item(t);
   }
   if (PyUnicode_Check(o) || PyBytes_Check(o))
     throw ember::TypeError(detail::str_cat("invalid index of type ", Py_TYPE(o)->tp_name));
   if (auto v = index_like(h)) return {IndexItem::Int, *v};
-  if (PySequence_Check(o)) advanced_index();
+  if (PySequence_Check(o) || is_ndarray(o)) {
+    Tensor t = tensor_from_data(h, std::nullopt);
+    if (t.numel() == 0 && !is_integral(t.dtype(), true)) t = to_dtype(t, ScalarType::Int64);  // x[[]]
+    return advanced_item(t);
+  }
   throw ember::IndexError(detail::str_cat(
       "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ",
       Py_TYPE(o)->tp_name, ")"));
@@ -119,7 +126,14 @@ bool treat_list_as_tuple(nb::handle list) {
   return false;
 }
 
-Tensor index_basic(const Tensor& self, nb::handle index) {
+// The view the basic items select, plus the advanced indices (ember::index's format) to apply to it.
+struct Indexed {
+  Tensor view;
+  TensorVec indices;
+  bool advanced = false;
+};
+
+Indexed apply_index(const Tensor& self, nb::handle index) {
   std::vector<IndexItem> items;
   if (PyTuple_Check(index.ptr())) {
     for (nb::handle h : index) items.push_back(parse_index_item(h));
@@ -131,32 +145,38 @@ Tensor index_basic(const Tensor& self, nb::handle index) {
       throw nb::python_error();
     for (nb::handle h : index) items.push_back(parse_index_item(h));
   } else {
-    if (PyList_Check(index.ptr())) advanced_index();
     items.push_back(parse_index_item(index));
     EMBER_CHECK_INDEX(!(self.dim() == 0 && items[0].kind == IndexItem::Int && !nb::isinstance<Tensor>(index)),
                       "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
                       "to convert a 0-dim tensor to a number");
   }
   int64_t consumed = 0;  // dims of self the index addresses
-  for (const IndexItem& it : items)
+  for (const IndexItem& it : items) {
     if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice) ++consumed;
+    if (it.kind == IndexItem::Advanced) consumed += it.tensor.dtype() == ScalarType::Bool ? it.tensor.dim() : 1;
+  }
   EMBER_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim());
+  Indexed r;
   Tensor t = self;
   int64_t dim = 0;         // where the next item applies in t
   int64_t report_dim = 0;  // PyTorch's dim number in error messages (selected dims still count)
+  auto skip = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) r.indices.push_back(Tensor());
+    dim += n;
+    report_dim += n;
+  };
   for (const IndexItem& it : items) {
     switch (it.kind) {
       case IndexItem::NewAxis:
-        t = unsqueeze(t, dim++);
-        ++report_dim;
+        t = unsqueeze(t, dim);
+        skip(1);
         break;
       case IndexItem::Ellipsis:
-        dim += self.dim() - consumed;
-        report_dim += self.dim() - consumed;
+        skip(self.dim() - consumed);
         break;
       case IndexItem::Slice:
-        t = slice(t, dim++, it.start, it.stop, it.step);
-        ++report_dim;
+        t = slice(t, dim, it.start, it.stop, it.step);
+        skip(1);
         break;
       case IndexItem::Int: {
         // Past the last dim only after several Ellipses (each skips the unindexed dims, as PyTorch).
@@ -167,9 +187,29 @@ Tensor index_basic(const Tensor& self, nb::handle index) {
         ++report_dim;
         break;
       }
+      case IndexItem::Advanced: {
+        r.advanced = true;
+        Tensor ix = it.tensor;
+        if (ix.dtype() == ScalarType::Bool && ix.dim() == 0) {  // x[True]: a new dim of size 1, masked
+          t = unsqueeze(t, dim);
+          ix = reshape(ix, {1});
+        }
+        r.indices.push_back(ix);
+        int64_t n = ix.dtype() == ScalarType::Bool ? ix.dim() : 1;
+        dim += n;
+        report_dim += n;
+        break;
+      }
     }
   }
-  return t.is_same(self) ? alias(self) : t;
+  r.view = t;
+  return r;
+}
+
+Tensor index_basic(const Tensor& self, nb::handle index) {
+  Indexed ix = apply_index(self, index);
+  if (ix.advanced) return ember::index(ix.view, ix.indices);
+  return ix.view.is_same(self) ? alias(self) : ix.view;
 }
 
 // PyTorch's legacy type name, used in its "can't assign" message.
@@ -233,7 +273,16 @@ void index_assign(Tensor& self, nb::handle index, nb::handle value) {
     else
       v = full({}, s, dt);
   }
-  Tensor dst = index_basic(self, index);
+  Indexed ix = apply_index(self, index);
+  if (ix.advanced) {
+    int64_t lead = 0;  // leading size-1 dims of the value are dropped, as below
+    while (lead < v.dim() && v.sizes()[lead] == 1) ++lead;
+    Tensor src = lead > 0 ? reshape(v, Shape(v.sizes().begin() + lead, v.sizes().end())) : v;
+    Tensor target = ix.view;
+    index_put_(target, ix.indices, src);
+    return;
+  }
+  Tensor dst = ix.view.is_same(self) ? alias(self) : ix.view;
   if (v.dim() == 0 && dst.sizes() != v.sizes()) {
     fill_(dst, v);
     return;

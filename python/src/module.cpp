@@ -32,4 +32,5 @@ NB_MODULE(_C, m) {
   bind_interop(m);
   bind_autograd(m);
   bind_random(m);
+  bind_index(m);
 }

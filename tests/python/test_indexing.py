@@ -12,6 +12,7 @@ import ember
 
 torch = pytest.importorskip("torch")
 
+from conftest import assert_same  # noqa: E402
 from view_ref import INPUTS, _approx_equal, _f32, _run, compare_on_all  # noqa: E402
 
 # (name, fn(module) -> index); a function so that tensor indices are built with each library.
@@ -122,15 +123,14 @@ ADVANCED = {
 
 
 @pytest.mark.parametrize("idx", list(ADVANCED))
-def test_advanced_indexing_not_implemented(idx):
+def test_advanced_indexing_matches_torch(idx):
+    """Advanced indices go to ember.index / index_put_ (more cases in test_index_ops.py)."""
     t = torch.arange(6.0).reshape(2, 3)
-    t[ADVANCED[idx](torch)]  # fine in torch
-    t[ADVANCED[idx](torch)] = 1.0
     e = _f32(ember, 6).reshape(2, 3)
-    with pytest.raises(NotImplementedError, match="advanced indexing"):
-        e[ADVANCED[idx](ember)]
-    with pytest.raises(NotImplementedError, match="advanced indexing"):
-        e[ADVANCED[idx](ember)] = 1.0
+    assert_same(e[ADVANCED[idx](ember)], t[ADVANCED[idx](torch)])
+    t[ADVANCED[idx](torch)] = 1.0
+    e[ADVANCED[idx](ember)] = 1.0
+    assert_same(e, t)
 
 
 # ---------------------------------------------------------------------------------------------

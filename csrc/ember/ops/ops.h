@@ -129,3 +129,77 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 
 }  // namespace ember
+
+// ============================================================================================
+// ---- indexing, assembly and shape ops (ops/index.cpp, ops/shape.cpp) ----
+// ============================================================================================
+namespace ember {
+
+using TensorVec = std::vector<Tensor>;
+// How index_put combines a value with what is already there.
+enum class IndexReduce { None, Add, Mul, Max, Min };
+
+// Advanced indexing (Note [Advanced indexing] in ops/index.cpp): indices[d] indexes dim d of t
+// (undefined = the whole dim); a bool/uint8 tensor covers as many dims as it has.
+Tensor index(const Tensor& t, const TensorVec& indices);
+Tensor index_put(const Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate = false);
+Tensor& index_put_(Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate = false);
+// index_put with a reduction (scatter's reduce=); the non-sum modes have no gradient.
+Tensor index_put_reduce(const Tensor& t, const TensorVec& indices, const Tensor& values, IndexReduce mode);
+Tensor nonzero(const Tensor& t);
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// reduce: "" (none), "add" or "multiply".
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce = "");
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                      bool include_self = true);
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha = 1);
+Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value);
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
+Tensor& masked_fill_(Tensor& t, const Tensor& mask, const Tensor& value);
+Tensor masked_select(const Tensor& t, const Tensor& mask);
+Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source);
+Tensor take(const Tensor& t, const Tensor& index);
+Tensor take_along_dim(const Tensor& t, const Tensor& index, std::optional<int64_t> dim);
+Tensor put(const Tensor& t, const Tensor& index, const Tensor& source, bool accumulate = false);
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool out_int32 = false, bool right = false,
+                    const Tensor& sorter = Tensor());
+Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+
+// Assembly and shape (ops/shape.cpp).
+Tensor cat(const TensorVec& tensors, int64_t dim = 0);
+Tensor stack(const TensorVec& tensors, int64_t dim = 0);
+Tensor hstack(const TensorVec& tensors);
+Tensor vstack(const TensorVec& tensors);
+Tensor dstack(const TensorVec& tensors);
+Tensor atleast_nd(const Tensor& t, int64_t n);
+TensorVec split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+TensorVec split_with_sizes(const Tensor& t, IntArrayRef sizes, int64_t dim = 0);
+TensorVec chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+TensorVec tensor_split(const Tensor& t, int64_t sections, int64_t dim = 0);
+TensorVec tensor_split_indices(const Tensor& t, IntArrayRef indices, int64_t dim = 0);
+TensorVec unbind(const Tensor& t, int64_t dim = 0);
+Tensor flip(const Tensor& t, IntArrayRef dims);
+Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims);
+Tensor repeat(const Tensor& t, IntArrayRef repeats);
+Tensor tile(const Tensor& t, IntArrayRef dims);
+Tensor repeat_interleave(const Tensor& t, const Tensor& repeats, std::optional<int64_t> dim = std::nullopt);
+Tensor repeat_interleave_indices(const Tensor& repeats);  // repeat_interleave(repeats)
+TensorVec broadcast_tensors(const TensorVec& tensors);
+Tensor tril(const Tensor& t, int64_t diagonal = 0);
+Tensor triu(const Tensor& t, int64_t diagonal = 0);
+Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);  // a view
+Tensor diag_embed(const Tensor& t, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
+Tensor diag(const Tensor& t, int64_t diagonal = 0);
+Tensor trace(const Tensor& t);
+Tensor outer(const Tensor& a, const Tensor& b);
+Tensor kron(const Tensor& a, const Tensor& b);
+Tensor cartesian_prod(const TensorVec& tensors);
+Tensor combinations(const Tensor& t, int64_t r = 2, bool with_replacement = false);
+TensorVec meshgrid(const TensorVec& tensors, const std::string& indexing = "ij");
+Tensor narrow_copy(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor rot90(const Tensor& t, int64_t k = 1, IntArrayRef dims = {0, 1});
+
+}  // namespace ember
