@@ -44,6 +44,7 @@ void bind_interop(nb::module_& m);  // tensor(), NumPy, DLPack (bind_interop.cpp
 bool is_ndarray(PyObject* o);       // without importing NumPy (numpy_interop.cpp)
 void bind_autograd(nb::module_& m);
 void bind_random(nb::module_& m);
+void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 
 }  // namespace ember::py
 
