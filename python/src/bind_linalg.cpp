@@ -10,8 +10,7 @@ namespace {
 
 Scalar scalar_kw(nb::handle h, const char* name) {
   Scalar s = 1;
-  if (!h.is_none() && !to_scalar(h, s))
-    throw nb::type_error((std::string(name) + " must be a number").c_str());
+  if (!h.is_none() && !to_scalar(h, s)) throw nb::type_error((std::string(name) + " must be a number").c_str());
   return s;
 }
 
@@ -33,8 +32,7 @@ void def_add_product(nb::module_& m, nb::class_<Tensor>& cls, const char* name, 
   };
   m.def(name, fn, nb::arg("input"), nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(),
         nb::arg("alpha") = nb::none());
-  cls.def(name, fn, nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(),
-          nb::arg("alpha") = nb::none());
+  cls.def(name, fn, nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(), nb::arg("alpha") = nb::none());
 }
 
 std::optional<double> opt_double(nb::handle h) {

@@ -13,9 +13,9 @@
 
 extern "C" {
 // Fortran LAPACK from OpenBLAS (no LAPACKE header needed); trailing size_t are string lengths.
-#define EMBER_LAPACK_DECL(T, p)                                                                                       \
+#define EMBER_LAPACK_DECL(T, p)                                                                                      \
   void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                            \
-  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,    \
+  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,   \
                  const int* ldb, int* info, size_t);                                                                 \
   void p##potrf_(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);                           \
   void p##geqrf_(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork, int* info);    \
@@ -41,33 +41,33 @@ using autograd::TensorList;
 // ---- typed LAPACK wrappers ----
 template <typename T>
 struct Lapack;
-#define EMBER_LAPACK_IMPL(T, p)                                                                                    \
-  template <>                                                                                                      \
-  struct Lapack<T> {                                                                                               \
+#define EMBER_LAPACK_IMPL(T, p)                                                                                      \
+  template <>                                                                                                        \
+  struct Lapack<T> {                                                                                                 \
     static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
-    static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {          \
-      char tr = 'N';                                                                                               \
-      p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                  \
-    }                                                                                                              \
-    static void potrf(char uplo, int n, T* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }     \
-    static void geqrf(int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {                       \
-      p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                                         \
-    }                                                                                                              \
-    static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork, int* info) {          \
-      p##orgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                                     \
-    }                                                                                                              \
-    static void gesdd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt, int ldvt, T* work,      \
-                      int lwork, int* iwork, int* info) {                                                          \
-      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);                      \
-    }                                                                                                              \
-    static void syevd(char jobz, char uplo, int n, T* a, int lda, T* w, T* work, int lwork, int* iwork,           \
-                      int liwork, int* info) {                                                                     \
-      p##syevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);                           \
-    }                                                                                                              \
-    static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank,        \
-                      T* work, int lwork, int* info) {                                                             \
-      p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                          \
-    }                                                                                                              \
+    static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
+      char tr = 'N';                                                                                                 \
+      p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
+    }                                                                                                                \
+    static void potrf(char uplo, int n, T* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }        \
+    static void geqrf(int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {                          \
+      p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                                           \
+    }                                                                                                                \
+    static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork, int* info) {             \
+      p##orgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                                       \
+    }                                                                                                                \
+    static void gesdd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt, int ldvt, T* work,         \
+                      int lwork, int* iwork, int* info) {                                                            \
+      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);                        \
+    }                                                                                                                \
+    static void syevd(char jobz, char uplo, int n, T* a, int lda, T* w, T* work, int lwork, int* iwork, int liwork,  \
+                      int* info) {                                                                                   \
+      p##syevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);                             \
+    }                                                                                                                \
+    static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work,  \
+                      int lwork, int* info) {                                                                        \
+      p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                            \
+    }                                                                                                                \
   };
 EMBER_LAPACK_IMPL(float, s)
 EMBER_LAPACK_IMPL(double, d)
@@ -80,10 +80,10 @@ decltype(auto) dispatch_lapack(ScalarType t, F&& f) {
   return f(float{});
 }
 
-void check_float(const Tensor& a, const char* op) {
+void check_float(const Tensor& a, const char* op, bool ints_not_implemented = false) {
   ScalarType t = a.dtype();
   if (t == ScalarType::Float32 || t == ScalarType::Float64) return;
-  if (t == ScalarType::Float16 || t == ScalarType::BFloat16)
+  if (t == ScalarType::Float16 || t == ScalarType::BFloat16 || ints_not_implemented)
     EMBER_NOT_IMPLEMENTED("\"", op, "\" not implemented for '", dtype_name(t), "'");
   throw Error(detail::str_cat(op, ": Expected a floating point or complex tensor as input. Got ", dtype_name(t)));
 }
@@ -94,8 +94,7 @@ void check_matrix(const Tensor& a, const char* op, const char* name = "A") {
 void check_square(const Tensor& a, const char* op, const char* name = "A") {
   check_matrix(a, op, name);
   int64_t m = a.size(-2), n = a.size(-1);
-  EMBER_CHECK(m == n, op, ": ", name, " must be batches of square matrices, but they are ", m, " by ", n,
-              " matrices");
+  EMBER_CHECK(m == n, op, ": ", name, " must be batches of square matrices, but they are ", m, " by ", n, " matrices");
 }
 
 Shape batch_shape(const Tensor& a) { return Shape(a.sizes().begin(), a.sizes().end() - 2); }
@@ -241,10 +240,10 @@ Tensor cholesky_core(const Tensor& a) {
           int info = 0;
           Lapack<T>::potrf('L', n, p + i * n * n, n, &info);
           if (info > 0)
-            throw LinAlgError(detail::str_cat(
-                "linalg.cholesky: The factorization could not be completed because the input is not "
-                "positive-definite (the leading minor of order ",
-                info, " is not positive-definite)."));
+            throw LinAlgError(
+                detail::str_cat("linalg.cholesky: The factorization could not be completed because the input is not "
+                                "positive-definite (the leading minor of order ",
+                                info, " is not positive-definite)."));
           for (int64_t c = 1; c < n; ++c)  // zero the strict upper triangle LAPACK left alone
             for (int64_t r = 0; r < c; ++r) p[i * n * n + c * n + r] = T(0);
         }
@@ -636,7 +635,7 @@ Tensor linalg_solve(const Tensor& a, const Tensor& b, bool left) {
   int64_t n = a.size(-1);
   // B is a vector (or batch of vectors) when it has one dim less than A and matches A's leading shape.
   bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(b.sizes().begin(), b.sizes().end()) ==
-                                                                 Shape(a.sizes().begin(), a.sizes().end() - 1));
+                                                               Shape(a.sizes().begin(), a.sizes().end() - 1));
   Tensor B = vector ? unsqueeze(b, -1) : b;
   EMBER_CHECK(B.dim() >= 2, "linalg.solve: The input tensor B must have at least 2 dimensions.");
   EMBER_CHECK(B.size(-2) == n, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (", a.size(-2),
@@ -656,8 +655,8 @@ Tensor linalg_cholesky(const Tensor& a, bool upper) {
 
 std::pair<Tensor, Tensor> linalg_qr(const Tensor& a, const std::string& mode) {
   check_matrix(a, "linalg.qr");
-  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r",
-              "qr received unrecognized mode '", mode, "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
+              "' but expected one of 'reduced' (default), 'r', or 'complete'");
   return qr_core(a, mode);
 }
 
@@ -683,6 +682,7 @@ Tensor linalg_svdvals(const Tensor& a) {
 }
 
 std::pair<Tensor, Tensor> linalg_eigh(const Tensor& a, const std::string& uplo) {
+  check_float(a, "linalg_eigh_cpu", true);
   check_square(a, "linalg.eigh");
   EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
@@ -690,6 +690,7 @@ std::pair<Tensor, Tensor> linalg_eigh(const Tensor& a, const std::string& uplo) 
 }
 
 Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
+  check_float(a, "linalg_eigh_cpu", true);
   check_square(a, "linalg.eigvalsh");
   EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
@@ -705,10 +706,14 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   if (driver != "gelsy")
     EMBER_NOT_IMPLEMENTED("torch.linalg.lstsq: driver '", driver, "' is not supported; Ember implements 'gelsy'");
-  bool vector = b.dim() == a.dim() - 1;
+  bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(b.sizes().begin(), b.sizes().end()) ==
+                                                               Shape(a.sizes().begin(), a.sizes().end() - 1));
   Tensor B = vector ? unsqueeze(b, -1) : b;
   int64_t m = a.size(-2), n = a.size(-1), k = B.size(-1);
-  EMBER_CHECK(B.dim() >= 2 && B.size(-2) == m, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  EMBER_CHECK(B.dim() == a.dim(),
+              "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+              "(input.dim() - other.dim()) <= 1");
+  EMBER_CHECK(B.size(-2) == m, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
   Shape batch = broadcast_shapes(batch_shape(a), batch_shape(B), "torch.linalg.lstsq");
   Tensor A = expand(a, with(batch, {m, n}));
   Tensor Bx = expand(B, with(batch, {m, k}));
@@ -757,8 +762,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
 namespace {
 // Default tolerance: rtol = eps * max(m, n) when neither is given; atol = 0.
 std::pair<double, double> tolerances(const Tensor& a, std::optional<double> atol, std::optional<double> rtol) {
-  double eps = a.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon()
-                                                : std::numeric_limits<float>::epsilon();
+  double eps =
+      a.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   double at = atol.value_or(0.0);
   double rt = rtol ? *rtol : ((atol && *atol > 0) ? 0.0 : eps * static_cast<double>(std::max(a.size(-2), a.size(-1))));
   return {at, rt};
@@ -777,7 +782,8 @@ Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
 Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   check_matrix(a, "linalg.pinv");
   auto [at, rt] = tolerances(a, atol, rtol);
-  if (hermitian) {
+  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  if (hermitian && !grad) {  // with grad, the SVD path gives the general pinv gradient (as torch)
     auto [w, v] = eigh_core(a, 'L', true);
     Tensor mask = kept_mask(abs_(autograd::detach(w)), at, rt);
     Tensor winv = mul(div(mask, add(w, sub(wrapped(1.0), mask))), wrapped(1.0));
@@ -801,7 +807,16 @@ Tensor linalg_matrix_power(const Tensor& a, int64_t n) {
   EMBER_CHECK(a.dim() >= 2, "linalg.matrix_power: The input tensor A must have at least 2 dimensions.");
   EMBER_CHECK(a.size(-1) == a.size(-2), "linalg.matrix_power: A must be batches of square matrices, but they are ",
               a.size(-2), " by ", a.size(-1), " matrices");
-  if (n == 0) return contiguous(expand(eye(a.size(-1), a.size(-1), a.dtype()), a.sizes()));
+  if (n == 0) {
+    Tensor r = contiguous(expand(eye(a.size(-1), a.size(-1), a.dtype()), a.sizes()));
+    if (auto node = lambda_node("LinalgMatrixPowerBackward0", autograd::make_node<LambdaBackward>(a))) {
+      autograd::set_history(r, node);
+      Shape s = a.sizes();
+      ScalarType dt = a.dtype();
+      node->fn = [s, dt](const TensorList&, const TensorList&) -> TensorList { return {zeros(s, dt)}; };
+    }
+    return r;
+  }
   Tensor base = a;
   if (n < 0) {
     base = linalg_inv(a);
@@ -850,13 +865,15 @@ Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
   return out;
 }
 
-Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string& ord_str, OptDims dims,
-                   bool keepdim) {
+Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string& ord_str, OptDims dims, bool keepdim) {
   check_float(a, "linalg.norm");
   bool matrix = !ord_str.empty() || (dims && dims->size() == 2) || (!dims && ord && a.dim() == 2);
-  if (dims) EMBER_CHECK(dims->size() == 1 || dims->size() == 2, "linalg.norm: If dim is specified, it must be of length 1 or 2. Got ", dims->size());
+  if (dims)
+    EMBER_CHECK(dims->size() == 1 || dims->size() == 2,
+                "linalg.norm: If dim is specified, it must be of length 1 or 2. Got ", dims->size());
   if (!dims && (ord || !ord_str.empty()))
-    EMBER_CHECK(a.dim() == 1 || a.dim() == 2, "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got ", a.dim(), "D.");
+    EMBER_CHECK(a.dim() == 1 || a.dim() == 2,
+                "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got ", a.dim(), "D.");
   if (!ord && ord_str.empty()) {  // 2-norm of the flattened input (Frobenius for matrices)
     return vector_norm(a, 2.0, dims, keepdim);
   }
