@@ -20,6 +20,13 @@ from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
     tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
 )
 from ember._size import Size  # noqa: F401
+from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
+    mv, dot, vdot, addmm, addmv, baddbmm, addbmm, einsum, tensordot,
+)
+from ember import linalg  # noqa: F401
+from ember.linalg import _svd as svd, _cholesky as cholesky, _qr as qr, _slogdet as slogdet  # noqa: F401
+inverse = linalg.inv
+det = linalg.det
 from ember import autograd  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,

@@ -44,7 +44,8 @@ void bind_interop(nb::module_& m);  // tensor(), NumPy, DLPack (bind_interop.cpp
 bool is_ndarray(PyObject* o);       // without importing NumPy (numpy_interop.cpp)
 void bind_autograd(nb::module_& m);
 void bind_random(nb::module_& m);
-void bind_index(nb::module_& m);  // indexing, assembly and shape ops (bind_index.cpp)
+void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_index.cpp)
+void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 
 }  // namespace ember::py
 

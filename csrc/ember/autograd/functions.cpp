@@ -60,7 +60,13 @@ TensorList PowBackward0::apply(TensorList&& grads) {
   TensorList out(2);
   if (wants(*this, 0)) {
     // d/da a^e = e * a^(e-1); where e == 0 the gradient is 0 (avoids 0 * inf at a == 0).
-    Tensor d = mul(e, pow(a, sub(e, num(1))));
+    // A wrapped exponent stays a wrapped double: wrapped - wrapped would round it to the default dtype.
+    Tensor em1 = sub(e, num(1));
+    if (is_wrapped_number(e)) {
+      Scalar v = item(e);
+      em1 = v.is_integral() ? num(v.to_int() - 1) : num(v.to_double() - 1.0);
+    }
+    Tensor d = mul(e, pow(a, em1));
     d = mul(d, ne(e, num(0)));
     out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
   }

@@ -3,6 +3,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ember/core/scalar.h"
@@ -127,6 +129,43 @@ Tensor mean(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false,
 Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor mv(const Tensor& a, const Tensor& v);
+Tensor dot(const Tensor& a, const Tensor& b);
+Tensor vdot(const Tensor& a, const Tensor& b);  // dot with a conjugated (real dtypes: dot)
+// beta * input + alpha * (product); beta == 0 ignores input's values (NaN does not propagate).
+Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta = 1, Scalar alpha = 1);
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, Scalar beta = 1, Scalar alpha = 1);
+Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta = 1, Scalar alpha = 1);
+Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta = 1, Scalar alpha = 1);
+// Composed from permute/reshape/sum/bmm, so autograd comes from the parts (Note [einsum]).
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b);
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims);
+
+// ---- LAPACK-backed linear algebra (ops/lapack.cpp): float32/float64, batched (..., m, n) ----
+// Failures on singular / non-positive-definite inputs throw LinAlgError (error.h).
+Tensor linalg_inv(const Tensor& a);
+Tensor linalg_det(const Tensor& a);
+std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a);  // (sign, logabsdet)
+Tensor linalg_solve(const Tensor& a, const Tensor& b, bool left = true);
+Tensor linalg_cholesky(const Tensor& a, bool upper = false);
+std::pair<Tensor, Tensor> linalg_qr(const Tensor& a, const std::string& mode = "reduced");
+std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrices = true);
+Tensor linalg_svdvals(const Tensor& a);
+std::pair<Tensor, Tensor> linalg_eigh(const Tensor& a, const std::string& uplo = "L");
+Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo = "L");
+// (solution, residuals, rank, singular_values) as the gelsy driver gives them.
+std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const Tensor& b,
+                                                        std::optional<double> rcond = std::nullopt,
+                                                        const std::string& driver = "gelsy");
+Tensor linalg_pinv(const Tensor& a, std::optional<double> atol = std::nullopt,
+                   std::optional<double> rtol = std::nullopt, bool hermitian = false);
+Tensor linalg_matrix_rank(const Tensor& a, std::optional<double> atol = std::nullopt,
+                          std::optional<double> rtol = std::nullopt, bool hermitian = false);
+Tensor linalg_matrix_power(const Tensor& a, int64_t n);
+Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim = -1);
+// ord: nullopt (2-norm / Frobenius) or a number (inf as HUGE_VAL); ord_str "fro"/"nuc" for matrices.
+Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string& ord_str, OptDims dims, bool keepdim);
 
 }  // namespace ember
 
