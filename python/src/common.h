@@ -33,6 +33,7 @@ void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_autograd(nb::module_& m);
 void bind_random(nb::module_& m);
+void bind_unary(nb::module_& m);
 
 }  // namespace ember::py
 

@@ -31,4 +31,5 @@ NB_MODULE(_C, m) {
   bind_ops(m);
   bind_autograd(m);
   bind_random(m);
+  bind_unary(m);
 }
