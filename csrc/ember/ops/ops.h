@@ -110,19 +110,19 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 namespace ember {
 
 // X(function name, enum name) for unary ops that take no arguments besides the input.
-#define EMBER_UNARY_OPS(X)                                                                                             \
-  X(abs, Abs)                                                                                                          \
-  X(sign, Sign)                                                                                                        \
-  X(sgn, Sgn) X(neg, Neg) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log) X(log2, Log2) X(log10, Log10)          \
-      X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(square, Square) X(sin, Sin) X(cos, Cos) X(tan, Tan)              \
-          X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh) X(tanh, Tanh) X(asinh, Asinh)          \
-              X(acosh, Acosh) X(atanh, Atanh) X(sigmoid, Sigmoid) X(erf, Erf) X(erfc, Erfc) X(erfinv, Erfinv)          \
-                  X(lgamma, Lgamma) X(digamma, Digamma) X(trigamma, Trigamma) X(floor, Floor) X(ceil, Ceil)            \
-                      X(trunc, Trunc) X(frac, Frac) X(reciprocal, Reciprocal) X(isnan, Isnan) X(isinf, Isinf)          \
-                          X(isfinite, Isfinite) X(isposinf, Isposinf) X(isneginf, Isneginf) X(logical_not, LogicalNot) \
-                              X(bitwise_not, BitwiseNot) X(signbit, Signbit) X(relu, Relu) X(relu6, Relu6)             \
-                                  X(selu, Selu) X(silu, Silu) X(mish, Mish) X(hardsigmoid, Hardsigmoid)                \
-                                      X(hardswish, Hardswish) X(logsigmoid, Logsigmoid)
+// clang-format off
+#define EMBER_UNARY_OPS(X)                                                                                  \
+  X(abs, Abs) X(sign, Sign) X(sgn, Sgn) X(neg, Neg) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log)   \
+  X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(square, Square) X(sin, Sin) \
+  X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh)             \
+  X(tanh, Tanh) X(asinh, Asinh) X(acosh, Acosh) X(atanh, Atanh) X(sigmoid, Sigmoid) X(erf, Erf)             \
+  X(erfc, Erfc) X(erfinv, Erfinv) X(lgamma, Lgamma) X(digamma, Digamma) X(trigamma, Trigamma)               \
+  X(floor, Floor) X(ceil, Ceil) X(trunc, Trunc) X(frac, Frac) X(reciprocal, Reciprocal) X(isnan, Isnan)     \
+  X(isinf, Isinf) X(isfinite, Isfinite) X(isposinf, Isposinf) X(isneginf, Isneginf)                         \
+  X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot) X(signbit, Signbit) X(relu, Relu) X(relu6, Relu6)   \
+  X(selu, Selu) X(silu, Silu) X(mish, Mish) X(hardsigmoid, Hardsigmoid) X(hardswish, Hardswish)             \
+  X(logsigmoid, Logsigmoid)
+// clang-format on
 
 // Unary ops with arguments; their values travel in UnaryParams (meaning per op noted).
 #define EMBER_UNARY_PARAM_OPS(X)                                                                       \
