@@ -50,24 +50,35 @@ Tensor clamp_any(const Tensor& a, nb::handle lo, nb::handle hi, Tensor out, bool
   return clamp(a, tlo, thi, out, inplace);
 }
 
+// `other` may be a Python number only where PyTorch has a Scalar overload (else TypeError).
+Tensor other_arg(nb::handle b, const char* name, bool numbers) {
+  if (!numbers && !nb::isinstance<Tensor>(b))
+    throw ember::TypeError(
+        detail::str_cat(name, "(): argument 'other' (position 2) must be Tensor, not ", Py_TYPE(b.ptr())->tp_name));
+  return tensor_arg(b, name);
+}
+
 void def_pointwise(nb::module_& m, nb::class_<Tensor>& cls, const char* name, PointwiseOp op, bool inplace,
-                   const char* alias = nullptr) {
+                   bool numbers, const char* alias = nullptr) {
   for (const char* n : {name, alias}) {
     if (!n) continue;
     m.def(
         n,
-        [op, name](nb::handle a, nb::handle b, nb::handle out) {
-          return pointwise_op(op, tensor_arg(a, name), tensor_arg(b, name), out_arg(out));
+        [op, name, numbers](const Tensor& a, nb::handle b, nb::handle out) {
+          return pointwise_op(op, a, other_arg(b, name, numbers), out_arg(out));
         },
         nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
     cls.def(
-        n, [op, name](const Tensor& a, nb::handle b) { return pointwise_op(op, a, tensor_arg(b, name)); },
+        n,
+        [op, name, numbers](const Tensor& a, nb::handle b) { return pointwise_op(op, a, other_arg(b, name, numbers)); },
         nb::arg("other"));
     if (inplace) {
       std::string ip = std::string(n) + "_";
       cls.def(
           ip.c_str(),
-          [op, name](Tensor& a, nb::handle b) -> Tensor { return pointwise_op(op, a, tensor_arg(b, name), a, true); },
+          [op, name, numbers](Tensor& a, nb::handle b) -> Tensor {
+            return pointwise_op(op, a, other_arg(b, name, numbers), a, true);
+          },
           nb::arg("other"));
     }
   }
@@ -321,22 +332,22 @@ void bind_unary(nb::module_& m) {
   m.def("softsign", &softsign, nb::arg("input"));
 
   // Binary pointwise ops.
-  def_pointwise(m, cls, "atan2", PointwiseOp::Atan2, true, "arctan2");
-  def_pointwise(m, cls, "maximum", PointwiseOp::Maximum, false);
-  def_pointwise(m, cls, "minimum", PointwiseOp::Minimum, false);
-  def_pointwise(m, cls, "fmax", PointwiseOp::Fmax, false);
-  def_pointwise(m, cls, "fmin", PointwiseOp::Fmin, false);
-  def_pointwise(m, cls, "hypot", PointwiseOp::Hypot, true);
-  def_pointwise(m, cls, "copysign", PointwiseOp::Copysign, true);
-  def_pointwise(m, cls, "fmod", PointwiseOp::Fmod, true);
-  def_pointwise(m, cls, "logical_and", PointwiseOp::LogicalAnd, true);
-  def_pointwise(m, cls, "logical_or", PointwiseOp::LogicalOr, true);
-  def_pointwise(m, cls, "logical_xor", PointwiseOp::LogicalXor, true);
-  def_pointwise(m, cls, "bitwise_and", PointwiseOp::BitwiseAnd, true);
-  def_pointwise(m, cls, "bitwise_or", PointwiseOp::BitwiseOr, true);
-  def_pointwise(m, cls, "bitwise_xor", PointwiseOp::BitwiseXor, true);
-  def_pointwise(m, cls, "bitwise_left_shift", PointwiseOp::LeftShift, true);
-  def_pointwise(m, cls, "bitwise_right_shift", PointwiseOp::RightShift, true);
+  def_pointwise(m, cls, "atan2", PointwiseOp::Atan2, true, false, "arctan2");
+  def_pointwise(m, cls, "maximum", PointwiseOp::Maximum, false, false);
+  def_pointwise(m, cls, "minimum", PointwiseOp::Minimum, false, false);
+  def_pointwise(m, cls, "fmax", PointwiseOp::Fmax, false, false);
+  def_pointwise(m, cls, "fmin", PointwiseOp::Fmin, false, false);
+  def_pointwise(m, cls, "hypot", PointwiseOp::Hypot, true, false);
+  def_pointwise(m, cls, "copysign", PointwiseOp::Copysign, true, true);
+  def_pointwise(m, cls, "fmod", PointwiseOp::Fmod, true, true);
+  def_pointwise(m, cls, "logical_and", PointwiseOp::LogicalAnd, true, false);
+  def_pointwise(m, cls, "logical_or", PointwiseOp::LogicalOr, true, false);
+  def_pointwise(m, cls, "logical_xor", PointwiseOp::LogicalXor, true, false);
+  def_pointwise(m, cls, "bitwise_and", PointwiseOp::BitwiseAnd, true, true);
+  def_pointwise(m, cls, "bitwise_or", PointwiseOp::BitwiseOr, true, true);
+  def_pointwise(m, cls, "bitwise_xor", PointwiseOp::BitwiseXor, true, true);
+  def_pointwise(m, cls, "bitwise_left_shift", PointwiseOp::LeftShift, true, true);
+  def_pointwise(m, cls, "bitwise_right_shift", PointwiseOp::RightShift, true, true);
   def_operator(cls, PointwiseOp::BitwiseAnd, "__and__", "__rand__", "__iand__");
   def_operator(cls, PointwiseOp::BitwiseOr, "__or__", "__ror__", "__ior__");
   def_operator(cls, PointwiseOp::BitwiseXor, "__xor__", "__rxor__", "__ixor__");

@@ -348,7 +348,8 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor 
       n->name_ = "LerpBackward1";
       n->saved = {SavedVariable(self, false), SavedVariable(end, false), SavedVariable(weight, false)};
       n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
-        Tensor gs = mul(g[0], sub(num(1), s[2])), ge = mul(g[0], s[2]), gw = mul(g[0], sub(s[1], s[0]));
+        // g - g * w rather than g * (1 - w): a Python-number w stays a double.
+        Tensor ge = mul(g[0], s[2]), gs = sub(g[0], ge), gw = mul(g[0], sub(s[1], s[0]));
         return {reduce_to(gs, s[0]), reduce_to(ge, s[1]), reduce_to(gw, s[2])};
       };
       autograd::set_history(r, n);
@@ -418,11 +419,11 @@ Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar va
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor out, bool inplace) {
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   ScalarType dt = result_type({self, min, max});
-  if (dt == ScalarType::Bool || is_complex(dt)) not_implemented("clamp", dt);
+  if ((dt == ScalarType::Bool && min.defined() && max.defined()) || is_complex(dt)) not_implemented("clamp", dt);
   auto raw = [&](Tensor o, bool ip) {
     // An absent bound is the type's extreme, so one kernel serves clamp, clamp_min and clamp_max.
     Tensor lo = min.defined() ? to_dtype(min, dt) : Tensor(), hi = max.defined() ? to_dtype(max, dt) : Tensor();
-    EMBER_DISPATCH_NUMERIC(dt, "clamp", [&] {
+    EMBER_DISPATCH_ALL(dt, "clamp", [&] {
       using M = opmath_t<scalar_t>;
       constexpr bool kFloat = !std::is_integral_v<M>;
       if (!lo.defined())
@@ -440,7 +441,7 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor ou
     });
     Tensor x = to_dtype(self, dt);
     return ew::run("clamp", {x, lo, hi}, dt, std::move(o), ip, [&](const TensorIter& it) {
-      EMBER_DISPATCH_NUMERIC(dt, "clamp", [&] {
+      EMBER_DISPATCH_ALL(dt, "clamp", [&] {
         using M = opmath_t<scalar_t>;
         ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t xs, scalar_t ls, scalar_t hs) {
           const M v = xs, l = ls, h = hs;
@@ -459,8 +460,10 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor ou
         Tensor keep = lo.defined() ? ge(x, lo) : Tensor();
         if (hi.defined()) keep = keep.defined() ? logical_and(keep, le(x, hi)) : le(x, hi);
         TensorList out{reduce_to(mul(g[0], keep), x), Tensor(), Tensor()};
-        if (lo.defined()) out[1] = reduce_to(mul(g[0], lt(x, lo)), lo);
-        if (hi.defined()) out[2] = reduce_to(mul(g[0], gt(x, hi)), hi);
+        // With min > max the result is max everywhere.
+        const bool both = lo.defined() && hi.defined();
+        if (lo.defined()) out[1] = reduce_to(mul(g[0], both ? logical_and(lt(x, lo), le(lo, hi)) : lt(x, lo)), lo);
+        if (hi.defined()) out[2] = reduce_to(mul(g[0], both ? logical_or(gt(x, hi), gt(lo, hi)) : gt(x, hi)), hi);
         return out;
       };
       autograd::set_history(r, n);

@@ -113,6 +113,9 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
   constexpr double kLn2 = std::numbers::ln2, kLn10 = std::numbers::ln10;
   constexpr double k2SqrtPi = 1.12837916709551257390;  // 2 / sqrt(pi)
   auto sq = [](const Tensor& t) { return mul(t, t); };
+  // Note: a bool mask times a Python number is float32 (the default dtype); so masks multiply g
+  // first, and constants that are not multiplied into a tensor are 0-d tensors of g's dtype.
+  auto like = [&](double v) { return scalar_tensor(Scalar(v), g.dtype()); };
   switch (op) {
     case UnaryOp::Abs:
       return mul(g, sign(x));
@@ -209,7 +212,7 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
     case UnaryOp::Threshold:
       return mul(g, gt(x, num(p.p0)));
     case UnaryOp::LeakyRelu:
-      return mul(g, where(gt(x, num(0)), num(1), num(p.p0)));
+      return mul(g, where(gt(x, num(0)), like(1), like(p.p0)));
     case UnaryOp::Selu:
     case UnaryOp::Elu: {
       double alpha = p.p0, scale = p.p1, in_scale = p.p2;
@@ -243,7 +246,7 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(g, where(gt(bx, num(p.p1)), num(1), sigmoid(bx)));
     }
     case UnaryOp::Hardsigmoid:
-      return mul(g, mul(logical_and(gt(x, num(-3)), lt(x, num(3))), num(1.0 / 6)));
+      return mul(mul(g, logical_and(gt(x, num(-3)), lt(x, num(3)))), num(1.0 / 6));
     case UnaryOp::Hardswish: {
       Tensor mid = add(div(x, num(3)), num(0.5));
       return mul(g, where(lt(x, num(-3)), num(0), where(le(x, num(3)), mid, num(1))));
@@ -267,7 +270,8 @@ ScalarType compute_dtype(UnaryOp op, const Info& inf, ScalarType in, const Unary
     if (op == UnaryOp::Relu || op == UnaryOp::Relu6 || op == UnaryOp::Hardtanh)
       throw Error("\"clamp_min_cpu\" not implemented for 'Bool'");
   }
-  if (op == UnaryOp::Hardtanh && in == ScalarType::UInt8) throw Error("Bool and uint8 are not supported for hardtanh");
+  if (op == UnaryOp::Hardtanh && in == ScalarType::UInt8 && static_cast<int64_t>(p.p0) < 0)
+    EMBER_CHECK(false, "hardtanh: min_val ", p.p0, " is not representable in uint8");
   if (op == UnaryOp::Round && p.p0 != 0 && !is_floating_point(in)) not_impl();
   switch (inf.kind) {
     case Kind::FloatValued:
@@ -387,8 +391,7 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
   // Type promotion with the bounds as Python numbers (an int tensor clamped by 0.5 is float).
   ScalarType dt = a.dtype();
   for (const std::optional<Scalar>& s : {min, max})
-    if (s && a.dtype() != ScalarType::Bool)
-      dt = promote_types(dt, result_type(a, scalar_tensor(*s, std::nullopt, true)));
+    if (s) dt = promote_types(dt, result_type(a, scalar_tensor(*s, std::nullopt, true)));
   UnaryParams p{.p0 = min ? min->to_double() : 0.0, .p1 = max ? max->to_double() : 0.0};
   p.has_p0 = min.has_value(), p.has_p1 = max.has_value();
   return unary_op(UnaryOp::Clamp, to_dtype(a, dt), {}, false, p);
