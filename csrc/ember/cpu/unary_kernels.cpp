@@ -12,39 +12,45 @@ namespace {
 
 // Float runs the vectorizable versions (Note [Vectorizable float math]); double keeps libm's.
 template <typename M>
-inline M fast_exp(M x) {
+EMBER_MATH_INLINE M fast_exp(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::exp(x);
   else
     return std::exp(x);
 }
 template <typename M>
-inline M fast_sigmoid(M x) {
+EMBER_MATH_INLINE M fast_sigmoid(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::sigmoid(x);
   else
     return M(1) / (M(1) + std::exp(-x));
 }
 template <typename M>
-inline M fast_tanh(M x) {
+EMBER_MATH_INLINE M fast_tanh(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::tanh(x);
   else
     return std::tanh(x);
 }
 template <typename M>
-inline M fast_erf(M x) {
+EMBER_MATH_INLINE M fast_erf(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::erf(x);
   else
     return std::erf(x);
 }
 template <typename M>
-inline M fast_gelu(M x) {
+EMBER_MATH_INLINE M fast_gelu(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::gelu(x);
   else
     return x * M(0.5) * std::erfc(-x * M(0.70710678118654752440));
+}
+
+// min(max(x, 0), 6) as selects (std::fmin/fmax are calls that block vectorization); NaN stays NaN.
+template <typename M>
+EMBER_MATH_INLINE M relu6(M x) {
+  return x < M(0) ? M(0) : (x > M(6) ? M(6) : x);
 }
 
 // Largest finite value of T (16-bit floats included), for nan_to_num's defaults.
@@ -60,7 +66,7 @@ double max_of() {
 
 // std::signbit, written so GCC 12 does not crash vectorizing it (an ICE on 16-bit float loops).
 template <typename M>
-inline bool sign_bit(M x) {
+EMBER_MATH_INLINE bool sign_bit(M x) {
   using U = std::conditional_t<sizeof(M) == 4, uint32_t, uint64_t>;
   return static_cast<int64_t>(std::bit_cast<U>(x) >> (sizeof(M) * 8 - 1)) != 0;
 }
@@ -75,14 +81,18 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
   (void)p0, (void)p1;
 
 // Op defined for floating types (the driver casts or rejects the others).
-#define FLOAT_OP(E, ...)                                                        \
-  case UnaryOp::E:                                                              \
-    if constexpr (kFloat) unary_loop<T, T>(it, [=](M x) -> M { __VA_ARGS__; }); \
+#define FLOAT_OP(E, ...)                                                    \
+  case UnaryOp::E:                                                          \
+    if constexpr (kFloat)                                                   \
+      unary_loop<T, T>(                                                     \
+          it, [=](M x) __attribute__((always_inline))->M { __VA_ARGS__; }); \
     break;
 // Op defined for integer and floating types (not bool).
-#define NUMERIC_OP(E, ...)                                                      \
-  case UnaryOp::E:                                                              \
-    if constexpr (!kBool) unary_loop<T, T>(it, [=](M x) -> M { __VA_ARGS__; }); \
+#define NUMERIC_OP(E, ...)                                                  \
+  case UnaryOp::E:                                                          \
+    if constexpr (!kBool)                                                   \
+      unary_loop<T, T>(                                                     \
+          it, [=](M x) __attribute__((always_inline))->M { __VA_ARGS__; }); \
     break;
 // Any type in, bool out.
 #define PREDICATE_OP(E, ...)                   \
@@ -135,23 +145,32 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     })
     FLOAT_OP(Silu, return x * fast_sigmoid(x))
     FLOAT_OP(Mish, return x * fast_tanh(std::log1p(fast_exp(x))))
-    FLOAT_OP(Hardsigmoid, return std::fmin(std::fmax(x + M(3), M(0)), M(6)) / M(6))
-    FLOAT_OP(Hardswish, return x * std::fmin(std::fmax(x + M(3), M(0)), M(6)) / M(6))
-    FLOAT_OP(Logsigmoid, return std::fmin(x, M(0)) - std::log1p(fast_exp(-std::fabs(x))))
+    FLOAT_OP(Hardsigmoid, return relu6(x + M(3)) / M(6))
+    FLOAT_OP(Hardswish, return x * relu6(x + M(3)) / M(6))
+    FLOAT_OP(Logsigmoid, return (x < M(0) ? x : M(0)) - std::log1p(fast_exp(-std::fabs(x))))
     FLOAT_OP(LeakyRelu, return x > 0 ? x : x * static_cast<M>(p0))
     FLOAT_OP(Elu, {
       const M alpha = static_cast<M>(p0), scale = static_cast<M>(p1), in_scale = static_cast<M>(p.p2);
       return x > 0 ? x * scale : std::expm1(x * in_scale) * alpha * scale;
     })
-    FLOAT_OP(Gelu, {
-      if (p0 == 0) return fast_gelu(x);
-      const M inner = M(0.79788456080286535588) * (x + M(0.044715) * x * x * x);
-      return M(0.5) * x * (M(1) + fast_tanh(inner));
-    })
-    FLOAT_OP(Softplus, {
-      const M beta = static_cast<M>(p0), th = static_cast<M>(p1);
-      return x * beta > th ? x : std::log1p(fast_exp(x * beta)) / beta;
-    })
+    case UnaryOp::Gelu:  // two loops, so neither has a branch that blocks vectorization
+      if constexpr (kFloat) {
+        if (p0 == 0) {
+          unary_loop<T, T>(
+              it, [](M x) __attribute__((always_inline))->M { return fast_gelu(x); });
+        } else {
+          unary_loop<T, T>(
+              it, [](M x) __attribute__((always_inline))->M {
+                const M inner = M(0.79788456080286535588) * (x + M(0.044715) * x * x * x);
+                return M(0.5) * x * (M(1) + fast_tanh(inner));
+              });
+        }
+      }
+      break;
+      FLOAT_OP(Softplus, {
+        const M beta = static_cast<M>(p0), th = static_cast<M>(p1);
+        return x * beta > th ? x : std::log1p(fast_exp(x * beta)) / beta;
+      })
 
     case UnaryOp::Abs:
       if constexpr (kFloat)

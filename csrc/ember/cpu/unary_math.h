@@ -12,33 +12,40 @@
 #include <cstdint>
 #include <limits>
 
+// Forced inlining: in a kernel file with many ops GCC's inliner runs out of budget, and a call
+// left in a loop body stops it from vectorizing.
+#define EMBER_MATH_INLINE [[gnu::always_inline]] inline
+
 namespace ember::math {
 
 // ---- float: vectorizable ----
 
 // 2^n for integral-valued float n in [-126, 127], built in the exponent bits.
-inline float pow2i(float n) {
+EMBER_MATH_INLINE float pow2i(float n) {
   // (n + 127) + 2^23 puts n + 127 in the low mantissa bits; shifting left by 23 moves it into
   // the exponent field and drops the 2^23 marker.
   uint32_t bits = std::bit_cast<uint32_t>((n + 127.0f) + 8388608.0f);
   return std::bit_cast<float>(bits << 23);
 }
 
+// min/max as selects: std::fmin/fmax are library calls unless -ffinite-math-only. NaN x
+// passes through (callers patch NaN at the end).
+EMBER_MATH_INLINE float clamp_sel(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
 // e^x with the result's full range (subnormals included); about 1 ulp.
-inline float exp(float x) {
-  const float xc = std::fmin(std::fmax(x, -104.0f), 89.0f);
+EMBER_MATH_INLINE float exp(float x) {
+  const float xc = clamp_sel(x, -104.0f, 89.0f);
   const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
   float r = std::fma(n, -0.693145751953125f, xc);  // ln2 split so n * ln2_hi is exact
   r = std::fma(n, -1.42860682030941723212e-6f, r);
-  // e^r on |r| <= ln2/2: Taylor to degree 7 (truncation error < 2e-8 relative).
-  float p = 1.98412698e-4f;
-  p = std::fma(p, r, 1.38888889e-3f);
-  p = std::fma(p, r, 8.33333333e-3f);
-  p = std::fma(p, r, 4.16666667e-2f);
-  p = std::fma(p, r, 1.66666667e-1f);
-  p = std::fma(p, r, 0.5f);
-  p = std::fma(p, r, 1.0f);
-  p = std::fma(p, r, 1.0f);
+  // e^r on |r| <= ln2/2: 1 + r + r^2 * P(r), P Cephes' expf minimax polynomial (about 1 ulp).
+  float p = 1.9875691500e-4f;
+  p = std::fma(p, r, 1.3981999507e-3f);
+  p = std::fma(p, r, 8.3334519073e-3f);
+  p = std::fma(p, r, 4.1665795894e-2f);
+  p = std::fma(p, r, 1.6666665459e-1f);
+  p = std::fma(p, r, 5.0000001201e-1f);
+  p = std::fma(p, r * r, r) + 1.0f;
   // Two factors keep each 2^k a normal float while the product reaches subnormals and 2^128.
   const float n1 = std::floor(n * 0.5f);
   float y = p * pow2i(n1) * pow2i(n - n1);
@@ -47,10 +54,10 @@ inline float exp(float x) {
   return x != x ? x : y;
 }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + math::exp(-x)); }
+EMBER_MATH_INLINE float sigmoid(float x) { return 1.0f / (1.0f + math::exp(-x)); }
 
 // tanh: odd minimax polynomial near 0 (Cephes tanhf), 1 - 2 / (e^2|x| + 1) elsewhere.
-inline float tanh(float x) {
+EMBER_MATH_INLINE float tanh(float x) {
   const float a = std::fabs(x);
   const float z = x * x;
   float s = -5.70498872745e-3f;
@@ -65,20 +72,21 @@ inline float tanh(float x) {
 }
 
 // erf(x) and erfc(|x|) pieces. For |x| < 1: x * P(x^2). For |x| >= 1: erfc(|x|) =
-// exp(-x^2) * R(2/|x| - 1) / |x|; -x^2 is split exactly (hi^2 - (hi^2 - x^2)) so exp's argument
-// error does not grow with x (coefficients: scripts/fit_erfc.py).
-inline float erfc_tail(float a) {  // erfc(a) for a >= 1 (0 beyond float range)
+// exp(-x^2) * R(2/|x| - 1) / |x| (coefficients: scripts/fit_erfc.py), with x^2's rounding error
+// carried separately so the relative error does not grow with x.
+EMBER_MATH_INLINE float erfc_tail(float a) {  // erfc(a) for a >= 1 (0 beyond float range)
   const float t = 1.0f / a;
   const float v = 2.0f * t - 1.0f;
   float q = 0.0f;
 #define EMBER_ERFC_COEF(c) q = std::fma(q, v, c);
 #include "ember/cpu/erfc_coefs_f32.inc"
 #undef EMBER_ERFC_COEF
-  const float hi = std::bit_cast<float>(std::bit_cast<uint32_t>(a) & 0xfffff000u);  // 12 bits: hi*hi exact
-  const float e = math::exp(-hi * hi) * math::exp((hi - a) * (hi + a));
-  return e * q * t;
+  // exp(-a^2) with a^2 = p + lo exactly (fma): exp(-p) * (1 - lo), as lo is below an ulp of p.
+  const float p = a * a;
+  const float lo = std::fma(a, a, -p);
+  return math::exp(-p) * (1.0f - lo) * q * t;
 }
-inline float erf_small(float x) {  // erf(x) for |x| <= 1
+EMBER_MATH_INLINE float erf_small(float x) {  // erf(x) for |x| <= 1
   const float z = x * x;
   float p = 7.853861353153693e-5f;
   p = std::fma(p, z, -8.010193625184903e-4f);
@@ -89,17 +97,17 @@ inline float erf_small(float x) {  // erf(x) for |x| <= 1
   p = std::fma(p, z, 1.128379165726710f);
   return x * p;
 }
-inline float erf(float x) {
+EMBER_MATH_INLINE float erf(float x) {
   const float a = std::fabs(x);
-  const float big = std::copysign(1.0f - erfc_tail(std::fmax(a, 1.0f)), x);
+  const float big = std::copysign(1.0f - erfc_tail(a < 1.0f ? 1.0f : a), x);
   const float r = a < 1.0f ? erf_small(x) : big;
   return x != x ? x : r;
 }
 // x * Phi(x) = x/2 * erfc(-x/sqrt2): the tail form keeps relative accuracy for negative x.
-inline float gelu(float x) {
+EMBER_MATH_INLINE float gelu(float x) {
   const float u = x * 0.70710678118654752f;
   const float a = std::fabs(u);
-  const float tail = erfc_tail(std::fmax(a, 1.0f));  // erfc(|u|)
+  const float tail = erfc_tail(a < 1.0f ? 1.0f : a);  // erfc(|u|)
   const float cdf_big = u > 0 ? 1.0f - 0.5f * tail : 0.5f * tail;
   const float cdf = a < 1.0f ? 0.5f + 0.5f * erf_small(u) : cdf_big;
   return x * cdf;
