@@ -209,7 +209,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
         unary_loop<T, T>(it, [](M x) -> M { return x; });
       }
       break;
-      NUMERIC_OP(Relu, return x > M(0) ? x : (x != x ? x : M(0)))
+      NUMERIC_OP(Relu, return x < M(0) ? M(0) : x)  // NaN and -0.0 pass through, as clamp_min
     case UnaryOp::Relu6:
     case UnaryOp::Hardtanh:
     case UnaryOp::Clamp:

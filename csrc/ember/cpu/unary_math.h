@@ -65,26 +65,25 @@ EMBER_MATH_INLINE float tanh(float x) {
   s = std::fma(s, z, -5.37397155531e-2f);
   s = std::fma(s, z, 1.33314422036e-1f);
   s = std::fma(s, z, -3.33332819422e-1f);
-  const float small = std::fma(s * z, x, x);
+  const float small = std::fma(s * z, a, a);
   const float big = 1.0f - 2.0f / (math::exp(2.0f * a) + 1.0f);
-  const float r = a < 0.625f ? small : std::copysign(big, x);
+  const float r = std::copysign(a < 0.625f ? small : big, x);  // odd, and tanh(-0) = -0
   return x != x ? x : r;
 }
 
 // erf(x) and erfc(|x|) pieces. For |x| < 1: x * P(x^2). For |x| >= 1: erfc(|x|) =
-// exp(-x^2) * R(2/|x| - 1) / |x| (coefficients: scripts/fit_erfc.py), with x^2's rounding error
-// carried separately so the relative error does not grow with x.
-EMBER_MATH_INLINE float erfc_tail(float a) {  // erfc(a) for a >= 1 (0 beyond float range)
+// exp(-x^2) * R(2/|x| - 1) / |x| (coefficients: scripts/fit_erfc.py), with x^2 passed as a float
+// plus its rounding error (fma), so the relative error does not grow with x^2.
+EMBER_MATH_INLINE float erfc_tail(float a, float a2, float a2_lo) {  // erfc(a), a >= 1; a^2 = a2 + a2_lo
   const float t = 1.0f / a;
   const float v = 2.0f * t - 1.0f;
   float q = 0.0f;
 #define EMBER_ERFC_COEF(c) q = std::fma(q, v, c);
 #include "ember/cpu/erfc_coefs_f32.inc"
 #undef EMBER_ERFC_COEF
-  // exp(-a^2) with a^2 = p + lo exactly (fma): exp(-p) * (1 - lo), as lo is below an ulp of p.
-  const float p = a * a;
-  const float lo = std::fma(a, a, -p);
-  return math::exp(-p) * (1.0f - lo) * q * t;
+  // exp(-a^2) = exp(-a2) * (1 - a2_lo): a2_lo is below an ulp of a2.
+  const float r = math::exp(-a2) * (1.0f - a2_lo) * q * t;
+  return a > 10.0f ? 0.0f : r;  // erfc(10) < 2^-149 (and inf * 0 would make NaN)
 }
 EMBER_MATH_INLINE float erf_small(float x) {  // erf(x) for |x| <= 1
   const float z = x * x;
@@ -99,7 +98,8 @@ EMBER_MATH_INLINE float erf_small(float x) {  // erf(x) for |x| <= 1
 }
 EMBER_MATH_INLINE float erf(float x) {
   const float a = std::fabs(x);
-  const float big = std::copysign(1.0f - erfc_tail(a < 1.0f ? 1.0f : a), x);
+  const float b = a < 1.0f ? 1.0f : a, b2 = b * b;
+  const float big = std::copysign(1.0f - erfc_tail(b, b2, std::fma(b, b, -b2)), x);
   const float r = a < 1.0f ? erf_small(x) : big;
   return x != x ? x : r;
 }
@@ -107,7 +107,11 @@ EMBER_MATH_INLINE float erf(float x) {
 EMBER_MATH_INLINE float gelu(float x) {
   const float u = x * 0.70710678118654752f;
   const float a = std::fabs(u);
-  const float tail = erfc_tail(a < 1.0f ? 1.0f : a);  // erfc(|u|)
+  // u^2 = x^2 / 2 from x itself: u's rounding error would grow by u^2 in exp(-u^2).
+  const float x2 = x * x;
+  const float b = a < 1.0f ? 1.0f : a;
+  const float b2 = a < 1.0f ? 1.0f : 0.5f * x2, b2_lo = a < 1.0f ? 0.0f : 0.5f * std::fma(x, x, -x2);
+  const float tail = erfc_tail(b, b2, b2_lo);  // erfc(|u|)
   const float cdf_big = u > 0 ? 1.0f - 0.5f * tail : 0.5f * tail;
   const float cdf = a < 1.0f ? 0.5f + 0.5f * erf_small(u) : cdf_big;
   return x * cdf;
