@@ -16,6 +16,22 @@ from ember._C import (  # noqa: F401
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like, randint_like,
 )
+from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
+    abs, abs_, absolute, sign, sgn, neg, neg_, negative, negative_, positive,
+    exp, exp_, exp2, exp2_, expm1, expm1_, log, log_, log2, log2_, log10, log10_, log1p, log1p_,
+    sqrt, sqrt_, rsqrt, rsqrt_, square, square_, sin, sin_, cos, cos_, tan, tan_,
+    asin, asin_, acos, acos_, atan, atan_, arcsin, arcsin_, arccos, arccos_, arctan, arctan_,
+    sinh, sinh_, cosh, cosh_, tanh, tanh_, asinh, asinh_, acosh, acosh_, atanh, atanh_,
+    arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_, sigmoid, sigmoid_, logit, logit_,
+    erf, erf_, erfc, erfc_, erfinv, lgamma, digamma, floor, floor_, ceil, ceil_, round, round_,
+    trunc, trunc_, fix, fix_, frac, frac_, reciprocal, reciprocal_, nan_to_num, nan_to_num_,
+    isnan, isinf, isfinite, isposinf, isneginf, signbit, logical_not, bitwise_not,
+    relu_, selu, selu_, celu, celu_, threshold, threshold_,
+    clamp, clamp_, clip, clip_, clamp_min, clamp_min_, clamp_max, clamp_max_,
+    atan2, arctan2, maximum, minimum, fmax, fmin, hypot, copysign, fmod,
+    logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor,
+    bitwise_left_shift, bitwise_right_shift, lerp, addcmul, addcdiv, where, isclose, allclose, equal,
+)
 from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
     tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
 )
@@ -33,6 +49,7 @@ from ember.autograd.grad_mode import (  # noqa: F401
 )
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
 from ember import random  # noqa: F401
+from ember import nn  # noqa: F401
 
 # PyTorch's dtype aliases.
 half, float, double = float16, float32, float64

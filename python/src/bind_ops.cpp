@@ -146,12 +146,8 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
 
-  m.def("neg", [](const Tensor& a) { return neg(a); });
-  cls.def("neg", [](const Tensor& a) { return neg(a); });
   cls.def("__neg__", [](const Tensor& a) { return neg(a); });
   cls.def("__pos__", [](const Tensor& a) { return a; });
-  m.def("relu", [](const Tensor& a) { return relu(a); });
-  cls.def("relu", [](const Tensor& a) { return relu(a); });
   m.def("result_type", [](nb::handle a, nb::handle b) {
     return result_type(tensor_arg(a, "result_type"), tensor_arg(b, "result_type"));
   });

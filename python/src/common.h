@@ -46,6 +46,7 @@ void bind_autograd(nb::module_& m);
 void bind_random(nb::module_& m);
 void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_index.cpp)
 void bind_linalg(nb::module_& m);  // bind_linalg.cpp
+void bind_unary(nb::module_& m);
 
 }  // namespace ember::py
 

@@ -40,4 +40,5 @@ NB_MODULE(_C, m) {
   bind_random(m);
   bind_index(m);
   bind_linalg(m);
+  bind_unary(m);
 }

@@ -57,6 +57,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 
 Edge gradient_edge(const Tensor& t) {
+  if (!t.defined()) return {};  // an absent optional input (e.g. clamp's max)
   AutogradMetaImpl* m = meta(t);
   if (!m) return {};
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};

@@ -96,6 +96,7 @@ Shape broadcast_shapes(IntArrayRef a, IntArrayRef b, const char* op_name = nullp
 
 // ---- elementwise (ops/binary.cpp, ops/unary.cpp) ----
 ScalarType result_type(const Tensor& a, const Tensor& b);
+ScalarType result_type(std::initializer_list<Tensor> ts);  // undefined tensors are skipped
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);
 Tensor mul(const Tensor& a, const Tensor& b);
@@ -110,8 +111,6 @@ Tensor lt(const Tensor& a, const Tensor& b);
 Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
-Tensor neg(const Tensor& a);
-Tensor relu(const Tensor& a);
 
 // Names for the binary family; `binary_op` is the single entry point the functions above use.
 enum class BinaryOp { Add, Sub, Mul, Div, DivTrunc, DivFloor, Remainder, Pow, Eq, Ne, Lt, Le, Gt, Ge };
@@ -240,5 +239,131 @@ Tensor combinations(const Tensor& t, int64_t r = 2, bool with_replacement = fals
 TensorVec meshgrid(const TensorVec& tensors, const std::string& indexing = "ij");
 Tensor narrow_copy(const Tensor& t, int64_t dim, int64_t start, int64_t length);
 Tensor rot90(const Tensor& t, int64_t k = 1, IntArrayRef dims = {0, 1});
+
+}  // namespace ember
+
+// ======================================================================================
+// Unary elementwise ops and activations (ops/unary.cpp, kernels in cpu/unary_kernels.cpp)
+// and the remaining binary/ternary pointwise ops (ops/pointwise.cpp).
+// ======================================================================================
+namespace ember {
+
+// X(function name, enum name) for unary ops that take no arguments besides the input.
+// clang-format off
+#define EMBER_UNARY_OPS(X)                                                                                  \
+  X(abs, Abs) X(sign, Sign) X(sgn, Sgn) X(neg, Neg) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log)   \
+  X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(square, Square) X(sin, Sin) \
+  X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh)             \
+  X(tanh, Tanh) X(asinh, Asinh) X(acosh, Acosh) X(atanh, Atanh) X(sigmoid, Sigmoid) X(erf, Erf)             \
+  X(erfc, Erfc) X(erfinv, Erfinv) X(lgamma, Lgamma) X(digamma, Digamma) X(trigamma, Trigamma)               \
+  X(floor, Floor) X(ceil, Ceil) X(trunc, Trunc) X(frac, Frac) X(reciprocal, Reciprocal) X(isnan, Isnan)     \
+  X(isinf, Isinf) X(isfinite, Isfinite) X(isposinf, Isposinf) X(isneginf, Isneginf)                         \
+  X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot) X(signbit, Signbit) X(relu, Relu) X(relu6, Relu6)   \
+  X(selu, Selu) X(silu, Silu) X(mish, Mish) X(hardsigmoid, Hardsigmoid) X(hardswish, Hardswish)             \
+  X(logsigmoid, Logsigmoid)
+// clang-format on
+
+// Unary ops with arguments; their values travel in UnaryParams (meaning per op noted).
+#define EMBER_UNARY_PARAM_OPS(X)                                                                       \
+  X(Logit)     /* p0 = eps, or < 0 for none */                                                         \
+  X(Round)     /* p0 = decimals */                                                                     \
+  X(NanToNum)  /* p0 = nan, p1 = posinf, p2 = neginf; has_p1/has_p2 false -> the dtype's max/lowest */ \
+  X(LeakyRelu) /* p0 = negative_slope */                                                               \
+  X(Elu)       /* p0 = alpha, p1 = scale, p2 = input_scale (celu: alpha, 1, 1/alpha) */                \
+  X(Gelu)      /* p0 = 0 exact (erf), 1 tanh approximation */                                          \
+  X(Softplus)  /* p0 = beta, p1 = threshold */                                                         \
+  X(Hardtanh)  /* p0 = min_val, p1 = max_val */                                                        \
+  X(Threshold) /* p0 = threshold, p1 = value */                                                        \
+  X(Clamp)     /* p0 = min (has_p0), p1 = max (has_p1) */
+
+enum class UnaryOp : int {
+#define EMBER_ENUM_ENTRY(fn, E) E,
+#define EMBER_ENUM_ENTRY1(E) E,
+  EMBER_UNARY_OPS(EMBER_ENUM_ENTRY) EMBER_UNARY_PARAM_OPS(EMBER_ENUM_ENTRY1)
+#undef EMBER_ENUM_ENTRY
+#undef EMBER_ENUM_ENTRY1
+};
+
+struct UnaryParams {
+  double p0 = 0, p1 = 0, p2 = 0;
+  bool has_p0 = true, has_p1 = true, has_p2 = true;
+};
+
+// The single entry point of the unary family. out: undefined -> allocated (else resized and
+// written, the result cast to its dtype); `inplace` means out is `a`.
+Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out = Tensor(), bool inplace = false, UnaryParams p = {});
+const char* unary_op_name(UnaryOp op);
+
+#define EMBER_DECLARE_UNARY(fn, E) Tensor fn(const Tensor& a);
+EMBER_UNARY_OPS(EMBER_DECLARE_UNARY)
+#undef EMBER_DECLARE_UNARY
+
+Tensor positive(const Tensor& a);  // returns `a` itself, as PyTorch (errors on bool)
+Tensor logit(const Tensor& a, std::optional<double> eps = std::nullopt);
+Tensor round(const Tensor& a, int64_t decimals = 0);
+Tensor nan_to_num(const Tensor& a, std::optional<double> nan = std::nullopt,
+                  std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt);
+Tensor leaky_relu(const Tensor& a, double negative_slope = 0.01);
+Tensor elu(const Tensor& a, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0);
+Tensor celu(const Tensor& a, double alpha = 1.0);
+Tensor gelu(const Tensor& a, const std::string& approximate = "none");
+Tensor softplus(const Tensor& a, double beta = 1.0, double threshold = 20.0);
+Tensor softsign(const Tensor& a);
+Tensor hardtanh(const Tensor& a, double min_val = -1.0, double max_val = 1.0);
+Tensor threshold(const Tensor& a, double threshold, double value);
+// clamp with number bounds (type promotion as PyTorch: an int tensor with a float bound is float).
+Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max);
+
+// ---- binary and ternary pointwise ops (ops/pointwise.cpp) ----
+enum class PointwiseOp : int {
+  Atan2,
+  Maximum,
+  Minimum,
+  Fmax,
+  Fmin,
+  Hypot,
+  Copysign,
+  Fmod,  // float-valued or numeric
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,  // bool results
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  LeftShift,
+  RightShift,  // integral types only
+};
+Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out = Tensor(), bool inplace = false);
+const char* pointwise_op_name(PointwiseOp op);
+Tensor atan2(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor fmax(const Tensor& a, const Tensor& b);
+Tensor fmin(const Tensor& a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Tensor& b);
+Tensor copysign(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+
+// Ternary ops; `out`/`inplace` as for unary_op (in-place writes into `self`).
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor out = Tensor(), bool inplace = false);
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value = 1, Tensor out = Tensor(),
+               bool inplace = false);
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value = 1, Tensor out = Tensor(),
+               bool inplace = false);
+// Tensor bounds; an undefined bound is absent (at least one must be given).
+Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor out = Tensor(), bool inplace = false);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out = Tensor());
+
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool equal(const Tensor& a, const Tensor& b);  // same shape and values
 
 }  // namespace ember
