@@ -432,3 +432,42 @@ def test_unfold_and_as_strided_gradients():
     for x in (ex, tx):
         (x.unfold(0, 4, 2) * x.unfold(0, 4, 2)).sum().backward()
     assert_same(ex.grad, tx.grad)
+
+
+def test_inference_tensors_match_torch():
+    for lib in (ember, torch):
+        with lib.inference_mode():
+            x = lib.ones(3)
+            v = x[1:]
+            x.add_(1)  # allowed inside
+        assert x.is_inference() and v.is_inference()
+        assert not lib.ones(2).is_inference()
+    with ember.inference_mode():
+        ex = ember.ones(3)
+    with torch.inference_mode():
+        tx = torch.ones(3)
+    same_error(lambda: ex.add_(1), lambda: tx.add_(1))
+    w_e, w_t = ember.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    same_error(lambda: w_e * ex, lambda: w_t * tx)
+    same_error(lambda: ex.requires_grad_(), lambda: tx.requires_grad_())
+    assert (ex.clone() * w_e).requires_grad  # a clone is a normal tensor
+
+
+def test_function_set_materialize_grads_false_passes_none():
+    seen = []
+
+    class TwoOut(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((g1 is None, g2 is None))
+            return g1 * 2 if g1 is not None else None
+
+    x = ember.ones(2, requires_grad=True)
+    a, b = TwoOut.apply(x)
+    a.sum().backward()
+    assert seen == [(False, True)]

@@ -35,6 +35,8 @@ void set_requires_grad(const Tensor& t, bool value) {
   if (value) {
     EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
                 "only Tensors of floating point and complex dtype can require gradients");
+    EMBER_CHECK(!t.impl()->is_inference || InferenceMode::is_enabled(),
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
     meta_or_create(t).requires_grad = true;
   } else if (m) {
     m->requires_grad = false;
@@ -143,6 +145,9 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
+  EMBER_CHECK(!t.impl()->is_inference || InferenceMode::is_enabled(),
+              "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal "
+              "tensor and use it in autograd.");
   was_defined_ = true;
   is_output_ = is_output;
   saved_version_ = t.version();

@@ -15,6 +15,7 @@ Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset, Sc
   auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), dtype, std::move(sizes), std::move(strides), offset);
   impl->share_version_counter(t.impl()->version_counter());
   impl->view_base = t.impl()->view_base ? t.impl()->view_base : t.impl_ptr();
+  impl->is_inference = impl->is_inference || t.impl()->is_inference;
   return Tensor(std::move(impl));
 }
 
