@@ -9,27 +9,54 @@ from ember._C import (  # noqa: F401
     empty, zeros, ones, full, empty_strided, arange, linspace, logspace, eye,
     add, sub, mul, div, true_divide, floor_divide, remainder, pow, neg, relu,
     eq, ne, lt, le, gt, ge, sum, mean, matmul, mm, bmm,
+    # views and shape functions
+    reshape, ravel, permute, transpose, swapaxes, swapdims, t, adjoint, movedim, moveaxis, squeeze, unsqueeze,
+    flatten, unflatten, narrow, select, as_strided, broadcast_to, clone,
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
-    rand, randn, randint, randperm, normal, bernoulli, multinomial, rand_like, randn_like, randint_like,
+    rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, rand_like, randn_like, randint_like,
+)
+from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
+    abs, abs_, absolute, sign, sgn, neg, neg_, negative, negative_, positive,
+    exp, exp_, exp2, exp2_, expm1, expm1_, log, log_, log2, log2_, log10, log10_, log1p, log1p_,
+    sqrt, sqrt_, rsqrt, rsqrt_, square, square_, sin, sin_, cos, cos_, tan, tan_,
+    asin, asin_, acos, acos_, atan, atan_, arcsin, arcsin_, arccos, arccos_, arctan, arctan_,
+    sinh, sinh_, cosh, cosh_, tanh, tanh_, asinh, asinh_, acosh, acosh_, atanh, atanh_,
+    arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_, sigmoid, sigmoid_, logit, logit_,
+    erf, erf_, erfc, erfc_, erfinv, lgamma, digamma, floor, floor_, ceil, ceil_, round, round_,
+    trunc, trunc_, fix, fix_, frac, frac_, reciprocal, reciprocal_, nan_to_num, nan_to_num_,
+    isnan, isinf, isfinite, isposinf, isneginf, signbit, logical_not, bitwise_not,
+    relu_, selu, selu_, celu, celu_, threshold, threshold_,
+    clamp, clamp_, clip, clip_, clamp_min, clamp_min_, clamp_max, clamp_max_,
+    atan2, arctan2, maximum, minimum, fmax, fmin, hypot, copysign, fmod,
+    logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor,
+    bitwise_left_shift, bitwise_right_shift, lerp, addcmul, addcdiv, where, isclose, allclose, equal,
 )
 from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
     tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
 )
 from ember._C import (  # noqa: F401  (reductions, scans, sorting: python/src/bind_reduce.cpp)
-    nansum, nanmean, prod, max, min, maximum, minimum, amax, amin, aminmax, argmax, argmin, all, any,
+    nansum, nanmean, prod, max, min, amax, amin, aminmax, argmax, argmin, all, any,
     count_nonzero, var, std, var_mean, std_mean, norm, logsumexp, softmax, log_softmax,
     cumsum, cumprod, cummax, cummin, logcumsumexp, sort, argsort, msort, topk, kthvalue, median, nanmedian,
     mode, quantile, nanquantile, unique, unique_consecutive, bincount, histc,
 )
 from ember import return_types  # noqa: F401
-from ember import linalg  # noqa: F401
 from ember._size import Size  # noqa: F401
+from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
+    mv, dot, vdot, addmm, addmv, baddbmm, addbmm, einsum, tensordot,
+)
+from ember import linalg  # noqa: F401
+from ember.linalg import _svd as svd, _cholesky as cholesky, _qr as qr, _slogdet as slogdet  # noqa: F401
+inverse = linalg.inv
+det = linalg.det
 from ember import autograd  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
 )
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
 from ember import random  # noqa: F401
+from ember import nn  # noqa: F401
 
 # PyTorch's dtype aliases.
 half, float, double = float16, float32, float64
@@ -37,3 +64,57 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
+
+from ember._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: E402,F401
+
+
+def is_tensor(obj):
+    """True if obj is an ember Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+def numel(input):
+    return input.numel()
+
+
+# Indexing, assembly and shape ops (python/src/bind_index.cpp).
+from ember._C import (  # noqa: F401,E402
+    cat, concat, concatenate, stack, hstack, vstack, row_stack, dstack, broadcast_tensors, meshgrid, cartesian_prod,
+    combinations, atleast_1d, atleast_2d, atleast_3d, split, split_with_sizes, chunk, tensor_split, unbind, flip,
+    fliplr, flipud, roll, tile, repeat_interleave, rot90, narrow_copy, tril, triu, diagonal, diag_embed, diag, trace,
+    outer, ger, kron, index_select, gather, scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill,
+    index_put, index_put_, masked_fill, masked_select, masked_scatter, take, take_along_dim, put, nonzero, argwhere,
+    searchsorted, bucketize,
+)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to (RuntimeError when they do not)."""
+    out = []
+    for s in shapes:
+        s = (s,) if hasattr(s, "__index__") else tuple(s)
+        for x in s:
+            if x < 0:
+                raise RuntimeError("Trying to create tensor with negative dimension " + str(x) + ": " + str(list(s)))
+        n = len(out) if len(out) >= len(s) else len(s)  # (`max` here is ember.max)
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(s)) + list(s)
+        res = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                                   f"between arg 0 and arg 1.")
+            res.append(y if x == 1 else x)
+        out = res
+    return Size(out)
+
+
+broadcast_shapes.__module__ = "ember"

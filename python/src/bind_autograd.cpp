@@ -32,8 +32,10 @@ struct PyNode : ag::Node {
   SavedTensors* saved = nullptr;  // owned by ctx
   std::string name_;
   std::vector<bool> arg_is_tensor;
+  bool materialize = true;
   std::string name() const override { return name_; }
   bool is_python() const override { return true; }
+  bool materialize_grads() const override { return materialize; }
   TensorList apply(TensorList&& grads) override {
     nb::gil_scoped_acquire gil;
     nb::list args;
@@ -203,6 +205,7 @@ void bind_autograd(nb::module_& m) {
                      return mm ? mm->output_nr : 0u;
                    })
       .def("retain_grad", [](Tensor& t) { ag::retain_grad(t); })
+      .def("is_inference", [](const Tensor& t) { return t.impl()->is_inference; })
       .def("detach", [](const Tensor& t) { return ag::detach(t); })
       .def("detach_",
            [](Tensor& t) -> Tensor {
@@ -308,6 +311,7 @@ void bind_autograd(nb::module_& m) {
         if (any && ag::GradMode::is_enabled()) {
           node = std::make_shared<PyNode>();
           node->name_ = nb::cast<std::string>(name);
+          node->materialize = !nb::hasattr(ctx, "materialize_grads") || nb::cast<bool>(ctx.attr("materialize_grads"));
           for (size_t i = 0; i < args.size(); ++i)
             node->next_edges.push_back(is_tensor[i] ? ag::gradient_edge(nb::cast<const Tensor&>(args[i])) : ag::Edge{});
         }

@@ -35,9 +35,11 @@ void def_dunders(nb::class_<Tensor>& cls, BinaryOp op, const char* dunder, const
       return nb::cast(binary_op(op, scalar_tensor(s, std::nullopt, true), a));
     });
   if (idunder)
-    cls.def(idunder, [op](Tensor& a, nb::handle b) -> nb::object {
+    cls.def(idunder, [op](nb::handle self, nb::handle b) -> nb::object {
       if (is_ndarray(b.ptr())) return nb::borrow(Py_NotImplemented);  // t += array rebinds t, as in PyTorch
-      return nb::cast(binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true));
+      Tensor& a = nb::cast<Tensor&>(self);
+      binary_op(op, a, tensor_arg(b, "inplace"), a, /*inplace=*/true);
+      return nb::borrow(self);  // in-place ops return the same Python object
     });
 }
 
@@ -56,8 +58,10 @@ void def_binary(nb::module_& m, nb::class_<Tensor>& cls, const char* name, Binar
   std::string inplace = std::string(name) + "_";
   cls.def(
       inplace.c_str(),
-      [op, name](Tensor& a, nb::handle b) -> Tensor {
-        return binary_op(op, a, tensor_arg(b, name), a, /*inplace=*/true);
+      [op, name](nb::handle self, nb::handle b) -> nb::object {
+        Tensor& a = nb::cast<Tensor&>(self);
+        binary_op(op, a, tensor_arg(b, name), a, /*inplace=*/true);
+        return nb::borrow(self);
       },
       nb::arg("other"));
   def_dunders(cls, op, dunder, rdunder, idunder);
@@ -83,10 +87,12 @@ void def_alpha_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, Bin
   std::string inplace = std::string(name) + "_";
   cls.def(
       inplace.c_str(),
-      [op, name](Tensor& a, nb::handle b, nb::handle alpha) -> Tensor {
+      [op, name](nb::handle self, nb::handle b, nb::handle alpha) -> nb::object {
+        Tensor& a = nb::cast<Tensor&>(self);
         Scalar al = 1;
         if (!alpha.is_none()) to_scalar(alpha, al);
-        return binary_op(op, a, tensor_arg(b, name), a, true, al);
+        binary_op(op, a, tensor_arg(b, name), a, true, al);
+        return nb::borrow(self);
       },
       nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none());
 }
@@ -133,17 +139,15 @@ void bind_ops(nb::module_& m) {
       nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
   cls.def(
       "div_",
-      [](Tensor& a, nb::handle b, nb::handle mode) -> Tensor {
-        return binary_op(div_op(mode), a, tensor_arg(b, "div"), a, true);
+      [](nb::handle self, nb::handle b, nb::handle mode) -> nb::object {
+        Tensor& a = nb::cast<Tensor&>(self);
+        binary_op(div_op(mode), a, tensor_arg(b, "div"), a, true);
+        return nb::borrow(self);
       },
       nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
 
-  m.def("neg", [](const Tensor& a) { return neg(a); });
-  cls.def("neg", [](const Tensor& a) { return neg(a); });
   cls.def("__neg__", [](const Tensor& a) { return neg(a); });
   cls.def("__pos__", [](const Tensor& a) { return a; });
-  m.def("relu", [](const Tensor& a) { return relu(a); });
-  cls.def("relu", [](const Tensor& a) { return relu(a); });
   m.def("result_type", [](nb::handle a, nb::handle b) {
     return result_type(tensor_arg(a, "result_type"), tensor_arg(b, "result_type"));
   });
@@ -160,14 +164,85 @@ void bind_ops(nb::module_& m) {
   m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
   cls.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
 
+  // views and shape functions (ops/view.cpp, ops/copy.cpp): ember.reshape(t, shape) etc.
+  m.def(
+      "reshape", [](const Tensor& t, nb::handle shape) { return reshape(t, sizes_from_handle(shape, "reshape")); },
+      nb::arg("input"), nb::arg("shape"));
+  m.def(
+      "ravel", [](const Tensor& t) { return view(contiguous(t), Shape{-1}); }, nb::arg("input"));
+  m.def(
+      "permute", [](const Tensor& t, nb::handle dims) { return permute(t, sizes_from_handle(dims, "permute")); },
+      nb::arg("input"), nb::arg("dims"));
+  m.def(
+      "transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("input"),
+      nb::arg("dim0"), nb::arg("dim1"));
+  m.def(
+      "swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("input"),
+      nb::arg("axis0"), nb::arg("axis1"));
+  m.def(
+      "swapdims", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("input"),
+      nb::arg("dim0"), nb::arg("dim1"));
+  m.def(
+      "t", [](const Tensor& t) { return t_(t); }, nb::arg("input"));
+  m.def(
+      "adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()"); }, nb::arg("input"));
+  auto movedim_fn = [](const char* name) {
+    return [name](const Tensor& t, nb::handle src, nb::handle dst) {
+      return movedim(t, int_or_ints(src, name), int_or_ints(dst, name));
+    };
+  };
+  m.def("movedim", movedim_fn("movedim"), nb::arg("input"), nb::arg("source"), nb::arg("destination"));
+  m.def("moveaxis", movedim_fn("moveaxis"), nb::arg("input"), nb::arg("source"), nb::arg("destination"));
+  m.def(
+      "squeeze", [](const Tensor& t, nb::handle dim) { return squeeze(t, dims_arg(dim)); }, nb::arg("input"),
+      nb::arg("dim") = nb::none());
+  m.def(
+      "unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, nb::arg("input"), nb::arg("dim"));
+  m.def(
+      "flatten",
+      [](nb::handle self, int64_t s, int64_t e) -> nb::object {
+        const Tensor& t = nb::cast<const Tensor&>(self);
+        Tensor r = flatten(t, s, e);
+        return r.is_same(t) ? nb::borrow(self) : nb::cast(r);
+      },
+      nb::arg("input"), nb::arg("start_dim") = 0, nb::arg("end_dim") = -1);
+  m.def(
+      "unflatten",
+      [](const Tensor& t, int64_t d, nb::handle sizes) {
+        return unflatten(t, d, sizes_from_handle(sizes, "unflatten"));
+      },
+      nb::arg("input"), nb::arg("dim"), nb::arg("sizes"));
+  m.def(
+      "narrow",
+      [](const Tensor& t, int64_t d, nb::handle start, int64_t l) { return narrow(t, d, narrow_start(start), l); },
+      nb::arg("input"), nb::arg("dim"), nb::arg("start"), nb::arg("length"));
+  m.def(
+      "select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); }, nb::arg("input"), nb::arg("dim"),
+      nb::arg("index"));
+  m.def(
+      "as_strided",
+      [](const Tensor& t, nb::handle size, nb::handle stride, std::optional<int64_t> off) {
+        return as_strided(t, sizes_from_handle(size, "as_strided"), sizes_from_handle(stride, "as_strided"), off);
+      },
+      nb::arg("input"), nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none());
+  m.def(
+      "broadcast_to",
+      [](const Tensor& t, nb::handle size) { return expand(t, sizes_from_handle(size, "broadcast_to")); },
+      nb::arg("input"), nb::arg("size"));
+  m.def(
+      "clone",
+      [](const Tensor& t, nb::handle fmt) { return clone(t, memory_format_arg(fmt, MemoryFormat::Preserve, "clone")); },
+      nb::arg("input"), nb::kw_only(), nb::arg("memory_format") = nb::none());
+
   // factories
   auto sized = [&](const char* name, Scalar fill, bool filled) {
     m.def(
         name,
         [name, fill, filled](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad, nb::handle out) {
           EMBER_CHECK(out.is_none(), name, "(): out= is not supported");
-          Tensor t = empty(sizes_from_args(size, name), opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
-          if (filled) fill_(t, fill);
+          Shape sizes = sizes_from_args(size, name);
+          ScalarType dt = opt_dtype(dtype).value_or(default_dtype());
+          Tensor t = filled ? full(sizes, fill, dt, opt_device(device)) : empty(sizes, dt, opt_device(device));
           if (requires_grad) autograd::set_requires_grad(t, true);
           return t;
         },

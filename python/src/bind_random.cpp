@@ -424,6 +424,10 @@ Tensor bernoulli_impl(const Tensor& self, nb::handle p, nb::handle generator) {
 
 void bind_sampling(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def(
+      "poisson", [](const Tensor& rates, nb::handle generator) { return poisson(rates, gen_arg(generator)); },
+      nb::arg("input"), nb::arg("generator") = nb::none(),
+      "poisson(input, generator=None): Poisson samples with the rates in input, same shape and dtype.");
+  m.def(
       "bernoulli",
       [](const Tensor& self, nb::handle p, nb::handle generator, nb::handle out) {
         return into_out(bernoulli_impl(self, p, generator), out);

@@ -1,14 +1,19 @@
 // The Tensor class: properties, views, conversion, indexing.
+#include <algorithm>
+
 #include "common.h"
+#include "interop.h"
 
 namespace ember::py {
 namespace {
 
 nb::object size_object(IntArrayRef sizes) {
+  // tuple.__new__(Size, ints): skips Size.__new__'s per-item checks, the ints are known good.
   static nb::object size_cls = nb::module_::import_("ember._size").attr("Size");
+  static nb::object tuple_new = nb::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type)).attr("__new__");
   nb::list l;
   for (int64_t s : sizes) l.append(s);
-  return size_cls(nb::tuple(l));
+  return tuple_new(size_cls, l);
 }
 
 nb::object scalar_to_py(const Scalar& s) {
@@ -35,59 +40,360 @@ nb::object tolist_rec(const Tensor& t, const char* p, int64_t d) {
   return l;
 }
 
-// Basic indexing: ints, slices, None, Ellipsis (advanced indexing comes with the operator library).
-Tensor index_basic(const Tensor& self, nb::handle index) {
-  std::vector<nb::handle> items;
-  if (PyTuple_Check(index.ptr())) {
-    for (nb::handle h : index) items.push_back(h);
-  } else {
-    items.push_back(index);
-  }
-  int64_t consumed = 0;  // dims of self the index addresses
-  bool has_ellipsis = false;
-  for (nb::handle h : items) {
-    if (h.is_none()) continue;
-    if (h.ptr() == Py_Ellipsis) {
-      EMBER_CHECK_INDEX(!has_ellipsis, "an index can only have a single ellipsis ('...')");
-      has_ellipsis = true;
-      continue;
-    }
-    if (PySlice_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())) {
-      ++consumed;
-      continue;
-    }
-    if (PyBool_Check(h.ptr()) || nb::isinstance<Tensor>(h) || PySequence_Check(h.ptr()))
-      EMBER_NOT_IMPLEMENTED(
-          "advanced indexing (boolean masks, integer tensors or lists) is not implemented yet; "
-          "only ints, slices, None and ... are supported");
-    throw ember::IndexError(detail::str_cat(
-        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ",
-        Py_TYPE(h.ptr())->tp_name, ")"));
-  }
-  EMBER_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim());
-  Tensor t = self;
-  int64_t dim = 0;
-  for (nb::handle h : items) {
-    if (h.is_none()) {
-      t = unsqueeze(t, dim++);
-    } else if (h.ptr() == Py_Ellipsis) {
-      dim += self.dim() - consumed;
-    } else if (PySlice_Check(h.ptr())) {
-      auto* s = reinterpret_cast<PySliceObject*>(h.ptr());
-      auto get = [](PyObject* o) -> std::optional<int64_t> {
-        if (o == Py_None) return std::nullopt;
-        return static_cast<int64_t>(PyNumber_AsSsize_t(o, PyExc_OverflowError));
-      };
-      auto step = get(s->step).value_or(1);
-      t = slice(t, dim++, get(s->start), get(s->stop), step);
-    } else {
-      int64_t i = static_cast<int64_t>(PyNumber_AsSsize_t(h.ptr(), PyExc_OverflowError));
-      t = select(t, dim, i);
-    }
-  }
-  return t.is_same(self) ? alias(self) : t;
+// ---- indexing ----
+// Note [Basic indexing]
+// t[idx] with ints, slices (step > 0), None and Ellipsis is a view built from select / slice /
+// unsqueeze, exactly as PyTorch; integer-like objects (NumPy ints, 0-d integer tensors and
+// arrays) count as ints. Like PyTorch (unlike NumPy) several Ellipses are allowed, each skipping
+// every dim the other items leave unindexed; where that runs past the last dim ember raises
+// IndexError (PyTorch sometimes lets a full slice through there). Advanced indices (bools,
+// tensors with dims, lists of ints, arrays) are collected per dim of that view and applied by
+// ember::index / index_put_ (ops/index.cpp); ints stay selects, as in PyTorch.
+struct IndexItem {
+  enum Kind { Int, Slice, NewAxis, Ellipsis, Advanced } kind;
+  int64_t value = 0;                         // Int
+  Py_ssize_t start = 0, stop = 0, step = 1;  // Slice (PySlice_Unpack bounds)
+  Tensor tensor = Tensor();                  // Advanced
+};
+
+int64_t index_int(PyObject* o) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow) throw ember::ValueError("Overflow when unpacking long long");
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return static_cast<int64_t>(v);
 }
 
+// Integer value of an index-like object that is not a Python int, if it is one.
+std::optional<int64_t> index_like(nb::handle h) {
+  if (!PyIndex_Check(h.ptr())) return std::nullopt;
+  PyObject* r = PyNumber_Index(h.ptr());
+  if (!r) {  // e.g. a NumPy array with dims or a NumPy bool: not an integer
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  nb::object owned = nb::steal(r);
+  return index_int(owned.ptr());
+}
+
+IndexItem advanced_item(Tensor t) {
+  EMBER_CHECK_INDEX(is_integral(t.dtype(), /*include_bool=*/true),
+                    "tensors used as indices must be long, int, byte or bool tensors");
+  return {IndexItem::Advanced, 0, 0, 0, 1, std::move(t)};
+}
+
+IndexItem parse_index_item(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (h.is_none()) return {IndexItem::NewAxis};
+  if (o == Py_Ellipsis) return {IndexItem::Ellipsis};
+  if (PyBool_Check(o)) return advanced_item(full({}, Scalar(o == Py_True), ScalarType::Bool));
+  if (PyLong_Check(o)) return {IndexItem::Int, index_int(o)};
+  if (PySlice_Check(o)) {
+    IndexItem it{IndexItem::Slice};
+    if (PySlice_Unpack(o, &it.start, &it.stop, &it.step) < 0) throw nb::python_error();
+    EMBER_CHECK_VALUE(it.step > 0, "step must be greater than zero");
+    return it;
+  }
+  if (nb::isinstance<Tensor>(h)) {
+    const Tensor& t = nb::cast<const Tensor&>(h);
+    EMBER_CHECK_INDEX(is_integral(t.dtype(), /*include_bool=*/true),
+                      "tensors used as indices must be long, int, byte or bool tensors");
+    if (t.dim() == 0 && t.dtype() != ScalarType::Bool) return {IndexItem::Int, item(t).to_int()};
+    return advanced_item(t);
+  }
+  if (PyUnicode_Check(o) || PyBytes_Check(o))
+    throw ember::TypeError(detail::str_cat("invalid index of type ", Py_TYPE(o)->tp_name));
+  if (auto v = index_like(h)) return {IndexItem::Int, *v};
+  if (PySequence_Check(o) || is_ndarray(o)) {
+    Tensor t = tensor_from_data(h, std::nullopt);
+    if (t.numel() == 0 && !is_integral(t.dtype(), true)) t = to_dtype(t, ScalarType::Int64);  // x[[]]
+    return advanced_item(t);
+  }
+  throw ember::IndexError(detail::str_cat(
+      "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got ",
+      Py_TYPE(o)->tp_name, ")"));
+}
+
+// NumPy's legacy rule, which PyTorch still follows (with a warning): a short list holding a
+// slice, None, Ellipsis or another sequence is read as a tuple of indices.
+bool treat_list_as_tuple(nb::handle list) {
+  if (PyList_GET_SIZE(list.ptr()) >= 32) return false;
+  for (nb::handle h : list) {
+    PyObject* o = h.ptr();
+    if (o == Py_None || o == Py_Ellipsis || PySlice_Check(o) || nb::isinstance<Tensor>(h)) return true;
+    if (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o)) return true;
+  }
+  return false;
+}
+
+// The view the basic items select, plus the advanced indices (ember::index's format) to apply to it.
+struct Indexed {
+  Tensor view;
+  TensorVec indices;
+  bool advanced = false;
+};
+
+Indexed apply_index(const Tensor& self, nb::handle index) {
+  std::vector<IndexItem> items;
+  if (PyTuple_Check(index.ptr())) {
+    for (nb::handle h : index) items.push_back(parse_index_item(h));
+  } else if (PyList_Check(index.ptr()) && treat_list_as_tuple(index)) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
+                     "instead of x[seq]. In a future release it will be interpreted as a tensor index.",
+                     1) < 0)
+      throw nb::python_error();
+    for (nb::handle h : index) items.push_back(parse_index_item(h));
+  } else {
+    items.push_back(parse_index_item(index));
+    EMBER_CHECK_INDEX(!(self.dim() == 0 && items[0].kind == IndexItem::Int && !nb::isinstance<Tensor>(index)),
+                      "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+                      "to convert a 0-dim tensor to a number");
+  }
+  int64_t consumed = 0;  // dims of self the index addresses
+  for (const IndexItem& it : items) {
+    if (it.kind == IndexItem::Int || it.kind == IndexItem::Slice) ++consumed;
+    if (it.kind == IndexItem::Advanced) consumed += it.tensor.dtype() == ScalarType::Bool ? it.tensor.dim() : 1;
+  }
+  EMBER_CHECK_INDEX(consumed <= self.dim(), "too many indices for tensor of dimension ", self.dim());
+  Indexed r;
+  Tensor t = self;
+  int64_t dim = 0;         // where the next item applies in t
+  int64_t report_dim = 0;  // PyTorch's dim number in error messages (selected dims still count)
+  auto skip = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) r.indices.push_back(Tensor());
+    dim += n;
+    report_dim += n;
+  };
+  for (const IndexItem& it : items) {
+    switch (it.kind) {
+      case IndexItem::NewAxis:
+        t = unsqueeze(t, dim);
+        skip(1);
+        break;
+      case IndexItem::Ellipsis:
+        skip(self.dim() - consumed);
+        break;
+      case IndexItem::Slice:
+        t = slice(t, dim, it.start, it.stop, it.step);
+        skip(1);
+        break;
+      case IndexItem::Int: {
+        // Past the last dim only after several Ellipses (each skips the unindexed dims, as PyTorch).
+        int64_t size = dim < t.dim() ? t.sizes()[dim] : 0;
+        EMBER_CHECK_INDEX(it.value >= -size && it.value < size, "index ", it.value, " is out of bounds for dimension ",
+                          report_dim, " with size ", size);
+        t = select(t, dim, it.value);
+        ++report_dim;
+        break;
+      }
+      case IndexItem::Advanced: {
+        r.advanced = true;
+        Tensor ix = it.tensor;
+        if (ix.dtype() == ScalarType::Bool && ix.dim() == 0) {  // x[True]: a new dim of size 1, masked
+          t = unsqueeze(t, dim);
+          ix = reshape(ix, {1});
+        }
+        r.indices.push_back(ix);
+        int64_t n = ix.dtype() == ScalarType::Bool ? ix.dim() : 1;
+        dim += n;
+        report_dim += n;
+        break;
+      }
+    }
+  }
+  r.view = t;
+  return r;
+}
+
+Tensor index_basic(const Tensor& self, nb::handle index) {
+  Indexed ix = apply_index(self, index);
+  if (ix.advanced) return ember::index(ix.view, ix.indices);
+  return ix.view.is_same(self) ? alias(self) : ix.view;
+}
+
+// PyTorch's legacy type name, used in its "can't assign" message.
+std::string legacy_type_name(ScalarType t) {
+  const char* n = "Tensor";
+  switch (t) {
+    case ScalarType::Bool:
+      n = "BoolTensor";
+      break;
+    case ScalarType::UInt8:
+      n = "ByteTensor";
+      break;
+    case ScalarType::Int8:
+      n = "CharTensor";
+      break;
+    case ScalarType::Int16:
+      n = "ShortTensor";
+      break;
+    case ScalarType::Int32:
+      n = "IntTensor";
+      break;
+    case ScalarType::Int64:
+      n = "LongTensor";
+      break;
+    case ScalarType::Float16:
+      n = "HalfTensor";
+      break;
+    case ScalarType::BFloat16:
+      n = "BFloat16Tensor";
+      break;
+    case ScalarType::Float32:
+      n = "FloatTensor";
+      break;
+    case ScalarType::Float64:
+      n = "DoubleTensor";
+      break;
+    default:
+      break;
+  }
+  return std::string("ember.") + n;
+}
+
+// t[index] = value: one fill_ or copy_ into the view, so the shared version goes up by one.
+// As PyTorch, the value is made a tensor of self's dtype first (a number that does not fit
+// raises before the index is looked at), and writing it checks the target for overlap.
+void index_assign(Tensor& self, nb::handle index, nb::handle value) {
+  Tensor v;
+  if (nb::isinstance<Tensor>(value)) {
+    v = nb::cast<const Tensor&>(value);
+  } else {
+    PyObject* o = value.ptr();
+    Scalar s;
+    if (PyLong_Check(o) && !PyBool_Check(o))
+      s = Scalar(index_int(o));
+    else if (PyUnicode_Check(o) || PySequence_Check(o) || !to_scalar(value, s))
+      throw ember::TypeError(
+          detail::str_cat("can't assign a ", Py_TYPE(o)->tp_name, " to a ", legacy_type_name(self.dtype())));
+    ScalarType dt = self.dtype();
+    if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16)  // unchecked: too big becomes inf, as PyTorch
+      v = to_dtype(full({}, s, s.is_floating() ? ScalarType::Float64 : s.natural_dtype()), dt);
+    else
+      v = full({}, s, dt);
+  }
+  Indexed ix = apply_index(self, index);
+  if (ix.advanced) {
+    int64_t lead = 0;  // leading size-1 dims of the value are dropped, as below
+    while (lead < v.dim() && v.sizes()[lead] == 1) ++lead;
+    Tensor src = lead > 0 ? reshape(v, Shape(v.sizes().begin() + lead, v.sizes().end())) : v;
+    Tensor target = ix.view;
+    index_put_(target, ix.indices, src);
+    return;
+  }
+  Tensor dst = ix.view.is_same(self) ? alias(self) : ix.view;
+  if (v.dim() == 0 && dst.sizes() != v.sizes()) {
+    fill_(dst, v);
+    return;
+  }
+  // Leading size-1 dims of the value are dropped, then it must broadcast to the target.
+  int64_t lead = 0;
+  while (lead < v.dim() && v.sizes()[lead] == 1) ++lead;
+  Tensor src = lead > 0 ? view(v, Shape(v.sizes().begin() + lead, v.sizes().end())) : v;
+  if (src.sizes() != dst.sizes()) src = expand(src, dst.sizes());
+  copy_(dst, src);
+}
+
+// ---- argument helpers for the view methods ----
+
+// memory_format objects: ember.contiguous_format etc.
+struct MemoryFormatObj {
+  MemoryFormat format;
+};
+nb::object g_memory_formats[4];
+
+}  // namespace
+
+MemoryFormat memory_format_arg(nb::handle h, MemoryFormat dflt, const char* op) {
+  if (h.is_none()) return dflt;
+  MemoryFormatObj* f = nullptr;
+  if (!nb::try_cast<MemoryFormatObj*>(h, f) || !f)
+    throw ember::TypeError(detail::str_cat(op, "(): argument 'memory_format' must be ember.memory_format, not ",
+                                           Py_TYPE(h.ptr())->tp_name));
+  return f->format;
+}
+
+// `*sizes` positionally or `kw=` by keyword (view(2, 3), view((2, 3)), view(size=(2, 3))).
+Shape sizes_args_or_kw(nb::args args, nb::kwargs kw, const char* kw_name, const char* op) {
+  if (kw.contains(kw_name)) {
+    EMBER_CHECK_TYPEERR(args.size() == 0 && kw.size() == 1, op, "() got an unexpected combination of arguments");
+    return sizes_from_handle(kw[kw_name], op);
+  }
+  if (kw.size() != 0)
+    throw ember::TypeError(detail::str_cat(op, "() got an unexpected keyword argument '",
+                                           nb::cast<std::string>(nb::str((*kw.begin()).first)), "'"));
+  if (args.size() == 0)
+    throw ember::TypeError(detail::str_cat(op, "() missing 1 required positional arguments: \"", kw_name, "\""));
+  return sizes_from_args(args, op);
+}
+
+// An int or a sequence of ints (movedim's source/destination).
+Shape int_or_ints(nb::handle h, const char* op) {
+  if (PyLong_Check(h.ptr())) return Shape{nb::cast<int64_t>(h)};
+  return sizes_from_handle(h, op);
+}
+
+// narrow's start: an int or a 0-d integer tensor.
+int64_t narrow_start(nb::handle h) {
+  if (nb::isinstance<Tensor>(h)) {
+    const Tensor& s = nb::cast<const Tensor&>(h);
+    EMBER_CHECK(s.dim() == 0 && is_integral(s.dtype(), /*include_bool=*/false),
+                "start must be an 0-dim integral Tensor.");
+    return item(s).to_int();
+  }
+  return nb::cast<int64_t>(h);
+}
+
+// A UserWarning given the first time each message comes up in the process (PyTorch's WARN_ONCE).
+void warn_once(const std::string& msg) {
+  static std::vector<std::string> given;  // guarded by the GIL
+  if (std::find(given.begin(), given.end(), msg) != given.end()) return;
+  given.push_back(msg);
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
+}
+
+// x.T, x.mT, x.H, x.mH, x.adjoint() on real tensors (conjugation is the identity).
+Tensor reverse_dims(const Tensor& t) {
+  if (t.dim() == 0)
+    warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.");
+  else if (t.dim() != 2)
+    warn_once(
+        "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it will "
+        "throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+        "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.");
+  Shape p(t.dim());
+  for (int64_t i = 0; i < t.dim(); ++i) p[i] = t.dim() - 1 - i;
+  return permute(t, p);
+}
+// `name` is "mT", "mH" or "adjoint()"; conjugating ones point at conj() for 0-d inputs.
+Tensor matrix_transpose(const Tensor& t, const char* name) {
+  std::string_view n(name);
+  if (t.dim() == 0) {
+    std::string msg = n == "mT"
+                          ? "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases."
+                      : n == "mH" ? "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj()."
+                                  : "adjoint() is deprecated on 0-D tensors. Consider using x.conj().";
+    warn_once(msg);
+    return alias(t);
+  }
+  EMBER_CHECK(t.dim() >= 2, "tensor.", name, " is only supported on matrices or batches of matrices. Got ", t.dim(),
+              "-D tensor.");
+  return transpose(t, -2, -1);
+}
+
+// x.H: the conjugate transpose of a matrix.
+Tensor matrix_h(const Tensor& t) {
+  if (t.dim() == 0) {
+    warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().");
+    return alias(t);
+  }
+  EMBER_CHECK(t.dim() == 2, "tensor.H is only supported on matrices (2-D tensors). Got ", t.dim(), "-D tensor.",
+              t.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+  return transpose(t, 0, 1);
+}
+
+namespace {
 Tensor to_impl(const Tensor& t, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
   if (device && !device->is_cpu())
     EMBER_NOT_IMPLEMENTED("Ember was built without CUDA support; cannot move to ", device->str());
@@ -125,14 +431,33 @@ void bind_tensor(nb::module_& m) {
           },
           nb::arg("dim") = nb::none())
       .def("storage_offset", &Tensor::storage_offset)
-      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
+      .def("data_ptr",  // 0 for a tensor with no elements, as PyTorch
+           [](const Tensor& t) { return t.numel() == 0 ? uintptr_t(0) : reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("untyped_storage_ptr",
            [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()->storage()->data()); })
-      .def("is_contiguous", [](const Tensor& t) { return t.is_contiguous(); })
+      .def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()->storage().get()); })
+      .def(
+          "is_contiguous",
+          [](const Tensor& t, nb::handle fmt) {
+            return is_contiguous(t, memory_format_arg(fmt, MemoryFormat::Contiguous, "is_contiguous"));
+          },
+          nb::kw_only(), nb::arg("memory_format") = nb::none())
       .def("is_floating_point", [](const Tensor& t) { return is_floating_point(t.dtype()); })
       .def("is_complex", [](const Tensor& t) { return is_complex(t.dtype()); })
-      .def("contiguous", [](const Tensor& t) { return contiguous(t); })
-      .def("clone", [](const Tensor& t) { return clone(t); })
+      .def(
+          "contiguous",
+          [](nb::handle self, nb::handle fmt) -> nb::object {
+            const Tensor& t = nb::cast<const Tensor&>(self);
+            Tensor r = contiguous(t, memory_format_arg(fmt, MemoryFormat::Contiguous, "contiguous"));
+            return r.is_same(t) ? nb::borrow(self) : nb::cast(r);  // the same object, as PyTorch
+          },
+          nb::kw_only(), nb::arg("memory_format") = nb::none())
+      .def(
+          "clone",
+          [](const Tensor& t, nb::handle fmt) {
+            return clone(t, memory_format_arg(fmt, MemoryFormat::Preserve, "clone"));
+          },
+          nb::kw_only(), nb::arg("memory_format") = nb::none())
       .def("item", [](const Tensor& t) { return scalar_to_py(item(t)); })
       .def("tolist", [](const Tensor& t) { return tolist_rec(t, static_cast<const char*>(t.data_ptr()), 0); })
       .def("__len__",
@@ -187,43 +512,72 @@ void bind_tensor(nb::module_& m) {
       .def("byte", [](const Tensor& t) { return to_dtype(t, ScalarType::UInt8); })
       .def("bool", [](const Tensor& t) { return to_dtype(t, ScalarType::Bool); })
       .def("cpu", [](const Tensor& t) { return t; })
-      // views
+      // views (ops/view.cpp); each shares storage and version counter with self
       .def("view",
-           [](const Tensor& t, nb::args args) {
+           [](const Tensor& t, nb::args args, nb::kwargs kw) {
              ScalarType st;
-             if (args.size() == 1 && nb::try_cast<ScalarType>(args[0], st)) return view_dtype(t, st);
-             return view(t, sizes_from_args(args, "view"));
+             if (kw.contains("dtype") && args.size() == 0 && kw.size() == 1)
+               return view_dtype(t, nb::cast<ScalarType>(kw["dtype"]));
+             if (args.size() == 1 && kw.size() == 0 && nb::try_cast<ScalarType>(args[0], st)) return view_dtype(t, st);
+             return view(t, sizes_args_or_kw(args, kw, "size", "view"));
            })
-      .def("view_as", [](const Tensor& t, const Tensor& o) { return view(t, o.sizes()); })
-      .def("reshape", [](const Tensor& t, nb::args args) { return reshape(t, sizes_from_args(args, "reshape")); })
-      .def("reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, o.sizes()); })
-      .def("permute", [](const Tensor& t, nb::args args) { return permute(t, sizes_from_args(args, "permute")); })
-      .def("transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
-      .def("swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
-      .def("swapdims", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); })
+      .def(
+          "view_as", [](const Tensor& t, const Tensor& o) { return view(t, o.sizes()); }, nb::arg("other"))
+      .def("reshape", [](const Tensor& t, nb::args args,
+                         nb::kwargs kw) { return reshape(t, sizes_args_or_kw(args, kw, "shape", "reshape")); })
+      .def(
+          "reshape_as", [](const Tensor& t, const Tensor& o) { return reshape(t, o.sizes()); }, nb::arg("other"))
+      .def("ravel", [](const Tensor& t) { return view(contiguous(t), Shape{-1}); })
+      .def("permute", [](const Tensor& t, nb::args args,
+                         nb::kwargs kw) { return permute(t, sizes_args_or_kw(args, kw, "dims", "permute")); })
+      .def(
+          "transpose", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("dim0"),
+          nb::arg("dim1"))
+      .def(
+          "swapaxes", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("axis0"),
+          nb::arg("axis1"))
+      .def(
+          "swapdims", [](const Tensor& t, int64_t a, int64_t b) { return transpose(t, a, b); }, nb::arg("dim0"),
+          nb::arg("dim1"))
       .def("t", [](const Tensor& t) { return t_(t); })
-      .def_prop_ro("T",
-                   [](const Tensor& t) {
-                     Shape p(t.dim());
-                     for (int64_t i = 0; i < t.dim(); ++i) p[i] = t.dim() - 1 - i;
-                     return permute(t, p);
-                   })
-      .def_prop_ro("mT",
-                   [](const Tensor& t) {
-                     EMBER_CHECK(t.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got ",
-                                 t.dim(), "-D tensor.");
-                     return transpose(t, -2, -1);
-                   })
-      .def("expand", [](const Tensor& t, nb::args args) { return expand(t, sizes_from_args(args, "expand")); })
-      .def("expand_as", [](const Tensor& t, const Tensor& o) { return expand(t, o.sizes()); })
+      .def_prop_ro("T", [](const Tensor& t) { return reverse_dims(t); })
+      .def_prop_ro("mT", [](const Tensor& t) { return matrix_transpose(t, "mT"); })
+      .def_prop_ro("mH", [](const Tensor& t) { return matrix_transpose(t, "mH"); })
+      .def_prop_ro("H", [](const Tensor& t) { return matrix_h(t); })
+      .def("adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()"); })
+      .def(
+          "movedim",
+          [](const Tensor& t, nb::handle src, nb::handle dst) {
+            return movedim(t, int_or_ints(src, "movedim"), int_or_ints(dst, "movedim"));
+          },
+          nb::arg("source"), nb::arg("destination"))
+      .def(
+          "moveaxis",
+          [](const Tensor& t, nb::handle src, nb::handle dst) {
+            return movedim(t, int_or_ints(src, "moveaxis"), int_or_ints(dst, "moveaxis"));
+          },
+          nb::arg("source"), nb::arg("destination"))
+      .def("expand", [](const Tensor& t, nb::args args,
+                        nb::kwargs kw) { return expand(t, sizes_args_or_kw(args, kw, "size", "expand")); })
+      .def(
+          "expand_as", [](const Tensor& t, const Tensor& o) { return expand(t, o.sizes()); }, nb::arg("other"))
+      .def(
+          "broadcast_to",
+          [](const Tensor& t, nb::handle size) { return expand(t, sizes_from_handle(size, "broadcast_to")); },
+          nb::arg("size"))
       .def(
           "squeeze", [](const Tensor& t, nb::handle dim) { return squeeze(t, dims_arg(dim)); },
           nb::arg("dim") = nb::none())
       .def(
           "unsqueeze", [](const Tensor& t, int64_t d) { return unsqueeze(t, d); }, nb::arg("dim"))
       .def(
-          "flatten", [](const Tensor& t, int64_t s, int64_t e) { return flatten(t, s, e); }, nb::arg("start_dim") = 0,
-          nb::arg("end_dim") = -1)
+          "flatten",
+          [](nb::handle self, int64_t s, int64_t e) -> nb::object {
+            const Tensor& t = nb::cast<const Tensor&>(self);
+            Tensor r = flatten(t, s, e);
+            return r.is_same(t) ? nb::borrow(self) : nb::cast(r);  // flatten(d, d) is self, as PyTorch
+          },
+          nb::arg("start_dim") = 0, nb::arg("end_dim") = -1)
       .def(
           "unflatten",
           [](const Tensor& t, int64_t d, nb::handle sizes) {
@@ -231,8 +585,9 @@ void bind_tensor(nb::module_& m) {
           },
           nb::arg("dim"), nb::arg("sizes"))
       .def(
-          "narrow", [](const Tensor& t, int64_t d, int64_t s, int64_t l) { return narrow(t, d, s, l); }, nb::arg("dim"),
-          nb::arg("start"), nb::arg("length"))
+          "narrow",
+          [](const Tensor& t, int64_t d, nb::handle start, int64_t l) { return narrow(t, d, narrow_start(start), l); },
+          nb::arg("dim"), nb::arg("start"), nb::arg("length"))
       .def(
           "select", [](const Tensor& t, int64_t d, int64_t i) { return select(t, d, i); }, nb::arg("dim"),
           nb::arg("index"))
@@ -245,27 +600,67 @@ void bind_tensor(nb::module_& m) {
             return as_strided(t, sizes_from_handle(size, "as_strided"), sizes_from_handle(stride, "as_strided"), off);
           },
           nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none())
-      // in-place mutation
+      // in-place mutation: each bumps the version counter (shared with every view) once
+      // in-place mutation: each bumps the version counter (shared with every view) once and
+      // returns self (the same Python object, as PyTorch)
       .def(
-          "copy_", [](Tensor& t, const Tensor& src, bool) -> Tensor { return copy_(t, src); }, nb::arg("src"),
-          nb::arg("non_blocking") = false)
-      .def("fill_",
-           [](Tensor& t, nb::handle v) -> Tensor {
-             Scalar s;
-             EMBER_CHECK_TYPEERR(to_scalar(v, s), "fill_(): argument 'value' must be Number");
-             return fill_(t, s);
+          "copy_",
+          [](nb::handle self, const Tensor& src, bool) {
+            copy_(nb::cast<Tensor&>(self), src);
+            return nb::borrow(self);
+          },
+          nb::arg("src"), nb::arg("non_blocking") = false)
+      .def(
+          "fill_",
+          [](nb::handle self, nb::handle v) {
+            Tensor& t = nb::cast<Tensor&>(self);
+            if (nb::isinstance<Tensor>(v)) {
+              fill_(t, nb::cast<const Tensor&>(v));
+            } else {
+              Scalar s;
+              EMBER_CHECK_TYPEERR(to_scalar(v, s), "fill_(): argument 'value' must be Number, not ",
+                                  Py_TYPE(v.ptr())->tp_name);
+              fill_(t, s);
+            }
+            return nb::borrow(self);
+          },
+          nb::arg("value"))
+      .def("zero_",
+           [](nb::handle self) {
+             fill_(nb::cast<Tensor&>(self), 0);
+             return nb::borrow(self);
            })
-      .def("zero_", [](Tensor& t) -> Tensor { return fill_(t, 0); })
-      .def("resize_", [](Tensor& t, nb::args args) -> Tensor { return resize_(t, sizes_from_args(args, "resize_")); })
-      .def("__getitem__", [](const Tensor& t, nb::handle idx) { return index_basic(t, idx); })
-      .def("__setitem__", [](Tensor& t, nb::handle idx, nb::handle value) {
-        Tensor dst = index_basic(t, idx);
-        Scalar s;
-        if (to_scalar(value, s) && !nb::isinstance<Tensor>(value))
-          fill_(dst, s);
-        else
-          copy_(dst, nb::cast<const Tensor&>(value));  // bumps the version shared with t
-      });
+      .def("resize_",
+           [](nb::handle self, nb::args args) {
+             Tensor& t = nb::cast<Tensor&>(self);
+             Shape sizes = sizes_args_or_kw(args, nb::kwargs(), "size", "resize_");
+             if (sizes != t.sizes()) {  // resizing to the current shape changes nothing, as PyTorch
+               resize_(t, sizes);
+               t.bump_version();
+             }
+             return nb::borrow(self);
+           })
+      .def(
+          "__getitem__", [](const Tensor& t, nb::handle idx) { return index_basic(t, idx); }, nb::arg("index").none())
+      .def(
+          "__setitem__", [](Tensor& t, nb::handle idx, nb::handle value) { index_assign(t, idx, value); },
+          nb::arg("index").none(), nb::arg("value").none());
+
+  // torch.memory_format and its four values.
+  nb::class_<MemoryFormatObj>(m, "memory_format")
+      .def("__repr__", [](const MemoryFormatObj& f) { return "ember." + std::string(memory_format_name(f.format)); })
+      .def("__reduce__", [](const MemoryFormatObj& f) { return std::string(memory_format_name(f.format)); })
+      .def("__eq__",
+           [](const MemoryFormatObj& a, nb::handle b) {
+             MemoryFormatObj* o = nullptr;
+             return nb::try_cast<MemoryFormatObj*>(b, o) && o && o->format == a.format;
+           })
+      .def("__hash__", [](const MemoryFormatObj& f) { return static_cast<int>(f.format); });
+  for (MemoryFormat f :
+       {MemoryFormat::Contiguous, MemoryFormat::Preserve, MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
+    g_memory_formats[static_cast<int>(f)] = nb::cast(MemoryFormatObj{f});
+    m.attr(std::string(memory_format_name(f)).c_str()) = g_memory_formats[static_cast<int>(f)];
+  }
 }
 
 }  // namespace ember::py

@@ -28,6 +28,15 @@ Shape sizes_from_handle(nb::handle h, const char* op_name);
 // Optional dims argument: None, int, or sequence of ints.
 OptDims dims_arg(nb::handle h);
 
+// View-op argument helpers shared by the Tensor methods and the ember.* functions (bind_tensor.cpp).
+MemoryFormat memory_format_arg(nb::handle h, MemoryFormat dflt, const char* op);  // None -> dflt
+Shape sizes_args_or_kw(nb::args args, nb::kwargs kw, const char* kw_name, const char* op);
+Shape int_or_ints(nb::handle h, const char* op);
+int64_t narrow_start(nb::handle h);                          // int or 0-d integer tensor
+Tensor reverse_dims(const Tensor& t);                        // x.T
+Tensor matrix_transpose(const Tensor& t, const char* name);  // x.mT, x.mH, x.adjoint()
+Tensor matrix_h(const Tensor& t);                            // x.H
+
 void bind_dtype_device(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
@@ -35,6 +44,9 @@ void bind_interop(nb::module_& m);  // tensor(), NumPy, DLPack (bind_interop.cpp
 bool is_ndarray(PyObject* o);       // without importing NumPy (numpy_interop.cpp)
 void bind_autograd(nb::module_& m);
 void bind_random(nb::module_& m);
+void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_index.cpp)
+void bind_linalg(nb::module_& m);  // bind_linalg.cpp
+void bind_unary(nb::module_& m);
 void bind_reduce(nb::module_& m);  // reductions, scans, sorting (bind_reduce.cpp)
 
 }  // namespace ember::py

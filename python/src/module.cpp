@@ -2,7 +2,11 @@
 
 namespace ember::py {
 namespace {
-void register_exceptions() {
+PyObject* linalg_error = nullptr;  // ember._C.LinAlgError, a RuntimeError as torch.linalg.LinAlgError
+
+void register_exceptions(nb::module_& m) {
+  linalg_error = PyErr_NewException("ember._C.LinAlgError", PyExc_RuntimeError, nullptr);
+  m.attr("LinAlgError") = nb::handle(linalg_error);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -12,6 +16,8 @@ void register_exceptions() {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const ember::ValueError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ember::LinAlgError& e) {
+      PyErr_SetString(linalg_error, e.what());
     } catch (const ember::NotImplementedError& e) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
     } catch (const ember::Error& e) {
@@ -25,12 +31,15 @@ void register_exceptions() {
 NB_MODULE(_C, m) {
   using namespace ember::py;
   nb::set_leak_warnings(false);  // dtype singletons live until interpreter exit by design
-  register_exceptions();
+  register_exceptions(m);
   bind_dtype_device(m);
   bind_tensor(m);
   bind_ops(m);
   bind_interop(m);
   bind_autograd(m);
   bind_random(m);
+  bind_index(m);
+  bind_linalg(m);
+  bind_unary(m);
   bind_reduce(m);
 }

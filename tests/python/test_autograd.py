@@ -296,12 +296,13 @@ def test_custom_function_wrong_gradient_count():
         Bad.apply(x, x).sum().backward()
 
 
-def test_anomaly_mode_names_the_node():
-    x = ember.zeros(2, requires_grad=True)
-    y = x / x  # nan forward; backward produces nan
+def test_anomaly_mode_names_the_node_and_forward_line():
     with ember.autograd.detect_anomaly():
-        with pytest.raises(RuntimeError, match="DivBackward0"):
+        x = ember.zeros(2, requires_grad=True)
+        y = x / x  # nan forward; backward produces nan
+        with pytest.raises(RuntimeError, match="DivBackward0") as err:
             y.sum().backward()
+    assert "test_autograd.py" in str(err.value)
 
 
 def test_saved_intermediates_freed_after_backward():
@@ -325,3 +326,148 @@ def test_gradcheck_basic_ops():
     w = (ember.ones(3, 2, dtype=ember.float64) * 0.3).requires_grad_()
     assert ember.autograd.gradcheck(lambda a, b: ((a @ b).relu() * a.sum() / (b.sum() + 2)).sum(), (x, w))
     assert ember.autograd.gradgradcheck(lambda a, b: (a @ b * a.sum()).sum(), (x, w))
+
+
+def test_checkpoint_matches_plain_backward():
+    from ember.utils.checkpoint import checkpoint
+    w = ember.randn(8, 8, dtype=ember.float64).requires_grad_()
+    x = ember.randn(4, 8, dtype=ember.float64).requires_grad_()
+
+    def block(a):
+        return ((a @ w).relu() @ w).relu()
+
+    plain = block(x).sum()
+    plain.backward()
+    gw, gx = w.grad.clone(), x.grad.clone()
+    w.grad = None
+    x.grad = None
+    calls = []
+
+    def counted(a):
+        calls.append(1)
+        return block(a)
+    out = checkpoint(counted, x)
+    assert out.requires_grad
+    out.sum().backward()
+    assert len(calls) == 2  # forward, then recomputed in backward
+    assert ember.allclose(w.grad, gw) if hasattr(ember, "allclose") else w.grad.tolist() == gw.tolist()
+    assert x.grad.tolist() == gx.tolist()
+
+
+def test_forward_ad_matches_jacobian():
+    import ember.autograd.forward_ad as fwAD
+    x = ember.randn(3, dtype=ember.float64)
+    v = ember.randn(3, dtype=ember.float64)
+    w = ember.randn(3, 3, dtype=ember.float64)
+
+    def f(a):
+        return ((a @ w).relu() * a).sum(0, keepdim=True) + a * 2
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, v)
+        primal, tangent = fwAD.unpack_dual(f(dual))
+    jac = ember.autograd.functional.jacobian(f, x)
+    expected = (jac @ v).tolist()
+    assert all(abs(a - b) < 1e-10 for a, b in zip(tangent.tolist(), expected))
+    assert all(abs(a - b) < 1e-12 for a, b in zip(primal.tolist(), f(x).tolist()))
+
+
+def test_functional_helpers_against_torch():
+    tx = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    ex = ember.tensor(tx.tolist(), dtype=ember.float64)
+
+    def f(lib):
+        return lambda a: (a * a * a).sum()
+    assert_same(ember.autograd.functional.hessian(f(ember), ex), torch.autograd.functional.hessian(f(torch), tx))
+    tv = torch.tensor([1.0, 0.5, -2.0], dtype=torch.float64)
+    ev = ember.tensor(tv.tolist(), dtype=ember.float64)
+    assert_same(ember.autograd.functional.hvp(f(ember), ex, ev)[1], torch.autograd.functional.hvp(f(torch), tx, tv)[1])
+    assert_same(ember.autograd.functional.vjp(lambda a: a * 3, ex, ev)[1],
+                torch.autograd.functional.vjp(lambda a: a * 3, tx, tv)[1])
+    assert_same(ember.autograd.functional.jvp(lambda a: a * a, ex, ev)[1],
+                torch.autograd.functional.jvp(lambda a: a * a, tx, tv)[1])
+
+
+def test_inplace_on_view_updates_base_history():
+    ta = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64, requires_grad=True)
+    ty = torch.tensor([7.0, 8.0], dtype=torch.float64, requires_grad=True)
+    ea = ember.tensor(ta.tolist(), dtype=ember.float64, requires_grad=True)
+    ey = ember.tensor(ty.tolist(), dtype=ember.float64, requires_grad=True)
+    for a, y in ((ea, ey), (ta, ty)):
+        x = a.clone()
+        x[:, 0] = y
+        x[1] *= 3
+        (x * x).sum().backward()
+    assert_same(ea.grad, ta.grad)
+    assert_same(ey.grad, ty.grad)
+
+
+def test_inplace_on_view_of_tensor_without_grad():
+    for lib in (ember, torch):
+        y = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        x = lib.zeros(3, 2, dtype=lib.float64)
+        x[1] = y * 2
+        assert x.requires_grad and x.grad_fn is not None
+        (x * x).sum().backward()
+        y.result = y.grad.tolist()
+    assert y.result == [8.0, 8.0]
+
+
+def test_view_of_leaf_inplace_error():
+    same_error(lambda: ember.ones(3, requires_grad=True)[0].mul_(2),
+               lambda: torch.ones(3, requires_grad=True)[0].mul_(2))
+
+
+def test_inplace_returns_self_and_factories_start_at_version_zero():
+    t = ember.zeros(3)
+    assert t._version == 0 == torch.zeros(3)._version
+    assert t.add_(1) is t and t.mul_(2, ) is t
+    u = t
+    u += 1
+    assert u is t and t._version == 3
+
+
+def test_unfold_and_as_strided_gradients():
+    tx = torch.arange(10, dtype=torch.float64, requires_grad=True)
+    ex = ember.arange(10, dtype=ember.float64).requires_grad_()
+    for x in (ex, tx):
+        (x.unfold(0, 4, 2) * x.unfold(0, 4, 2)).sum().backward()
+    assert_same(ex.grad, tx.grad)
+
+
+def test_inference_tensors_match_torch():
+    for lib in (ember, torch):
+        with lib.inference_mode():
+            x = lib.ones(3)
+            v = x[1:]
+            x.add_(1)  # allowed inside
+        assert x.is_inference() and v.is_inference()
+        assert not lib.ones(2).is_inference()
+    with ember.inference_mode():
+        ex = ember.ones(3)
+    with torch.inference_mode():
+        tx = torch.ones(3)
+    same_error(lambda: ex.add_(1), lambda: tx.add_(1))
+    w_e, w_t = ember.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    same_error(lambda: w_e * ex, lambda: w_t * tx)
+    same_error(lambda: ex.requires_grad_(), lambda: tx.requires_grad_())
+    assert (ex.clone() * w_e).requires_grad  # a clone is a normal tensor
+
+
+def test_function_set_materialize_grads_false_passes_none():
+    seen = []
+
+    class TwoOut(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((g1 is None, g2 is None))
+            return g1 * 2 if g1 is not None else None
+
+    x = ember.ones(2, requires_grad=True)
+    a, b = TwoOut.apply(x)
+    a.sum().backward()
+    assert seen == [(False, True)]

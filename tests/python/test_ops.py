@@ -82,3 +82,29 @@ def test_gradients_match_torch_and_gradcheck(op, sample):
         return op.call(ember, *args, **sample.kwargs)
     inputs = tuple(to_ember(sample.args[i]).detach().requires_grad_() for i in diff)
     assert ember.autograd.gradcheck(f, inputs)
+
+
+def gradgrad_cases():
+    """One small sample per differentiable op: second derivatives via gradgradcheck."""
+    for op in OPS:
+        if not op.grad or not getattr(op, "gradgrad", True):
+            continue
+        for s in op.samples("float64"):
+            tensors = [a for a in s.args if isinstance(a, torch.Tensor)]
+            if tensors and all(0 < a.numel() <= 12 for a in tensors):
+                yield pytest.param(op, s, id=f"{op.name}-{s.name}")
+                break
+
+
+@pytest.mark.parametrize("op,sample", list(gradgrad_cases()))
+def test_gradgradcheck(op, sample):
+    e_args = [to_ember(a) if isinstance(a, torch.Tensor) else a for a in sample.args]
+    diff = [i for i, a in enumerate(e_args) if isinstance(a, ember.Tensor)]
+
+    def f(*xs):
+        args = list(e_args)
+        for i, x in zip(diff, xs):
+            args[i] = x
+        return op.call(ember, *args, **sample.kwargs)
+    inputs = tuple(e_args[i].detach().requires_grad_() for i in diff)
+    assert ember.autograd.gradgradcheck(f, inputs)

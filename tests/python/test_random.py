@@ -496,3 +496,33 @@ def test_cuda_is_refused():
         ember.rand(2, device="cuda")
     with pytest.raises(NotImplementedError):
         ember.Generator("cuda")
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.5, 3.0, 9.5, 10.0, 40.0, 1000.0])
+def test_poisson_moments_and_reproducibility(rate):
+    g = ember.Generator().manual_seed(7)
+    n = 20000
+    x = ember.poisson(ember.full((n,), rate, dtype=ember.float64), generator=g)
+    assert x.dtype == ember.float64 and tuple(x.shape) == (n,)
+    mean = x.mean().item()
+    var = ((x - mean) * (x - mean)).mean().item()
+    se = (rate / n) ** 0.5 if rate else 0
+    assert abs(mean - rate) <= 5 * se + 1e-12
+    assert abs(var - rate) <= 0.1 * rate + 1e-12
+    assert (x == x.round()).sum().item() == n and (x >= 0).sum().item() == n
+    g2 = ember.Generator().manual_seed(7)
+    assert ember.poisson(ember.full((n,), rate, dtype=ember.float64), generator=g2).tolist() == x.tolist()
+
+
+def test_poisson_errors_match_torch():
+    import torch
+    for bad in ([-1.0], [float("nan")]):
+        with pytest.raises(RuntimeError):
+            torch.poisson(torch.tensor(bad))
+        with pytest.raises(RuntimeError):
+            ember.poisson(ember.tensor(bad))
+    r = ember.ones(3, requires_grad=True)
+    y = ember.poisson(r)
+    assert y.requires_grad and y.grad_fn.name() == "PoissonBackward0"
+    y.sum().backward()
+    assert r.grad.tolist() == [0.0, 0.0, 0.0]

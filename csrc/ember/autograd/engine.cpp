@@ -48,8 +48,9 @@ TensorList call_node(Node& node, TensorList&& grads) {
     }
   }
   // Missing gradients for some outputs of a multi-output op are zeros of that output's shape.
-  for (size_t i = 0; i < grads.size(); ++i)
-    if (!grads[i].defined()) grads[i] = zeros(node.input_meta(i).shape, node.input_meta(i).dtype);
+  if (node.materialize_grads())
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (!grads[i].defined()) grads[i] = zeros(node.input_meta(i).shape, node.input_meta(i).dtype);
   TensorList out =
       node.is_python() && g_python_runner ? g_python_runner(node, std::move(grads)) : node.apply(std::move(grads));
   if (AnomalyMode::is_enabled() && AnomalyMode::check_nan()) {

@@ -2,8 +2,8 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/core/dispatch.h"
 #include "ember/ops/ops.h"
-#include "ember/ops/reduce_internal.h"
 
 namespace ember::autograd {
 namespace {
@@ -60,7 +60,13 @@ TensorList PowBackward0::apply(TensorList&& grads) {
   TensorList out(2);
   if (wants(*this, 0)) {
     // d/da a^e = e * a^(e-1); where e == 0 the gradient is 0 (avoids 0 * inf at a == 0).
-    Tensor d = mul(e, pow(a, sub(e, num(1))));
+    // A wrapped exponent stays a wrapped double: wrapped - wrapped would round it to the default dtype.
+    Tensor em1 = sub(e, num(1));
+    if (is_wrapped_number(e)) {
+      Scalar v = item(e);
+      em1 = v.is_integral() ? num(v.to_int() - 1) : num(v.to_double() - 1.0);
+    }
+    Tensor d = mul(e, pow(a, em1));
     d = mul(d, ne(e, num(0)));
     out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
   }
@@ -85,9 +91,9 @@ TensorList SumBackward1::apply(TensorList&& grads) {
     if (ds.empty())
       for (int64_t d = 0; d < static_cast<int64_t>(self_sizes.size()); ++d) ds.push_back(d);
     std::sort(ds.begin(), ds.end());
-    for (int64_t d : ds) g = internal::unsqueeze(g, d);
+    for (int64_t d : ds) g = unsqueeze(g, d);
   }
-  return {internal::expand(g, self_sizes)};  // recorded, so double backward reaches g
+  return {expand(g, self_sizes)};
 }
 
 TensorList MmBackward0::apply(TensorList&& grads) {
@@ -200,6 +206,39 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
   };
   m.grad_fn = vb;
   m.output_nr = vb->add_input_metadata(self);
+}
+
+Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& in_strides, int64_t in_off,
+                           const Shape& sizes, const Shape& strides, int64_t off) {
+  NoGradGuard no_grad;
+  auto extent = [](const Shape& sz, const Shape& st, int64_t o) {
+    int64_t hi = o;
+    for (size_t i = 0; i < sz.size(); ++i)
+      if (sz[i] > 0) hi += (sz[i] - 1) * st[i];
+    return hi;
+  };
+  int64_t base = std::min(in_off, off);
+  int64_t top = std::max(extent(in_sizes, in_strides, in_off), extent(sizes, strides, off));
+  ScalarType acc = g.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  Tensor buf = zeros({top - base + 1}, acc);
+  Tensor gc = contiguous(to_dtype(g, acc));
+  int64_t n = gc.numel(), nd = static_cast<int64_t>(sizes.size());
+  EMBER_DISPATCH_FLOAT(acc, "as_strided_backward", [&] {
+    scalar_t* b = buf.data<scalar_t>();
+    const scalar_t* src = gc.data<scalar_t>();
+    std::vector<int64_t> idx(nd, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t pos = off - base;
+      for (int64_t d = 0; d < nd; ++d) pos += idx[d] * strides[d];
+      b[pos] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(b[pos]) + static_cast<opmath_t<scalar_t>>(src[i]));
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        if (++idx[d] < sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  Tensor r = contiguous(as_strided(buf, in_sizes, in_strides, in_off - base));
+  return to_dtype(r, g.dtype());
 }
 
 void set_view_history(const Tensor& input, const Tensor& view, const char* name,

@@ -35,6 +35,8 @@ void set_requires_grad(const Tensor& t, bool value) {
   if (value) {
     EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
                 "only Tensors of floating point and complex dtype can require gradients");
+    EMBER_CHECK(!t.impl()->is_inference || InferenceMode::is_enabled(),
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
     meta_or_create(t).requires_grad = true;
   } else if (m) {
     m->requires_grad = false;
@@ -57,6 +59,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 }
 
 Edge gradient_edge(const Tensor& t) {
+  if (!t.defined()) return {};  // an absent optional input (e.g. clamp's max)
   AutogradMetaImpl* m = meta(t);
   if (!m) return {};
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
@@ -65,13 +68,19 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
+  if (AnomalyMode::is_enabled() && fn->forward_site.empty()) fn->forward_site = current_site();
   AutogradMetaImpl& m = meta_or_create(out);
   m.output_nr = fn->add_input_metadata(out);
   m.grad_fn = fn;
   m.requires_grad = false;
 }
 
-Tensor detach(const Tensor& t) { return alias(t); }
+Tensor detach(const Tensor& t) {
+  NoGradGuard no_history;
+  Tensor d = alias(t);
+  d.impl()->view_base = IntrusivePtr<TensorImpl>();  // shares data, but autograd treats it as standalone
+  return d;
+}
 
 Tensor grad(const Tensor& t) {
   AutogradMetaImpl* m = meta(t);
@@ -136,6 +145,9 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
+  EMBER_CHECK(!t.impl()->is_inference || InferenceMode::is_enabled(),
+              "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal "
+              "tensor and use it in autograd.");
   was_defined_ = true;
   is_output_ = is_output;
   saved_version_ = t.version();
@@ -144,7 +156,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (is_output) {
     // Saving an output with its grad_fn would form a cycle (node -> tensor -> node): keep the
     // data only and rebuild the history from the owning node on unpack.
-    data_ = alias(t);
+    data_ = detach(t);
     if (auto* m = meta(t)) {
       output_nr_ = m->output_nr;
       if (m->grad_fn) producer_ = m->grad_fn->name();
@@ -178,7 +190,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
   }
   if (is_output_ && requires_grad_ && owner && GradMode::is_enabled()) {
     // Re-attach the history so double backward sees this value as the owner's output.
-    Tensor t = alias(data_);
+    Tensor t = detach(data_);
     AutogradMetaImpl& m = meta_or_create(t);
     m.grad_fn = owner;
     m.output_nr = output_nr_;

@@ -43,6 +43,9 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual void release_variables() {}
   // Python-defined nodes need the GIL; the engine asks so it can hold it only for them.
   virtual bool is_python() const { return false; }
+  // False: the engine passes undefined (None) for outputs that got no gradient, instead of zeros
+  // (autograd.Function's ctx.set_materialize_grads(False)).
+  virtual bool materialize_grads() const { return true; }
 
   uint32_t add_input_metadata(const Tensor& t);
   size_t num_inputs() const { return input_meta_.size(); }

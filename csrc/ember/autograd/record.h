@@ -40,6 +40,12 @@ inline bool inplace_needs_grad(const Tensor& self, std::initializer_list<const T
   return false;
 }
 
+// Gradient of as_strided (and unfold): scatter-adds g at the view's storage positions, then
+// reads them back at the input's. Overlapping views (unfold with step < size) accumulate.
+// Not itself recorded: second derivatives through as_strided are not supported.
+Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& in_strides, int64_t in_off,
+                           const Shape& sizes, const Shape& strides, int64_t off);
+
 // History for a view op's output: `backward` maps the view's gradient to the input's.
 void set_view_history(const Tensor& input, const Tensor& view, const char* name,
                       std::function<Tensor(const Tensor&)> backward);

@@ -26,6 +26,10 @@ class NotImplementedError : public Error {  // -> NotImplementedError
  public:
   using Error::Error;
 };
+class LinAlgError : public Error {  // -> ember.linalg.LinAlgError (a RuntimeError, as torch's)
+ public:
+  using Error::Error;
+};
 
 namespace detail {
 template <typename... Args>

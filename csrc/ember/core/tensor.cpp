@@ -10,6 +10,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape str
       strides_(std::move(strides)),
       offset_(offset),
       dtype_(dtype) {
+  is_inference = inference_mode_enabled();
   refresh();
 }
 
@@ -17,8 +18,17 @@ TensorImpl::~TensorImpl() = default;
 
 namespace {
 SiteHook g_site_hook = nullptr;
+thread_local bool t_inference_mode = false;
+}  // namespace
+bool inference_mode_enabled() { return t_inference_mode; }
+void set_inference_mode_enabled(bool enabled) { t_inference_mode = enabled; }
+void throw_inference_inplace() {
+  throw Error(
+      "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a clone to get "
+      "a normal tensor before doing inplace update.");
 }
 void set_mutation_site_hook(SiteHook hook) { g_site_hook = hook; }
+std::string current_site() { return g_site_hook ? g_site_hook() : std::string(); }
 void record_mutation(VersionCounter& vc, const char* op) {
   std::string site = g_site_hook ? g_site_hook() : std::string();
   vc.last_mutation = detail::str_cat(op ? op : "an in-place operation", site.empty() ? "" : " at ", site);

@@ -53,11 +53,17 @@ struct VersionCounter : RefCounted {
 using SiteHook = std::string (*)();
 void set_mutation_site_hook(SiteHook hook);
 void record_mutation(VersionCounter& vc, const char* op);
+std::string current_site();  // via the hook; empty without one
 
 // Autograd fills this in; the core only owns it (see autograd/).
 struct AutogradMeta {
   virtual ~AutogradMeta() = default;
 };
+
+// Inference mode lives in core because every new TensorImpl records it (autograd sets it).
+bool inference_mode_enabled();
+void set_inference_mode_enabled(bool enabled);
+[[noreturn]] void throw_inference_inplace();
 
 class TensorImpl : public RefCounted {
  public:
@@ -85,6 +91,7 @@ class TensorImpl : public RefCounted {
   // temporaries never get one, which saves an allocation per op.
   uint32_t version() const { return version_ ? version_->version.load(std::memory_order_relaxed) : 0; }
   void bump_version(const char* op = nullptr) {
+    if (is_inference && !inference_mode_enabled()) throw_inference_inplace();
     VersionCounter& vc = *version_counter();
     vc.version.fetch_add(1, std::memory_order_relaxed);
     if (vc.watched) record_mutation(vc, op);
@@ -102,6 +109,9 @@ class TensorImpl : public RefCounted {
   void* pyobj = nullptr;
   // A 0-d tensor made from a Python number: type promotion ranks it below tensors.
   bool wrapped_number = false;
+  // Made under inference mode (or a view of such a tensor): autograd refuses to save it, and
+  // in-place updates outside inference mode raise, as PyTorch's inference tensors.
+  bool is_inference = false;
   // For views: the tensor (never itself a view) whose storage this views. Autograd needs it
   // when the view is modified in place (the base's history changes too).
   IntrusivePtr<TensorImpl> view_base;

@@ -234,6 +234,13 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
   return st.result();
 }
 
+ScalarType result_type(std::initializer_list<Tensor> ts) {
+  PromotionState st;
+  for (const Tensor& t : ts)
+    if (t.defined()) st.add(t);
+  return st.result();
+}
+
 namespace {
 Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
   const char* name = op_name(op);
@@ -399,33 +406,6 @@ Tensor le(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Le, a, 
 Tensor gt(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Gt, a, b); }
 Tensor ge(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Ge, a, b); }
 
-Tensor neg(const Tensor& a) {
-  EMBER_CHECK(a.dtype() != ScalarType::Bool,
-              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
-              "use the `~` or `logical_not()` operator instead.");
-  Tensor out;
-  TensorIter it(out, {a}, a.dtype(), "neg");
-  EMBER_DISPATCH_NUMERIC(a.dtype(), "neg", [&] {
-    using M = opmath_t<scalar_t>;
-    unary_loop<scalar_t, scalar_t>(it, [](M x) { return static_cast<M>(-x); });
-  });
-  if (auto n = make_node<NegBackward0>(a)) set_history(out, n);
-  return out;
-}
-
-Tensor relu(const Tensor& a) {
-  EMBER_CHECK(a.dtype() != ScalarType::Bool, "\"clamp_min_cpu\" not implemented for 'Bool'");
-  Tensor out;
-  TensorIter it(out, {a}, a.dtype(), "relu");
-  EMBER_DISPATCH_NUMERIC(a.dtype(), "relu", [&] {
-    using M = opmath_t<scalar_t>;
-    unary_loop<scalar_t, scalar_t>(it, [](M x) { return x > M(0) ? x : (x != x ? x : M(0)); });
-  });
-  if (auto n = make_node<ReluBackward0>(a)) {
-    set_history(out, n);
-    n->result = SavedVariable(out, /*is_output=*/true);
-  }
-  return out;
-}
+// neg and relu live with the unary family (ops/unary.cpp).
 
 }  // namespace ember

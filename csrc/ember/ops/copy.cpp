@@ -1,4 +1,8 @@
+// Copies and conversions: copy_, to(dtype), clone, contiguous, fill_, resize_, item.
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <numeric>
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
@@ -10,19 +14,36 @@
 namespace ember {
 namespace {
 
+// Note [Float to int conversion]
+// C++ leaves float -> int undefined when the value does not fit (NaN, inf, 1e10 -> int32).
+// PyTorch on x86 gives what the truncating conversion instructions give: the most negative
+// value of the 32-bit (int8/int16/int32 targets) or 64-bit (uint8, int64) conversion, whose low
+// bits are then kept. These helpers spell that out so results are the same on every machine.
+inline int32_t trunc_i32(double v) {
+  return (v > -2147483649.0 && v < 2147483648.0) ? static_cast<int32_t>(v) : std::numeric_limits<int32_t>::min();
+}
+inline int64_t trunc_i64(double v) {
+  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? static_cast<int64_t>(v)
+                                                                    : std::numeric_limits<int64_t>::min();
+}
+
 template <typename To, typename From>
 inline To convert(From v) {
+  using M = opmath_t<From>;
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<opmath_t<From>>(v) != opmath_t<From>(0);
+    return static_cast<M>(v) != M(0);
   } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-    return To(static_cast<float>(static_cast<opmath_t<From>>(v)));
-  } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<opmath_t<From>>) {
-    // float -> int: through int64 so that e.g. -1.5 -> uint8 wraps like C casts on x86/PyTorch.
-    return static_cast<To>(static_cast<int64_t>(static_cast<opmath_t<From>>(v)));
+    return To(static_cast<float>(static_cast<M>(v)));
+  } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<M>) {
+    double d = static_cast<double>(static_cast<M>(v));
+    if constexpr (std::is_same_v<To, int64_t> || std::is_same_v<To, uint8_t>)
+      return static_cast<To>(trunc_i64(d));
+    else
+      return static_cast<To>(trunc_i32(d));
   } else {
-    return static_cast<To>(static_cast<opmath_t<From>>(v));
+    return static_cast<To>(static_cast<M>(v));
   }
 }
 
@@ -50,37 +71,288 @@ void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
   });
 }
 
-// True when the bytes of a and b may overlap without being the same elements.
-bool may_partially_overlap(const Tensor& a, const Tensor& b) {
-  if (a.impl()->storage().get() != b.impl()->storage().get()) return false;
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  if (a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() && a.strides() == b.strides() && a.dtype() == b.dtype())
-    return false;
-  auto extent = [](const Tensor& t) {
-    int64_t hi = 0;
-    for (int64_t d = 0; d < t.dim(); ++d) hi += (t.sizes()[d] - 1) * t.strides()[d];
-    char* p = static_cast<char*>(t.data_ptr());
-    return std::pair<char*, char*>(p, p + (hi + 1) * static_cast<int64_t>(t.element_size()));
+// Copies src (same shape) into a fresh or checked dst without touching versions.
+void copy_into(Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  TensorIter it(dst, {src}, dst.dtype(), "copy_");
+  copy_kernel(it, dst.dtype(), src.dtype());
+}
+
+// Whether some element of t is reachable through two different indices (PyTorch's
+// has_internal_overlap: only "certainly yes" counts, i.e. a zero stride on a dim longer than 1).
+bool has_internal_overlap(const Tensor& t) {
+  if (is_non_overlapping_and_dense(t)) return false;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.strides()[d] == 0 && t.sizes()[d] > 1) return true;
+  return false;
+}
+
+std::pair<const char*, const char*> byte_range(const Tensor& t) {
+  int64_t hi = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) hi += (t.sizes()[d] - 1) * t.strides()[d];
+  const char* p = static_cast<const char*>(t.data_ptr());
+  return {p, p + (hi + 1) * static_cast<int64_t>(t.element_size())};
+}
+
+enum class Overlap { No, Full, Partial, TooHard };
+
+// PyTorch's get_overlap_status: exact answers only for dense layouts.
+Overlap overlap_status(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b)) return Overlap::Full;
+  if (a.numel() == 0 || b.numel() == 0) return Overlap::No;
+  if (a.impl()->storage().get() != b.impl()->storage().get()) return Overlap::No;
+  if (!is_non_overlapping_and_dense(a) || !is_non_overlapping_and_dense(b)) return Overlap::TooHard;
+  auto [a0, a1] = byte_range(a);
+  auto [b0, b1] = byte_range(b);
+  if (a0 == b0 && a1 == b1) return a.strides() == b.strides() ? Overlap::Full : Overlap::Partial;
+  return a0 < b1 && b0 < a1 ? Overlap::Partial : Overlap::No;
+}
+
+// Strides for a dense tensor whose dims are ordered like t's (Note [Preserve format]).
+Shape infer_dense_strides(const Tensor& t) {
+  const Shape& sizes = t.sizes();
+  const Shape& strides = t.strides();
+  int64_t n = t.dim();
+  // perm[0] is the innermost dim. Start from row-major order; insertion-sort by stride, leaving
+  // dims whose order is ambiguous (a zero stride, or equal strides and sizes) where they are.
+  Shape perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = n - 1 - i;
+  auto should_swap = [&](int64_t a, int64_t b) -> int {  // 1: b goes inside a
+    if (strides[a] == 0 || strides[b] == 0) return 0;
+    if (strides[a] != strides[b]) return strides[a] < strides[b] ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
   };
-  auto [a0, a1] = extent(a);
-  auto [b0, b1] = extent(b);
-  return a0 < b1 && b0 < a1;
+  for (int64_t i = 1; i < n; ++i) {
+    int64_t cur = i;
+    for (int64_t j = i - 1; j >= 0; --j) {
+      int c = should_swap(perm[j], perm[cur]);
+      if (c > 0) {
+        std::swap(perm[j], perm[cur]);
+        cur = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  Shape out(n);
+  int64_t acc = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    out[perm[i]] = acc;
+    acc *= std::max<int64_t>(sizes[perm[i]], 1);
+  }
+  return out;
+}
+
+// Channels-last strides as PyTorch computes them (no clamping of zero sizes).
+Shape channels_last_strides(IntArrayRef sizes, MemoryFormat format) {
+  Shape st(sizes.size());
+  if (format == MemoryFormat::ChannelsLast) {
+    EMBER_CHECK(sizes.size() == 4, "required rank 4 tensor to use channels_last format");
+    st[1] = 1;
+    st[3] = sizes[1];
+    st[2] = st[3] * sizes[3];
+    st[0] = st[2] * sizes[2];
+  } else {
+    EMBER_CHECK(sizes.size() == 5, "required rank 5 tensor to use channels_last_3d format");
+    st[1] = 1;
+    st[4] = sizes[1];
+    st[3] = st[4] * sizes[4];
+    st[2] = st[3] * sizes[3];
+    st[0] = st[2] * sizes[2];
+  }
+  return st;
+}
+
+bool is_channels_last(const Tensor& t, std::initializer_list<int64_t> order) {
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    int64_t size = t.sizes()[d];
+    if (size == 1) continue;
+    if (t.strides()[d] != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+// The C++ spelling PyTorch's overflow message uses for each dtype.
+const char* overflow_type_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::UInt8:
+      return "uint8_t";
+    case ScalarType::Int8:
+      return "int8_t";
+    case ScalarType::Int16:
+      return "int16_t";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "int64_t";
+    case ScalarType::Float16:
+      return "Half";
+    case ScalarType::BFloat16:
+      return "BFloat16";
+    case ScalarType::Float32:
+      return "float";
+    case ScalarType::Float64:
+      return "double";
+    default:
+      return "bool";
+  }
+}
+
+// Whether a Python number does not fit T (PyTorch's rule: integers may wrap into unsigned types
+// from as low as -max, infinities fit floating types, NaN fits no integer type).
+template <typename T>
+bool overflows(const Scalar& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return false;
+  } else {
+    if (v.is_bool()) return false;
+    using Lim = std::numeric_limits<T>;
+    double hi;
+    if constexpr (std::is_same_v<T, Half>)
+      hi = 65504.0;
+    else if constexpr (std::is_same_v<T, BFloat16>)
+      hi = 3.3895313892515355e38;
+    else
+      hi = static_cast<double>(Lim::max());
+    const double lo = std::is_integral_v<T> ? static_cast<double>(Lim::lowest()) : -hi;
+    if (v.is_integral()) {
+      int64_t i = v.to_int();
+      if constexpr (std::is_integral_v<T>) {
+        if constexpr (std::is_unsigned_v<T>)
+          return i > static_cast<int64_t>(Lim::max()) || (i < 0 && -static_cast<uint64_t>(i) > Lim::max());
+        else
+          return i < static_cast<int64_t>(Lim::lowest()) || i > static_cast<int64_t>(Lim::max());
+      } else {
+        double d = static_cast<double>(i);
+        return d < lo || d > hi;
+      }
+    }
+    double d = v.to_double();
+    if constexpr (std::is_integral_v<T>) {
+      if (std::isnan(d)) return true;
+    } else {
+      if (std::isinf(d) || std::isnan(d)) return false;
+    }
+    return d < lo || d > hi;
+  }
+}
+
+template <typename T>
+T scalar_to(const Scalar& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v.to_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    return v.is_floating() ? convert<T>(v.to_double()) : static_cast<T>(v.to_int());
+  } else {
+    return v.is_floating() ? T(static_cast<opmath_t<T>>(v.to_double())) : T(static_cast<opmath_t<T>>(v.to_int()));
+  }
+}
+
+template <typename T>
+void fill_raw(Tensor& t, T v) {
+  if (t.numel() == 0) return;
+  if (t.is_contiguous()) {
+    T* p = t.data<T>();
+    parallel_for(0, t.numel(), 4 * kGrainSize, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
+  } else {
+    TensorIter it(t, {}, t.dtype(), "fill_");
+    it.for_each([v](char** d, const int64_t* s, int64_t n) {
+      for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(d[0] + k * s[0]) = v;
+    });
+  }
 }
 
 }  // namespace
 
+std::string_view memory_format_name(MemoryFormat f) {
+  switch (f) {
+    case MemoryFormat::Contiguous:
+      return "contiguous_format";
+    case MemoryFormat::Preserve:
+      return "preserve_format";
+    case MemoryFormat::ChannelsLast:
+      return "channels_last";
+    case MemoryFormat::ChannelsLast3d:
+      return "channels_last_3d";
+  }
+  return "?";
+}
+
+// PyTorch's is_non_overlapping_and_dense: ordering dims by stride (size-1 dims last), each
+// stride must be the product of the sizes inside it.
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  const Shape& sizes = t.sizes();
+  const Shape& strides = t.strides();
+  int64_t n = t.dim();
+  if (n == 1) return sizes[0] < 2 || strides[0] == 1;
+  Shape perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t require = 1;
+  for (int64_t d : perm) {
+    if (sizes[d] < 2) return true;
+    if (strides[d] != require) return false;
+    require *= sizes[d];
+  }
+  return true;
+}
+
+// Note [Preserve format]
+// clone(), to() and every copy that "keeps the layout" allocate like PyTorch's preserve_format:
+// a dense non-overlapping input's strides are reused as they are; any other input gets dense
+// strides that keep its dim order (infer_dense_strides), so a transposed or sliced input copies
+// into a transposed layout and an expanded one into a row-major one.
+Tensor empty_like(const Tensor& t, ScalarType dtype, MemoryFormat format) {
+  switch (format) {
+    case MemoryFormat::Contiguous:
+      return empty(t.sizes(), dtype, t.device());
+    case MemoryFormat::ChannelsLast:
+    case MemoryFormat::ChannelsLast3d:
+      return empty_strided(t.sizes(), channels_last_strides(t.sizes(), format), dtype, t.device());
+    case MemoryFormat::Preserve:
+      break;
+  }
+  if (is_non_overlapping_and_dense(t)) return empty_strided(t.sizes(), t.strides(), dtype, t.device());
+  return empty_strided(t.sizes(), infer_dense_strides(t), dtype, t.device());
+}
+
 Tensor& copy_(Tensor& dst, const Tensor& src) {
   EMBER_CHECK(src.device() == dst.device() || src.device().is_cpu(), "copy_: device mismatch");
-  if (dst.is_same(src)) return dst;
-  Tensor s = may_partially_overlap(dst, src) ? clone(src) : src;
-  // src must broadcast to dst's shape (dst is never resized).
-  Shape b = broadcast_shapes(dst.sizes(), s.sizes(), "copy_");
-  EMBER_CHECK(b == dst.sizes(), "output with shape ", dst.shape_str(), " doesn't match the broadcast shape ",
-              shape_str(b));
+  // Same elements, same type: nothing to move (PyTorch still counts it as a write).
   bool grad = autograd::inplace_needs_grad(dst, {&src});
   if (grad) autograd::check_inplace(dst, true);
-  TensorIter it(dst, {s}, dst.dtype(), "copy_");
-  copy_kernel(it, dst.dtype(), s.dtype());
+  bool same_data = dst.is_same(src) || (dst.impl()->storage().get() == src.impl()->storage().get() &&
+                                        dst.storage_offset() == src.storage_offset() && dst.sizes() == src.sizes() &&
+                                        dst.strides() == src.strides() && dst.dtype() == src.dtype());
+  if (!same_data) {
+    Shape b = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
+    EMBER_CHECK(b == dst.sizes(), "output with shape ", dst.shape_str(), " doesn't match the broadcast shape ",
+                shape_str(b));
+    EMBER_CHECK(!has_internal_overlap(dst),
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation.");
+    Overlap ov = overlap_status(dst, src);
+    EMBER_CHECK(ov != Overlap::Partial,
+                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                "single memory location. Please clone() the tensor before performing the operation.");
+    Tensor s = src;
+    if (ov == Overlap::TooHard) {
+      // PyTorch does not look further here and the result depends on its loop order; ember
+      // reads through a copy when the byte ranges meet, which gives the element-wise result.
+      auto [d0, d1] = byte_range(dst);
+      auto [s0, s1] = byte_range(src);
+      if (d0 < s1 && s0 < d1) s = clone(src);
+    }
+    Tensor expanded = s.sizes() == dst.sizes() ? s : expand(s, dst.sizes());
+    copy_into(dst, expanded);
+  }
   dst.bump_version("copy_");
   if (grad) {
     auto n = std::make_shared<autograd::CopyBackwards>();
@@ -94,9 +366,8 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
 
 Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
   if (t.dtype() == dtype && !copy) return t;
-  Tensor out;
-  TensorIter it(out, {t}, dtype, "to");
-  copy_kernel(it, dtype, t.dtype());
+  Tensor out = empty_like(t, dtype, MemoryFormat::Preserve);
+  copy_into(out, t);
   if (t.dtype() != dtype) {
     if (auto n = autograd::make_node<autograd::ToCopyBackward0>(t)) {
       n->self_dtype = t.dtype();
@@ -108,29 +379,37 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
   return out;
 }
 
-Tensor contiguous(const Tensor& t) {
-  if (t.is_contiguous()) return t;
-  Tensor out = empty(t.sizes(), t.dtype(), t.device());
-  return copy_(out, t);
+bool is_contiguous(const Tensor& t, MemoryFormat format) {
+  switch (format) {
+    case MemoryFormat::ChannelsLast:
+      return t.dim() == 4 && is_channels_last(t, {1, 3, 2, 0});
+    case MemoryFormat::ChannelsLast3d:
+      return t.dim() == 5 && is_channels_last(t, {1, 4, 3, 2, 0});
+    default:
+      return t.is_contiguous();
+  }
 }
 
-Tensor clone(const Tensor& t) { return to_dtype(t, t.dtype(), /*copy=*/true); }
+Tensor contiguous(const Tensor& t, MemoryFormat format) {
+  if (is_contiguous(t, format)) return t;
+  EMBER_CHECK(format != MemoryFormat::Preserve, "preserve memory format is unsupported by the contiguous operator");
+  return clone(t, format);
+}
+
+Tensor clone(const Tensor& t, MemoryFormat format) {
+  Tensor out = empty_like(t, t.dtype(), format);
+  copy_into(out, t);
+  if (auto n = autograd::make_node<autograd::CloneBackward0>(t)) autograd::set_history(out, n);
+  return out;
+}
 
 Tensor& fill_(Tensor& t, Scalar value) {
   bool grad = autograd::inplace_needs_grad(t, {});
   if (grad) autograd::check_inplace(t, false);
   EMBER_DISPATCH_ALL(t.dtype(), "fill_", [&] {
-    const scalar_t v = value.to<scalar_t>();
-    if (t.is_contiguous()) {
-      scalar_t* p = t.data<scalar_t>();
-      int64_t n = t.numel();
-      parallel_for(0, n, 4 * kGrainSize, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
-    } else {
-      TensorIter it(t, {}, t.dtype(), "fill_");
-      it.for_each([v](char** d, const int64_t* s, int64_t n) {
-        for (int64_t k = 0; k < n; ++k) *reinterpret_cast<scalar_t*>(d[0] + k * s[0]) = v;
-      });
-    }
+    EMBER_CHECK(!overflows<scalar_t>(value), "value cannot be converted to type ", overflow_type_name(t.dtype()),
+                " without overflow");
+    fill_raw<scalar_t>(t, scalar_to<scalar_t>(value));
   });
   t.bump_version("fill_");
   if (grad) {
@@ -141,8 +420,21 @@ Tensor& fill_(Tensor& t, Scalar value) {
   return t;
 }
 
+Tensor& fill_(Tensor& t, const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
+  EMBER_CHECK(!has_internal_overlap(t),
+              "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+              "location. Please clone() the tensor before performing the operation.");
+  Tensor v = to_dtype(value, t.dtype());  // converts like copy_ (wrapping), not like a number
+  EMBER_DISPATCH_ALL(t.dtype(), "fill_", [&] { fill_raw<scalar_t>(t, *v.data<scalar_t>()); });
+  t.bump_version();
+  return t;
+}
+
 Tensor& resize_(Tensor& t, IntArrayRef sizes) {
   for (int64_t s : sizes) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s);
+  if (t.sizes() == sizes) return t;  // keeps the strides, as PyTorch
   TensorImpl* impl = t.impl();
   size_t need = static_cast<size_t>(numel_of(sizes) + impl->storage_offset()) * t.element_size();
   if (need > impl->storage()->nbytes()) {

@@ -56,6 +56,7 @@ Tensor empty_permuted(IntArrayRef sizes, IntArrayRef perm, ScalarType dtype, Dev
 Tensor full(IntArrayRef sizes, Scalar value, ScalarType dtype, Device device) {
   Tensor t = empty(sizes, dtype, device);
   fill_(t, value);
+  t.impl()->share_version_counter({});  // a fresh tensor starts at version 0, as in PyTorch
   return t;
 }
 Tensor zeros(IntArrayRef sizes, ScalarType dtype, Device device) { return full(sizes, 0, dtype, device); }

@@ -1,5 +1,7 @@
 #include <cblas.h>
 
+#include <algorithm>
+#include <array>
 #include <sstream>
 
 #include "ember/autograd/functions.h"
@@ -66,8 +68,9 @@ Tensor batched_mm(const Tensor& a, const Tensor& b) {
       gemm_one<scalar_t>(pa + i * a.strides()[0], a.strides()[1], a.strides()[2], pb + i * b.strides()[0],
                          b.strides()[1], b.strides()[2], pc + i * m * n, m, n, k);
     };
-    // Small matrices: one thread per matrix (BLAS runs single-threaded inside a parallel region).
-    if (B > 1 && m * n * k < (1 << 21)) {
+    // One thread per matrix (BLAS runs single-threaded inside a parallel region) unless matrices
+    // are big: a loop of threaded GEMMs on 128^3 ran 30x slower than this on a loaded 2-core box.
+    if (B > 1 && (m * n * k < (1 << 21) || (B >= get_num_threads() && m * n * k <= (1 << 24)))) {
       parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) one(i);
       });
@@ -159,6 +162,359 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (da > 1) out.push_back(m);
   if (db > 1) out.push_back(n);
   return reshape(C, out);
+}
+
+// ---- products built on mm/bmm: their gradients come from mm/bmm, mul and add ----
+namespace {
+Tensor scaled(const Tensor& t, const Scalar& s) {
+  if (!s.is_bool() && s.to_double() == 1.0) return t;
+  return mul(t, scalar_tensor(s, std::nullopt, true));
+}
+// beta * input + alpha * prod with input broadcast to prod's shape (input ignored when beta == 0).
+Tensor add_product(const char* op, const Tensor& input, const Tensor& prod, const Scalar& beta, const Scalar& alpha) {
+  Shape target = prod.sizes();
+  bool ok = input.dim() <= prod.dim();
+  for (int64_t i = 0; ok && i < input.dim(); ++i) {
+    int64_t s = input.sizes()[input.dim() - 1 - i];
+    ok = s == 1 || s == target[target.size() - 1 - i];
+  }
+  EMBER_CHECK(ok, op, ": the size of input ", input.shape_str(), " is not broadcastable to the result's ",
+              shape_str(target));
+  EMBER_CHECK(input.dtype() == prod.dtype(), op, ": expected input and the matrices to have the same dtype, but got ",
+              dtype_name(input.dtype()), " and ", dtype_name(prod.dtype()));
+  Tensor p = scaled(prod, alpha);
+  if (!beta.is_bool() && beta.to_double() == 0.0) return p;
+  return add(scaled(expand(input, target), beta), p);
+}
+}  // namespace
+
+Tensor mv(const Tensor& a, const Tensor& v) {
+  EMBER_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
+  EMBER_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input (", a.sizes()[0], "), mat (", dims_str(a),
+              "), vec (", v.sizes()[0], ")");
+  return reshape(mm(a, unsqueeze(v, 1)), Shape{a.sizes()[0]});
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got ", a.dim(), "D and ", b.dim(), "D tensors");
+  EMBER_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found ",
+              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  EMBER_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
+              b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
+              " elements respectively");
+  return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), Shape{});
+}
+
+Tensor vdot(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(!is_complex(a.dtype()), "vdot: complex tensors are not supported yet");
+  return dot(a, b);
+}
+
+Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
+  return add_product("addmm", input, mm(m1, m2), beta, alpha);
+}
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, Scalar beta, Scalar alpha) {
+  return add_product("addmv", input, mv(mat, vec), beta, alpha);
+}
+Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
+  return add_product("baddbmm", input, bmm(b1, b2), beta, alpha);
+}
+Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
+  EMBER_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  EMBER_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  EMBER_CHECK(b1.sizes()[0] == b2.sizes()[0], "batch1 and batch2 must have same number of batches, got ", b1.sizes()[0],
+              " and ", b2.sizes()[0]);
+  EMBER_CHECK(b1.sizes()[2] == b2.sizes()[1], "Incompatible matrix sizes for bmm (", b1.sizes()[1], "x", b1.sizes()[2],
+              " and ", b2.sizes()[1], "x", b2.sizes()[2], ")");
+  // sum_b b1[b] @ b2[b] is one GEMM: [n, B*k] @ [B*k, p].
+  int64_t B = b1.sizes()[0], n = b1.sizes()[1], k = b1.sizes()[2], p = b2.sizes()[2];
+  Tensor lhs = reshape(permute(b1, {1, 0, 2}), Shape{n, B * k});
+  Tensor rhs = reshape(b2, Shape{B * k, p});
+  return add_product("addbmm", input, mm(lhs, rhs), beta, alpha);
+}
+
+// Note [einsum]: each operand first takes diagonals for repeated labels (mask by an identity and
+// sum, so any order of gradient works) and sums labels nobody else uses; then operands are folded
+// left to right, each pair permuted to [batch, left, contracted] x [batch, contracted, right] and
+// multiplied with one bmm. 'ij,jk->ik' and 'bij,bjk->bik' therefore run as a single BLAS GEMM.
+namespace {
+constexpr int kLetters = 52;  // 'A'-'Z' -> 0..25, 'a'-'z' -> 26..51 (ASCII order); ellipsis dims follow
+
+int label_id(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return 26 + (c - 'a');
+  throw Error(detail::str_cat("einsum(): invalid subscript given at index of the equation string: '", c, "'"));
+}
+char label_char(int id) { return id < 26 ? char('A' + id) : char('a' + id - 26); }
+
+struct Term {
+  std::vector<int> labels;  // -1 marks the ellipsis
+  bool has_ellipsis = false;
+  int letters = 0;
+};
+
+Term parse_term(const std::string& s) {
+  Term t;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == ' ') continue;
+    if (c == '.') {
+      EMBER_CHECK(!t.has_ellipsis, "einsum(): found '.' for operand that is not part of any ellipsis");
+      EMBER_CHECK(s.compare(i, 3, "...") == 0, "einsum(): found '.' for operand that is not part of any ellipsis");
+      t.has_ellipsis = true;
+      t.labels.push_back(-1);
+      i += 2;
+      continue;
+    }
+    t.labels.push_back(label_id(c));
+    ++t.letters;
+  }
+  return t;
+}
+
+// Operand with its dims' labels.
+struct Labeled {
+  Tensor t;
+  std::vector<int> labels;
+};
+
+// Diagonal over dims p < q (equal sizes), written as mask-and-sum so it stays differentiable.
+Tensor take_diagonal(const Tensor& t, int64_t p, int64_t q) {
+  int64_t n = t.sizes()[p];
+  Shape ms(t.dim(), 1);
+  ms[p] = n, ms[q] = n;
+  Tensor mask = reshape(eye(n, n, t.dtype()), ms);
+  return sum(mul(t, mask), std::vector<int64_t>{q});
+}
+}  // namespace
+
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) {
+  EMBER_CHECK(!operands.empty(), "einsum(): must provide at least one operand");
+  size_t arrow = equation.find("->");
+  std::string lhs = equation.substr(0, arrow);
+  std::vector<std::string> parts;
+  {
+    size_t start = 0;
+    for (size_t i = 0; i <= lhs.size(); ++i)
+      if (i == lhs.size() || lhs[i] == ',') parts.push_back(lhs.substr(start, i - start)), start = i + 1;
+  }
+  EMBER_CHECK(parts.size() <= operands.size(), "einsum(): fewer operands were provided than specified in the equation");
+  EMBER_CHECK(parts.size() >= operands.size(), "einsum(): more operands were provided than specified in the equation");
+  size_t nops = operands.size();
+  std::vector<Term> terms;
+  int64_t ell = 0;
+  for (size_t i = 0; i < nops; ++i) {
+    terms.push_back(parse_term(parts[i]));
+    const Term& t = terms.back();
+    int64_t nd = operands[i].dim();
+    if (t.has_ellipsis) {
+      EMBER_CHECK(nd >= t.letters, "einsum(): the number of subscripts in the equation (", t.letters,
+                  ") is more than the number of dimensions (", nd, ") for operand ", i);
+      ell = std::max(ell, nd - t.letters);
+    } else {
+      EMBER_CHECK(nd == t.letters, "einsum(): the number of subscripts in the equation (", t.letters,
+                  ") does not match the number of dimensions (", nd, ") for operand ", i, " and no ellipsis was given");
+    }
+  }
+  // Expand the ellipsis into right-aligned shared labels kLetters + j.
+  std::vector<Labeled> ops(nops);
+  std::array<int, 64> count{};  // how many operands use each letter label
+  for (size_t i = 0; i < nops; ++i) {
+    int64_t e = operands[i].dim() - terms[i].letters;
+    ops[i].t = operands[i];
+    for (int l : terms[i].labels) {
+      if (l == -1) {
+        for (int64_t j = 0; j < e; ++j) ops[i].labels.push_back(kLetters + static_cast<int>(ell - e + j));
+      } else {
+        ops[i].labels.push_back(l);
+        ++count[l];
+      }
+    }
+  }
+  std::vector<int> out_labels;
+  if (arrow == std::string::npos) {
+    for (int64_t j = 0; j < ell; ++j) out_labels.push_back(kLetters + static_cast<int>(j));
+    for (int l = 0; l < kLetters; ++l)
+      if (count[l] == 1) out_labels.push_back(l);
+  } else {
+    Term o = parse_term(equation.substr(arrow + 2));
+    std::vector<bool> seen(kLetters, false);
+    for (int l : o.labels) {
+      if (l == -1) {
+        for (int64_t j = 0; j < ell; ++j) out_labels.push_back(kLetters + static_cast<int>(j));
+        continue;
+      }
+      EMBER_CHECK(!seen[l], "einsum(): output subscript ", label_char(l), " appears more than once in the output");
+      EMBER_CHECK(count[l] > 0, "einsum(): output subscript ", label_char(l),
+                  " does not appear in the equation for any input operand");
+      seen[l] = true;
+      out_labels.push_back(l);
+    }
+  }
+  // Sizes per label (1 broadcasts), checked across operands.
+  std::vector<int64_t> label_size(kLetters + ell, 1);
+  for (size_t i = 0; i < nops; ++i)
+    for (size_t d = 0; d < ops[i].labels.size(); ++d) {
+      int l = ops[i].labels[d];
+      int64_t s = ops[i].t.sizes()[d];
+      if (s == 1) continue;
+      EMBER_CHECK(label_size[l] == 1 || label_size[l] == s,
+                  "einsum(): operands do not broadcast with remapped shapes (original->remapped): subscript ",
+                  l < kLetters ? std::string(1, label_char(l)) : std::string("..."), " has sizes ", label_size[l],
+                  " and ", s);
+      label_size[l] = s;
+    }
+  auto in_output = [&](int l) { return std::find(out_labels.begin(), out_labels.end(), l) != out_labels.end(); };
+  // needed_after[i][l]: label l is used by an operand after i or by the output.
+  auto needed_after = [&](size_t i, int l) {
+    if (in_output(l)) return true;
+    for (size_t j = i + 1; j < nops; ++j)
+      if (std::find(ops[j].labels.begin(), ops[j].labels.end(), l) != ops[j].labels.end()) return true;
+    return false;
+  };
+  auto used_elsewhere = [&](size_t i, int l) {
+    if (in_output(l)) return true;
+    for (size_t j = 0; j < nops; ++j)
+      if (j != i && std::find(ops[j].labels.begin(), ops[j].labels.end(), l) != ops[j].labels.end()) return true;
+    return false;
+  };
+  // Per operand: diagonals for repeated labels, then sum labels used nowhere else.
+  for (size_t i = 0; i < nops; ++i) {
+    Labeled& op = ops[i];
+    for (size_t p = 0; p < op.labels.size(); ++p)
+      for (size_t q = op.labels.size(); q-- > p + 1;)
+        if (op.labels[q] == op.labels[p]) {
+          int64_t sp = op.t.sizes()[p], sq = op.t.sizes()[q];
+          EMBER_CHECK(sp == sq, "einsum(): subscript ", label_char(op.labels[p]), " is repeated for operand ", i,
+                      " but the sizes don't match, ", sp, " != ", sq);
+          op.t = take_diagonal(op.t, static_cast<int64_t>(p), static_cast<int64_t>(q));
+          op.labels.erase(op.labels.begin() + static_cast<std::ptrdiff_t>(q));
+        }
+    std::vector<int64_t> drop;
+    std::vector<int> keep;
+    for (size_t d = 0; d < op.labels.size(); ++d) {
+      if (used_elsewhere(i, op.labels[d]))
+        keep.push_back(op.labels[d]);
+      else
+        drop.push_back(static_cast<int64_t>(d));
+    }
+    if (!drop.empty()) op.t = sum(op.t, drop), op.labels = keep;
+  }
+  auto dim_of = [](const std::vector<int>& labels, int l) {
+    return static_cast<int64_t>(std::find(labels.begin(), labels.end(), l) - labels.begin());
+  };
+  Labeled acc = ops[0];
+  for (size_t i = 1; i < nops; ++i) {
+    const Labeled& rhs = ops[i];
+    std::vector<int> batch, left, contracted, right;
+    for (int l : acc.labels) {
+      bool in_r = std::find(rhs.labels.begin(), rhs.labels.end(), l) != rhs.labels.end();
+      if (!in_r)
+        left.push_back(l);
+      else if (needed_after(i, l))
+        batch.push_back(l);
+      else
+        contracted.push_back(l);
+    }
+    for (int l : rhs.labels)
+      if (std::find(acc.labels.begin(), acc.labels.end(), l) == acc.labels.end()) right.push_back(l);
+    auto arrange = [&](const Labeled& x, std::initializer_list<const std::vector<int>*> groups) {
+      Shape perm, sizes, grouped;
+      for (auto* g : groups) {
+        int64_t n = 1;
+        for (int l : *g) {
+          int64_t d = dim_of(x.labels, l);
+          if (d == static_cast<int64_t>(x.labels.size())) continue;  // label absent from this side
+          perm.push_back(d);
+        }
+        for (int l : *g) n *= label_size[l], sizes.push_back(label_size[l]);
+        grouped.push_back(n);
+      }
+      Tensor t = permute(x.t, perm);
+      // Broadcast size-1 dims (and labels the other side alone has) to the label sizes.
+      Shape cur;
+      size_t k = 0;
+      for (auto* g : groups)
+        for (int l : *g) {
+          if (dim_of(x.labels, l) == static_cast<int64_t>(x.labels.size())) continue;
+          cur.push_back(t.sizes()[k++]);
+          (void)l;
+        }
+      Shape full;
+      for (auto* g : groups)
+        for (int l : *g) full.push_back(dim_of(x.labels, l) == static_cast<int64_t>(x.labels.size()) ? 1 : -1);
+      Shape with_ones;
+      k = 0;
+      for (size_t j = 0; j < full.size(); ++j) with_ones.push_back(full[j] == 1 ? 1 : cur[k++]);
+      t = reshape(t, with_ones);
+      t = expand(t, sizes);
+      return reshape(t, grouped);
+    };
+    Tensor a3 = arrange(acc, {&batch, &left, &contracted});
+    Tensor b3 = arrange(rhs, {&batch, &contracted, &right});
+    Tensor c = bmm(a3, b3);
+    Shape out_sizes;
+    std::vector<int> labels;
+    for (auto* g : {&batch, &left, &right})
+      for (int l : *g) out_sizes.push_back(label_size[l]), labels.push_back(l);
+    acc.t = reshape(c, out_sizes);
+    acc.labels = labels;
+  }
+  // Sum what the output drops (only possible with one operand), then order as the output.
+  std::vector<int64_t> drop;
+  std::vector<int> keep;
+  for (size_t d = 0; d < acc.labels.size(); ++d) {
+    if (in_output(acc.labels[d]))
+      keep.push_back(acc.labels[d]);
+    else
+      drop.push_back(static_cast<int64_t>(d));
+  }
+  if (!drop.empty()) acc.t = sum(acc.t, drop), acc.labels = keep;
+  Shape perm;
+  bool identity = true;
+  for (size_t j = 0; j < out_labels.size(); ++j) {
+    int64_t d = dim_of(acc.labels, out_labels[j]);
+    if (d == static_cast<int64_t>(acc.labels.size())) {  // an ellipsis dim no operand has
+      acc.t = unsqueeze(acc.t, acc.t.dim());
+      acc.labels.push_back(out_labels[j]);
+    }
+    perm.push_back(d);
+    identity = identity && d == static_cast<int64_t>(j);
+  }
+  if (!identity) acc.t = permute(acc.t, perm);
+  return acc.t;
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayRef dims_b) {
+  EMBER_CHECK(dims_a.size() == dims_b.size(), "both dimension lists should have same length");
+  std::vector<bool> ca(a.dim(), false), cb(b.dim(), false);
+  Shape pa, pb, out;
+  int64_t k = 1;
+  for (size_t i = 0; i < dims_a.size(); ++i) {
+    int64_t da = wrap_dim(dims_a[i], a.dim()), db = wrap_dim(dims_b[i], b.dim());
+    EMBER_CHECK(a.sizes()[da] == b.sizes()[db], "contracted dimensions need to match, but first has size ",
+                a.sizes()[da], " in dim ", da, " and second has size ", b.sizes()[db], " in dim ", db);
+    EMBER_CHECK(!ca[da] && !cb[db], "tensordot: a dimension appears twice in dims");
+    ca[da] = cb[db] = true;
+    k *= a.sizes()[da];
+  }
+  int64_t fa = 1, fb = 1;
+  for (int64_t d = 0; d < a.dim(); ++d)
+    if (!ca[d]) pa.push_back(d), out.push_back(a.sizes()[d]), fa *= a.sizes()[d];
+  for (size_t i = 0; i < dims_a.size(); ++i) pa.push_back(wrap_dim(dims_a[i], a.dim()));
+  for (size_t i = 0; i < dims_b.size(); ++i) pb.push_back(wrap_dim(dims_b[i], b.dim()));
+  for (int64_t d = 0; d < b.dim(); ++d)
+    if (!cb[d]) pb.push_back(d), out.push_back(b.sizes()[d]), fb *= b.sizes()[d];
+  Tensor r = mm(reshape(permute(a, pa), Shape{fa, k}), reshape(permute(b, pb), Shape{k, fb}));
+  return reshape(r, out);
+}
+
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims) {
+  EMBER_CHECK(dims >= 0, "tensordot expects dims >= 0, but got dims=", dims);
+  EMBER_CHECK(dims <= a.dim() && dims <= b.dim(), "tensordot expects dims < ndim_a or ndim_b, but got dims=", dims);
+  Shape da, db;
+  for (int64_t i = 0; i < dims; ++i) da.push_back(a.dim() - dims + i), db.push_back(i);
+  return tensordot(a, b, da, db);
 }
 
 }  // namespace ember

@@ -7,6 +7,8 @@
 #include <numeric>
 #include <vector>
 
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/core/philox.h"
@@ -538,6 +540,86 @@ Tensor bernoulli(const Tensor& p, Generator* gen) {
 Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
   Tensor out = empty_like_dense(self, self.dtype());
   return bernoulli_(out, p, gen);
+}
+
+namespace {
+// Uniform doubles in (0, 1) from the Philox sub-stream (key, counter, j) for j = 0, 1, ...
+class SubStream {
+ public:
+  SubStream(uint64_t key, uint64_t counter) : key_(key), counter_(counter) {}
+  double next() {
+    if (used_ == 2) refill();
+    uint64_t hi = words_[2 * used_], lo = words_[2 * used_ + 1];
+    ++used_;
+    return (double(((hi << 32) | lo) >> 11) + 0.5) * 0x1p-53;
+  }
+
+ private:
+  void refill() {
+    words_ = philox4x32({uint32_t(counter_), uint32_t(counter_ >> 32), uint32_t(block_), uint32_t(block_ >> 32)},
+                        {uint32_t(key_), uint32_t(key_ >> 32)});
+    ++block_;
+    used_ = 0;
+  }
+  uint64_t key_, counter_, block_ = 0;
+  std::array<uint32_t, 4> words_{};
+  int used_ = 2;
+};
+
+// Knuth's product method for small rates; Hormann's transformed rejection (PTRS, 1993) above.
+double poisson_sample(double lam, SubStream& u) {
+  if (lam <= 0) return 0;
+  if (lam < 10) {
+    double limit = std::exp(-lam), p = 1.0;
+    int64_t k = -1;
+    do {
+      ++k;
+      p *= u.next();
+    } while (p > limit);
+    return double(k);
+  }
+  const double slam = std::sqrt(lam), loglam = std::log(lam);
+  const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  while (true) {
+    double U = u.next() - 0.5, V = u.next();
+    double us = 0.5 - std::fabs(U);
+    double k = std::floor((2 * a / us + b) * U + lam + 0.43);
+    if (us >= 0.07 && V <= vr) return k;
+    if (k < 0 || (us < 0.013 && V > us)) continue;
+    if (std::log(V) + std::log(inv_alpha) - std::log(a / (us * us) + b) <= -lam + k * loglam - std::lgamma(k + 1))
+      return k;
+  }
+}
+}  // namespace
+
+Tensor poisson(const Tensor& rates, Generator* gen) {
+  EMBER_CHECK(is_floating_point(rates.dtype()), "\"poisson_cpu\" not implemented for '", dtype_name(rates.dtype()),
+              "'");
+  Tensor r = contiguous(to_dtype(rates, ScalarType::Float64));
+  const double* rp = r.data<double>();
+  for (int64_t i = 0; i < r.numel(); ++i)
+    EMBER_CHECK(rp[i] >= 0 && !std::isnan(rp[i]), "invalid Poisson rate, expected rate to be non-negative");
+  PhiloxSlice slice = gen_or_default(gen).reserve(static_cast<uint64_t>(r.numel()));
+  Tensor out = empty(rates.sizes(), ScalarType::Float64);
+  double* op = out.data<double>();
+  parallel_for(0, r.numel(), 4096, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      SubStream s(slice.key, slice.counter + static_cast<uint64_t>(i));
+      op[i] = poisson_sample(rp[i], s);
+    }
+  });
+  Tensor result = to_dtype(out, rates.dtype());
+  if (auto n = autograd::make_node<autograd::LambdaBackward>(rates)) {  // piecewise constant in the rate
+    n->name_ = "PoissonBackward0";
+    Shape sz = rates.sizes();
+    ScalarType dt = rates.dtype();
+    n->fn = [sz, dt](const autograd::TensorList&, const autograd::TensorList&) -> autograd::TensorList {
+      return {zeros(sz, dt)};
+    };
+    autograd::set_history(result, n);
+  }
+  return result;
 }
 
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {

@@ -105,6 +105,8 @@ Tensor randint_like(const Tensor& t, int64_t low, int64_t high, std::optional<Sc
 Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);               // 0/1 with probability p, p's dtype
 Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);  // self's shape and dtype
 // Indices (int64) of num_samples draws per row of a 1-D or 2-D tensor of non-negative weights.
+// Poisson samples with the given rates (each element its own Philox sub-stream).
+Tensor poisson(const Tensor& rates, Generator* gen = nullptr);
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
 
 // ---- in-place fills (any layout; bump the version) ----

@@ -11,7 +11,6 @@
 #include "ember/cpu/reduce_kernels.h"
 #include "ember/cpu/vec_math.h"
 #include "ember/ops/ops.h"
-#include "ember/ops/reduce_internal.h"
 #include "ember/ops/reduce_utils.h"
 
 namespace ember {
@@ -21,10 +20,10 @@ using autograd::make_node;
 using autograd::SavedVariable;
 using autograd::set_history;
 using autograd::TensorList;
-using internal::num;
 using reduce_detail::check_nonempty;
 using reduce_detail::Layout;
 using reduce_detail::mask_dims;
+using reduce_detail::num;
 using reduce_detail::reduce_layout;
 using reduce_detail::reduce_mask;
 using reduce_detail::reduced_count;
@@ -171,7 +170,7 @@ Tensor run_reduce_one(const Tensor& x, const Mask& mask, ScalarType out_dtype, c
 
 // The gradient of a reduction's output, broadcastable against the input (reduced dims restored).
 Tensor grad_keep(const Tensor& g, const Mask& mask, bool keepdim, int64_t ndim) {
-  return keepdim ? g : internal::unsqueeze_reduced(g, mask, ndim);
+  return keepdim ? g : reduce_detail::unsqueeze_reduced(g, mask, ndim);
 }
 
 template <bool Max>
@@ -197,7 +196,7 @@ Tensor full_extremum(const Tensor& t, const char* name) {
     set_history(r, n);
     n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
     n->fn = [mask](const TensorList& g, const TensorList& s) -> TensorList {
-      return {internal::evenly_distribute(g[0], s[0], s[1], mask)};
+      return {reduce_detail::evenly_distribute(g[0], s[0], s[1], mask)};
     };
   }
   return r;
@@ -226,7 +225,7 @@ TensorPair dim_extremum(const Tensor& t, int64_t dim, bool keepdim, const char* 
     n->saved = {SavedVariable(indices, false)};
     Shape sizes = t.sizes();
     n->fn = [dim, sizes, keepdim](const TensorList& g, const TensorList& s) -> TensorList {
-      return {internal::select_backward(g[0], dim, s[0], sizes, keepdim)};
+      return {reduce_detail::select_backward(g[0], dim, s[0], sizes, keepdim)};
     };
     set_history(values, n);
   }
@@ -244,8 +243,8 @@ Tensor amax_impl(const Tensor& t, const OptDims& dims, bool keepdim, const char*
     n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
     int64_t nd = t.dim();
     n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
-      return {internal::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0], grad_keep(s[1], mask, keepdim, nd),
-                                          mask)};
+      return {reduce_detail::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0],
+                                               grad_keep(s[1], mask, keepdim, nd), mask)};
     };
   }
   return r;
@@ -398,7 +397,7 @@ Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool kee
       Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
       if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
         Tensor r = grad_keep(s[1], mask, keepdim, nd);
-        Tensor scale = internal::where(eq(r, num(0.0)), num(0.0), div(gk, r));
+        Tensor scale = where(eq(r, num(0.0)), num(0.0), div(gk, r));
         return {div(mul(scale, centered), num(denom))};
       }
       return {mul(mul(gk, num(2.0 / denom)), centered)};
@@ -477,17 +476,17 @@ std::string ord_str(double ord) {
 Tensor vector_norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, double p, const Mask& mask) {
   Tensor zero = num(0.0);
   if (p == 0) return Tensor();  // no gradient at all, as torch
-  if (p == 1) return mul(g, internal::sign(x));
-  if (std::isinf(p)) return mul(internal::sign(x), internal::evenly_distribute(g, internal::abs(x), r, mask));
+  if (p == 1) return mul(g, ember::sign(x));
+  if (std::isinf(p)) return mul(ember::sign(x), reduce_detail::evenly_distribute(g, ember::abs(x), r, mask));
   Tensor r_zero = eq(r, zero);
-  if (p == 2) return mul(g, internal::where(r_zero, zero, div(x, r)));
+  if (p == 2) return mul(g, where(r_zero, zero, div(x, r)));
   // sign(x) |x|^(p-1), 0 where x == 0.
-  Tensor scaled = mul(internal::sign(x), pow(internal::abs(x), num(p - 1)));
+  Tensor scaled = mul(ember::sign(x), pow(ember::abs(x), num(p - 1)));
   if (p < 1) {
-    scaled = internal::where(eq(x, zero), zero, scaled);
+    scaled = where(eq(x, zero), zero, scaled);
     return mul(mul(scaled, g), pow(r, num(1 - p)));
   }
-  return mul(scaled, internal::where(r_zero, zero, div(g, pow(r, num(p - 1)))));
+  return mul(scaled, where(r_zero, zero, div(g, pow(r, num(p - 1)))));
 }
 
 }  // namespace
@@ -550,12 +549,12 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim, std::opti
       // A slice with one zero: only the zero gets a gradient, the product of the others; with
       // more zeros every gradient is 0. x1 (zeros made ones) keeps the formula differentiable.
       std::vector<int64_t> dims = mask_dims(mask, nd);
-      Tensor x1 = internal::where(is_zero, num(1.0), x);
+      Tensor x1 = where(is_zero, num(1.0), x);
       Tensor zeros_in_slice = sum(is_zero, dims, /*keepdim=*/true);
-      Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : internal::reshape(prod(x1), Shape(nd, 1));
+      Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : reshape(prod(x1), Shape(nd, 1));
       Tensor others = mul(gk, p1);
       Tensor single = mul(is_zero, eq(zeros_in_slice, num(1)));
-      return {internal::where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1), internal::where(single, others, zero))};
+      return {where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1), where(single, others, zero))};
     };
   }
   return r;
@@ -576,7 +575,7 @@ TensorPair aminmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   OptDims dims = dim ? OptDims(std::vector<int64_t>{*dim}) : std::nullopt;
   if (!dim && keepdim) {  // all dims reduced, each kept as size 1
     Shape ones(t.dim(), 1);
-    return {internal::reshape(amin(t, dims, false), ones), internal::reshape(amax(t, dims, false), ones)};
+    return {reshape(amin(t, dims, false), ones), reshape(amax(t, dims, false), ones)};
   }
   return {amin(t, dims, keepdim), amax(t, dims, keepdim)};
 }
@@ -587,47 +586,6 @@ Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
   return arg_impl<false>(t, dim, keepdim, "argmin");
 }
-
-template <bool Max>
-static Tensor elementwise_extremum(const Tensor& a_in, const Tensor& b_in, const char* name) {
-  ScalarType dt = result_type(a_in, b_in);
-  Tensor a = to_dtype(a_in, dt), b = to_dtype(b_in, dt);
-  Tensor out;
-  {
-    autograd::NoGradGuard raw;
-    TensorIter it(out, {a, b}, dt, name);
-    EMBER_DISPATCH_ALL(dt, name, [&] {
-      using M = opmath_t<scalar_t>;
-      binary_loop<scalar_t, scalar_t>(it, [](M x, M y) -> M {
-        if constexpr (std::is_same_v<M, bool>)
-          return Max ? (x || y) : (x && y);
-        else
-          return ((Max ? x > y : x < y) || x != x) ? x : y;
-      });
-    });
-  }
-  if (auto n = make_node<LambdaBackward>(a_in, b_in)) {
-    n->name_ = Max ? "MaximumBackward0" : "MinimumBackward0";
-    n->saved = {SavedVariable(a, false), SavedVariable(b, false)};
-    Shape sa = a_in.sizes(), sb = b_in.sizes();
-    ScalarType da = a_in.dtype(), db = b_in.dtype();
-    n->fn = [sa, sb, da, db](const TensorList& g, const TensorList& s) -> TensorList {
-      // Ties split the gradient in half; the losing side gets none (NaN goes to both).
-      const Tensor &a = s[0], &b = s[1];
-      Tensor zero = num(0.0), half = div(g[0], num(2.0));
-      Tensor a_loses = Max ? lt(a, b) : gt(a, b), b_loses = Max ? lt(b, a) : gt(b, a);
-      Tensor tie = eq(a, b);
-      Tensor ga = internal::where(tie, half, internal::where(a_loses, zero, g[0]));
-      Tensor gb = internal::where(tie, half, internal::where(b_loses, zero, g[0]));
-      return {to_dtype(autograd::sum_to(ga, sa), da), to_dtype(autograd::sum_to(gb, sb), db)};
-    };
-    set_history(out, n);
-  }
-  return out;
-}
-
-Tensor maximum(const Tensor& a, const Tensor& b) { return elementwise_extremum<true>(a, b, "maximum"); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return elementwise_extremum<false>(a, b, "minimum"); }
 
 // ---- logical and counting ----
 
@@ -657,7 +615,7 @@ TensorPair std_mean(const Tensor& t, OptDims dims, double correction, bool keepd
 
 // ---- norms ----
 
-Tensor vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor linalg_vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType dt = norm_input_dtype(t, dtype, "linalg.vector_norm");
   Tensor x = to_dtype(t, dt);
   Mask mask = reduce_mask(x, dims);
@@ -714,27 +672,26 @@ std::pair<int64_t, int64_t> matrix_dims(const Tensor& t, IntArrayRef dims) {
 }
 }  // namespace
 
-Tensor matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dims, bool keepdim,
-                   std::optional<ScalarType> dtype) {
+Tensor linalg_matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dims, bool keepdim,
+                          std::optional<ScalarType> dtype) {
   auto [d0, d1] = matrix_dims(t, dims);
   norm_input_dtype(t, dtype, "linalg.matrix_norm");
-  if (ord == "fro") return vector_norm(t, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
-  if (ord == "nuc")
-    EMBER_NOT_IMPLEMENTED(
-        "linalg.matrix_norm: ord='nuc' needs a singular value decomposition, which Ember does not "
-        "implement yet");
-  throw Error("linalg.matrix_norm: Order " + ord + " not supported.");
+  if (ord == "fro") return linalg_vector_norm(t, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
+  EMBER_CHECK(ord == "nuc", "linalg.matrix_norm: Order ", ord, " not supported.");
+  // The sum of the singular values (ops/lapack.cpp).
+  return linalg_norm(to_dtype(t, dtype.value_or(t.dtype())), std::nullopt, "nuc", std::vector<int64_t>{d0, d1},
+                     keepdim);
 }
 
-Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor linalg_matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim,
+                          std::optional<ScalarType> dtype) {
   auto [d0, d1] = matrix_dims(t, dims);
   ScalarType dt = norm_input_dtype(t, dtype, "linalg.matrix_norm");
-  if (std::fabs(ord) == 2)
-    EMBER_NOT_IMPLEMENTED("linalg.matrix_norm: ord=", ord_str(ord),
-                          " needs a singular value decomposition, which Ember does not implement yet");
+  if (std::fabs(ord) == 2)  // largest/smallest singular value (ops/lapack.cpp)
+    return linalg_norm(to_dtype(t, dt), ord, "", std::vector<int64_t>{d0, d1}, keepdim);
   EMBER_CHECK(std::fabs(ord) == 1 || std::isinf(ord), "linalg.matrix_norm: Order ", ord_str(ord), " not supported.");
   // ord +-1: the largest/smallest column sum of |A|; ord +-inf: the same over rows.
-  Tensor a = internal::abs(to_dtype(t, dt));
+  Tensor a = ember::abs(to_dtype(t, dt));
   int64_t sum_dim = std::isinf(ord) ? d1 : d0, ext_dim = std::isinf(ord) ? d0 : d1;
   Tensor s = sum(a, std::vector<int64_t>{sum_dim}, /*keepdim=*/true);
   Tensor r = ord > 0 ? amax(s, std::vector<int64_t>{ext_dim}, true) : amin(s, std::vector<int64_t>{ext_dim}, true);
@@ -742,19 +699,20 @@ Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim, 
   Shape squeezed;
   for (int64_t d = 0; d < r.dim(); ++d)
     if (d != d0 && d != d1) squeezed.push_back(r.sizes()[d]);
-  return internal::reshape(r, squeezed);
+  return reshape(r, squeezed);
 }
 
 Tensor norm(const Tensor& t, double p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
-  return vector_norm(t, p, dims, keepdim, dtype);
+  return linalg_vector_norm(t, p, dims, keepdim, dtype);
 }
 
 Tensor norm(const Tensor& t, const std::string& p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   if (p == "fro") {
-    if (!dims || dims->size() <= 1) return vector_norm(t, 2, dims, keepdim, dtype);
-    return matrix_norm(t, "fro", *dims, keepdim, dtype);
+    if (!dims || dims->size() <= 1) return linalg_vector_norm(t, 2, dims, keepdim, dtype);
+    return linalg_matrix_norm(t, "fro", *dims, keepdim, dtype);
   }
-  if (p == "nuc") return matrix_norm(t, "nuc", dims ? IntArrayRef(*dims) : IntArrayRef({-2, -1}), keepdim, dtype);
+  if (p == "nuc")
+    return linalg_matrix_norm(t, "nuc", dims ? IntArrayRef(*dims) : IntArrayRef({-2, -1}), keepdim, dtype);
   throw Error("norm(): p must be a number, 'fro' or 'nuc', got '" + p + "'");
 }
 
@@ -777,7 +735,7 @@ Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim) {
     int64_t nd = x.dim();
     n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
       Tensor rk = grad_keep(s[1], mask, keepdim, nd);
-      return {mul(grad_keep(g[0], mask, keepdim, nd), internal::exp(sub(s[0], rk)))};
+      return {mul(grad_keep(g[0], mask, keepdim, nd), ember::exp(sub(s[0], rk)))};
     };
   }
   return r;

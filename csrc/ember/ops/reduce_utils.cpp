@@ -105,4 +105,17 @@ void check_nonempty(const Tensor& t, const std::vector<bool>& mask, bool dims_gi
     EMBER_CHECK_INDEX(!mask[d] || t.sizes()[d] != 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
 }
 
+Tensor evenly_distribute(const Tensor& g, const Tensor& x, const Tensor& r, const std::vector<bool>& mask) {
+  Tensor hit = where(isnan(r), isnan(x), eq(x, r));
+  Tensor count = sum(hit, mask_dims(mask, x.dim()), /*keepdim=*/true);
+  return div(mul(g, hit), count);
+}
+
+Tensor select_backward(const Tensor& g, int64_t dim, const Tensor& indices, const Shape& sizes, bool keepdim) {
+  if (sizes.empty()) return reshape(g, sizes);
+  Tensor gk = keepdim ? g : unsqueeze(g, dim);
+  Tensor ik = keepdim ? indices : unsqueeze(indices, dim);
+  return scatter_add(zeros(sizes, g.dtype()), dim, ik, gk);
+}
+
 }  // namespace ember::reduce_detail

@@ -38,4 +38,14 @@ Tensor unsqueeze_reduced(const Tensor& r, const std::vector<bool>& mask, int64_t
 void check_nonempty(const Tensor& t, const std::vector<bool>& mask, bool dims_given, const char* op,
                     bool index_error_without_dim = false);
 
+// A 0-d wrapped number (ranks below tensors in type promotion), for backward formulas.
+inline Tensor num(Scalar s) { return scalar_tensor(s, std::nullopt, /*wrapped=*/true); }
+// g spread evenly over the elements of x equal to r (NaN matches NaN), where g and r have the
+// keepdim shape of a reduction over `mask`: torch's gradient rule for amax/amin, full max/min/
+// median and the inf norms.
+Tensor evenly_distribute(const Tensor& g, const Tensor& x, const Tensor& r, const std::vector<bool>& mask);
+// Gradient of a value-selecting reduction along dim (max/min/kthvalue/median/mode with dim):
+// each slice's g goes to its selected index, in a tensor of `sizes`.
+Tensor select_backward(const Tensor& g, int64_t dim, const Tensor& indices, const Shape& sizes, bool keepdim);
+
 }  // namespace ember::reduce_detail

@@ -9,7 +9,6 @@
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
-#include "ember/ops/reduce_internal.h"
 #include "ember/ops/reduce_utils.h"
 
 namespace ember {
@@ -17,7 +16,7 @@ namespace {
 using autograd::LambdaBackward;
 using autograd::SavedVariable;
 using autograd::TensorList;
-using internal::num;
+using reduce_detail::num;
 
 template <typename T>
 using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
@@ -61,7 +60,7 @@ ScalarType scan_dtype(const Tensor& t, std::optional<ScalarType> dtype) {
 }
 
 // Reverse cumulative sum along dim (the adjoint of cumsum).
-Tensor reverse_cumsum(const Tensor& g, int64_t dim) { return internal::flip(cumsum(internal::flip(g, dim), dim), dim); }
+Tensor reverse_cumsum(const Tensor& g, int64_t dim) { return flip(cumsum(flip(g, {dim}), dim), {dim}); }
 
 template <bool Prod>
 Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, const char* name) {
@@ -119,12 +118,12 @@ Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, 
         after = mul(gt(zeros_so_far, num(0)), eq(first, num(false)));
       }
       Tensor one = num(1.0);
-      Tensor x1 = internal::where(is_zero, one, x);
+      Tensor x1 = where(is_zero, one, x);
       Tensor grad_before = div(reverse_cumsum(mul(g[0], y), dim), x1);
-      Tensor prefix = cumprod(internal::where(before, x, one), dim);  // prod(x before z) at z
-      Tensor suffix = cumprod(internal::where(after, x, one), dim);   // prod(x in (z, i]) at i >= z
+      Tensor prefix = cumprod(where(before, x, one), dim);  // prod(x before z) at z
+      Tensor suffix = cumprod(where(after, x, one), dim);   // prod(x in (z, i]) at i >= z
       Tensor at_first = mul(prefix, reverse_cumsum(mul(g[0], suffix), dim));
-      return {internal::where(before, grad_before, internal::where(first, at_first, zero))};
+      return {where(before, grad_before, where(first, at_first, zero))};
     };
   }
   return y;
@@ -167,7 +166,7 @@ TensorPair cum_extremum(const Tensor& t, int64_t dim, const char* name) {
     Shape sizes = t.sizes();
     n->fn = [dim, sizes](const TensorList& g, const TensorList& s) -> TensorList {
       if (sizes.empty()) return {g[0]};
-      return {internal::scatter_add(g[0], dim, s[0], sizes)};
+      return {scatter_add(zeros(sizes, g[0].dtype()), dim, s[0], g[0])};
     };
     autograd::set_history(values, n);
   }
@@ -232,13 +231,12 @@ Tensor logcumsumexp(const Tensor& t, int64_t dim) {
       Tensor one = num(1.0);
       Tensor log_zero = full({}, lowest_value(x.dtype()), x.dtype());
       auto part = [&](const Tensor& w) {  // w >= 0
-        Tensor log_w =
-            internal::where(gt(w, num(0.0)), internal::log(internal::where(gt(w, num(0.0)), w, one)), log_zero);
-        Tensor rev = internal::flip(logcumsumexp(internal::flip(sub(log_w, y), dim), dim), dim);
-        return internal::exp(add(x, rev));
+        Tensor log_w = where(gt(w, num(0.0)), ember::log(where(gt(w, num(0.0)), w, one)), log_zero);
+        Tensor rev = flip(logcumsumexp(flip(sub(log_w, y), {dim}), dim), {dim});
+        return ember::exp(add(x, rev));
       };
-      Tensor gp = internal::where(gt(g[0], num(0.0)), g[0], num(0.0));
-      Tensor gn = internal::where(lt(g[0], num(0.0)), neg(g[0]), num(0.0));
+      Tensor gp = where(gt(g[0], num(0.0)), g[0], num(0.0));
+      Tensor gn = where(lt(g[0], num(0.0)), neg(g[0]), num(0.0));
       return {sub(part(gp), part(gn))};
     };
   }

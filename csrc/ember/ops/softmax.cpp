@@ -10,7 +10,6 @@
 #include "ember/cpu/reduce_kernels.h"
 #include "ember/cpu/vec_math.h"
 #include "ember/ops/ops.h"
-#include "ember/ops/reduce_internal.h"
 #include "ember/ops/reduce_utils.h"
 
 namespace ember {
@@ -207,7 +206,7 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, std::optional<ScalarType> dtyp
     n->fn = [dims, log](const TensorList& g, const TensorList& s) -> TensorList {
       const Tensor& y = s[0];
       if (log)  // d log_softmax: g - softmax * sum(g)
-        return {sub(g[0], mul(internal::exp(y), sum(g[0], dims, /*keepdim=*/true)))};
+        return {sub(g[0], mul(ember::exp(y), sum(g[0], dims, /*keepdim=*/true)))};
       return {mul(y, sub(g[0], sum(mul(g[0], y), dims, /*keepdim=*/true)))};
     };
   }

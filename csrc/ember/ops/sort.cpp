@@ -14,7 +14,6 @@
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
-#include "ember/ops/reduce_internal.h"
 #include "ember/ops/reduce_utils.h"
 
 namespace ember {
@@ -96,7 +95,7 @@ void record_selection(const Tensor& t, Tensor& values, const Tensor& indices, in
     n->saved = {SavedVariable(indices, false)};
     Shape sizes = t.sizes();
     n->fn = [dim, sizes, keepdim](const TensorList& g, const TensorList& s) -> TensorList {
-      return {internal::select_backward(g[0], dim, s[0], sizes, keepdim)};
+      return {reduce_detail::select_backward(g[0], dim, s[0], sizes, keepdim)};
     };
     autograd::set_history(values, n);
   }
@@ -185,7 +184,7 @@ Tensor median_all(const Tensor& t, bool ignore_nan) {
     n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
     std::vector<bool> mask(std::max<int64_t>(t.dim(), 1), true);
     n->fn = [mask](const TensorList& g, const TensorList& s) -> TensorList {
-      return {internal::evenly_distribute(g[0], s[0], s[1], mask)};
+      return {reduce_detail::evenly_distribute(g[0], s[0], s[1], mask)};
     };
   }
   return r;
@@ -219,14 +218,14 @@ Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::op
   for (int64_t i = 0; i < q.numel(); ++i)
     EMBER_CHECK(qp[i] >= 0 && qp[i] <= 1, name, "() q values must be in the range [0, 1]");
 
-  Tensor x = dim ? t : internal::reshape(t, {-1});
+  Tensor x = dim ? t : reshape(t, {-1});
   int64_t d = dim ? wrap_dim(*dim, t.dim()) : 0;
-  if (x.dim() == 0) x = internal::reshape(x, {1});
+  if (x.dim() == 0) x = reshape(x, {1});
   Shape perm;
   for (int64_t i = 0; i < x.dim(); ++i)
     if (i != d) perm.push_back(i);
   perm.push_back(d);
-  Tensor sorted = std::get<0>(sort(internal::permute(x, perm), -1));  // (batch..., n), NaN last
+  Tensor sorted = std::get<0>(sort(permute(x, perm), -1));  // (batch..., n), NaN last
   int64_t n = sorted.sizes().back(), batch = sorted.numel() / std::max<int64_t>(n, 1), nq = q.numel();
 
   // Per slice and q: the two sorted positions to interpolate between, the weight, and NaN.
@@ -266,33 +265,33 @@ Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::op
     else
       fill.template operator()<double>();
   }
-  Tensor v_lo = internal::gather(sorted, -1, lo), v_hi = internal::gather(sorted, -1, hi);
+  Tensor v_lo = gather(sorted, -1, lo), v_hi = gather(sorted, -1, hi);
   Tensor w = to_dtype(weight, t.dtype());
   // torch's lerp: exact at both ends.
   Tensor diff = sub(v_hi, v_lo);
-  Tensor res = internal::where(lt(w, internal::num(0.5)), add(v_lo, mul(w, diff)),
-                               sub(v_hi, mul(diff, sub(internal::num(1.0), w))));
-  res = internal::where(is_nan_out, internal::num(std::numeric_limits<double>::quiet_NaN()), res);
+  Tensor res = where(lt(w, reduce_detail::num(0.5)), add(v_lo, mul(w, diff)),
+                     sub(v_hi, mul(diff, sub(reduce_detail::num(1.0), w))));
+  res = where(is_nan_out, reduce_detail::num(std::numeric_limits<double>::quiet_NaN()), res);
   // (batch..., nq) -> (nq, batch...) or (batch...) for a scalar q, then keepdim.
   int64_t bdims = res.dim() - 1;
   if (q_scalar) {
-    res = internal::reshape(res, Shape(res.sizes().begin(), res.sizes().end() - 1));
+    res = reshape(res, Shape(res.sizes().begin(), res.sizes().end() - 1));
   } else {
     Shape p{bdims};
     for (int64_t i = 0; i < bdims; ++i) p.push_back(i);
-    res = internal::permute(res, p);
+    res = permute(res, p);
   }
   int64_t lead = q_scalar ? 0 : 1;
   if (keepdim) {
     if (dim) {
-      res = internal::unsqueeze(res, lead + d);
+      res = unsqueeze(res, lead + d);
     } else {
       Shape s(t.dim(), 1);
       if (!q_scalar) s.insert(s.begin(), nq);
-      res = internal::reshape(res, s);
+      res = reshape(res, s);
     }
   } else if (!dim && t.dim() == 0 && !q_scalar) {
-    res = internal::reshape(res, {nq});
+    res = reshape(res, {nq});
   }
   return contiguous(res);
 }
@@ -369,14 +368,14 @@ std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& t, bool sort_first,
   std::copy(counts.begin(), counts.end(), cnt.data<int64_t>());
   Tensor values;
   if (!dim) {
-    values = internal::gather(x, 0, rep_idx);
+    values = gather(x, 0, rep_idx);
     inverse = reshape(inverse, t.sizes());
   } else {
     Tensor rows2d = reshape(x, {n, m});
     Tensor idx2d = contiguous(expand(unsqueeze(rep_idx, 1), {u, m}));
     Shape vshape = x.sizes();
     vshape[0] = u;
-    Tensor picked = reshape(internal::gather(rows2d, 0, idx2d), vshape);
+    Tensor picked = reshape(gather(rows2d, 0, idx2d), vshape);
     Shape back(t.dim());  // inverse permutation of (d, others...)
     back[d] = 0;
     for (int64_t i = 0, k = 1; i < t.dim(); ++i)

@@ -1,70 +1,116 @@
+// Views: ops whose result shares storage and version counter with the input. Each computes the
+// result's sizes/strides/offset the way PyTorch does, so stride(), is_contiguous() and whether
+// reshape copies are the same as there.
 #include <algorithm>
 #include <numeric>
 
+#include "ember/autograd/record.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
 namespace {
 
 // Every view goes through here: same storage, same version counter (paper §4.3).
-Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
-  auto impl =
-      IntrusivePtr<TensorImpl>::make(t.impl()->storage(), t.dtype(), std::move(sizes), std::move(strides), offset);
+Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset, ScalarType dtype) {
+  auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), dtype, std::move(sizes), std::move(strides), offset);
   impl->share_version_counter(t.impl()->version_counter());
+  impl->view_base = t.impl()->view_base ? t.impl()->view_base : t.impl_ptr();
+  impl->is_inference = impl->is_inference || t.impl()->is_inference;
   return Tensor(std::move(impl));
 }
 
-// Strides for viewing `t` (sizes/strides) as `shape` without copying, if possible. Groups of
-// old dims that are contiguous with each other form chunks; the new shape must split/merge
-// within chunks only.
+// Autograd history of a view op (no-op unless the input requires grad). `bw` maps the view's
+// gradient to the input's, with ember ops so it is itself differentiable.
+template <typename F>
+Tensor with_history(const Tensor& in, Tensor out, const char* name, F bw) {
+  autograd::set_view_history(in, out, name, std::move(bw));
+  return out;
+}
+
+// Gradient of a view that picks some elements of the input: zeros shaped like the input with
+// the view's elements set to the gradient.
+template <typename Pick>
+Tensor scatter_into_zeros(const Shape& in_sizes, const Tensor& g, Pick pick) {
+  Tensor z = zeros(in_sizes, g.dtype());
+  Tensor slot = pick(z);
+  copy_(slot, g);
+  return z;
+}
+Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
+  return make_view(t, std::move(sizes), std::move(strides), offset, t.dtype());
+}
+
+// Duplicate-free wrapped dims; `what` names the list in PyTorch's message.
+std::vector<bool> dim_mask(IntArrayRef dims, int64_t ndim) {
+  std::vector<bool> seen(std::max<int64_t>(ndim, 1), false);
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, ndim);
+    EMBER_CHECK(!seen[w], "dim ", w, " appears multiple times in the list of dims");
+    seen[w] = true;
+  }
+  return seen;
+}
+
+}  // namespace
+
+// Note [View strides]
+// A view of (sizes, strides) as `shape` exists when the old dims can be grouped into "chunks"
+// of dims that are laid out one after another in memory (stride[d-1] == size[d] * stride[d],
+// size-1 dims belong to any chunk), and every new dim falls inside one chunk. Walking both
+// shapes from the innermost dim, each chunk's elements are handed out to new dims with strides
+// growing from the chunk's innermost stride. Tensors with no elements view as any shape with
+// contiguous strides (their own strides when the shape is unchanged); 0-d tensors view as
+// all-ones shapes with stride 1. reshape() copies exactly when this returns nullopt.
 std::optional<Shape> view_strides(IntArrayRef old_sizes, IntArrayRef old_strides, IntArrayRef shape) {
+  if (old_sizes.empty()) return Shape(shape.size(), 1);
   int64_t numel = numel_of(old_sizes);
+  if (numel == 0) {
+    if (old_sizes == shape) return old_strides.vec();
+    return contiguous_strides(shape);
+  }
   Shape out(shape.size());
-  if (numel == 0 || old_sizes.empty()) return contiguous_strides(shape);
   int64_t new_d = static_cast<int64_t>(shape.size()) - 1;
-  int64_t chunk_numel = 1;
-  int64_t chunk_base_stride = old_strides.empty() ? 1 : old_strides.back();
-  int64_t tensor_numel = 1;
+  int64_t chunk_base_stride = old_strides.back();
+  int64_t chunk_numel = 1;  // elements of the chunk given to new dims so far
+  int64_t old_numel = 1;    // elements of the chunk's old dims so far
   for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
-    tensor_numel *= old_sizes[d];
-    // End of a chunk: at the first dim, or where dim d-1 is not laid out right after d.
-    bool chunk_end = d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride);
-    if (chunk_end) {
-      while (new_d >= 0 && (chunk_numel < tensor_numel || shape[new_d] == 1)) {
-        out[new_d] = chunk_numel * chunk_base_stride;
-        chunk_numel *= shape[new_d];
-        --new_d;
-      }
-      if (chunk_numel != tensor_numel) return std::nullopt;
-      if (d > 0) {
-        chunk_base_stride = old_strides[d - 1];
-        tensor_numel = 1;
-        chunk_numel = 1;
-      }
+    old_numel *= old_sizes[d];
+    bool chunk_end = d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != old_numel * chunk_base_stride);
+    if (!chunk_end) continue;
+    while (new_d >= 0 && (chunk_numel < old_numel || shape[new_d] == 1)) {
+      out[new_d] = chunk_numel * chunk_base_stride;
+      chunk_numel *= shape[new_d];
+      --new_d;
+    }
+    if (chunk_numel != old_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_base_stride = old_strides[d - 1];
+      old_numel = 1;
+      chunk_numel = 1;
     }
   }
   if (new_d != -1) return std::nullopt;
   return out;
 }
 
-}  // namespace
-
 Shape infer_size(IntArrayRef sizes, int64_t numel) {
   Shape out(sizes.begin(), sizes.end());
   int64_t known = 1;
-  std::optional<int64_t> infer;
+  std::optional<size_t> infer;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == -1) {
       EMBER_CHECK(!infer, "only one dimension can be inferred");
-      infer = static_cast<int64_t>(i);
+      infer = i;
     } else {
-      EMBER_CHECK(sizes[i] >= 0, "invalid shape dimension ", sizes[i]);
+      EMBER_CHECK(sizes[i] >= 0, "invalid shape dimension ", sizes[i], " at index ", i, " of shape ", shape_str(sizes));
       known *= sizes[i];
     }
   }
   if (infer) {
-    EMBER_CHECK(known != 0 || numel != 0 ? (known != 0 && numel % known == 0) : false, "shape '", shape_str(sizes),
-                "' is invalid for input of size ", numel);
+    EMBER_CHECK(numel != 0 || known != 0, "shape '", shape_str(sizes), "' is invalid for input of size ", numel);
+    EMBER_CHECK(known != 0, "cannot reshape tensor of 0 elements into shape ", shape_str(sizes),
+                " because the unspecified dimension size -1 can be any value and is ambiguous");
+    EMBER_CHECK(numel % known == 0, "shape '", shape_str(sizes), "' is invalid for input of size ", numel);
     out[*infer] = numel / known;
   } else {
     EMBER_CHECK(known == numel, "shape '", shape_str(sizes), "' is invalid for input of size ", numel);
@@ -72,29 +118,37 @@ Shape infer_size(IntArrayRef sizes, int64_t numel) {
   return out;
 }
 
-Tensor alias(const Tensor& t) { return make_view(t, t.sizes(), t.strides(), t.storage_offset()); }
+Tensor alias(const Tensor& t) {
+  return with_history(t, make_view(t, t.sizes(), t.strides(), t.storage_offset()), "AliasBackward0",
+                      [](const Tensor& g) { return g; });
+}
 
 Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
   EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
   int64_t off = offset.value_or(t.storage_offset());
-  EMBER_CHECK(off >= 0, "Tensor: invalid storage offset ", off);
-  int64_t extent = 0;
-  bool empty = false;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    EMBER_CHECK(sizes[i] >= 0, "as_strided: Negative sizes are not allowed, got ", sizes[i]);
-    EMBER_CHECK(strides[i] >= 0,
+  for (int64_t s : sizes)
+    EMBER_CHECK(s >= 0, "as_strided: Negative sizes are not allowed, got sizes: ", shape_str(sizes));
+  for (int64_t s : strides)
+    EMBER_CHECK(s >= 0,
                 "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(strides));
-    if (sizes[i] == 0) empty = true;
-    extent += (sizes[i] - 1) * strides[i];
-  }
-  if (!empty) {
-    size_t need = static_cast<size_t>(off + extent + 1) * t.element_size();
+  EMBER_CHECK(off >= 0, "Tensor: invalid storage offset ", off);
+  // The last element must lie inside the storage (nothing is needed for an empty view).
+  if (numel_of(sizes) != 0) {
+    int64_t last = off;
+    for (size_t i = 0; i < sizes.size(); ++i) last += (sizes[i] - 1) * strides[i];
+    size_t need = static_cast<size_t>(last + 1) * t.element_size();
     EMBER_CHECK(need <= t.impl()->storage()->nbytes(), "setStorage: sizes ", shape_str(sizes), ", strides ",
                 shape_str(strides), ", storage offset ", off, ", and itemsize ", t.element_size(),
                 " requiring a storage size of ", need, " are out of bounds for storage of size ",
                 t.impl()->storage()->nbytes());
   }
-  return make_view(t, Shape(sizes.begin(), sizes.end()), Shape(strides.begin(), strides.end()), off);
+  Shape in_sizes = t.sizes(), in_strides = t.strides();
+  int64_t in_off = t.storage_offset();
+  Shape vs = sizes.vec(), vst = strides.vec();
+  return with_history(t, make_view(t, sizes.vec(), strides.vec(), off), "AsStridedBackward0",
+                      [in_sizes, in_strides, in_off, vs, vst, off](const Tensor& g) {
+                        return autograd::as_strided_backward(g, in_sizes, in_strides, in_off, vs, vst, off);
+                      });
 }
 
 Tensor view(const Tensor& t, IntArrayRef sizes) {
@@ -103,47 +157,57 @@ Tensor view(const Tensor& t, IntArrayRef sizes) {
   EMBER_CHECK(st.has_value(),
               "view size is not compatible with input tensor's size and stride (at least one dimension spans "
               "across two contiguous subspaces). Use .reshape(...) instead.");
-  return make_view(t, std::move(shape), std::move(*st), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(shape), std::move(*st), t.storage_offset()), "ViewBackward0",
+                      [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
 }
 
 Tensor view_dtype(const Tensor& t, ScalarType dtype) {
-  if (dtype == t.dtype()) return alias(t);
   size_t from = t.element_size(), to = element_size(dtype);
   Shape sizes = t.sizes(), strides = t.strides();
   int64_t off = t.storage_offset();
   if (from != to) {
-    EMBER_CHECK(t.dim() > 0, "self.dim() cannot be 0 to view ", dtype_name(t.dtype()), " as ", dtype_name(dtype),
-                " (different element sizes)");
-    EMBER_CHECK(t.strides().back() == 1, "self.stride(-1) must be 1 to view ", dtype_name(t.dtype()), " as ",
-                dtype_name(dtype), " (different element sizes), but got ", t.strides().back());
+    auto names = [&] { return detail::str_cat(dtype_name(t.dtype()), " as ", dtype_name(dtype)); };
+    EMBER_CHECK(t.dim() > 0, "self.dim() cannot be 0 to view ", names(), " (different element sizes)");
+    int64_t last = t.dim() - 1;
     if (to > from) {
-      int64_t r = static_cast<int64_t>(to / from);
-      EMBER_CHECK(sizes.back() % r == 0, "self.size(-1) must be divisible by ", r, " to view ", dtype_name(t.dtype()),
-                  " as ", dtype_name(dtype), " (different element sizes), but got ", sizes.back());
-      EMBER_CHECK(off % r == 0, "self.storage_offset() must be divisible by ", r);
-      for (int64_t d = 0; d + 1 < t.dim(); ++d) {
-        EMBER_CHECK(strides[d] % r == 0, "self.stride(", d, ") must be divisible by ", r);
+      auto r = static_cast<int64_t>(to / from);
+      EMBER_CHECK(sizes[last] % r == 0, "self.size(-1) must be divisible by ", r, " to view ", names(),
+                  " (different element sizes), but got ", sizes[last]);
+      EMBER_CHECK(off % r == 0, "self.storage_offset() must be divisible by ", r, " to view ", names(),
+                  " (different element sizes), but got ", off);
+      EMBER_CHECK(strides[last] == 1, "self.stride(-1) must be 1 to view ", names(),
+                  " (different element sizes), but got ", strides[last]);
+      for (int64_t d = 0; d < last; ++d) {
+        EMBER_CHECK(strides[d] % r == 0, "self.stride(", d, ") must be divisible by ", r, " to view ", names(),
+                    " (different element sizes), but got ", strides[d]);
         strides[d] /= r;
       }
-      sizes.back() /= r;
+      sizes[last] /= r;
       off /= r;
     } else {
-      int64_t r = static_cast<int64_t>(from / to);
-      for (int64_t d = 0; d + 1 < t.dim(); ++d) strides[d] *= r;
-      sizes.back() *= r;
+      auto r = static_cast<int64_t>(from / to);
+      EMBER_CHECK(strides[last] == 1, "self.stride(-1) must be 1 to view ", names(),
+                  " (different element sizes), but got ", strides[last]);
+      for (int64_t d = 0; d < last; ++d) strides[d] *= r;
+      sizes[last] *= r;
       off *= r;
     }
   }
-  auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), dtype, std::move(sizes), std::move(strides), off);
-  impl->share_version_counter(t.impl()->version_counter());
-  return Tensor(std::move(impl));
+  return make_view(t, std::move(sizes), std::move(strides), off, dtype);
 }
 
 Tensor reshape(const Tensor& t, IntArrayRef sizes) {
   Shape shape = infer_size(sizes, t.numel());
-  if (auto st = view_strides(t.sizes(), t.strides(), shape))
-    return make_view(t, std::move(shape), std::move(*st), t.storage_offset());
-  return view(contiguous(t), shape);
+  if (auto st = view_strides(t.sizes(), t.strides(), shape)) {
+    Shape in_sizes = t.sizes();
+    return with_history(t, make_view(t, std::move(shape), std::move(*st), t.storage_offset()), "ViewBackward0",
+                        [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
+  }
+  Tensor c = clone(t, MemoryFormat::Contiguous);
+  Shape c_sizes = c.sizes();
+  return with_history(c, make_view(c, shape, contiguous_strides(shape), 0), "UnsafeViewBackward0",
+                      [c_sizes](const Tensor& g) { return reshape(g, c_sizes); });
 }
 
 Tensor permute(const Tensor& t, IntArrayRef dims) {
@@ -161,7 +225,10 @@ Tensor permute(const Tensor& t, IntArrayRef dims) {
     sizes[i] = t.sizes()[d];
     strides[i] = t.strides()[d];
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  Shape inverse(n);
+  for (int64_t i = 0; i < n; ++i) inverse[wrap_dim(dims[i], n)] = i;
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "PermuteBackward0",
+                      [inverse](const Tensor& g) { return permute(g, inverse); });
 }
 
 Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
@@ -173,12 +240,47 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
     std::swap(sizes[d0], sizes[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "TransposeBackward0",
+                      [d0, d1](const Tensor& g) { return transpose(g, d0, d1); });
 }
 
 Tensor t_(const Tensor& t) {
   EMBER_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
   return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
+}
+
+Tensor movedim(const Tensor& t, IntArrayRef source, IntArrayRef destination) {
+  int64_t n = t.dim();
+  EMBER_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: source (",
+              shape_str(source), " dims) should contain the same number of dims as destination (",
+              shape_str(destination), " dims)");
+  Shape src(source.size()), dst(destination.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    src[i] = wrap_dim(source[i], n);
+    dst[i] = wrap_dim(destination[i], n);
+  }
+  auto unique = [](Shape v) {
+    std::sort(v.begin(), v.end());
+    return std::adjacent_find(v.begin(), v.end()) == v.end();
+  };
+  EMBER_CHECK(unique(src), "movedim: repeated dim in `source` (", shape_str(source), ")");
+  EMBER_CHECK(unique(dst), "movedim: repeated dim in `destination` (", shape_str(destination), ")");
+  if (n == 0) return alias(t);
+  // order[i] = which input dim lands at output position i: the named ones first, then the
+  // rest in their original order.
+  Shape order(n, -1);
+  std::vector<bool> used(n, false);
+  for (size_t i = 0; i < src.size(); ++i) {
+    order[dst[i]] = src[i];
+    used[src[i]] = true;
+  }
+  int64_t next = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (order[i] != -1) continue;
+    while (used[next]) ++next;
+    order[i] = next++;
+  }
+  return permute(t, order);
 }
 
 Tensor expand(const Tensor& t, IntArrayRef sizes) {
@@ -189,22 +291,27 @@ Tensor expand(const Tensor& t, IntArrayRef sizes) {
   for (int64_t i = n - 1; i >= 0; --i) {
     int64_t j = i - (n - td);
     int64_t want = sizes[i];
-    if (j >= 0) {
-      int64_t have = t.sizes()[j];
-      if (want == -1) want = have;
-      EMBER_CHECK(have == want || have == 1, "The expanded size of the tensor (", want,
-                  ") must match the existing size (", have, ") at non-singleton dimension ", i,
-                  ".  Target sizes: ", shape_str(sizes), ".  Tensor sizes: ", t.shape_str());
-      out_sizes[i] = want;
-      out_strides[i] = have == want ? t.strides()[j] : 0;
-    } else {
-      EMBER_CHECK(want >= 0, "The expanded size of the tensor (", want,
-                  ") isn't allowed in a leading, non-existing dimension ", i);
-      out_sizes[i] = want;
-      out_strides[i] = 0;
+    int64_t have = j >= 0 ? t.sizes()[j] : 1;
+    // A new leading dim strides over everything inside it (0 inside a 0-d tensor).
+    int64_t stride = j >= 0 ? t.strides()[j] : (i + 1 < n ? out_sizes[i + 1] * out_strides[i + 1] : 0);
+    if (want == -1) {
+      EMBER_CHECK(j >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension ",
+                  i);
+      want = have;
     }
+    EMBER_CHECK(want >= 0, "expand: invalid size ", want, " for dimension ", i, ".  Target sizes: ", shape_str(sizes));
+    if (want != have) {
+      EMBER_CHECK(have == 1, "The expanded size of the tensor (", want, ") must match the existing size (", have,
+                  ") at non-singleton dimension ", i, ".  Target sizes: ", shape_str(sizes),
+                  ".  Tensor sizes: ", t.shape_str());
+      stride = 0;
+    }
+    out_sizes[i] = want;
+    out_strides[i] = stride;
   }
-  return make_view(t, std::move(out_sizes), std::move(out_strides), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(out_sizes), std::move(out_strides), t.storage_offset()),
+                      "ExpandBackward0", [in_sizes](const Tensor& g) { return autograd::sum_to(g, in_sizes); });
 }
 
 Tensor squeeze(const Tensor& t, OptDims dims) {
@@ -213,10 +320,8 @@ Tensor squeeze(const Tensor& t, OptDims dims) {
   if (!dims) {
     for (int64_t i = 0; i < n; ++i) drop[i] = t.sizes()[i] == 1;
   } else {
-    for (int64_t d : *dims) {
-      int64_t w = wrap_dim(d, n);
-      if (n > 0 && t.sizes()[w] == 1) drop[w] = true;
-    }
+    std::vector<bool> named = dim_mask(*dims, n);
+    for (int64_t i = 0; i < n; ++i) drop[i] = named[i] && t.sizes()[i] == 1;
   }
   Shape sizes, strides;
   for (int64_t i = 0; i < n; ++i) {
@@ -224,7 +329,9 @@ Tensor squeeze(const Tensor& t, OptDims dims) {
     sizes.push_back(t.sizes()[i]);
     strides.push_back(t.strides()[i]);
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "SqueezeBackward0",
+                      [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
 }
 
 Tensor unsqueeze(const Tensor& t, int64_t dim) {
@@ -234,7 +341,9 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
   int64_t st = dim < n ? sizes[dim] * strides[dim] : 1;
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, st);
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "UnsqueezeBackward0",
+                      [in_sizes](const Tensor& g) { return reshape(g, in_sizes); });
 }
 
 Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
@@ -255,7 +364,15 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
 Tensor unflatten(const Tensor& t, int64_t dim, IntArrayRef sizes) {
   dim = wrap_dim(dim, t.dim());
   EMBER_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
-  Shape inner = infer_size(sizes, t.sizes()[dim]);
+  EMBER_CHECK(t.dim() > 0, "unflatten: cannot unflatten a 0-dim tensor");
+  int64_t size = t.sizes()[dim];
+  Shape inner;
+  try {
+    inner = infer_size(sizes, size);
+  } catch (const Error&) {
+    throw Error(detail::str_cat("unflatten: Provided sizes ", shape_str(sizes),
+                                " don't multiply up to the size of dim ", dim, " (", size, ") in the input tensor"));
+  }
   Shape shape(t.sizes().begin(), t.sizes().begin() + dim);
   shape.insert(shape.end(), inner.begin(), inner.end());
   shape.insert(shape.end(), t.sizes().begin() + dim + 1, t.sizes().end());
@@ -279,14 +396,18 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
   EMBER_CHECK_INDEX(t.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.sizes()[dim];
-  EMBER_CHECK_INDEX(index >= -size && index < size, "index ", index, " is out of bounds for dimension ", dim,
-                    " with size ", size);
+  EMBER_CHECK_INDEX(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+                    t.shape_str(), " at dimension ", dim);
   if (index < 0) index += size;
   Shape sizes = t.sizes(), strides = t.strides();
   int64_t off = t.storage_offset() + index * strides[dim];
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  return make_view(t, std::move(sizes), std::move(strides), off);
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), off), "SelectBackward0",
+                      [in_sizes, dim, index](const Tensor& g) {
+                        return scatter_into_zeros(in_sizes, g, [&](const Tensor& z) { return select(z, dim, index); });
+                      });
 }
 
 Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
@@ -305,7 +426,12 @@ Tensor slice(const Tensor& t, int64_t dim, std::optional<int64_t> start_opt, std
   int64_t off = t.storage_offset() + start * strides[dim];
   sizes[dim] = (end - start + step - 1) / step;
   strides[dim] *= step;
-  return make_view(t, std::move(sizes), std::move(strides), off);
+  Shape in_sizes = t.sizes();
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), off), "SliceBackward0",
+                      [in_sizes, dim, start, end, step](const Tensor& g) {
+                        return scatter_into_zeros(in_sizes, g,
+                                                  [&](const Tensor& z) { return slice(z, dim, start, end, step); });
+                      });
 }
 
 Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
@@ -315,17 +441,15 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
   int64_t dstride = n == 0 ? 1 : t.strides()[dim];
   EMBER_CHECK(size <= dsize, "maximum size for tensor at dimension ", dim, " is ", dsize, " but size is ", size);
   EMBER_CHECK(step > 0, "step is ", step, " but must be > 0");
+  EMBER_CHECK(size >= 0, "size is ", size, " but must be >= 0");
   Shape sizes = t.sizes(), strides = t.strides();
-  if (n == 0) {
-    sizes = {size};
-    strides = {1};
-  } else {
+  if (n > 0) {
     sizes[dim] = (dsize - size) / step + 1;
     strides[dim] = dstride * step;
-    sizes.push_back(size);
-    strides.push_back(dstride);
   }
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset());
+  sizes.push_back(size);
+  strides.push_back(dstride);
+  return as_strided(t, sizes, strides, t.storage_offset());
 }
 
 }  // namespace ember

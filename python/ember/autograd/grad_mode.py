@@ -1,17 +1,21 @@
 """Grad-mode context managers and decorators (thread-local, as in PyTorch)."""
 import functools
-import inspect
 
 from ember import _C
+
+
+def _is_generator_function(fn):
+    code = getattr(fn, "__code__", None)
+    return code is not None and bool(code.co_flags & 0x20)  # CO_GENERATOR; avoids importing inspect
 
 
 class _DecoratorContextManager:
     """A context manager that can also decorate functions (and generator functions)."""
 
     def __call__(self, fn):
-        if inspect.isclass(fn):
+        if isinstance(fn, type):
             raise TypeError("grad-mode context managers cannot decorate classes")
-        if inspect.isgeneratorfunction(fn):
+        if _is_generator_function(fn):
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
                 gen = fn(*args, **kwargs)

@@ -12,7 +12,10 @@ def _as_tuple(x):
 
 
 def _flat_outputs(fn, inputs):
-    return tuple(o for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor) and o.requires_grad)
+    # Every floating output counts: one that does not require grad has an analytical Jacobian of
+    # zero, which the numerical one must match (this catches backward formulas that are not
+    # themselves differentiable when checking second derivatives).
+    return tuple(o for o in _as_tuple(fn(*inputs)) if isinstance(o, _C.Tensor) and o.is_floating_point())
 
 
 def _unravel(j, shape):
@@ -46,6 +49,9 @@ def _analytical_jacobian(outputs, inputs, idx, create_graph=False):
     for out in outputs:
         per_out = []
         flat_n = out.numel()
+        if not out.requires_grad:
+            rows.append([[0.0] * inputs[idx].numel() for _ in range(flat_n)])
+            continue
         for i in range(flat_n):
             g = ember.zeros(*out.shape, dtype=out.dtype) if out.dim() else ember.zeros((), dtype=out.dtype)
             g.reshape(-1)[i] = 1.0

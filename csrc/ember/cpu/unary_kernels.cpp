@@ -1,0 +1,276 @@
+#include "ember/cpu/unary_kernels.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "ember/cpu/loops.h"
+#include "ember/cpu/unary_math.h"
+
+namespace ember::cpu {
+namespace {
+
+// Float runs the vectorizable versions (Note [Vectorizable float math]); double keeps libm's.
+template <typename M>
+EMBER_MATH_INLINE M fast_exp(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::exp(x);
+  else
+    return std::exp(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_sigmoid(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::sigmoid(x);
+  else
+    return M(1) / (M(1) + std::exp(-x));
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_tanh(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::tanh(x);
+  else
+    return std::tanh(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_erf(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::erf(x);
+  else
+    return std::erf(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_gelu(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::gelu(x);
+  else
+    return x * M(0.5) * std::erfc(-x * M(0.70710678118654752440));
+}
+
+// min(max(x, 0), 6) as selects (std::fmin/fmax are calls that block vectorization); NaN stays NaN.
+template <typename M>
+EMBER_MATH_INLINE M relu6(M x) {
+  return x < M(0) ? M(0) : (x > M(6) ? M(6) : x);
+}
+
+// Largest finite value of T (16-bit floats included), for nan_to_num's defaults.
+template <typename T>
+double max_of() {
+  if constexpr (std::is_same_v<T, Half>)
+    return 65504.0;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return 3.38953139e38;
+  else
+    return static_cast<double>(std::numeric_limits<T>::max());
+}
+
+// std::signbit, written so GCC 12 does not crash vectorizing it (an ICE on 16-bit float loops).
+template <typename M>
+EMBER_MATH_INLINE bool sign_bit(M x) {
+  using U = std::conditional_t<sizeof(M) == 4, uint32_t, uint64_t>;
+  return static_cast<int64_t>(std::bit_cast<U>(x) >> (sizeof(M) * 8 - 1)) != 0;
+}
+
+template <typename T>
+void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
+  using M = opmath_t<T>;
+  constexpr bool kFloat = !std::is_integral_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  constexpr bool kSigned = std::is_signed_v<M>;
+  const double p0 = p.p0, p1 = p.p1;
+  (void)p0, (void)p1;
+
+// Op defined for floating types (the driver casts or rejects the others).
+#define FLOAT_OP(E, ...)                                                    \
+  case UnaryOp::E:                                                          \
+    if constexpr (kFloat)                                                   \
+      unary_loop<T, T>(                                                     \
+          it, [=](M x) __attribute__((always_inline))->M { __VA_ARGS__; }); \
+    break;
+// Op defined for integer and floating types (not bool).
+#define NUMERIC_OP(E, ...)                                                  \
+  case UnaryOp::E:                                                          \
+    if constexpr (!kBool)                                                   \
+      unary_loop<T, T>(                                                     \
+          it, [=](M x) __attribute__((always_inline))->M { __VA_ARGS__; }); \
+    break;
+// Any type in, bool out.
+#define PREDICATE_OP(E, ...)                   \
+  case UnaryOp::E:                             \
+    unary_loop<bool, T>(it, [=](M x) -> bool { \
+      (void)x;                                 \
+      __VA_ARGS__;                             \
+    });                                        \
+    break;
+
+  switch (op) {
+    FLOAT_OP(Exp, return fast_exp(x))
+    FLOAT_OP(Exp2, return std::exp2(x))
+    FLOAT_OP(Expm1, return std::expm1(x))
+    FLOAT_OP(Log, return std::log(x))
+    FLOAT_OP(Log2, return std::log2(x))
+    FLOAT_OP(Log10, return std::log10(x))
+    FLOAT_OP(Log1p, return std::log1p(x))
+    FLOAT_OP(Sqrt, return std::sqrt(x))
+    FLOAT_OP(Rsqrt, return M(1) / std::sqrt(x))
+    FLOAT_OP(Sin, return std::sin(x))
+    FLOAT_OP(Cos, return std::cos(x))
+    FLOAT_OP(Tan, return std::tan(x))
+    FLOAT_OP(Asin, return std::asin(x))
+    FLOAT_OP(Acos, return std::acos(x))
+    FLOAT_OP(Atan, return std::atan(x))
+    FLOAT_OP(Sinh, return std::sinh(x))
+    FLOAT_OP(Cosh, return std::cosh(x))
+    FLOAT_OP(Tanh, return fast_tanh(x))
+    FLOAT_OP(Asinh, return std::asinh(x))
+    FLOAT_OP(Acosh, return std::acosh(x))
+    FLOAT_OP(Atanh, return std::atanh(x))
+    FLOAT_OP(Sigmoid, return fast_sigmoid(x))
+    FLOAT_OP(Erf, return fast_erf(x))
+    FLOAT_OP(Erfc, return std::erfc(x))
+    FLOAT_OP(Erfinv, return static_cast<M>(math::erfinv(x)))
+    FLOAT_OP(Lgamma, return std::lgamma(x))
+    FLOAT_OP(Digamma, return static_cast<M>(math::digamma(x)))
+    FLOAT_OP(Trigamma, return static_cast<M>(math::trigamma(x)))
+    FLOAT_OP(Frac, return x - std::trunc(x))
+    FLOAT_OP(Reciprocal, return M(1) / x)
+    FLOAT_OP(Logit, {
+      const M lo = static_cast<M>(p0), hi = M(1) - lo;
+      const M z = p0 < 0 ? x : (x < lo ? lo : (x > hi ? hi : x));
+      return std::log(z / (M(1) - z));
+    })
+    FLOAT_OP(Selu, {
+      constexpr M alpha = M(1.6732632423543772848170429916717), scale = M(1.0507009873554804934193349852946);
+      return x > 0 ? scale * x : scale * alpha * std::expm1(x);
+    })
+    FLOAT_OP(Silu, return x * fast_sigmoid(x))
+    FLOAT_OP(Mish, return x * fast_tanh(std::log1p(fast_exp(x))))
+    FLOAT_OP(Hardsigmoid, return relu6(x + M(3)) / M(6))
+    FLOAT_OP(Hardswish, return x * relu6(x + M(3)) / M(6))
+    FLOAT_OP(Logsigmoid, return (x < M(0) ? x : M(0)) - std::log1p(fast_exp(-std::fabs(x))))
+    FLOAT_OP(LeakyRelu, return x > 0 ? x : x * static_cast<M>(p0))
+    FLOAT_OP(Elu, {
+      const M alpha = static_cast<M>(p0), scale = static_cast<M>(p1), in_scale = static_cast<M>(p.p2);
+      return x > 0 ? x * scale : std::expm1(x * in_scale) * alpha * scale;
+    })
+    case UnaryOp::Gelu:  // two loops, so neither has a branch that blocks vectorization
+      if constexpr (kFloat) {
+        if (p0 == 0) {
+          unary_loop<T, T>(
+              it, [](M x) __attribute__((always_inline))->M { return fast_gelu(x); });
+        } else {
+          unary_loop<T, T>(
+              it, [](M x) __attribute__((always_inline))->M {
+                const M inner = M(0.79788456080286535588) * (x + M(0.044715) * x * x * x);
+                return M(0.5) * x * (M(1) + fast_tanh(inner));
+              });
+        }
+      }
+      break;
+      FLOAT_OP(Softplus, {
+        const M beta = static_cast<M>(p0), th = static_cast<M>(p1);
+        return x * beta > th ? x : std::log1p(fast_exp(x * beta)) / beta;
+      })
+
+    case UnaryOp::Abs:
+      if constexpr (kFloat)
+        unary_loop<T, T>(it, [](M x) -> M { return std::fabs(x); });
+      else if constexpr (!kBool)
+        unary_loop<T, T>(it, [](M x) -> M { return x < 0 ? static_cast<M>(-x) : x; });
+      break;
+    case UnaryOp::Sign:
+    case UnaryOp::Sgn:
+      if constexpr (kBool)
+        unary_loop<T, T>(it, [](M x) -> M { return x; });
+      else
+        unary_loop<T, T>(it, [](M x) -> M { return static_cast<M>((M(0) < x) - (x < M(0))); });
+      break;
+      NUMERIC_OP(Neg, return static_cast<M>(-x))
+      NUMERIC_OP(Square, return static_cast<M>(x * x))
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Trunc:
+    case UnaryOp::Round:
+      if constexpr (kFloat) {
+        if (op == UnaryOp::Floor) unary_loop<T, T>(it, [](M x) -> M { return std::floor(x); });
+        if (op == UnaryOp::Ceil) unary_loop<T, T>(it, [](M x) -> M { return std::ceil(x); });
+        if (op == UnaryOp::Trunc) unary_loop<T, T>(it, [](M x) -> M { return std::trunc(x); });
+        if (op == UnaryOp::Round) {
+          const auto decimals = static_cast<int64_t>(p0);
+          const M ten = static_cast<M>(std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals)));
+          if (decimals == 0)
+            unary_loop<T, T>(it, [](M x) -> M { return std::nearbyint(x); });
+          else if (decimals > 0)
+            unary_loop<T, T>(it, [ten](M x) -> M { return std::nearbyint(x * ten) / ten; });
+          else
+            unary_loop<T, T>(it, [ten](M x) -> M { return std::nearbyint(x / ten) * ten; });
+        }
+      } else if constexpr (!kBool) {
+        unary_loop<T, T>(it, [](M x) -> M { return x; });
+      }
+      break;
+      NUMERIC_OP(Relu, return x < M(0) ? M(0) : x)  // NaN and -0.0 pass through, as clamp_min
+    case UnaryOp::Relu6:
+    case UnaryOp::Hardtanh:
+    case UnaryOp::Clamp:
+      if constexpr (!kBool) {
+        // Absent bounds (clamp) become the type's extremes; nan stays nan.
+        constexpr M lowest = kFloat ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::lowest();
+        constexpr M highest = kFloat ? std::numeric_limits<M>::infinity() : std::numeric_limits<M>::max();
+        M lo = op == UnaryOp::Relu6 ? M(0) : (p.has_p0 ? static_cast<M>(p0) : lowest);
+        M hi = op == UnaryOp::Relu6 ? M(6) : (p.has_p1 ? static_cast<M>(p1) : highest);
+        unary_loop<T, T>(it, [lo, hi](M x) -> M {
+          const M r = x < lo ? lo : x;
+          return x != x ? x : (r > hi ? hi : r);
+        });
+      }
+      break;
+    case UnaryOp::Threshold:
+      if constexpr (!kBool) {
+        const M th = static_cast<M>(p0), value = static_cast<M>(p1);
+        unary_loop<T, T>(it, [th, value](M x) -> M { return x <= th ? value : x; });
+      }
+      break;
+    case UnaryOp::NanToNum:
+      if constexpr (kFloat) {
+        const M nan = static_cast<M>(p0);
+        const M pos = static_cast<M>(p.has_p1 ? p1 : max_of<T>());
+        const M neg = static_cast<M>(p.has_p2 ? p.p2 : -max_of<T>());
+        unary_loop<T, T>(it, [=](M x) -> M {
+          const M inf = std::numeric_limits<M>::infinity();
+          return x != x ? nan : (x == inf ? pos : (x == -inf ? neg : x));
+        });
+      } else {
+        unary_loop<T, T>(it, [](M x) -> M { return x; });
+      }
+      break;
+    case UnaryOp::BitwiseNot:
+      if constexpr (kBool)
+        unary_loop<T, T>(it, [](M x) -> M { return !x; });
+      else if constexpr (!kFloat)
+        unary_loop<T, T>(it, [](M x) -> M { return static_cast<M>(~x); });
+      break;
+
+      PREDICATE_OP(Isnan, if constexpr (kFloat) return x != x; else return false)
+      PREDICATE_OP(Isinf, if constexpr (kFloat) return std::fabs(x) == std::numeric_limits<M>::infinity();
+                   else return false)
+      PREDICATE_OP(Isfinite, if constexpr (kFloat) return std::fabs(x) < std::numeric_limits<M>::infinity();
+                   else return true)
+      PREDICATE_OP(Isposinf, if constexpr (kFloat) return x == std::numeric_limits<M>::infinity(); else return false)
+      PREDICATE_OP(Isneginf, if constexpr (kFloat) return x == -std::numeric_limits<M>::infinity(); else return false)
+      PREDICATE_OP(Signbit, if constexpr (kFloat) return sign_bit(x); else if constexpr (kSigned) return x < 0;
+                   else return false)
+      PREDICATE_OP(LogicalNot, return !static_cast<bool>(x))
+  }
+#undef FLOAT_OP
+#undef NUMERIC_OP
+#undef PREDICATE_OP
+}
+
+}  // namespace
+
+void unary_kernel(UnaryOp op, const TensorIter& it, ScalarType compute, const UnaryParams& p) {
+  EMBER_DISPATCH_ALL(compute, unary_op_name(op), [&] { kernel_t<scalar_t>(op, it, p); });
+}
+
+}  // namespace ember::cpu

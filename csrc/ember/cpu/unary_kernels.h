@@ -1,0 +1,12 @@
+// Kernels of the unary family (ops/unary.cpp): one functor per op over a TensorIter whose
+// input already has the compute dtype.
+#pragma once
+#include "ember/cpu/iter.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+// Writes op(input) to the iterator's output: dtype `compute`, or bool for predicates.
+void unary_kernel(UnaryOp op, const TensorIter& it, ScalarType compute, const UnaryParams& p);
+
+}  // namespace ember::cpu

@@ -1,0 +1,76 @@
+// Internal helpers shared by the elementwise op families (unary.cpp, pointwise.cpp): PyTorch's
+// out= and in-place conventions, and the autograd path of in-place ops.
+#pragma once
+#include <initializer_list>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/record.h"
+#include "ember/cpu/iter.h"
+#include "ember/ops/ops.h"
+
+namespace ember::ew {
+
+inline Tensor num(double v) { return scalar_tensor(Scalar(v), std::nullopt, /*wrapped=*/true); }
+
+inline void check_cast(ScalarType result, ScalarType out) {
+  EMBER_CHECK(can_cast(result, out), "result type ", dtype_name(result), " can't be cast to the desired output type ",
+              dtype_name(out));
+}
+
+// Runs kernel(iter) over `inputs` (already in the dtype the kernel reads) writing dtype
+// `result`: into a fresh tensor; into `out` (resized to the broadcast shape; the result is cast
+// when out's dtype differs and PyTorch's can_cast allows it); or, when `inplace`, into `out`
+// without resizing.
+template <typename Kernel>
+Tensor run(const char* name, std::initializer_list<Tensor> inputs, ScalarType result, Tensor out, bool inplace,
+           const Kernel& kernel) {
+  if (!out.defined()) {
+    TensorIter it(out, inputs, result, name);
+    kernel(it);
+    return out;
+  }
+  check_cast(result, out.dtype());
+  if (out.dtype() != result) {  // compute in the result type, then convert into out
+    Tensor tmp;
+    TensorIter it(tmp, inputs, result, name);
+    if (inplace)
+      EMBER_CHECK(tmp.sizes() == out.sizes(), "output with shape ", out.shape_str(),
+                  " doesn't match the broadcast shape ", tmp.shape_str());
+    else
+      resize_(out, tmp.sizes());
+    kernel(it);
+    autograd::NoGradGuard no_grad;
+    copy_(out, tmp);
+    return out;
+  }
+  TensorIter it(out, inputs, result, name, /*resize_out=*/!inplace);
+  kernel(it);
+  out.bump_version(name);
+  return out;
+}
+
+// Note [In-place under autograd]: runs f(prev) out of place on a clone of self (recording as
+// usual), copies the data back without recording and makes f's node self's history.
+template <typename F>
+Tensor inplace_with_grad(Tensor self, const F& f) {
+  autograd::check_inplace(self, true);
+  Tensor prev = clone(self);
+  Tensor r = f(prev);
+  EMBER_CHECK(r.sizes() == self.sizes(), "output with shape ", self.shape_str(), " doesn't match the broadcast shape ",
+              r.shape_str());
+  check_cast(r.dtype(), self.dtype());
+  {
+    autograd::NoGradGuard no_grad;
+    copy_(self, r);
+  }
+  if (auto fn = autograd::grad_fn(r)) autograd::rebase_history(self, fn);
+  return self;
+}
+
+inline void check_no_out_grad(const char* name, const Tensor& out) {
+  EMBER_CHECK(!out.defined(), name,
+              "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+              "arguments requires grad.");
+}
+
+}  // namespace ember::ew

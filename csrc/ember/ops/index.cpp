@@ -1,0 +1,645 @@
+// Advanced indexing and the ops built on it: index / index_put, gather / scatter, index_*,
+// masked_*, take / put, nonzero, searchsorted.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
+#include "ember/core/dispatch.h"
+#include "ember/ops/ops.h"
+
+namespace ember {
+Tensor reduce_identity(ScalarType dt, const std::string& reduce);
+namespace {
+using namespace autograd;
+
+// A LambdaBackward over a runtime list of inputs (null when nothing needs a gradient).
+std::shared_ptr<LambdaBackward> lambda_node(const char* name, const TensorVec& inputs) {
+  if (!GradMode::is_enabled()) return nullptr;
+  bool any = false;
+  for (const Tensor& t : inputs) any = any || (t.defined() && requires_grad(t));
+  if (!any) return nullptr;
+  auto n = std::make_shared<LambdaBackward>();
+  n->name_ = name;
+  for (const Tensor& t : inputs) n->next_edges.push_back(t.defined() ? gradient_edge(t) : Edge{});
+  return n;
+}
+Tensor cast_to(const Tensor& g, ScalarType dt) { return g.dtype() == dt ? g : to_dtype(g, dt); }
+Tensor num0(Scalar s, ScalarType dt) { return full({}, s, dt); }
+
+// Note [Advanced indexing]
+// After bool masks become their nonzero() coordinates, the index tensors broadcast to one shape B.
+// The result is t's non-indexed dims with B in place of the indexed ones when those are adjacent,
+// else B first (PyTorch's and NumPy's rule). Each result element reads t at
+// pre_offset + b_offset + post_offset (element strides of t), so t may have any layout, and
+// index_put writes through the same offsets into t itself.
+struct Plan {
+  Shape out_sizes;
+  std::vector<int64_t> pre, mid, post;  // element offsets into t
+};
+
+std::vector<int64_t> dim_offsets(const Tensor& t, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= t.sizes()[d];
+  std::vector<int64_t> out(n, 0);
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t k = 0; k < dims.size(); ++k) off += idx[k] * t.strides()[dims[k]];
+    out[i] = off;
+    for (int64_t k = static_cast<int64_t>(dims.size()) - 1; k >= 0; --k) {
+      if (++idx[k] < t.sizes()[dims[k]]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+// Bool/uint8 masks -> one int64 tensor per dim they cover; other integer tensors -> int64.
+TensorVec expand_masks(const Tensor& t, const TensorVec& indices) {
+  TensorVec out;
+  for (const Tensor& ix : indices) {
+    if (!ix.defined()) {
+      out.push_back(ix);
+      continue;
+    }
+    EMBER_CHECK_INDEX(is_integral(ix.dtype(), true), "tensors used as indices must be long, int, byte or bool tensors");
+    if (ix.dtype() == ScalarType::Bool || ix.dtype() == ScalarType::UInt8) {
+      int64_t d0 = static_cast<int64_t>(out.size());
+      EMBER_CHECK_INDEX(d0 + ix.dim() <= t.dim(), "too many indices for tensor of dimension ", t.dim());
+      for (int64_t k = 0; k < ix.dim(); ++k)
+        EMBER_CHECK_INDEX(ix.sizes()[k] == t.sizes()[d0 + k], "The shape of the mask ", ix.shape_str(), " at index ", k,
+                          " does not match the shape of the indexed tensor ", t.shape_str(), " at index ", d0 + k);
+      Tensor nz = nonzero(ix);
+      for (int64_t k = 0; k < ix.dim(); ++k) out.push_back(select(nz, 1, k));
+    } else {
+      out.push_back(cast_to(ix, ScalarType::Int64));
+    }
+  }
+  EMBER_CHECK_INDEX(static_cast<int64_t>(out.size()) <= t.dim(), "too many indices for tensor of dimension ", t.dim());
+  while (static_cast<int64_t>(out.size()) < t.dim()) out.push_back(Tensor());
+  return out;
+}
+
+// `idx` must already be expanded (expand_masks).
+Plan make_plan(const Tensor& t, const TensorVec& idx) {
+  std::vector<int64_t> adv, pre_dims, post_dims;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (idx[d].defined()) adv.push_back(d);
+  EMBER_CHECK_INDEX(!adv.empty(), "index: expected at least one index tensor");
+  bool adjacent = adv.back() - adv.front() + 1 == static_cast<int64_t>(adv.size());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (idx[d].defined()) continue;
+    (adjacent && d < adv.front() ? pre_dims : post_dims).push_back(d);
+  }
+  Shape b = idx[adv[0]].sizes();
+  for (size_t k = 1; k < adv.size(); ++k) {
+    const Shape& s = idx[adv[k]].sizes();
+    try {
+      b = broadcast_shapes(b, s);
+    } catch (const Error&) {
+      std::string shapes;
+      for (size_t j = 0; j < adv.size(); ++j) shapes += (j ? ", " : "") + idx[adv[j]].shape_str();
+      throw IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes " + shapes);
+    }
+  }
+  Plan p;
+  int64_t nb = numel_of(b);
+  p.mid.assign(nb, 0);
+  for (int64_t d : adv) {
+    Tensor ix = contiguous(expand(idx[d], b));
+    const int64_t* ip = ix.data<int64_t>();
+    int64_t size = t.sizes()[d], stride = t.strides()[d];
+    for (int64_t i = 0; i < nb; ++i) {
+      int64_t v = ip[i];
+      EMBER_CHECK_INDEX(v >= -size && v < size, "index ", v, " is out of bounds for dimension ", d, " with size ",
+                        size);
+      p.mid[i] += (v < 0 ? v + size : v) * stride;
+    }
+  }
+  p.pre = dim_offsets(t, pre_dims);
+  p.post = dim_offsets(t, post_dims);
+  for (int64_t d : pre_dims) p.out_sizes.push_back(t.sizes()[d]);
+  p.out_sizes.insert(p.out_sizes.end(), b.begin(), b.end());
+  for (int64_t d : post_dims) p.out_sizes.push_back(t.sizes()[d]);
+  return p;
+}
+
+template <typename F>
+void for_each_offset(const Plan& p, F f) {
+  int64_t k = 0;
+  for (int64_t a : p.pre)
+    for (int64_t b : p.mid)
+      for (int64_t c : p.post) f(k++, a + b + c);
+}
+
+template <size_t N>
+struct Bytes {
+  char b[N];
+};
+template <size_t N>
+void gather_bytes(const Plan& p, const char* src, char* dst) {
+  const Bytes<N>* s = reinterpret_cast<const Bytes<N>*>(src);
+  Bytes<N>* d = reinterpret_cast<Bytes<N>*>(dst);
+  for_each_offset(p, [&](int64_t k, int64_t off) { d[k] = s[off]; });
+}
+template <size_t N>
+void scatter_bytes(const Plan& p, const char* src, char* dst) {
+  const Bytes<N>* s = reinterpret_cast<const Bytes<N>*>(src);
+  Bytes<N>* d = reinterpret_cast<Bytes<N>*>(dst);
+  for_each_offset(p, [&](int64_t k, int64_t off) { d[off] = s[k]; });
+}
+void move_elements(size_t esize, const Plan& p, const char* src, char* dst, bool scatter) {
+  switch (esize) {
+    case 1:
+      return scatter ? scatter_bytes<1>(p, src, dst) : gather_bytes<1>(p, src, dst);
+    case 2:
+      return scatter ? scatter_bytes<2>(p, src, dst) : gather_bytes<2>(p, src, dst);
+    case 4:
+      return scatter ? scatter_bytes<4>(p, src, dst) : gather_bytes<4>(p, src, dst);
+    case 8:
+      return scatter ? scatter_bytes<8>(p, src, dst) : gather_bytes<8>(p, src, dst);
+    case 16:
+      return scatter ? scatter_bytes<16>(p, src, dst) : gather_bytes<16>(p, src, dst);
+  }
+  EMBER_NOT_IMPLEMENTED("index: element size ", esize);
+}
+
+template <typename T>
+void reduce_into(const Plan& p, const T* v, T* dst, IndexReduce mode) {
+  using M = opmath_t<T>;
+  for_each_offset(p, [&](int64_t k, int64_t off) {
+    M a = static_cast<M>(dst[off]), b = static_cast<M>(v[k]);
+    M r;
+    if constexpr (std::is_same_v<T, bool>) {
+      r = mode == IndexReduce::Add || mode == IndexReduce::Max ? (a || b) : (a && b);
+    } else {
+      switch (mode) {
+        case IndexReduce::Add:
+          r = static_cast<M>(a + b);
+          break;
+        case IndexReduce::Mul:
+          r = static_cast<M>(a * b);
+          break;
+        case IndexReduce::Max:
+          r = (b > a || b != b) ? b : a;
+          break;
+        default:
+          r = (b < a || b != b) ? b : a;
+          break;
+      }
+    }
+    dst[off] = static_cast<T>(r);
+  });
+}
+
+// Writes values (broadcast to the index result) into t without autograd.
+void put_raw(const Tensor& t, const TensorVec& idx, const Tensor& values, IndexReduce mode) {
+  Plan p = make_plan(t, idx);
+  if (numel_of(p.out_sizes) == 0) return;
+  Tensor v;
+  try {
+    v = contiguous(cast_to(expand(values, p.out_sizes), t.dtype()));
+  } catch (const Error&) {
+    throw Error(detail::str_cat("shape mismatch: value tensor of shape ", values.shape_str(),
+                                " cannot be broadcast to indexing result of shape ", shape_str(p.out_sizes)));
+  }
+  if (mode == IndexReduce::None) {
+    move_elements(t.element_size(), p, static_cast<const char*>(v.data_ptr()), static_cast<char*>(t.data_ptr()), true);
+  } else {
+    EMBER_DISPATCH_ALL(t.dtype(), "index_put",
+                       [&] { reduce_into<scalar_t>(p, v.data<scalar_t>(), t.data<scalar_t>(), mode); });
+  }
+}
+
+Tensor index_raw(const Tensor& t, const TensorVec& idx) {
+  Plan p = make_plan(t, idx);
+  Tensor out = empty(p.out_sizes, t.dtype());
+  if (out.numel() > 0)
+    move_elements(t.element_size(), p, static_cast<const char*>(t.data_ptr()), static_cast<char*>(out.data_ptr()),
+                  false);
+  return out;
+}
+
+const char* reduce_name(IndexReduce m) {
+  switch (m) {
+    case IndexReduce::Mul:
+      return "multiply";
+    case IndexReduce::Max:
+      return "amax";
+    case IndexReduce::Min:
+      return "amin";
+    default:
+      return "sum";
+  }
+}
+
+Tensor index_put_impl(const Tensor& t, const TensorVec& indices, const Tensor& values, IndexReduce mode) {
+  TensorVec idx = expand_masks(t, indices);
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = clone(t, MemoryFormat::Contiguous);
+    put_raw(out, idx, values, mode);
+  }
+  if (auto n = lambda_node("IndexPutBackward0", {t, values})) {
+    Shape vs = values.sizes();
+    ScalarType vd = values.dtype(), td = t.dtype();
+    n->fn = [idx, vs, vd, td, mode](const TensorList& g, const TensorList&) -> TensorList {
+      if (mode != IndexReduce::None && mode != IndexReduce::Add)
+        EMBER_NOT_IMPLEMENTED("the derivative of scatter with reduce='", reduce_name(mode), "' is not implemented");
+      TensorList r(2);
+      r[0] = mode == IndexReduce::Add ? g[0] : index_put(g[0], idx, num0(0, g[0].dtype()));
+      r[1] = cast_to(sum_to(index(g[0], idx), vs), vd);
+      (void)td;
+      return r;
+    };
+    set_history(out, n);
+  }
+  return out;
+}
+
+// gather/scatter address t with `index` along dim and aranges along the other dims.
+TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
+  EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, op,
+              "(): Expected dtype int64 for index");
+  int64_t nd = std::max<int64_t>(t.dim(), 1);
+  EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
+              "Index tensor must have the same number of dimensions as input tensor");
+  TensorVec out;
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    if (d == dim) {
+      out.push_back(index);
+      continue;
+    }
+    EMBER_CHECK(index.sizes()[d] <= t.sizes()[d], "Size does not match at dimension ", d, " expected index ",
+                index.shape_str(), " to be no larger than self ", t.shape_str(), " apart from dimension ", dim);
+    Shape s(index.dim(), 1);
+    s[d] = index.sizes()[d];
+    out.push_back(view(arange(0, index.sizes()[d], 1, ScalarType::Int64), s));
+  }
+  return out;
+}
+template <typename F>
+auto as_runtime_error(F f) {
+  try {
+    return f();
+  } catch (const IndexError& e) {
+    throw Error(e.what());
+  }
+}
+IndexReduce scatter_mode(const std::string& reduce) {
+  if (reduce.empty()) return IndexReduce::None;
+  if (reduce == "add" || reduce == "sum") return IndexReduce::Add;
+  if (reduce == "multiply" || reduce == "prod") return IndexReduce::Mul;
+  if (reduce == "amax") return IndexReduce::Max;
+  if (reduce == "amin") return IndexReduce::Min;
+  throw Error("reduce argument must be either add or multiply. Got " + reduce);
+}
+Tensor src_window(const Tensor& src, const Tensor& index) {
+  if (src.dim() == 0) return src;
+  Tensor s = src;
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    EMBER_CHECK(index.sizes()[d] <= src.sizes()[d], "Expected index ", index.shape_str(), " to be no larger than src ",
+                src.shape_str(), " apart from dimension ", d);
+    if (s.sizes()[d] != index.sizes()[d]) s = slice(s, d, 0, index.sizes()[d]);
+  }
+  return s;
+}
+Tensor dim_index(const Tensor& index, const char* op) {
+  EMBER_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector");
+  EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, op,
+              "(): Expected dtype int32/int64 for index");
+  return index.dim() == 0 ? reshape(index, {1}) : index;
+}
+TensorVec at_dim(int64_t dim, const Tensor& index) {
+  TensorVec v(dim, Tensor());
+  v.push_back(index);
+  return v;
+}
+}  // namespace
+
+Tensor nonzero(const Tensor& t) {
+  Tensor c = contiguous(t);
+  std::vector<int64_t> hits;
+  EMBER_DISPATCH_ALL(c.dtype(), "nonzero", [&] {
+    const scalar_t* p = c.data<scalar_t>();
+    for (int64_t i = 0; i < c.numel(); ++i)
+      if (static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0)) hits.push_back(i);
+  });
+  int64_t nd = t.dim(), n = static_cast<int64_t>(hits.size());
+  Tensor out = empty({n, nd}, ScalarType::Int64);
+  int64_t* o = out.data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = hits[i];
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      o[i * nd + d] = rem % t.sizes()[d];
+      rem /= t.sizes()[d];
+    }
+  }
+  return out;
+}
+
+Tensor index(const Tensor& t, const TensorVec& indices) {
+  TensorVec idx = expand_masks(t, indices);
+  Tensor out = index_raw(t, idx);
+  if (auto n = lambda_node("IndexBackward0", {t})) {
+    Shape ts = t.sizes();
+    ScalarType td = t.dtype();
+    n->fn = [idx, ts, td](const TensorList& g, const TensorList&) -> TensorList {
+      return {index_put(zeros(ts, g[0].dtype()), idx, g[0], true)};
+    };
+    (void)td;
+    set_history(out, n);
+  }
+  return out;
+}
+
+Tensor index_put(const Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate) {
+  return index_put_impl(t, indices, values, accumulate ? IndexReduce::Add : IndexReduce::None);
+}
+Tensor index_put_reduce(const Tensor& t, const TensorVec& indices, const Tensor& values, IndexReduce mode) {
+  return index_put_impl(t, indices, values, mode);
+}
+
+Tensor& index_put_(Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate) {
+  if (inplace_needs_grad(t, {&values})) {
+    check_inplace(t, true);
+    Tensor r = index_put(clone(t), indices, values, accumulate);
+    {
+      NoGradGuard g;
+      copy_(t, r);
+    }
+    rebase_history(t, grad_fn(r));
+    return t;
+  }
+  put_raw(t, expand_masks(t, indices), values, accumulate ? IndexReduce::Add : IndexReduce::None);
+  t.bump_version("index_put_");
+  return t;
+}
+
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
+  Tensor ix = dim_index(index_, "index_select");
+  if (t.dim() == 0) {
+    wrap_dim(dim, 0);
+    Tensor r = index(reshape(t, {1}), {ix});
+    return ix.numel() == 1 && index_.dim() == 0 ? reshape(r, {}) : r;
+  }
+  dim = wrap_dim(dim, t.dim());
+  try {
+    Tensor c = contiguous(ix);
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      int64_t v = c.dtype() == ScalarType::Int64 ? c.data<int64_t>()[i] : c.data<int32_t>()[i];
+      if (v < 0) throw Error("index out of range in self");
+    }
+    return index(t, at_dim(dim, ix));
+  } catch (const IndexError&) {
+    throw Error("index out of range in self");
+  }
+}
+
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0 || idx.dim() == 0) return reshape(gather(reshape(t, {-1}), 0, reshape(idx, {-1})), idx.sizes());
+  TensorVec ix = scatter_indices(t, dim, idx, "gather");
+  if (idx.numel() == 0) return empty(idx.sizes(), t.dtype());
+  return as_runtime_error([&] { return index(t, ix); });
+}
+
+Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0 || idx.dim() == 0)
+    return reshape(scatter(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src, reduce),
+                   t.sizes());
+  TensorVec ix = scatter_indices(t, dim, idx, "scatter");
+  if (idx.numel() == 0) return clone(t);
+  EMBER_CHECK(src.dim() == 0 || src.dim() == idx.dim(),
+              "Index tensor must have the same number of dimensions as src tensor");
+  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+}
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src) {
+  return scatter(t, dim, idx, src, "add");
+}
+
+Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
+                      bool include_self) {
+  EMBER_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0 || idx.dim() == 0)
+    return reshape(scatter_reduce(reshape(t, {-1}), 0, reshape(idx, {-1}), reshape(src, {-1}), reduce, include_self),
+                   t.sizes());
+  TensorVec ix = scatter_indices(t, dim, idx, "scatter_reduce");
+  if (idx.numel() == 0) return clone(t);
+  Tensor s = src_window(src, idx);
+  return as_runtime_error([&] {
+    Tensor base = t;
+    if (!include_self) base = index_put(t, ix, reduce_identity(t.dtype(), reduce));  // scattered slots restart
+    if (reduce == "mean") {
+      Tensor sumr = index_put_impl(base, ix, s, IndexReduce::Add);
+      Tensor cnt = ones(t.sizes(), t.dtype());
+      if (!include_self) cnt = index_put(cnt, ix, num0(0, t.dtype()));
+      cnt = index_put_impl(cnt, ix, ones(s.sizes(), t.dtype()), IndexReduce::Add);
+      return is_floating_point(t.dtype()) ? div(sumr, cnt) : div(sumr, cnt, "floor");
+    }
+    return index_put_impl(base, ix, s, scatter_mode(reduce));
+  });
+}
+
+namespace {
+template <typename T>
+Tensor identity_t(ScalarType dt, const std::string& reduce) {
+  T v = reduce == "sum" || reduce == "mean" ? T(0)
+        : reduce == "prod"                  ? T(1)
+        : reduce == "amax" ? (std::numeric_limits<T>::has_infinity ? T(-std::numeric_limits<T>::infinity())
+                                                                   : std::numeric_limits<T>::lowest())
+                           : (std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                                   : std::numeric_limits<T>::max());
+  Tensor r = empty({}, dt);
+  *r.data<T>() = v;
+  return r;
+}
+}  // namespace
+Tensor reduce_identity(ScalarType dt, const std::string& reduce) {
+  if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16)
+    return to_dtype(identity_t<float>(ScalarType::Float32, reduce), dt);
+  return EMBER_DISPATCH_ALL(dt, "scatter_reduce", [&] { return identity_t<scalar_t>(dt, reduce); });
+}
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
+  Tensor ix = dim_index(index, "index_add");
+  dim = wrap_dim(dim, t.dim());
+  Tensor v = alpha.to_double() == 1.0 ? src : mul(src, scalar_tensor(alpha, std::nullopt, true));
+  if (t.dim() == 0) return reshape(index_put_impl(reshape(t, {1}), {ix}, reshape(v, {-1}), IndexReduce::Add), {});
+  return index_put_impl(t, at_dim(dim, ix), v, IndexReduce::Add);
+}
+Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor ix = dim_index(index, "index_copy");
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, reshape(src, {-1})), {});
+  return index_put(t, at_dim(dim, ix), src);
+}
+Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value) {
+  Tensor ix = dim_index(index, "index_fill");
+  EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, value), {});
+  return index_put(t, at_dim(dim, ix), value);
+}
+
+namespace {
+void check_mask(const Tensor& mask, const char* op) {
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, op, " only supports boolean masks, but got mask with dtype ",
+              dtype_name(mask.dtype()));
+}
+void check_value(const Tensor& value, const char* op) {
+  EMBER_CHECK(value.dim() == 0, op, " only supports a 0-dimensional value tensor, but got tensor with ", value.dim(),
+              " dimension(s).");
+}
+}  // namespace
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  check_mask(mask, "masked_fill_");
+  check_value(value, "masked_fill_");
+  Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
+  Tensor m = expand(mask, s);
+  Tensor base = t.sizes() == s ? t : expand(t, s);
+  if (base.dim() == 0) return reshape(index_put(reshape(base, {1}), {reshape(m, {1})}, value), {});
+  return index_put(base, {m}, value);
+}
+Tensor& masked_fill_(Tensor& t, const Tensor& mask, const Tensor& value) {
+  check_mask(mask, "masked_fill_");
+  check_value(value, "masked_fill_");
+  Tensor m = expand(mask, t.sizes());
+  if (t.dim() == 0) {
+    Tensor flat = view(t, {1});
+    index_put_(flat, {reshape(m, {1})}, value);
+    return t;
+  }
+  return index_put_(t, {m}, value);
+}
+
+Tensor masked_select(const Tensor& t, const Tensor& mask) {
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");
+  Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_select");
+  if (s.empty()) return index(reshape(t, {1}), {reshape(mask, {1})});
+  return index(expand(t, s), {expand(mask, s)});
+}
+
+Tensor masked_scatter(const Tensor& t, const Tensor& mask, const Tensor& source) {
+  EMBER_CHECK(mask.dtype() == ScalarType::Bool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              dtype_name(mask.dtype()));
+  EMBER_CHECK(source.dtype() == t.dtype(), "masked_scatter: expected self and source to have same dtypes but got ",
+              dtype_name(t.dtype()), " and ", dtype_name(source.dtype()));
+  Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_scatter");
+  Tensor m = reshape(expand(mask, s), {-1});
+  Tensor base = reshape(expand(t, s), {-1});
+  int64_t n = nonzero(m).sizes()[0];
+  EMBER_CHECK(source.numel() >= n, "masked_scatter: expected source to have at least ", n, " elements, but got ",
+              source.numel());
+  Tensor src = narrow(reshape(source, {-1}), 0, 0, n);
+  return reshape(index_put(base, {m}, src), s);
+}
+
+Tensor take(const Tensor& t, const Tensor& idx) {
+  EMBER_CHECK(idx.dtype() == ScalarType::Int64, "take(): Expected a long tensor for index, but got ",
+              dtype_name(idx.dtype()));
+  Tensor flat = reshape(t, {-1});
+  if (idx.dim() == 0) return reshape(index(flat, {reshape(idx, {1})}), {});
+  try {
+    return index(flat, {idx});
+  } catch (const IndexError&) {
+    throw IndexError(detail::str_cat("out of range: tried to access index of a tensor of ", t.numel(), " elements."));
+  }
+}
+
+Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t> dim) {
+  EMBER_CHECK(idx.dtype() == ScalarType::Int64, "torch.take_along_dim(): dtype of indices should be Long but got ",
+              dtype_name(idx.dtype()));
+  if (!dim) return take(reshape(t, {-1}), reshape(idx, {-1}));
+  int64_t d = wrap_dim(*dim, t.dim());
+  EMBER_CHECK(t.dim() == idx.dim(),
+              "torch.take_along_dim(): input and indices should have the same number of "
+              "dimensions, but got ",
+              t.dim(), " dimensions for input, and ", idx.dim(), " dimensions for indices");
+  Shape ts = t.sizes(), is = idx.sizes();
+  ts[d] = 1, is[d] = 1;
+  Shape b = broadcast_shapes(ts, is, "take_along_dim");
+  Shape bt = b, bi = b;
+  bt[d] = t.sizes()[d], bi[d] = idx.sizes()[d];
+  return gather(expand(t, bt), d, expand(idx, bi));
+}
+
+Tensor put(const Tensor& t, const Tensor& idx, const Tensor& source, bool accumulate) {
+  EMBER_CHECK(idx.dtype() == ScalarType::Int64, "put_(): Expected a long tensor for index, but got ",
+              dtype_name(idx.dtype()));
+  EMBER_CHECK(idx.numel() == source.numel(),
+              "put_(): Expected source and index to have the same number of elements, "
+              "but got source.numel() = ",
+              source.numel(), ", index.numel() = ", idx.numel());
+  Tensor r = index_put(reshape(t, {-1}), {reshape(idx, {-1})}, reshape(source, {-1}), accumulate);
+  return reshape(r, t.sizes());
+}
+
+namespace {
+template <typename T>
+void search_kernel(const Tensor& seq, const Tensor& vals, const Tensor& sorter, Tensor& out, bool right) {
+  using M = opmath_t<T>;
+  int64_t inner = seq.dim() == 0 ? 1 : seq.sizes().back();
+  int64_t vin = vals.dim() == 0 ? 1 : vals.sizes().back();
+  bool one_d = seq.dim() <= 1;
+  const T* s = seq.data<T>();
+  const T* v = vals.data<T>();
+  const int64_t* so = sorter.defined() ? sorter.data<int64_t>() : nullptr;
+  int64_t* o = out.data<int64_t>();
+  for (int64_t i = 0; i < vals.numel(); ++i) {
+    int64_t row = one_d ? 0 : i / vin;
+    const T* base = s + row * inner;
+    const int64_t* sb = so ? so + row * inner : nullptr;
+    M x = static_cast<M>(v[i]);
+    int64_t lo = 0, hi = inner;
+    while (lo < hi) {
+      int64_t mid = (lo + hi) / 2;
+      M y = static_cast<M>(base[sb ? sb[mid] : mid]);
+      bool go_right = right ? !(x < y) : (y < x);
+      if (go_right)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    o[i] = lo;
+  }
+}
+}  // namespace
+
+Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool out_int32, bool right, const Tensor& sorter) {
+  EMBER_CHECK(sorted.dim() >= 1,
+              "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+              "dimension");
+  if (sorted.dim() > 1) {
+    bool ok = values.dim() == sorted.dim();
+    for (int64_t d = 0; ok && d + 1 < sorted.dim(); ++d) ok = values.sizes()[d] == sorted.sizes()[d];
+    EMBER_CHECK(ok,
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                "boundaries tensor and input value tensor must match, but we got boundaries tensor ",
+                sorted.shape_str(), " and input value tensor ", values.shape_str());
+  }
+  if (sorter.defined())
+    EMBER_CHECK(sorter.sizes() == sorted.sizes() && sorter.dtype() == ScalarType::Int64,
+                "torch.searchsorted(): boundary and sorter must have the same size and sorter must be long");
+  ScalarType ct = promote_types(sorted.dtype(), values.dtype());
+  Tensor s = contiguous(cast_to(sorted, ct)), v = contiguous(cast_to(values, ct));
+  Tensor so = sorter.defined() ? contiguous(sorter) : Tensor();
+  Tensor out = empty(values.sizes(), ScalarType::Int64);
+  EMBER_DISPATCH_NUMERIC(ct, "searchsorted", [&] { search_kernel<scalar_t>(s, v, so, out, right); });
+  return out_int32 ? to_dtype(out, ScalarType::Int32) : out;
+}
+
+Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool out_int32, bool right) {
+  EMBER_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  return searchsorted(boundaries, values, out_int32, right);
+}
+
+}  // namespace ember

@@ -1,0 +1,877 @@
+// LAPACK-backed linear algebra (torch.linalg): factorizations run per matrix on column-major
+// copies; gradients are LambdaBackward formulas written with ember ops (double backward works).
+// Note [LAPACK layout]: a row-major tensor's transpose is the column-major matrix LAPACK wants, so
+// inputs are copied as clone(A.mT).mT and outputs are returned as such transposed views.
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "ember/autograd/functions.h"
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/record.h"
+#include "ember/ops/ops.h"
+
+extern "C" {
+// Fortran LAPACK from OpenBLAS (no LAPACKE header needed); trailing size_t are string lengths.
+#define EMBER_LAPACK_DECL(T, p)                                                                                      \
+  void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                            \
+  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,   \
+                 const int* ldb, int* info, size_t);                                                                 \
+  void p##potrf_(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);                           \
+  void p##geqrf_(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork, int* info);    \
+  void p##orgqr_(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau, T* work,              \
+                 const int* lwork, int* info);                                                                       \
+  void p##gesdd_(const char* jobz, const int* m, const int* n, T* a, const int* lda, T* s, T* u, const int* ldu,     \
+                 T* vt, const int* ldvt, T* work, const int* lwork, int* iwork, int* info, size_t);                  \
+  void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,              \
+                 const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);                        \
+  void p##gelsy_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, int* jpvt, \
+                 const T* rcond, int* rank, T* work, const int* lwork, int* info);
+EMBER_LAPACK_DECL(float, s)
+EMBER_LAPACK_DECL(double, d)
+#undef EMBER_LAPACK_DECL
+}
+
+namespace ember {
+namespace {
+using autograd::LambdaBackward;
+using autograd::SavedVariable;
+using autograd::TensorList;
+
+// ---- typed LAPACK wrappers ----
+template <typename T>
+struct Lapack;
+#define EMBER_LAPACK_IMPL(T, p)                                                                                      \
+  template <>                                                                                                        \
+  struct Lapack<T> {                                                                                                 \
+    static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
+    static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
+      char tr = 'N';                                                                                                 \
+      p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
+    }                                                                                                                \
+    static void potrf(char uplo, int n, T* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }        \
+    static void geqrf(int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {                          \
+      p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                                           \
+    }                                                                                                                \
+    static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork, int* info) {             \
+      p##orgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                                       \
+    }                                                                                                                \
+    static void gesdd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt, int ldvt, T* work,         \
+                      int lwork, int* iwork, int* info) {                                                            \
+      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);                        \
+    }                                                                                                                \
+    static void syevd(char jobz, char uplo, int n, T* a, int lda, T* w, T* work, int lwork, int* iwork, int liwork,  \
+                      int* info) {                                                                                   \
+      p##syevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);                             \
+    }                                                                                                                \
+    static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work,  \
+                      int lwork, int* info) {                                                                        \
+      p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                            \
+    }                                                                                                                \
+  };
+EMBER_LAPACK_IMPL(float, s)
+EMBER_LAPACK_IMPL(double, d)
+#undef EMBER_LAPACK_IMPL
+
+// Runs f.template operator()<T>() for float32/float64 (function templates, see core/dispatch.h).
+template <typename F>
+decltype(auto) dispatch_lapack(ScalarType t, F&& f) {
+  if (t == ScalarType::Float64) return f(double{});
+  return f(float{});
+}
+
+void check_float(const Tensor& a, const char* op, bool ints_not_implemented = false) {
+  ScalarType t = a.dtype();
+  if (t == ScalarType::Float32 || t == ScalarType::Float64) return;
+  if (t == ScalarType::Float16 || t == ScalarType::BFloat16 || ints_not_implemented)
+    EMBER_NOT_IMPLEMENTED("\"", op, "\" not implemented for '", dtype_name(t), "'");
+  throw Error(detail::str_cat(op, ": Expected a floating point or complex tensor as input. Got ", dtype_name(t)));
+}
+void check_matrix(const Tensor& a, const char* op, const char* name = "A") {
+  EMBER_CHECK(a.dim() >= 2, op, ": The input tensor ", name, " must have at least 2 dimensions.");
+  check_float(a, op);
+}
+void check_square(const Tensor& a, const char* op, const char* name = "A") {
+  check_matrix(a, op, name);
+  int64_t m = a.size(-2), n = a.size(-1);
+  EMBER_CHECK(m == n, op, ": ", name, " must be batches of square matrices, but they are ", m, " by ", n, " matrices");
+}
+
+Shape batch_shape(const Tensor& a) { return Shape(a.sizes().begin(), a.sizes().end() - 2); }
+Shape with(Shape s, std::initializer_list<int64_t> tail) {
+  s.insert(s.end(), tail);
+  return s;
+}
+Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+
+// Fresh column-major copy of A (..., m, n); Note [LAPACK layout].
+Tensor fortran_copy(const Tensor& a) {
+  autograd::NoGradGuard g;
+  return mT(clone(mT(a), MemoryFormat::Contiguous));
+}
+Tensor fortran_empty(const Shape& batch, int64_t m, int64_t n, ScalarType dt) {
+  return mT(empty(with(batch, {n, m}), dt));
+}
+int64_t nbatch(const Shape& batch) { return numel_of(batch); }
+
+Tensor wrapped(double v) { return scalar_tensor(Scalar(v), std::nullopt, true); }
+Tensor scale(const Tensor& t, double v) { return mul(t, wrapped(v)); }
+Tensor eye_as(int64_t n, const Tensor& like) { return eye(n, n, like.dtype()); }
+Tensor sym(const Tensor& a) { return scale(add(a, mT(a)), 0.5); }
+Tensor abs_(const Tensor& t) { return add(relu(t), relu(neg(t))); }  // |x| with gradient sign(x), 0 at 0
+Tensor sqrt_(const Tensor& t) { return pow(t, wrapped(0.5)); }
+
+template <typename N>
+std::shared_ptr<LambdaBackward> lambda_node(const char* name, const N& node) {
+  if (node) node->name_ = name;
+  return node;
+}
+
+// ---- LU: det, slogdet, solve, inv ----
+struct LU {
+  Tensor lu;    // column-major factors
+  Tensor piv;   // int32 [..., n]
+  Shape infos;  // getrf info per matrix
+};
+
+LU lu_factor(const Tensor& a) {
+  Shape batch = batch_shape(a);
+  int64_t n = a.size(-1), B = nbatch(batch);
+  LU r{fortran_copy(a), empty(with(batch, {n}), ScalarType::Int32), Shape(B, 0)};
+  if (n == 0) return r;
+  dispatch_lapack(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = r.lu.data<T>();
+    int* piv = r.piv.data<int>();
+    for (int64_t i = 0; i < B; ++i) {
+      int info = 0;
+      Lapack<T>::getrf(n, n, p + i * n * n, n, piv + i * n, &info);
+      r.infos[i] = info;
+    }
+  });
+  return r;
+}
+
+// Solves A X = B for same-batch A (..., n, n) and B (..., n, k).
+Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op) {
+  LU f = lu_factor(a);
+  Tensor x = fortran_copy(b);
+  int64_t n = a.size(-1), k = b.size(-1), B = static_cast<int64_t>(f.infos.size());
+  for (int64_t i = 0; i < B; ++i)
+    if (f.infos[i] > 0) {
+      if (std::string(op) == "linalg.inv")
+        throw LinAlgError(detail::str_cat(op, ": The diagonal element ", f.infos[i],
+                                          " is zero, the inversion could not be completed because the input matrix "
+                                          "is singular."));
+      throw LinAlgError(detail::str_cat(op, ": The solver failed because the input matrix is singular."));
+    }
+  if (n == 0 || k == 0) return x;
+  dispatch_lapack(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < B; ++i) {
+      int info = 0;
+      Lapack<T>::getrs(n, k, f.lu.data<T>() + i * n * n, n, f.piv.data<int>() + i * n, x.data<T>() + i * n * k, n,
+                       &info);
+    }
+  });
+  return x;
+}
+
+Tensor solve_core(const Tensor& a, const Tensor& b, const char* op);
+
+// A^{-1}: LU solve against the identity.
+Tensor inv_core(const Tensor& a) {
+  Tensor y;
+  {
+    autograd::NoGradGuard g;
+    int64_t n = a.size(-1);
+    y = solve_raw(a, expand(eye_as(n, a), a.sizes()), "linalg.inv");
+  }
+  if (auto node = lambda_node("LinalgInvExBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(y, node);
+    node->saved = {SavedVariable(y, true)};
+    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+      Tensor yt = mT(s[0]);
+      return {neg(matmul(matmul(yt, g[0]), yt))};
+    };
+  }
+  return y;
+}
+
+Tensor solve_core(const Tensor& a, const Tensor& b, const char* op) {
+  Tensor x;
+  {
+    autograd::NoGradGuard g;
+    x = solve_raw(a, b, op);
+  }
+  if (auto node = lambda_node("LinalgSolveExBackward0", autograd::make_node<LambdaBackward>(a, b))) {
+    autograd::set_history(x, node);
+    node->saved = {SavedVariable(a, false), SavedVariable(x, true)};
+    node->fn = [op](const TensorList& g, const TensorList& s) -> TensorList {
+      Tensor gb = solve_core(mT(s[0]), g[0], op);
+      return {neg(matmul(gb, mT(s[1]))), gb};
+    };
+  }
+  return x;
+}
+
+// ---- Cholesky, QR, SVD, eigh ----
+Tensor cholesky_core(const Tensor& a) {
+  Tensor l;
+  {
+    autograd::NoGradGuard g;
+    l = fortran_copy(a);
+    int64_t n = a.size(-1), B = nbatch(batch_shape(a));
+    if (n > 0)
+      dispatch_lapack(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        T* p = l.data<T>();
+        for (int64_t i = 0; i < B; ++i) {
+          int info = 0;
+          Lapack<T>::potrf('L', n, p + i * n * n, n, &info);
+          if (info > 0)
+            throw LinAlgError(
+                detail::str_cat("linalg.cholesky: The factorization could not be completed because the input is not "
+                                "positive-definite (the leading minor of order ",
+                                info, " is not positive-definite)."));
+          for (int64_t c = 1; c < n; ++c)  // zero the strict upper triangle LAPACK left alone
+            for (int64_t r = 0; r < c; ++r) p[i * n * n + c * n + r] = T(0);
+        }
+      });
+  }
+  if (auto node = lambda_node("LinalgCholeskyExBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(l, node);
+    node->saved = {SavedVariable(l, true)};
+    // A = L L^T: gA = sym(L^{-T} Phi(L^T gL) L^{-1}), Phi = lower triangle with half diagonal.
+    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor& L = s[0];
+      int64_t n = L.size(-1);
+      Tensor gl = tril(g[0]);
+      Tensor phi = matmul(mT(L), gl);
+      phi = sub(tril(phi), scale(mul(phi, eye_as(n, phi)), 0.5));
+      Tensor linv = inv_core(L);
+      return {sym(matmul(matmul(mT(linv), phi), linv))};
+    };
+  }
+  return l;
+}
+
+// Reduced QR for m >= n: gA = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q.
+Tensor qr_backward_tall(const Tensor& gq, const Tensor& gr, const Tensor& q, const Tensor& r) {
+  Tensor m = sub(matmul(r, mT(gr)), matmul(mT(gq), q));
+  Tensor low = tril(m, -1);
+  Tensor copyltu = add(add(low, mT(low)), mul(m, eye_as(m.size(-1), m)));
+  Tensor b = add(gq, matmul(q, copyltu));
+  return mT(solve_core(r, mT(b), "linalg.qr"));
+}
+
+std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
+  Shape batch = batch_shape(a);
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), B = nbatch(batch);
+  bool complete = mode == "complete", want_q = mode != "r";
+  Tensor q, r;
+  {
+    autograd::NoGradGuard g;
+    int64_t qc = complete ? m : k;
+    // Factor in a buffer wide enough to hold complete Q's columns.
+    int64_t wc = std::max(n, qc);
+    Tensor buf = fortran_empty(batch, m, wc, a.dtype());
+    if (buf.numel() > 0) {
+      Tensor head = narrow(buf, -1, 0, n);
+      copy_(head, a);
+    }
+    Tensor tau = empty(with(batch, {std::max<int64_t>(k, 1)}), a.dtype());
+    r = fortran_empty(batch, complete ? m : k, n, a.dtype());
+    if (want_q) q = fortran_empty(batch, m, qc, a.dtype());
+    dispatch_lapack(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      int64_t rr = r.size(-2);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = buf.data<T>() + i * m * wc;
+        T* t = tau.data<T>() + i * std::max<int64_t>(k, 1);
+        int info = 0;
+        if (m > 0 && n > 0) {
+          T wq;
+          Lapack<T>::geqrf(m, n, A, m, t, &wq, -1, &info);
+          std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+          Lapack<T>::geqrf(m, n, A, m, t, work.data(), static_cast<int>(work.size()), &info);
+        }
+        T* R = r.data<T>() + i * rr * n;  // column-major rr x n
+        for (int64_t c = 0; c < n; ++c)
+          for (int64_t j = 0; j < rr; ++j) R[c * rr + j] = j <= c && j < m ? A[c * m + j] : T(0);
+        if (!want_q || m == 0) continue;
+        if (k == 0) {  // Q is the identity's leading columns
+          T* Q = q.data<T>() + i * m * qc;
+          for (int64_t c = 0; c < qc; ++c)
+            for (int64_t j = 0; j < m; ++j) Q[c * m + j] = T(j == c);
+          continue;
+        }
+        T wq;
+        Lapack<T>::orgqr(m, qc, k, A, m, t, &wq, -1, &info);
+        std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+        Lapack<T>::orgqr(m, qc, k, A, m, t, work.data(), static_cast<int>(work.size()), &info);
+        std::copy(A, A + m * qc, q.data<T>() + i * m * qc);
+      }
+    });
+    if (!want_q) q = empty({0}, a.dtype());
+  }
+  if (auto node = lambda_node("LinalgQrBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(q, node);
+    autograd::set_history(r, node);
+    node->saved = {SavedVariable(q, true), SavedVariable(r, true)};
+    node->fn = [mode, m, n](const TensorList& g, const TensorList& s) -> TensorList {
+      EMBER_CHECK(mode != "r",
+                  "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                  "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+      EMBER_CHECK(mode == "reduced" || m <= n,
+                  "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+      const Tensor &Q = s[0], &R = s[1];
+      if (m >= n) return {qr_backward_tall(g[0], g[1], Q, R)};
+      // Wide: A = Q [X | Y] with R = [U | V]; X's part as square, Y's part is Q gV.
+      Tensor u = narrow(R, -1, 0, m), gu = narrow(g[1], -1, 0, m);
+      Tensor y = narrow(matmul(Q, R), -1, m, n - m), gv = narrow(g[1], -1, m, n - m);
+      Tensor gx = qr_backward_tall(add(g[0], matmul(y, mT(gv))), gu, Q, u);
+      Tensor gy = matmul(Q, gv);
+      // [gx | gy] = gx @ [I_m | 0] + gy @ (rows m.. of I_n), so the assembly stays differentiable.
+      Tensor px = matmul(gx, eye(m, n, Q.dtype()));
+      Tensor py = matmul(gy, narrow(eye(n, n, Q.dtype()), 0, m, n - m));
+      return {add(px, py)};
+    };
+  }
+  return {q, r};
+}
+
+// gesdd: A = U diag(S) Vh (U: m x ucols, Vh: vrows x n).
+std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool compute_uv) {
+  autograd::NoGradGuard g;
+  Shape batch = batch_shape(a);
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), B = nbatch(batch);
+  int64_t uc = full ? m : k, vr = full ? n : k;
+  Tensor work_a = fortran_copy(a);
+  Tensor s = empty(with(batch, {k}), a.dtype());
+  Tensor u = compute_uv ? fortran_empty(batch, m, uc, a.dtype()) : empty({0}, a.dtype());
+  Tensor vh = compute_uv ? fortran_empty(batch, vr, n, a.dtype()) : empty({0}, a.dtype());
+  if (k == 0) {
+    if (compute_uv) {
+      u = contiguous(expand(eye(m, uc, a.dtype()), with(batch, {m, uc})));
+      vh = contiguous(expand(eye(vr, n, a.dtype()), with(batch, {vr, n})));
+    }
+    return {u, s, vh};
+  }
+  char jobz = !compute_uv ? 'N' : (full ? 'A' : 'S');
+  dispatch_lapack(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<int> iwork(8 * k);
+    T dummy = 0;
+    int info = 0, ldu = static_cast<int>(m), ldvt = static_cast<int>(compute_uv ? vr : 1);
+    T wq;
+    Lapack<T>::gesdd(jobz, m, n, work_a.data<T>(), m, s.data<T>(), compute_uv ? u.data<T>() : &dummy, ldu,
+                     compute_uv ? vh.data<T>() : &dummy, std::max(ldvt, 1), &wq, -1, iwork.data(), &info);
+    std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+    for (int64_t i = 0; i < B; ++i) {
+      Lapack<T>::gesdd(jobz, m, n, work_a.data<T>() + i * m * n, m, s.data<T>() + i * k,
+                       compute_uv ? u.data<T>() + i * m * uc : &dummy, ldu,
+                       compute_uv ? vh.data<T>() + i * vr * n : &dummy, std::max(ldvt, 1), work.data(),
+                       static_cast<int>(work.size()), iwork.data(), &info);
+      EMBER_CHECK_TYPE(info <= 0, LinAlgError,
+                       "linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned "
+                       "or has too many repeated singular values (error code: ",
+                       info, ").");
+    }
+  });
+  return {u, s, vh};
+}
+
+// Gradient of the reduced SVD (distinct singular values).
+Tensor svd_backward(const Tensor& gu_in, const Tensor& gs, const Tensor& gvh_in, const Tensor& U_in, const Tensor& S,
+                    const Tensor& Vh_in) {
+  int64_t k = S.size(-1), m = U_in.size(-2), n = Vh_in.size(-1);
+  Tensor U = narrow(U_in, -1, 0, k), Vh = narrow(Vh_in, -2, 0, k);
+  Tensor gu = narrow(gu_in, -1, 0, k), gv = mT(narrow(gvh_in, -2, 0, k));
+  Tensor V = mT(Vh);
+  Tensor I = eye_as(k, S);
+  Tensor s2 = mul(S, S);
+  Tensor d = sub(unsqueeze(s2, -2), unsqueeze(s2, -1));  // d_ij = s_j^2 - s_i^2
+  Tensor F = mul(div(wrapped(1.0), add(d, I)), sub(wrapped(1.0), I));
+  Tensor utgu = matmul(mT(U), gu), vtgv = matmul(mT(V), gv);
+  Tensor J = mul(F, sub(utgu, mT(utgu))), K = mul(F, sub(vtgv, mT(vtgv)));
+  Tensor inner = add(add(mul(J, unsqueeze(S, -2)), diag_embed(gs)), mul(unsqueeze(S, -1), K));
+  Tensor ga = matmul(matmul(U, inner), Vh);
+  Tensor sinv = unsqueeze(div(wrapped(1.0), S), -2);
+  if (m > k) ga = add(ga, matmul(mul(sub(gu, matmul(U, utgu)), sinv), Vh));
+  if (n > k) ga = add(ga, matmul(U, mT(mul(sub(gv, matmul(V, vtgv)), sinv))));
+  return ga;
+}
+
+std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vectors) {
+  Shape batch = batch_shape(a);
+  int64_t n = a.size(-1), B = nbatch(batch);
+  Tensor w, v;
+  {
+    autograd::NoGradGuard g;
+    v = fortran_copy(a);
+    w = empty(with(batch, {n}), a.dtype());
+    if (n > 0)
+      dispatch_lapack(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        char jobz = want_vectors ? 'V' : 'N';
+        int info = 0, iq = 0;
+        T wq;
+        Lapack<T>::syevd(jobz, uplo, n, v.data<T>(), n, w.data<T>(), &wq, -1, &iq, -1, &info);
+        std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+        std::vector<int> iwork(std::max(1, iq));
+        for (int64_t i = 0; i < B; ++i) {
+          Lapack<T>::syevd(jobz, uplo, n, v.data<T>() + i * n * n, n, w.data<T>() + i * n, work.data(),
+                           static_cast<int>(work.size()), iwork.data(), static_cast<int>(iwork.size()), &info);
+          EMBER_CHECK_TYPE(info <= 0, LinAlgError,
+                           "linalg.eigh: The algorithm failed to converge because the input matrix is "
+                           "ill-conditioned or has too many repeated eigenvalues (error code: ",
+                           info, ").");
+        }
+      });
+  }
+  if (auto node = lambda_node("LinalgEighBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(w, node);
+    if (want_vectors) autograd::set_history(v, node);
+    node->saved = {SavedVariable(w, true)};
+    if (want_vectors) node->saved.push_back(SavedVariable(v, true));
+    // A = V diag(w) V^T: gA = V (diag(gw) + F o (V^T gV)) V^T, F_ij = 1 / (w_j - w_i).
+    node->fn = [want_vectors](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor& W = s[0];
+      EMBER_CHECK(want_vectors, "linalg.eigvalsh: gradients need the eigenvectors");
+      const Tensor& V = s[1];
+      Tensor I = eye_as(W.size(-1), W);
+      Tensor d = sub(unsqueeze(W, -2), unsqueeze(W, -1));
+      Tensor F = mul(div(wrapped(1.0), add(d, I)), sub(wrapped(1.0), I));
+      Tensor inner = add(diag_embed(g[0]), mul(F, matmul(mT(V), g[1])));
+      return {matmul(matmul(V, inner), mT(V))};
+    };
+  }
+  return {w, v};
+}
+
+// amax / amin over dims with gradient shared among ties (norm's inf orders).
+Tensor extreme(const Tensor& t, std::vector<int64_t> dims, bool keepdim, bool is_max) {
+  int64_t nd = t.dim();
+  for (auto& d : dims) d = wrap_dim(d, nd);
+  std::vector<bool> red(nd, false);
+  for (int64_t d : dims) red[d] = true;
+  Shape perm, kept, keep_shape;
+  int64_t inner = 1;
+  for (int64_t d = 0; d < nd; ++d)
+    if (!red[d]) perm.push_back(d), kept.push_back(t.sizes()[d]);
+  for (int64_t d = 0; d < nd; ++d)
+    if (red[d]) perm.push_back(d), inner *= t.sizes()[d];
+  for (int64_t d = 0; d < nd; ++d) keep_shape.push_back(red[d] ? 1 : t.sizes()[d]);
+  EMBER_CHECK(inner > 0 || t.numel() > 0 || numel_of(kept) == 0, "linalg.norm: Expected a non-empty tensor");
+  EMBER_CHECK(inner > 0, "linalg.norm: cannot compute the max/min over a zero-size dimension");
+  Tensor r;
+  {
+    autograd::NoGradGuard g;
+    Tensor c = contiguous(permute(t, perm));
+    r = empty(kept, t.dtype());
+    int64_t outer = numel_of(kept);
+    dispatch_lapack(t.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* p = c.data<T>();
+      T* o = r.data<T>();
+      for (int64_t i = 0; i < outer; ++i) {
+        T best = p[i * inner];
+        for (int64_t j = 1; j < inner; ++j) {
+          T x = p[i * inner + j];
+          if (x != x || (best == best && (is_max ? x > best : x < best))) best = x;
+        }
+        o[i] = best;
+      }
+    });
+    r = reshape(r, keepdim ? keep_shape : kept);
+  }
+  if (auto node = lambda_node(is_max ? "AmaxBackward0" : "AminBackward0", autograd::make_node<LambdaBackward>(t))) {
+    autograd::set_history(r, node);
+    node->saved = {SavedVariable(t, false), SavedVariable(r, true)};
+    node->fn = [keep_shape](const TensorList& g, const TensorList& s) -> TensorList {
+      Tensor res = reshape(s[1], keep_shape), gg = reshape(g[0], keep_shape);
+      Tensor mask = to_dtype(eq(s[0], res), s[0].dtype());
+      std::vector<int64_t> all;
+      for (int64_t d = 0; d < s[0].dim(); ++d)
+        if (keep_shape[d] == 1) all.push_back(d);
+      Tensor cnt = sum(mask, all, true);
+      return {mul(div(mask, cnt), gg)};
+    };
+  }
+  return r;
+}
+
+std::vector<int64_t> all_dims(const Tensor& t) {
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < t.dim(); ++i) d.push_back(i);
+  return d;
+}
+
+Tensor vector_norm(const Tensor& a, double ord, OptDims dims, bool keepdim) {
+  std::vector<int64_t> d = dims && !dims->empty() ? *dims : all_dims(a);
+  if (a.dim() == 0) d = {};
+  OptDims od = d.empty() ? OptDims(std::nullopt) : OptDims(d);
+  Tensor x = abs_(a);
+  if (std::isinf(ord)) {
+    if (a.dim() == 0) return x;
+    return extreme(x, d, keepdim, ord > 0);
+  }
+  if (ord == 0) return sum(to_dtype(ne(a, wrapped(0.0)), a.dtype()), od, keepdim);
+  if (ord == 1) return sum(x, od, keepdim);
+  if (ord == 2) return sqrt_(sum(mul(a, a), od, keepdim));
+  return pow(sum(pow(x, wrapped(ord)), od, keepdim), wrapped(1.0 / ord));
+}
+
+Tensor matrix_norm(const Tensor& a, const std::string& ord_str, double ord, int64_t d0, int64_t d1, bool keepdim) {
+  int64_t nd = a.dim();
+  d0 = wrap_dim(d0, nd), d1 = wrap_dim(d1, nd);
+  EMBER_CHECK(d0 != d1, "linalg.matrix_norm: dims must be different. Got (", d0, ", ", d1, ")");
+  auto restore = [&](Tensor r) {  // r has the two dims reduced away
+    if (!keepdim) return r;
+    int64_t lo = std::min(d0, d1), hi = std::max(d0, d1);
+    return unsqueeze(unsqueeze(r, lo), hi);
+  };
+  if (ord_str == "fro") return sqrt_(sum(mul(a, a), std::vector<int64_t>{d0, d1}, keepdim));
+  if (ord_str == "nuc" || std::abs(ord) == 2) {
+    Tensor m = movedim(a, {d0, d1}, {nd - 2, nd - 1});
+    Tensor s = linalg_svdvals(m);
+    if (ord_str == "nuc") return restore(sum(s, std::vector<int64_t>{-1}));
+    return restore(extreme(s, {-1}, false, ord > 0));
+  }
+  EMBER_CHECK(ord_str.empty(), "linalg.matrix_norm: Order ", ord_str, " not supported.");
+  EMBER_CHECK(std::isinf(ord) || std::abs(ord) == 1, "linalg.matrix_norm: Order ", ord, " not supported.");
+  // inf: max over rows of the absolute row sums (sum along d1); 1: max over columns (sum along d0).
+  bool rows = std::isinf(ord);
+  Tensor sums = sum(abs_(a), std::vector<int64_t>{rows ? d1 : d0}, true);
+  return restore(squeeze(extreme(sums, {rows ? d0 : d1}, true, ord > 0), std::vector<int64_t>{d0, d1}));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+Tensor linalg_inv(const Tensor& a) {
+  check_square(a, "linalg.inv");
+  return inv_core(a);
+}
+
+Tensor linalg_det(const Tensor& a) {
+  check_square(a, "linalg.det");
+  Tensor d, sign, logabs;
+  {
+    autograd::NoGradGuard g;
+    std::tie(sign, logabs) = linalg_slogdet(a);
+    d = empty(sign.sizes(), a.dtype());
+    dispatch_lapack(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < d.numel(); ++i) d.data<T>()[i] = sign.data<T>()[i] * std::exp(logabs.data<T>()[i]);
+    });
+  }
+  if (auto node = lambda_node("LinalgDetBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(d, node);
+    node->saved = {SavedVariable(a, false), SavedVariable(d, true)};
+    // d det / dA = det * A^{-T}
+    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+      Tensor c = unsqueeze(unsqueeze(mul(g[0], s[1]), -1), -1);
+      return {mul(c, mT(inv_core(s[0])))};
+    };
+  }
+  return d;
+}
+
+std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a) {
+  check_square(a, "linalg.slogdet");
+  Shape batch = batch_shape(a);
+  int64_t n = a.size(-1);
+  Tensor sign = empty(batch, a.dtype()), logabs = empty(batch, a.dtype());
+  {
+    autograd::NoGradGuard g;
+    LU f = lu_factor(a);
+    dispatch_lapack(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < nbatch(batch); ++i) {
+        const T* p = f.lu.data<T>() + i * n * n;
+        const int* piv = f.piv.data<int>() + i * n;
+        T sg = 1, la = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          T x = p[j * n + j];
+          if (piv[j] != j + 1) sg = -sg;
+          if (x < 0) sg = -sg;
+          if (x == 0) sg = 0;
+          la += std::log(std::abs(x));
+        }
+        sign.data<T>()[i] = sg;
+        logabs.data<T>()[i] = sg == 0 ? -std::numeric_limits<T>::infinity() : la;
+      }
+    });
+  }
+  if (auto node = lambda_node("LinalgSlogdetBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(sign, node);
+    autograd::set_history(logabs, node);
+    node->saved = {SavedVariable(a, false)};
+    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+      return {mul(unsqueeze(unsqueeze(g[1], -1), -1), mT(inv_core(s[0])))};
+    };
+  }
+  return {sign, logabs};
+}
+
+Tensor linalg_solve(const Tensor& a, const Tensor& b, bool left) {
+  check_square(a, "linalg.solve");
+  check_float(b, "linalg.solve");
+  EMBER_CHECK(a.dtype() == b.dtype(), "linalg.solve: Expected A and B to have the same dtype, but found A of type ",
+              dtype_name(a.dtype()), " and B of type ", dtype_name(b.dtype()), " instead");
+  if (!left) return mT(linalg_solve(mT(a), mT(b), true));
+  int64_t n = a.size(-1);
+  // B is a vector (or batch of vectors) when it has one dim less than A and matches A's leading shape.
+  bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(b.sizes().begin(), b.sizes().end()) ==
+                                                               Shape(a.sizes().begin(), a.sizes().end() - 1));
+  Tensor B = vector ? unsqueeze(b, -1) : b;
+  EMBER_CHECK(B.dim() >= 2, "linalg.solve: The input tensor B must have at least 2 dimensions.");
+  EMBER_CHECK(B.size(-2) == n, "linalg.solve: Incompatible shapes of A and B for the equation AX = B (", a.size(-2),
+              "x", n, " and ", B.size(-2), "x", B.size(-1), ")");
+  Shape batch = broadcast_shapes(batch_shape(a), batch_shape(B), "linalg.solve");
+  Tensor A = expand(a, with(batch, {n, n}));
+  Tensor Bx = expand(B, with(batch, {n, B.size(-1)}));
+  Tensor x = solve_core(A, Bx, "torch.linalg.solve");
+  return vector ? squeeze(x, std::vector<int64_t>{-1}) : x;
+}
+
+Tensor linalg_cholesky(const Tensor& a, bool upper) {
+  check_square(a, "linalg.cholesky");
+  Tensor l = cholesky_core(a);
+  return upper ? mT(l) : l;
+}
+
+std::pair<Tensor, Tensor> linalg_qr(const Tensor& a, const std::string& mode) {
+  check_matrix(a, "linalg.qr");
+  EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
+              "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  return qr_core(a, mode);
+}
+
+std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrices) {
+  check_matrix(a, "linalg.svd");
+  auto [u, s, vh] = svd_raw(a, full_matrices, true);
+  if (auto node = lambda_node("LinalgSvdBackward0", autograd::make_node<LambdaBackward>(a))) {
+    autograd::set_history(u, node);
+    autograd::set_history(s, node);
+    autograd::set_history(vh, node);
+    node->saved = {SavedVariable(u, true), SavedVariable(s, true), SavedVariable(vh, true)};
+    node->fn = [](const TensorList& g, const TensorList& sv) -> TensorList {
+      return {svd_backward(g[0], g[1], g[2], sv[0], sv[1], sv[2])};
+    };
+  }
+  return {u, s, vh};
+}
+
+Tensor linalg_svdvals(const Tensor& a) {
+  check_matrix(a, "linalg.svdvals");
+  if (autograd::GradMode::is_enabled() && autograd::requires_grad(a)) return std::get<1>(linalg_svd(a, false));
+  return std::get<1>(svd_raw(a, false, false));
+}
+
+std::pair<Tensor, Tensor> linalg_eigh(const Tensor& a, const std::string& uplo) {
+  check_float(a, "linalg_eigh_cpu", true);
+  check_square(a, "linalg.eigh");
+  EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
+              "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
+  return eigh_core(a, static_cast<char>(std::toupper(uplo[0])), true);
+}
+
+Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
+  check_float(a, "linalg_eigh_cpu", true);
+  check_square(a, "linalg.eigvalsh");
+  EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
+              "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
+  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  return eigh_core(a, static_cast<char>(std::toupper(uplo[0])), grad).first;
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond,
+                                                        const std::string& driver) {
+  check_matrix(a, "torch.linalg.lstsq");
+  check_float(b, "torch.linalg.lstsq");
+  EMBER_CHECK(a.dtype() == b.dtype(), "torch.linalg.lstsq: Expected input and other to have the same dtype, but got ",
+              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  if (driver != "gelsy")
+    EMBER_NOT_IMPLEMENTED("torch.linalg.lstsq: driver '", driver, "' is not supported; Ember implements 'gelsy'");
+  bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(b.sizes().begin(), b.sizes().end()) ==
+                                                               Shape(a.sizes().begin(), a.sizes().end() - 1));
+  Tensor B = vector ? unsqueeze(b, -1) : b;
+  int64_t m = a.size(-2), n = a.size(-1), k = B.size(-1);
+  EMBER_CHECK(B.dim() == a.dim(),
+              "torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+              "(input.dim() - other.dim()) <= 1");
+  EMBER_CHECK(B.size(-2) == m, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)");
+  Shape batch = broadcast_shapes(batch_shape(a), batch_shape(B), "torch.linalg.lstsq");
+  Tensor A = expand(a, with(batch, {m, n}));
+  Tensor Bx = expand(B, with(batch, {m, k}));
+  int64_t nb = nbatch(batch), mx = std::max(m, n);
+  Tensor rank = empty(batch, ScalarType::Int64), sol;
+  {
+    autograd::NoGradGuard g;
+    Tensor aw = fortran_copy(A);
+    Tensor bw = fortran_empty(batch, mx, k, a.dtype());
+    if (bw.numel() > 0) {
+      fill_(bw, 0);
+      Tensor head = narrow(bw, -2, 0, m);
+      copy_(head, Bx);
+    }
+    dispatch_lapack(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T rc = rcond ? static_cast<T>(*rcond) : std::numeric_limits<T>::epsilon() * static_cast<T>(mx);
+      std::vector<int> jpvt(std::max<int64_t>(n, 1));
+      for (int64_t i = 0; i < nb; ++i) {
+        int info = 0, r = 0;
+        if (m == 0 || n == 0) {
+          rank.data<int64_t>()[i] = 0;
+          continue;
+        }
+        std::fill(jpvt.begin(), jpvt.end(), 0);
+        T wq;
+        T* pa = aw.data<T>() + i * m * n;
+        T* pb = bw.data<T>() + i * mx * k;
+        Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, &wq, -1, &info);
+        std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+        Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work.data(), static_cast<int>(work.size()),
+                         &info);
+        rank.data<int64_t>()[i] = r;
+      }
+    });
+    sol = narrow(bw, -2, 0, n);
+    if (n > mx) sol = zeros(with(batch, {n, k}), a.dtype());
+  }
+  // Gradients: the same least-squares solution written as pinv(A) @ B.
+  if (autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b)))
+    sol = matmul(linalg_pinv(A), Bx);
+  if (vector) sol = squeeze(sol, std::vector<int64_t>{-1});
+  return {sol, empty({0}, a.dtype()), rank, empty({0}, a.dtype())};
+}
+
+namespace {
+// Default tolerance: rtol = eps * max(m, n) when neither is given; atol = 0.
+std::pair<double, double> tolerances(const Tensor& a, std::optional<double> atol, std::optional<double> rtol) {
+  double eps =
+      a.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  double at = atol.value_or(0.0);
+  double rt = rtol ? *rtol : ((atol && *atol > 0) ? 0.0 : eps * static_cast<double>(std::max(a.size(-2), a.size(-1))));
+  return {at, rt};
+}
+// The singular values (or |eigenvalues|) kept: s > max(atol, rtol * max(s)).
+Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
+  autograd::NoGradGuard g;
+  Tensor smax = s_abs.size(-1) > 0 ? extreme(s_abs, {-1}, true, true) : zeros(s_abs.sizes(), s_abs.dtype());
+  Tensor tol = scale(smax, rt);
+  Tensor atv = full(tol.sizes(), Scalar(at), tol.dtype());
+  Tensor thr = add(mul(to_dtype(ge(tol, atv), tol.dtype()), sub(tol, atv)), atv);  // max(tol, atol)
+  return to_dtype(gt(s_abs, thr), s_abs.dtype());
+}
+}  // namespace
+
+Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  check_matrix(a, "linalg.pinv");
+  auto [at, rt] = tolerances(a, atol, rtol);
+  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  if (hermitian && !grad) {  // with grad, the SVD path gives the general pinv gradient (as torch)
+    auto [w, v] = eigh_core(a, 'L', true);
+    Tensor mask = kept_mask(abs_(autograd::detach(w)), at, rt);
+    Tensor winv = mul(div(mask, add(w, sub(wrapped(1.0), mask))), wrapped(1.0));
+    return matmul(mul(v, unsqueeze(winv, -2)), mT(v));
+  }
+  auto [u, s, vh] = linalg_svd(a, false);
+  Tensor mask = kept_mask(autograd::detach(s), at, rt);
+  Tensor sinv = div(mask, add(s, sub(wrapped(1.0), mask)));  // 1/s where kept, else 0
+  return matmul(mul(mT(vh), unsqueeze(sinv, -2)), mT(u));
+}
+
+Tensor linalg_matrix_rank(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  check_matrix(a, "linalg.matrix_rank");
+  autograd::NoGradGuard g;
+  auto [at, rt] = tolerances(a, atol, rtol);
+  Tensor s = hermitian ? abs_(eigh_core(a, 'L', false).first) : std::get<1>(svd_raw(a, false, false));
+  return sum(to_dtype(kept_mask(s, at, rt), ScalarType::Int64), std::vector<int64_t>{-1});
+}
+
+Tensor linalg_matrix_power(const Tensor& a, int64_t n) {
+  EMBER_CHECK(a.dim() >= 2, "linalg.matrix_power: The input tensor A must have at least 2 dimensions.");
+  EMBER_CHECK(a.size(-1) == a.size(-2), "linalg.matrix_power: A must be batches of square matrices, but they are ",
+              a.size(-2), " by ", a.size(-1), " matrices");
+  if (n == 0) {
+    Tensor r = contiguous(expand(eye(a.size(-1), a.size(-1), a.dtype()), a.sizes()));
+    if (auto node = lambda_node("LinalgMatrixPowerBackward0", autograd::make_node<LambdaBackward>(a))) {
+      autograd::set_history(r, node);
+      Shape s = a.sizes();
+      ScalarType dt = a.dtype();
+      node->fn = [s, dt](const TensorList&, const TensorList&) -> TensorList { return {zeros(s, dt)}; };
+    }
+    return r;
+  }
+  Tensor base = a;
+  if (n < 0) {
+    base = linalg_inv(a);
+    n = -n;
+  }
+  if (n == 1) return base.is_same(a) ? clone(a) : base;
+  Tensor result;
+  while (n > 0) {  // square-and-multiply
+    if (n & 1) result = result.defined() ? matmul(result, base) : base;
+    n >>= 1;
+    if (n) base = matmul(base, base);
+  }
+  return result;
+}
+
+Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
+  EMBER_CHECK(a.dim() == b.dim(), "linalg.cross: inputs must have the same number of dimensions.");
+  EMBER_CHECK(a.dtype() == b.dtype(), "linalg.cross: expected both inputs to have the same dtype, but got ",
+              dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+  Shape shape = broadcast_shapes(a.sizes(), b.sizes(), "linalg.cross");
+  int64_t d = wrap_dim(dim, static_cast<int64_t>(shape.size()));
+  EMBER_CHECK(a.size(d) == 3 && b.size(d) == 3, "linalg.cross: inputs dimension ", dim, " must have length 3. Got ",
+              a.size(d), " and ", b.size(d));
+  Tensor out = empty(shape, a.dtype());
+  {
+    autograd::NoGradGuard g;
+    Tensor A = expand(a, shape), B = expand(b, shape);
+    for (int64_t i = 0; i < 3; ++i) {
+      int64_t j = (i + 1) % 3, k = (i + 2) % 3;
+      Tensor c = sub(mul(select(A, d, j), select(B, d, k)), mul(select(A, d, k), select(B, d, j)));
+      Tensor dst = select(out, d, i);
+      copy_(dst, c);
+    }
+  }
+  if (auto node = lambda_node("LinalgCrossBackward0", autograd::make_node<LambdaBackward>(a, b))) {
+    autograd::set_history(out, node);
+    node->saved = {SavedVariable(a, false), SavedVariable(b, false)};
+    // d(a x b): ga = b x g, gb = g x a (summed back over broadcasting).
+    node->fn = [d](const TensorList& g, const TensorList& s) -> TensorList {
+      Shape shape = g[0].sizes();
+      Tensor ga = linalg_cross(expand(s[1], shape), g[0], d);
+      Tensor gb = linalg_cross(g[0], expand(s[0], shape), d);
+      return {autograd::sum_to(ga, s[0].sizes()), autograd::sum_to(gb, s[1].sizes())};
+    };
+  }
+  return out;
+}
+
+Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string& ord_str, OptDims dims, bool keepdim) {
+  check_float(a, "linalg.norm");
+  bool matrix = !ord_str.empty() || (dims && dims->size() == 2) || (!dims && ord && a.dim() == 2);
+  if (dims)
+    EMBER_CHECK(dims->size() == 1 || dims->size() == 2,
+                "linalg.norm: If dim is specified, it must be of length 1 or 2. Got ", dims->size());
+  if (!dims && (ord || !ord_str.empty()))
+    EMBER_CHECK(a.dim() == 1 || a.dim() == 2,
+                "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got ", a.dim(), "D.");
+  if (!ord && ord_str.empty()) {  // 2-norm of the flattened input (Frobenius for matrices)
+    return vector_norm(a, 2.0, dims, keepdim);
+  }
+  if (matrix) {
+    int64_t d0 = dims ? (*dims)[0] : -2, d1 = dims ? (*dims)[1] : -1;
+    return matrix_norm(a, ord_str, ord.value_or(0.0), d0, d1, keepdim);
+  }
+  return vector_norm(a, *ord, dims, keepdim);
+}
+
+}  // namespace ember

@@ -1,0 +1,541 @@
+// Binary and ternary pointwise ops beyond arithmetic (binary.cpp): atan2, maximum/minimum,
+// fmax/fmin, hypot, copysign, fmod, logical and bitwise ops, shifts; lerp, addcmul, addcdiv,
+// clamp with tensor bounds, where; isclose/allclose/equal.
+#include <cmath>
+#include <limits>
+
+#include "ember/autograd/functions.h"
+#include "ember/cpu/loops.h"
+#include "ember/ops/elementwise.h"
+
+namespace ember {
+namespace {
+
+using autograd::LambdaBackward;
+using autograd::SavedVariable;
+using autograd::TensorList;
+using ew::num;
+
+enum class Kind : uint8_t {
+  FloatValued,  // ints and bool compute in the default float dtype
+  FloatOnly,    // floating types only
+  Numeric,      // ints and floats
+  All,          // every real dtype
+  Logical,      // any dtypes in, bool out
+  Integral,     // bool and ints
+  IntegerOnly,  // ints (shifts)
+};
+
+struct Info {
+  const char* name;
+  Kind kind;
+  const char* node;  // backward node name; null: not differentiable
+};
+
+Info info(PointwiseOp op) {
+  using K = Kind;
+  switch (op) {
+    // clang-format off
+    case PointwiseOp::Atan2:      return {"atan2", K::FloatValued, "Atan2Backward0"};
+    case PointwiseOp::Maximum:    return {"maximum", K::All, "MaximumBackward0"};
+    case PointwiseOp::Minimum:    return {"minimum", K::All, "MinimumBackward0"};
+    case PointwiseOp::Fmax:       return {"fmax", K::All, "FmaxBackward0"};
+    case PointwiseOp::Fmin:       return {"fmin", K::All, "FminBackward0"};
+    case PointwiseOp::Hypot:      return {"hypot", K::FloatOnly, "HypotBackward0"};
+    case PointwiseOp::Copysign:   return {"copysign", K::FloatValued, "CopysignBackward0"};
+    case PointwiseOp::Fmod:       return {"fmod", K::Numeric, "FmodBackward0"};
+    case PointwiseOp::LogicalAnd: return {"logical_and", K::Logical, nullptr};
+    case PointwiseOp::LogicalOr:  return {"logical_or", K::Logical, nullptr};
+    case PointwiseOp::LogicalXor: return {"logical_xor", K::Logical, nullptr};
+    case PointwiseOp::BitwiseAnd: return {"bitwise_and", K::Integral, nullptr};
+    case PointwiseOp::BitwiseOr:  return {"bitwise_or", K::Integral, nullptr};
+    case PointwiseOp::BitwiseXor: return {"bitwise_xor", K::Integral, nullptr};
+    case PointwiseOp::LeftShift:  return {"bitwise_left_shift", K::IntegerOnly, nullptr};
+    case PointwiseOp::RightShift: return {"bitwise_right_shift", K::IntegerOnly, nullptr};
+      // clang-format on
+  }
+  return {"?", Kind::All, nullptr};
+}
+
+[[noreturn]] void not_implemented(const char* name, ScalarType t) {
+  EMBER_NOT_IMPLEMENTED("\"", name, "\" not implemented for '", dtype_name(t), "'");
+}
+
+template <typename M>
+M nan_max(M a, M b) {
+  if constexpr (std::is_integral_v<M>)
+    return a > b ? a : b;
+  else
+    return a != a ? a : (b != b ? b : (a > b ? a : b));
+}
+template <typename M>
+M nan_min(M a, M b) {
+  if constexpr (std::is_integral_v<M>)
+    return a < b ? a : b;
+  else
+    return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
+
+template <typename T>
+void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
+  using M = opmath_t<T>;
+  constexpr bool kFloat = !std::is_integral_v<T>;
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  switch (op) {
+    case PointwiseOp::Atan2:
+      if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
+      break;
+    case PointwiseOp::Hypot:
+      if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::hypot(a, b); });
+      break;
+    case PointwiseOp::Copysign:
+      if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::copysign(a, b); });
+      break;
+    case PointwiseOp::Maximum:
+      binary_loop<T, T>(it, [](M a, M b) -> M { return nan_max(a, b); });
+      break;
+    case PointwiseOp::Minimum:
+      binary_loop<T, T>(it, [](M a, M b) -> M { return nan_min(a, b); });
+      break;
+    case PointwiseOp::Fmax:
+      if constexpr (kFloat)
+        binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmax(a, b); });
+      else
+        binary_loop<T, T>(it, [](M a, M b) -> M { return a > b ? a : b; });
+      break;
+    case PointwiseOp::Fmin:
+      if constexpr (kFloat)
+        binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmin(a, b); });
+      else
+        binary_loop<T, T>(it, [](M a, M b) -> M { return a < b ? a : b; });
+      break;
+    case PointwiseOp::Fmod:
+      if constexpr (kFloat)
+        binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmod(a, b); });
+      else if constexpr (!kBool)
+        binary_loop<T, T>(it, [](M a, M b) -> M { return static_cast<M>(a % b); });
+      break;
+    case PointwiseOp::LogicalAnd:
+      binary_loop<bool, T>(it, [](M a, M b) -> bool { return static_cast<bool>(a) && static_cast<bool>(b); });
+      break;
+    case PointwiseOp::LogicalOr:
+      binary_loop<bool, T>(it, [](M a, M b) -> bool { return static_cast<bool>(a) || static_cast<bool>(b); });
+      break;
+    case PointwiseOp::LogicalXor:
+      binary_loop<bool, T>(it, [](M a, M b) -> bool { return static_cast<bool>(a) != static_cast<bool>(b); });
+      break;
+    case PointwiseOp::BitwiseAnd:
+      if constexpr (!kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return static_cast<M>(a & b); });
+      break;
+    case PointwiseOp::BitwiseOr:
+      if constexpr (!kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return static_cast<M>(a | b); });
+      break;
+    case PointwiseOp::BitwiseXor:
+      if constexpr (!kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return static_cast<M>(a ^ b); });
+      break;
+    case PointwiseOp::LeftShift:  // shifting by the width or more (or by a negative count) gives 0
+      if constexpr (!kFloat && !kBool) {
+        using U = std::make_unsigned_t<M>;
+        constexpr M bits = static_cast<M>(sizeof(M) * 8);
+        binary_loop<T, T>(
+            it, [](M a, M b) -> M { return (b < 0 || b >= bits) ? M(0) : static_cast<M>(static_cast<U>(a) << b); });
+      }
+      break;
+    case PointwiseOp::RightShift:  // ... and the sign for right shifts
+      if constexpr (!kFloat && !kBool) {
+        constexpr M bits = static_cast<M>(sizeof(M) * 8);
+        binary_loop<T, T>(it, [](M a, M b) -> M {
+          return (b < 0 || b >= bits) ? static_cast<M>(a < 0 ? -1 : 0) : static_cast<M>(a >> b);
+        });
+      }
+      break;
+  }
+}
+
+bool any_zero(const Tensor& t) {
+  Tensor c = contiguous(t);
+  return EMBER_DISPATCH_ALL(c.dtype(), "check", [&]() -> bool {
+    const scalar_t* p = c.data<scalar_t>();
+    for (int64_t i = 0; i < c.numel(); ++i)
+      if (static_cast<opmath_t<scalar_t>>(p[i]) == 0) return true;
+    return false;
+  });
+}
+
+ScalarType binary_compute_dtype(const Info& inf, ScalarType common) {
+  if (is_complex(common)) not_implemented(inf.name, common);
+  switch (inf.kind) {
+    case Kind::FloatValued:
+      return is_floating_point(common) ? common : default_dtype();
+    case Kind::FloatOnly:
+      if (!is_floating_point(common)) not_implemented(inf.name, common);
+      return common;
+    case Kind::Numeric:
+      if (common == ScalarType::Bool) not_implemented(inf.name, common);
+      return common;
+    case Kind::Integral:
+      if (!is_integral(common, true)) not_implemented(inf.name, common);
+      return common;
+    case Kind::IntegerOnly:
+      if (!is_integral(common, false)) not_implemented(inf.name, common);
+      return common;
+    case Kind::All:
+    case Kind::Logical:
+      return common;
+  }
+  return common;
+}
+
+Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
+  ScalarType compute = binary_compute_dtype(inf, result_type(a, b));
+  ScalarType result = inf.kind == Kind::Logical ? ScalarType::Bool : compute;
+  Tensor ca = to_dtype(a, compute), cb = to_dtype(b, compute);
+  if (op == PointwiseOp::Fmod && is_integral(compute, false) && cb.numel() > 0 && any_zero(cb))
+    throw Error("ZeroDivisionError");
+  return ew::run(inf.name, {ca, cb}, result, std::move(out), inplace, [&](const TensorIter& it) {
+    EMBER_DISPATCH_ALL(compute, inf.name, [&] { binary_kernel_t<scalar_t>(op, it); });
+  });
+}
+
+// Gradient g reduced to the shape and dtype of the input `like` (undoes broadcasting).
+Tensor reduce_to(const Tensor& g, const Tensor& like) {
+  Tensor r = autograd::sum_to(g, like.sizes());
+  return r.dtype() == like.dtype() ? r : to_dtype(r, like.dtype());
+}
+
+// Gradients of (a, b) for the differentiable binary ops; y is the result.
+TensorList binary_derivative(PointwiseOp op, const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y) {
+  Tensor ga, gb;
+  switch (op) {
+    case PointwiseOp::Atan2: {
+      Tensor denom = add(mul(a, a), mul(b, b));
+      ga = mul(g, div(b, denom)), gb = mul(g, div(neg(a), denom));
+      break;
+    }
+    case PointwiseOp::Maximum:
+    case PointwiseOp::Minimum: {  // ties split the gradient evenly
+      Tensor wins = op == PointwiseOp::Maximum ? gt(a, b) : lt(a, b);
+      Tensor wa = add(mul(wins, num(1.0)), mul(eq(a, b), num(0.5)));
+      Tensor wb = add(mul(op == PointwiseOp::Maximum ? lt(a, b) : gt(a, b), num(1.0)), mul(eq(a, b), num(0.5)));
+      ga = mul(g, wa), gb = mul(g, wb);
+      break;
+    }
+    case PointwiseOp::Fmax:
+    case PointwiseOp::Fmin: {  // the gradient goes to the operand that was taken
+      Tensor takes_a = logical_or(op == PointwiseOp::Fmax ? ge(a, b) : le(a, b), isnan(b));
+      ga = mul(g, takes_a), gb = mul(g, logical_not(takes_a));
+      break;
+    }
+    case PointwiseOp::Hypot:
+      ga = mul(g, div(a, y)), gb = mul(g, div(b, y));
+      break;
+    case PointwiseOp::Copysign: {  // +-1 where a != 0; b gets none
+      Tensor ratio = where(eq(a, num(0)), num(0), div(y, a));
+      ga = mul(g, ratio), gb = mul(g, num(0));
+      break;
+    }
+    case PointwiseOp::Fmod:
+      ga = g, gb = mul(neg(g), trunc(div(a, b)));
+      break;
+    default:
+      EMBER_NOT_IMPLEMENTED("derivative for ", info(op).name, " is not implemented");
+  }
+  return {reduce_to(ga, a), reduce_to(gb, b)};
+}
+
+// ---- ternary ops ----
+
+// out = f(x, y, z) with all three inputs of type in_t (or bool for where's condition), with a
+// contiguous fast path and one for a broadcast third operand (a Python-number weight/value).
+template <typename out_t, typename A, typename B, typename C, typename F>
+void ternary_loop(const TensorIter& it, const F& f) {
+  it.for_each([&f](char** d, const int64_t* s, int64_t n) {
+    auto* o = reinterpret_cast<out_t*>(d[0]);
+    auto* x = reinterpret_cast<const A*>(d[1]);
+    auto* y = reinterpret_cast<const B*>(d[2]);
+    auto* z = reinterpret_cast<const C*>(d[3]);
+    const bool dense = s[0] == sizeof(out_t) && s[1] == sizeof(A) && s[2] == sizeof(B);
+    if (dense && s[3] == sizeof(C)) {
+      for (int64_t k = 0; k < n; ++k) o[k] = f(x[k], y[k], z[k]);
+    } else if (dense && s[3] == 0) {
+      const C zv = *z;
+      for (int64_t k = 0; k < n; ++k) o[k] = f(x[k], y[k], zv);
+    } else {
+      for (int64_t k = 0; k < n; ++k)
+        *reinterpret_cast<out_t*>(d[0] + k * s[0]) =
+            f(*reinterpret_cast<const A*>(d[1] + k * s[1]), *reinterpret_cast<const B*>(d[2] + k * s[2]),
+              *reinterpret_cast<const C*>(d[3] + k * s[3]));
+    }
+  });
+}
+
+// Shared by the ternary ops: out=/in-place handling and the in-place autograd path around
+// `raw(out, inplace)`, and recording via `record(result)` when an input requires grad.
+template <typename Raw, typename Record>
+Tensor ternary_driver(const char* name, const Tensor& self, std::initializer_list<const Tensor*> inputs, Tensor out,
+                      bool inplace, const Raw& raw, const Record& record,
+                      const std::function<Tensor(const Tensor&)>& redo) {
+  bool grad = autograd::GradMode::is_enabled() && autograd::any_requires_grad(inputs);
+  if (!grad) return raw(std::move(out), inplace);
+  if (inplace) return ew::inplace_with_grad(self, redo);
+  ew::check_no_out_grad(name, out);
+  Tensor r = raw(Tensor(), false);
+  record(r);
+  return r;
+}
+
+}  // namespace
+
+const char* pointwise_op_name(PointwiseOp op) { return info(op).name; }
+
+Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
+  const Info inf = info(op);
+  if (inf.node && autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b))) {
+    if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return pointwise_op(op, prev, b); });
+    ew::check_no_out_grad(inf.name, out);
+    Tensor y = pointwise_raw(op, inf, a, b, Tensor(), false);
+    if (auto n = autograd::make_node<LambdaBackward>(a, b)) {
+      n->name_ = inf.node;
+      autograd::set_history(y, n);
+      n->saved = {SavedVariable(a, false), SavedVariable(b, false),
+                  op == PointwiseOp::Hypot || op == PointwiseOp::Copysign ? SavedVariable(y, true) : SavedVariable()};
+      n->fn = [op](const TensorList& g, const TensorList& s) { return binary_derivative(op, g[0], s[0], s[1], s[2]); };
+    }
+    return y;
+  }
+  return pointwise_raw(op, inf, a, b, std::move(out), inplace);
+}
+
+#define EMBER_DEFINE_POINTWISE(fn, E) \
+  Tensor fn(const Tensor& a, const Tensor& b) { return pointwise_op(PointwiseOp::E, a, b); }
+EMBER_DEFINE_POINTWISE(atan2, Atan2)
+EMBER_DEFINE_POINTWISE(maximum, Maximum)
+EMBER_DEFINE_POINTWISE(minimum, Minimum)
+EMBER_DEFINE_POINTWISE(fmax, Fmax)
+EMBER_DEFINE_POINTWISE(fmin, Fmin)
+EMBER_DEFINE_POINTWISE(hypot, Hypot)
+EMBER_DEFINE_POINTWISE(copysign, Copysign)
+EMBER_DEFINE_POINTWISE(fmod, Fmod)
+EMBER_DEFINE_POINTWISE(logical_and, LogicalAnd)
+EMBER_DEFINE_POINTWISE(logical_or, LogicalOr)
+EMBER_DEFINE_POINTWISE(logical_xor, LogicalXor)
+EMBER_DEFINE_POINTWISE(bitwise_and, BitwiseAnd)
+EMBER_DEFINE_POINTWISE(bitwise_or, BitwiseOr)
+EMBER_DEFINE_POINTWISE(bitwise_xor, BitwiseXor)
+EMBER_DEFINE_POINTWISE(bitwise_left_shift, LeftShift)
+EMBER_DEFINE_POINTWISE(bitwise_right_shift, RightShift)
+#undef EMBER_DEFINE_POINTWISE
+
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor out, bool inplace) {
+  EMBER_CHECK(self.dtype() == end.dtype(), "expected dtype ", dtype_name(self.dtype()), " for `end` but got dtype ",
+              dtype_name(end.dtype()));
+  ScalarType dt = self.dtype();
+  if (!is_floating_point(dt)) not_implemented("lerp", dt);
+  auto raw = [&](Tensor o, bool ip) {
+    Tensor w = to_dtype(weight, dt);
+    return ew::run("lerp", {self, end, w}, dt, std::move(o), ip, [&](const TensorIter& it) {
+      EMBER_DISPATCH_FLOAT(dt, "lerp", [&] {
+        using M = opmath_t<scalar_t>;
+        ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t s, scalar_t e, scalar_t w_) {
+          const M a = s, b = e, t = w_;
+          return static_cast<scalar_t>(std::fabs(t) < M(0.5) ? a + t * (b - a) : b - (b - a) * (M(1) - t));
+        });
+      });
+    });
+  };
+  auto record = [&](const Tensor& r) {
+    if (auto n = autograd::make_node<LambdaBackward>(self, end, weight)) {
+      n->name_ = "LerpBackward1";
+      n->saved = {SavedVariable(self, false), SavedVariable(end, false), SavedVariable(weight, false)};
+      n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+        // g - g * w rather than g * (1 - w): a Python-number w stays a double.
+        Tensor ge = mul(g[0], s[2]), gs = sub(g[0], ge), gw = mul(g[0], sub(s[1], s[0]));
+        return {reduce_to(gs, s[0]), reduce_to(ge, s[1]), reduce_to(gw, s[2])};
+      };
+      autograd::set_history(r, n);
+    }
+  };
+  return ternary_driver("lerp", self, {&self, &end, &weight}, std::move(out), inplace, raw, record,
+                        [&](const Tensor& prev) { return lerp(prev, end, weight); });
+}
+
+namespace {
+// self + value * t1 (*|/) t2.
+Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value, Tensor out,
+            bool inplace) {
+  const char* name = is_div ? "addcdiv" : "addcmul";
+  if (is_div && is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true))
+    throw Error(
+        "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true "
+        "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+        "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+        "tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value "
+        "* tensor1 / tensor2), for all dtypes.");
+  ScalarType dt = result_type({self, t1, t2});
+  if (dt == ScalarType::Bool || is_complex(dt)) not_implemented(name, dt);
+  auto raw = [&](Tensor o, bool ip) {
+    Tensor a = to_dtype(self, dt), b = to_dtype(t1, dt), c = to_dtype(t2, dt);
+    return ew::run(name, {a, b, c}, dt, std::move(o), ip, [&](const TensorIter& it) {
+      EMBER_DISPATCH_NUMERIC(dt, name, [&] {
+        using M = opmath_t<scalar_t>;
+        const M v = value.to<M>();
+        if (is_div)
+          ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [v](scalar_t x, scalar_t y, scalar_t z) {
+            return static_cast<scalar_t>(static_cast<M>(x) + v * (static_cast<M>(y) / static_cast<M>(z)));
+          });
+        else
+          ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [v](scalar_t x, scalar_t y, scalar_t z) {
+            return static_cast<scalar_t>(static_cast<M>(x) + v * static_cast<M>(y) * static_cast<M>(z));
+          });
+      });
+    });
+  };
+  auto record = [&](const Tensor& r) {
+    if (auto n = autograd::make_node<LambdaBackward>(self, t1, t2)) {
+      n->name_ = is_div ? "AddcdivBackward0" : "AddcmulBackward0";
+      n->saved = {SavedVariable(self, false), SavedVariable(t1, false), SavedVariable(t2, false)};
+      double v = value.to_double();
+      n->fn = [is_div, v](const TensorList& g, const TensorList& s) -> TensorList {
+        Tensor gv = mul(g[0], num(v));
+        Tensor g1 = is_div ? div(gv, s[2]) : mul(gv, s[2]);
+        Tensor g2 = is_div ? neg(div(mul(gv, s[1]), mul(s[2], s[2]))) : mul(gv, s[1]);
+        return {reduce_to(g[0], s[0]), reduce_to(g1, s[1]), reduce_to(g2, s[2])};
+      };
+      autograd::set_history(r, n);
+    }
+  };
+  return ternary_driver(name, self, {&self, &t1, &t2}, std::move(out), inplace, raw, record,
+                        [&](const Tensor& prev) { return addc(is_div, prev, t1, t2, value, Tensor(), false); });
+}
+}  // namespace
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value, Tensor out, bool inplace) {
+  return addc(false, self, t1, t2, value, std::move(out), inplace);
+}
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, Scalar value, Tensor out, bool inplace) {
+  return addc(true, self, t1, t2, value, std::move(out), inplace);
+}
+
+Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor out, bool inplace) {
+  EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
+  ScalarType dt = result_type({self, min, max});
+  if ((dt == ScalarType::Bool && min.defined() && max.defined()) || is_complex(dt)) not_implemented("clamp", dt);
+  auto raw = [&](Tensor o, bool ip) {
+    // An absent bound is the type's extreme, so one kernel serves clamp, clamp_min and clamp_max.
+    Tensor lo = min.defined() ? to_dtype(min, dt) : Tensor(), hi = max.defined() ? to_dtype(max, dt) : Tensor();
+    EMBER_DISPATCH_ALL(dt, "clamp", [&] {
+      using M = opmath_t<scalar_t>;
+      constexpr bool kFloat = !std::is_integral_v<M>;
+      if (!lo.defined())
+        lo = scalar_tensor(Scalar(kFloat ? -std::numeric_limits<double>::infinity()
+                                         : static_cast<double>(std::numeric_limits<M>::lowest())),
+                           dt);
+      if (!hi.defined())
+        hi = scalar_tensor(Scalar(kFloat ? std::numeric_limits<double>::infinity()
+                                         : static_cast<double>(std::numeric_limits<M>::max())),
+                           dt);
+      if constexpr (!kFloat) {  // int64 extremes are not exact in double
+        if (!min.defined()) lo = scalar_tensor(Scalar(static_cast<int64_t>(std::numeric_limits<M>::lowest())), dt);
+        if (!max.defined()) hi = scalar_tensor(Scalar(static_cast<int64_t>(std::numeric_limits<M>::max())), dt);
+      }
+    });
+    Tensor x = to_dtype(self, dt);
+    return ew::run("clamp", {x, lo, hi}, dt, std::move(o), ip, [&](const TensorIter& it) {
+      EMBER_DISPATCH_ALL(dt, "clamp", [&] {
+        using M = opmath_t<scalar_t>;
+        ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t xs, scalar_t ls, scalar_t hs) {
+          const M v = xs, l = ls, h = hs;
+          const M r = v < l ? l : v;
+          return static_cast<scalar_t>(v != v ? v : (r > h ? h : r));
+        });
+      });
+    });
+  };
+  auto record = [&](const Tensor& r) {
+    if (auto n = autograd::make_node<LambdaBackward>(self, min, max)) {
+      n->name_ = "ClampBackward0";
+      n->saved = {SavedVariable(self, false), SavedVariable(min, false), SavedVariable(max, false)};
+      n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+        const Tensor &x = s[0], &lo = s[1], &hi = s[2];
+        Tensor keep = lo.defined() ? ge(x, lo) : Tensor();
+        if (hi.defined()) keep = keep.defined() ? logical_and(keep, le(x, hi)) : le(x, hi);
+        TensorList out{reduce_to(mul(g[0], keep), x), Tensor(), Tensor()};
+        // With min > max the result is max everywhere.
+        const bool both = lo.defined() && hi.defined();
+        if (lo.defined()) out[1] = reduce_to(mul(g[0], both ? logical_and(lt(x, lo), le(lo, hi)) : lt(x, lo)), lo);
+        if (hi.defined()) out[2] = reduce_to(mul(g[0], both ? logical_or(gt(x, hi), gt(lo, hi)) : gt(x, hi)), hi);
+        return out;
+      };
+      autograd::set_history(r, n);
+    }
+  };
+  return ternary_driver("clamp", self, {&self, &min, &max}, std::move(out), inplace, raw, record,
+                        [&](const Tensor& prev) { return clamp(prev, min, max); });
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
+  EMBER_CHECK(cond.dtype() == ScalarType::Bool,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              cond.dtype() == ScalarType::Float32 ? "Float" : dtype_name(cond.dtype()));
+  ScalarType dt = result_type(a, b);
+  auto raw = [&](Tensor o, bool) {
+    Tensor x = to_dtype(a, dt), y = to_dtype(b, dt);
+    return ew::run("where", {cond, x, y}, dt, std::move(o), false, [&](const TensorIter& it) {
+      EMBER_DISPATCH_ALL(dt, "where", [&] {
+        ternary_loop<scalar_t, bool, scalar_t, scalar_t>(it, [](bool c, scalar_t u, scalar_t v) { return c ? u : v; });
+      });
+    });
+  };
+  auto record = [&](const Tensor& r) {
+    if (auto n = autograd::make_node<LambdaBackward>(cond, a, b)) {
+      n->name_ = "WhereBackward0";
+      n->saved = {SavedVariable(cond, false), SavedVariable(a, false), SavedVariable(b, false)};
+      n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+        Tensor zero = num(0);
+        return {Tensor(), reduce_to(where(s[0], g[0], zero), s[1]), reduce_to(where(s[0], zero, g[0]), s[2])};
+      };
+      autograd::set_history(r, n);
+    }
+  };
+  return ternary_driver("where", a, {&a, &b}, std::move(out), false, raw, record, nullptr);
+}
+
+// ---- comparisons that answer "how close" ----
+
+namespace {
+bool all_true(const Tensor& mask) {
+  Tensor c = contiguous(mask);
+  const bool* p = c.data<bool>();
+  for (int64_t i = 0; i < c.numel(); ++i)
+    if (!p[i]) return false;
+  return true;
+}
+}  // namespace
+
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  EMBER_CHECK(a.dtype() == b.dtype(), dtype_name(a.dtype()), " did not match ", dtype_name(b.dtype()));
+  EMBER_CHECK(rtol >= 0, "rtol must be greater than or equal to zero, but got ", rtol);
+  EMBER_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got ", atol);
+  autograd::NoGradGuard no_grad;
+  Tensor close = eq(a, b);
+  if (equal_nan && is_floating_point(a.dtype())) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  if (rtol == 0 && atol == 0) return close;
+  // Integers compare in double so |a - b| cannot overflow.
+  Tensor x = is_floating_point(a.dtype()) ? a : to_dtype(a, ScalarType::Float64);
+  Tensor y = is_floating_point(b.dtype()) ? b : to_dtype(b, ScalarType::Float64);
+  Tensor diff = abs(sub(x, y));
+  Tensor allowed = add(num(atol), mul(num(rtol), abs(y)));
+  return logical_or(close, logical_and(isfinite(diff), le(diff, allowed)));
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  return all_true(isclose(a, b, rtol, atol, equal_nan));
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  if (a.sizes() != b.sizes()) return false;
+  autograd::NoGradGuard no_grad;
+  return all_true(eq(a, b));
+}
+
+}  // namespace ember

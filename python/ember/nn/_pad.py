@@ -1,0 +1,79 @@
+"""ember.nn.functional.pad: constant, reflect, replicate and circular padding.
+
+Built from ember ops (slicing, cat and index_select), so gradients come from the parts.
+"""
+import ember
+
+
+def _index(n, left, right, mode):
+    """Source positions along a dim of size n for a padded dim of size n + left + right."""
+    out = []
+    for i in range(-left, n + right):
+        if mode == "reflect":
+            period = 2 * (n - 1)
+            j = abs(i) % period if period else 0
+            out.append(j if j < n else period - j)
+        elif mode == "replicate":
+            out.append(min(max(i, 0), n - 1))
+        else:  # circular
+            out.append(i % n)
+    return out
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads the last len(pad) // 2 dims of input; pad = (left_last, right_last, left_prev, ...)."""
+    pad = list(pad)
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    npairs = len(pad) // 2
+    if npairs > input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode == "constant":
+        out = input
+        for k in range(npairs):
+            d = input.dim() - 1 - k
+            left, right = pad[2 * k], pad[2 * k + 1]
+            if left < 0:
+                out = out.narrow(d, -left, out.shape[d] + left)
+                left = 0
+            if right < 0:
+                out = out.narrow(d, 0, out.shape[d] + right)
+                right = 0
+            parts = []
+            fill = 0 if value is None else value
+            if left:
+                s = list(out.shape)
+                s[d] = left
+                parts.append(ember.full(s, fill, dtype=out.dtype))
+            parts.append(out)
+            if right:
+                s = list(out.shape)
+                s[d] = right
+                parts.append(ember.full(s, fill, dtype=out.dtype))
+            if len(parts) > 1:
+                out = ember.cat(parts, d)
+        return out if out is not input else input.clone()
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if input.dim() - npairs not in (1, 2) and not (input.dim() == npairs and False):
+        if not (npairs <= 3 and input.dim() in (npairs + 1, npairs + 2)):
+            raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now "
+                                      f"(got input of dim {input.dim()} and pad of length {len(pad)})")
+    out = input
+    for k in range(npairs):
+        d = input.dim() - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        n = out.shape[d]
+        if mode == "reflect" and (left >= n or right >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({left}, {right}) at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (left > n or right > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "replicate" and n == 0:
+            raise RuntimeError("input tensor must have non-zero size in the padded dims")
+        idx = _index(n, left, right, mode)
+        out = ember.index_select(out, d, ember.tensor(idx, dtype=ember.int64))
+    return out

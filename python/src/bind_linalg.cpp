@@ -1,0 +1,125 @@
+// Linear algebra: products (ember.mv, addmm, einsum, ...) and the ember._C._linalg functions
+// that python/ember/linalg.py wraps into torch.linalg's API (named tuples, LinAlgError).
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
+
+#include "common.h"
+
+namespace ember::py {
+namespace {
+
+Scalar scalar_kw(nb::handle h, const char* name) {
+  Scalar s = 1;
+  if (!h.is_none() && !to_scalar(h, s)) throw nb::type_error((std::string(name) + " must be a number").c_str());
+  return s;
+}
+
+std::vector<Tensor> tensor_list(nb::args args, const char* op) {
+  std::vector<Tensor> out;
+  if (args.size() == 1 && !nb::isinstance<Tensor>(args[0])) {  // einsum(eq, [a, b])
+    for (nb::handle h : args[0]) out.push_back(tensor_arg(h, op));
+    return out;
+  }
+  for (nb::handle h : args) out.push_back(tensor_arg(h, op));
+  return out;
+}
+
+// An addmm-style op: f(input, a, b, *, beta=1, alpha=1) and the Tensor method.
+template <Tensor (*F)(const Tensor&, const Tensor&, const Tensor&, Scalar, Scalar)>
+void def_add_product(nb::module_& m, nb::class_<Tensor>& cls, const char* name, const char* a, const char* b) {
+  auto fn = [](const Tensor& input, const Tensor& x, const Tensor& y, nb::handle beta, nb::handle alpha) {
+    return F(input, x, y, scalar_kw(beta, "beta"), scalar_kw(alpha, "alpha"));
+  };
+  m.def(name, fn, nb::arg("input"), nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(),
+        nb::arg("alpha") = nb::none());
+  cls.def(name, fn, nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(), nb::arg("alpha") = nb::none());
+}
+
+std::optional<double> opt_double(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return nb::cast<double>(h);
+}
+
+}  // namespace
+
+void bind_linalg(nb::module_& m) {
+  auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
+  m.def("mv", &mv, nb::arg("input"), nb::arg("vec"));
+  cls.def("mv", &mv, nb::arg("vec"));
+  m.def("dot", &dot, nb::arg("input"), nb::arg("tensor"));
+  cls.def("dot", &dot, nb::arg("tensor"));
+  m.def("vdot", &vdot, nb::arg("input"), nb::arg("other"));
+  cls.def("vdot", &vdot, nb::arg("other"));
+  def_add_product<&addmm>(m, cls, "addmm", "mat1", "mat2");
+  def_add_product<&addmv>(m, cls, "addmv", "mat", "vec");
+  def_add_product<&baddbmm>(m, cls, "baddbmm", "batch1", "batch2");
+  def_add_product<&addbmm>(m, cls, "addbmm", "batch1", "batch2");
+  m.def("einsum", [](const std::string& eq, nb::args ops) { return einsum(eq, tensor_list(ops, "einsum")); });
+  m.def(
+      "tensordot",
+      [](const Tensor& a, const Tensor& b, nb::handle dims) {
+        if (nb::isinstance<nb::int_>(dims)) return tensordot(a, b, nb::cast<int64_t>(dims));
+        if (nb::isinstance<Tensor>(dims)) {
+          Tensor d = nb::cast<Tensor>(dims);
+          if (d.dim() == 0) return tensordot(a, b, item(d).to_int());
+          dims = nb::cast(nb::module_::import_("builtins").attr("list")(dims.attr("tolist")()));
+        }
+        std::vector<nb::object> pair;
+        for (nb::handle h : dims) pair.push_back(nb::borrow(h));
+        if (pair.size() != 2) throw nb::value_error("tensordot expects dims to be an int or a pair of lists");
+        auto as_list = [](nb::handle h) {
+          if (nb::isinstance<nb::int_>(h)) return Shape{nb::cast<int64_t>(h)};
+          Shape s;
+          for (nb::handle x : h) s.push_back(nb::cast<int64_t>(x));
+          return s;
+        };
+        return tensordot(a, b, as_list(pair[0]), as_list(pair[1]));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("dims") = 2);
+
+  nb::module_ l = m.def_submodule("_linalg", "LAPACK-backed functions wrapped by ember.linalg");
+  l.def("inv", &linalg_inv);
+  l.def("det", &linalg_det);
+  l.def("slogdet", &linalg_slogdet);
+  l.def("solve", &linalg_solve, nb::arg("A"), nb::arg("B"), nb::arg("left") = true);
+  l.def("cholesky", &linalg_cholesky, nb::arg("A"), nb::arg("upper") = false);
+  l.def("qr", &linalg_qr, nb::arg("A"), nb::arg("mode") = "reduced");
+  l.def("svd", &linalg_svd, nb::arg("A"), nb::arg("full_matrices") = true);
+  l.def("svdvals", &linalg_svdvals);
+  l.def("eigh", &linalg_eigh, nb::arg("A"), nb::arg("UPLO") = "L");
+  l.def("eigvalsh", &linalg_eigvalsh, nb::arg("A"), nb::arg("UPLO") = "L");
+  l.def(
+      "lstsq",
+      [](const Tensor& a, const Tensor& b, nb::handle rcond, nb::handle driver) {
+        return linalg_lstsq(a, b, opt_double(rcond), driver.is_none() ? "gelsy" : nb::cast<std::string>(driver));
+      },
+      nb::arg("A"), nb::arg("B"), nb::arg("rcond") = nb::none(), nb::arg("driver") = nb::none());
+  l.def(
+      "pinv",
+      [](const Tensor& a, nb::handle atol, nb::handle rtol, bool hermitian) {
+        return linalg_pinv(a, opt_double(atol), opt_double(rtol), hermitian);
+      },
+      nb::arg("A"), nb::arg("atol") = nb::none(), nb::arg("rtol") = nb::none(), nb::arg("hermitian") = false);
+  l.def(
+      "matrix_rank",
+      [](const Tensor& a, nb::handle atol, nb::handle rtol, bool hermitian) {
+        return linalg_matrix_rank(a, opt_double(atol), opt_double(rtol), hermitian);
+      },
+      nb::arg("A"), nb::arg("atol") = nb::none(), nb::arg("rtol") = nb::none(), nb::arg("hermitian") = false);
+  l.def("matrix_power", &linalg_matrix_power, nb::arg("A"), nb::arg("n"));
+  l.def("cross", &linalg_cross, nb::arg("input"), nb::arg("other"), nb::arg("dim") = -1);
+  l.def(
+      "norm",
+      [](const Tensor& a, nb::handle ord, nb::handle dim, bool keepdim) {
+        std::optional<double> o;
+        std::string os;
+        if (nb::isinstance<nb::str>(ord))
+          os = nb::cast<std::string>(ord);
+        else if (!ord.is_none())
+          o = nb::cast<double>(ord);
+        return linalg_norm(a, o, os, dims_arg(dim), keepdim);
+      },
+      nb::arg("A"), nb::arg("ord") = nb::none(), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+}
+
+}  // namespace ember::py

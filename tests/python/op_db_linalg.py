@@ -1,0 +1,197 @@
+"""Linear-algebra rows for the op table (op_db.py loads this file's OPS).
+
+LAPACK ops get well-conditioned inputs (a random matrix plus n*I; A A^T + n I where a positive-
+definite one is needed, (A + A^T)/2 where a symmetric one is), and decompositions are checked
+through quantities that do not depend on the sign/gauge of singular/eigen vectors.
+"""
+import math
+
+import torch
+
+from op_db import OpInfo, Sample, make_tensor
+
+F = ["float32", "float64"]
+FI = ["float32", "float64", "int64"]  # int64: torch raises, so must ember
+TOL = {"float32": 1e-4}
+
+
+def mk(shape, dt, seed, lo=None, hi=None):
+    return make_tensor(shape, dt, seed, lo, hi)
+
+
+def square(shape, dt, seed):
+    """A random square matrix (or batch) made diagonally dominant: well-conditioned."""
+    n = shape[-1]
+    return mk(shape, dt, seed, -1, 1) + (n * torch.eye(n)).to(getattr(torch, dt))
+
+
+def square_samples(dt):
+    return [Sample("2d", square((3, 3), dt, 1)),
+            Sample("batched", square((2, 3, 4, 4), dt, 2)),
+            Sample("transposed", square((4, 4), dt, 3).t()),
+            Sample("1x1", square((1, 1), dt, 4))]
+
+
+def rect_samples(dt):
+    return [Sample("tall", mk((5, 3), dt, 1)), Sample("wide", mk((3, 5), dt, 2)),
+            Sample("square", square((4, 4), dt, 3)), Sample("batched", mk((2, 4, 3), dt, 4)),
+            Sample("transposed", mk((3, 4), dt, 5).t())]
+
+
+def pd(lib, a):
+    n = a.shape[-1]
+    return a @ a.mT + n * lib.eye(n, dtype=a.dtype)
+
+
+def symm(a):
+    return (a + a.mT) / 2
+
+
+def L(name, call, samples, **kw):
+    kw.setdefault("tol_per_dtype", TOL)
+    return OpInfo("linalg." + name, call=call, samples=samples, method=False, **kw)
+
+
+def _svd_recon(lib, a):
+    U, S, Vh = lib.linalg.svd(a, full_matrices=False)
+    return (U * (S * S * S).unsqueeze(-2)) @ Vh  # = A A^T A: gauge-invariant, uses U, S and V
+
+
+def _svd_polar(lib, a):
+    U, S, Vh = lib.linalg.svd(a, full_matrices=False)
+    return U @ Vh
+
+
+def _eigh_recon(lib, a, **kw):
+    w, V = lib.linalg.eigh(symm(a), **kw)
+    return (V * (w * w * w).unsqueeze(-2)) @ V.mT
+
+
+def _eigh_vecsq(lib, a, **kw):
+    w, V = lib.linalg.eigh(symm(a), **kw)
+    return V * V + w.unsqueeze(-2)
+
+
+def _qr_proj(lib, a, mode="reduced"):
+    Q, R = lib.linalg.qr(a, mode=mode)
+    return Q @ Q.mT + (R.mT @ R).sum()  # both invariant under Q->QD, R->DR (D = diag(+-1))
+
+
+OPS = [
+    OpInfo("mv", samples=lambda dt: [Sample("2d", mk((3, 4), dt, 1), mk((4,), dt, 2)),
+                                     Sample("transposed", mk((4, 3), dt, 3).t(), mk((4,), dt, 4))],
+           dtypes=FI, rtol=1e-5),
+    OpInfo("dot", samples=lambda dt: [Sample("1d", mk((5,), dt, 1), mk((5,), dt, 2)),
+                                      Sample("strided", mk((10,), dt, 3)[::2], mk((5,), dt, 4))],
+           dtypes=FI, rtol=1e-5),
+    OpInfo("vdot", samples=lambda dt: [Sample("1d", mk((5,), dt, 1), mk((5,), dt, 2))], dtypes=FI, rtol=1e-5),
+    OpInfo("addmm", samples=lambda dt: [
+        Sample("2d", mk((3, 5), dt, 1), mk((3, 4), dt, 2), mk((4, 5), dt, 3)),
+        Sample("broadcast_beta_alpha", mk((5,), dt, 4), mk((3, 4), dt, 5), mk((4, 5), dt, 6), beta=0.5, alpha=2),
+        Sample("transposed", mk((3, 5), dt, 7), mk((4, 3), dt, 8).t(), mk((4, 5), dt, 9))],
+        dtypes=F, rtol=1e-5),
+    OpInfo("addmm_beta0", call=lambda lib, i, a, b: lib.addmm(i, a, b, beta=0),
+           samples=lambda dt: [Sample("nan_input", torch.full((3, 5), math.nan, dtype=getattr(torch, dt)),
+                                      mk((3, 4), dt, 2), mk((4, 5), dt, 3))], dtypes=F, rtol=1e-5, grad=False),
+    OpInfo("addmv", samples=lambda dt: [
+        Sample("1d", mk((3,), dt, 1), mk((3, 4), dt, 2), mk((4,), dt, 3)),
+        Sample("beta_alpha", mk((1,), dt, 4), mk((3, 4), dt, 5), mk((4,), dt, 6), beta=2, alpha=-1)],
+        dtypes=F, rtol=1e-5),
+    OpInfo("baddbmm", samples=lambda dt: [
+        Sample("3d", mk((2, 3, 5), dt, 1), mk((2, 3, 4), dt, 2), mk((2, 4, 5), dt, 3)),
+        Sample("broadcast", mk((3, 5), dt, 4), mk((2, 3, 4), dt, 5), mk((2, 4, 5), dt, 6), beta=0.5, alpha=3)],
+        dtypes=F, rtol=1e-5),
+    OpInfo("addbmm", samples=lambda dt: [
+        Sample("3d", mk((3, 5), dt, 1), mk((2, 3, 4), dt, 2), mk((2, 4, 5), dt, 3)),
+        Sample("beta_alpha", mk((5,), dt, 4), mk((2, 3, 4), dt, 5), mk((2, 4, 5), dt, 6), beta=2, alpha=0.5)],
+        dtypes=F, rtol=1e-5),
+    OpInfo("einsum", samples=lambda dt: [
+        Sample("mm", "ij,jk->ik", mk((3, 4), dt, 1), mk((4, 5), dt, 2)),
+        Sample("bmm", "bij,bjk->bik", mk((2, 3, 4), dt, 3), mk((2, 4, 5), dt, 4)),
+        Sample("trace", "ii", mk((4, 4), dt, 5)),
+        Sample("diag", "ii->i", mk((4, 4), dt, 6)),
+        Sample("transpose", "ij->ji", mk((3, 4), dt, 7)),
+        Sample("sum", "ij->", mk((3, 4), dt, 8)),
+        Sample("outer", "i,j->ij", mk((3,), dt, 9), mk((4,), dt, 10)),
+        Sample("dot", "i,i->", mk((5,), dt, 11), mk((5,), dt, 12)),
+        Sample("implicit", "ij,jk", mk((3, 4), dt, 13), mk((4, 5), dt, 14)),
+        Sample("ellipsis", "...ij,...jk->...ik", mk((2, 3, 4), dt, 15), mk((4, 2), dt, 16)),
+        Sample("ellipsis_broadcast", "b...,...->b...", mk((2, 3, 1), dt, 17), mk((4,), dt, 18)),
+        Sample("three", "ij,jk,kl->il", mk((2, 3), dt, 19), mk((3, 4), dt, 20), mk((4, 2), dt, 21)),
+        Sample("batch_trace", "bii->b", mk((3, 4, 4), dt, 22)),
+        Sample("bilinear", "bn,anm,bm->ba", mk((2, 3), dt, 23), mk((4, 3, 5), dt, 24), mk((2, 5), dt, 25)),
+        Sample("repeated_mixed", "iij,jk->ik", mk((3, 3, 4), dt, 26), mk((4, 2), dt, 27)),
+        Sample("transposed", "ij,jk->ik", mk((4, 3), dt, 28).t(), mk((4, 5), dt, 29)),
+    ], dtypes=FI, rtol=1e-5, method=False),
+    OpInfo("tensordot", samples=lambda dt: [
+        Sample("int", mk((2, 3, 4), dt, 1), mk((3, 4, 5), dt, 2), dims=2),
+        Sample("zero", mk((2, 3), dt, 3), mk((4,), dt, 4), dims=0),
+        Sample("lists", mk((3, 4, 5), dt, 5), mk((4, 3, 2), dt, 6), dims=([0, 1], [1, 0])),
+        Sample("default", mk((2, 3, 4), dt, 7), mk((3, 4), dt, 8))], dtypes=FI, rtol=1e-5, method=False),
+    OpInfo("linalg.matmul", call=lambda lib, a, b: lib.linalg.matmul(a, b), method=False,
+           samples=lambda dt: [Sample("bmm", mk((2, 3, 4), dt, 1), mk((4, 2), dt, 2))], dtypes=F, rtol=1e-5),
+    L("inv", lambda lib, a: lib.linalg.inv(a), square_samples, dtypes=FI),
+    L("det", lambda lib, a: lib.linalg.det(a), square_samples, dtypes=FI),
+    L("slogdet_logabs", lambda lib, a: lib.linalg.slogdet(a).logabsdet,
+      lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=FI),
+    L("slogdet_sign", lambda lib, a: lib.linalg.slogdet(a).sign,
+      lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=F, grad=False),
+    L("solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), lambda dt: [
+        Sample("matrix", square((3, 3), dt, 1), mk((3, 2), dt, 2)),
+        Sample("vector", square((3, 3), dt, 3), mk((3,), dt, 4)),
+        Sample("batched_broadcast", square((2, 3, 3), dt, 5), mk((3, 4), dt, 6)),
+        Sample("batch_vectors", square((2, 3, 3), dt, 7), mk((2, 3), dt, 8)),
+        Sample("right", square((3, 3), dt, 9), mk((2, 3), dt, 10), left=False)], dtypes=FI),
+    L("cholesky", lambda lib, a, **k: lib.linalg.cholesky(pd(lib, a), **k), lambda dt: [
+        Sample("2d", mk((3, 3), dt, 1)), Sample("batched", mk((2, 4, 4), dt, 2)),
+        Sample("upper", mk((3, 3), dt, 3), upper=True)], dtypes=F),
+    L("qr", _qr_proj, lambda dt: [Sample("tall", mk((5, 3), dt, 1)), Sample("square", square((4, 4), dt, 2)),
+                                  Sample("wide", mk((3, 5), dt, 3)), Sample("batched", mk((2, 4, 3), dt, 4))],
+      dtypes=F),
+    L("svd", _svd_recon, rect_samples, dtypes=F),
+    L("svd_polar", _svd_polar, rect_samples, dtypes=F),
+    L("svdvals", lambda lib, a: lib.linalg.svdvals(a), rect_samples, dtypes=FI),
+    L("eigh", _eigh_recon, lambda dt: [Sample("2d", mk((4, 4), dt, 1)), Sample("batched", mk((2, 3, 3), dt, 2)),
+                                       Sample("upper", mk((3, 3), dt, 3), UPLO="U")], dtypes=F),
+    L("eigh_vectors", _eigh_vecsq, lambda dt: [Sample("2d", mk((4, 4), dt, 1)),
+                                               Sample("batched", mk((2, 3, 3), dt, 2))], dtypes=F),
+    L("eigvalsh", lambda lib, a, **k: lib.linalg.eigvalsh(symm(a), **k),
+      lambda dt: [Sample("2d", mk((4, 4), dt, 1)), Sample("upper", mk((3, 3), dt, 3), UPLO="U")], dtypes=F),
+    L("eigvalsh_uplo_raw", lambda lib, a, **k: lib.linalg.eigvalsh(a, **k),
+      lambda dt: [Sample("lower", mk((4, 4), dt, 1)), Sample("upper", mk((4, 4), dt, 1), UPLO="U")],
+      dtypes=FI, grad=False),
+    L("lstsq", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, lambda dt: [
+        Sample("tall", mk((5, 3), dt, 1), mk((5, 2), dt, 2)),
+        Sample("square", square((3, 3), dt, 3), mk((3, 2), dt, 4)),
+        Sample("batched", mk((2, 5, 3), dt, 5), mk((1, 5, 2), dt, 6)),
+        Sample("vector", mk((5, 3), dt, 7), mk((5,), dt, 8))], dtypes=FI),
+    L("pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), rect_samples, dtypes=F),
+    L("pinv_hermitian", lambda lib, a: lib.linalg.pinv(symm(a), hermitian=True),
+      lambda dt: [Sample("2d", square((3, 3), dt, 7)), Sample("batched", square((2, 4, 4), dt, 8))], dtypes=F),
+    L("matrix_rank", lambda lib, a, **k: lib.linalg.matrix_rank(a, **k), lambda dt: rect_samples(dt) + [
+        Sample("deficient", mk((4, 2), dt, 8) @ mk((2, 4), dt, 9)),
+        Sample("atol", mk((4, 4), dt, 10), atol=1.0)], dtypes=F, grad=False),
+    L("matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), lambda dt: [
+        Sample("p0", square((3, 3), dt, 1), 0), Sample("p1", square((3, 3), dt, 2), 1),
+        Sample("p3", square((2, 3, 3), dt, 3), 3), Sample("p5", square((3, 3), dt, 5), 5),
+        Sample("neg2", square((3, 3), dt, 4), -2)], dtypes=F, rtol=1e-4),
+    L("cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), lambda dt: [
+        Sample("2d", mk((4, 3), dt, 1), mk((4, 3), dt, 2)),
+        Sample("broadcast", mk((2, 1, 3), dt, 3), mk((1, 4, 3), dt, 4)),
+        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], dtypes=FI),
+    L("norm", lambda lib, a, *r, **k: lib.linalg.norm(a, *r, **k), lambda dt: [
+        Sample("default", mk((3, 4), dt, 1)), Sample("vector", mk((5,), dt, 2)),
+        Sample("v1", mk((5,), dt, 3), 1), Sample("v3", mk((5,), dt, 4), 3),
+        Sample("vinf", mk((5,), dt, 5), math.inf), Sample("vneginf", mk((5,), dt, 6), -math.inf),
+        Sample("vhalf", mk((5,), dt, 7, 0.5, 2), 0.5),
+        Sample("dim", mk((3, 4), dt, 8), 2, 1), Sample("dim_keep", mk((3, 4), dt, 9), None, 0, True),
+        Sample("fro", mk((3, 4), dt, 10), "fro"), Sample("nuc", mk((3, 4), dt, 11), "nuc"),
+        Sample("m1", mk((3, 4), dt, 12), 1), Sample("mneg1", mk((3, 4), dt, 13), -1),
+        Sample("minf", mk((3, 4), dt, 14), math.inf), Sample("mneginf", mk((3, 4), dt, 15), -math.inf),
+        Sample("m2", mk((3, 4), dt, 16), 2), Sample("mneg2", mk((3, 4), dt, 17), -2),
+        Sample("batched_dims", mk((2, 3, 4), dt, 18), "fro", (0, 2)),
+        Sample("batched_nuc_keep", mk((2, 3, 4), dt, 19), "nuc", (1, 2), True),
+        Sample("m1_dims_keep", mk((2, 3, 4), dt, 20), 1, (2, 1), True)], dtypes=F),
+    L("norm_ord0", lambda lib, a: lib.linalg.norm(a, 0), lambda dt: [Sample("v", mk((5,), dt, 1))], dtypes=F,
+      grad=False),
+]

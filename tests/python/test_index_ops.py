@@ -1,0 +1,311 @@
+"""Advanced indexing (t[idx], t[idx] = v), in-place index ops, pad and errors, against torch."""
+import numpy as np
+import pytest
+
+import ember
+from conftest import assert_same, torch
+from ember.nn._pad import pad as ember_pad
+
+
+def pair(shape=(4, 5, 6), dtype="float64"):
+    t = torch.arange(int(np.prod(shape)), dtype=getattr(torch, dtype)).reshape(shape)
+    return t, ember.tensor(t.numpy())
+
+
+def conv(lib, idx):
+    """The index with torch tensors replaced by lib tensors."""
+    if isinstance(idx, tuple):
+        return tuple(conv(lib, i) for i in idx)
+    if isinstance(idx, torch.Tensor):
+        return lib.tensor(idx.numpy()) if lib is ember else idx
+    return idx
+
+
+L = lambda *v: torch.tensor(v)  # noqa: E731
+M = lambda *v: torch.tensor(v, dtype=torch.bool)  # noqa: E731
+
+INDICES = [
+    [0, 2],
+    [[0, 1], [2, 3]],
+    ([0, 1], [1, 2]),
+    (slice(None), [0, 4]),
+    (slice(None), [0, 4], slice(1, 3)),
+    ([0, 1], slice(None), [2, 3]),                 # non-adjacent: broadcast dims first
+    (0, slice(None), [1, 2]),                      # int is a select (PyTorch), not an advanced index
+    ([0, 1], 2),
+    (Ellipsis, [0, 5]),
+    (None, [1, 2], None),
+    (L(0, 3), L(1, 0)),
+    (L(-1, -4),),
+    (L(0, 1).reshape(2, 1), slice(None), L(0, 1, 2)),
+    (L(0, 1).reshape(2, 1), L(0, 1, 2)),
+    (M(True, False, True, True),),
+    (slice(None), M(False, True, True, False, True)),
+    (M(True, False, True, False), L(0, 4)),
+    (True,),
+    (False,),
+    (torch.tensor(True), 1),
+    (Ellipsis, None, torch.tensor(False)),
+    (torch.arange(30).reshape(5, 6) % 4 == 0,) and (slice(1, 2), torch.arange(30).reshape(5, 6) % 4 == 0),
+    ([],),
+    (np.array([3, 1]),),
+    ([[True, False, True, False]],) and (np.array([True, False, True, False]),),
+    (slice(None, None, 2), [1], [[0], [2]]),
+]
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=[str(i)[:40] for i in range(len(INDICES))])
+def test_getitem_matches_torch(idx):
+    t, e = pair()
+    expected = t[conv(torch, idx)]
+    got = e[conv(ember, idx)]
+    assert_same(got, expected)
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=[str(i)[:40] for i in range(len(INDICES))])
+def test_setitem_matches_torch(idx):
+    t, e = pair()
+    shape = t[conv(torch, idx)].shape
+    v = torch.arange(int(np.prod(shape[-1:] if shape else ())), dtype=torch.float64) + 1000
+    t[conv(torch, idx)] = v
+    e[conv(ember, idx)] = ember.tensor(v.numpy())
+    assert_same(e, t)
+    t[conv(torch, idx)] = -1.5
+    e[conv(ember, idx)] = -1.5
+    assert_same(e, t)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32"])
+def test_index_all_dtypes(dtype):
+    t = (torch.arange(12).reshape(3, 4) % 5).to(getattr(torch, dtype))
+    e = ember.from_dlpack(t).clone()
+    idx = ([2, 0], slice(None, 3))
+    assert_same(e[idx], t[idx])
+    t[[0, 2]] = t[[1, 1]]
+    e[[0, 2]] = e[[1, 1]]
+    assert_same(e, t)
+
+
+@pytest.mark.parametrize("idx,exc", [
+    ([0, 5], IndexError),
+    ((slice(None), [7]), IndexError),
+    ([-6], IndexError),
+    ((M(True, False),), IndexError),
+    (([0, 1], [0, 1, 2]), IndexError),
+    ((torch.tensor([0.5]),), IndexError),
+    ((0, 0, 0, [0]), IndexError),
+])
+def test_index_errors(idx, exc):
+    t, e = pair()
+    with pytest.raises(exc):
+        t[conv(torch, idx)]
+    with pytest.raises(exc):
+        e[conv(ember, idx)]
+
+
+def test_out_of_bounds_message():
+    e = ember.zeros(3)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        e[[5]]
+
+
+def test_setitem_shape_mismatch_raises():
+    t, e = pair((3, 4))
+    with pytest.raises(RuntimeError):
+        t[[0, 1]] = torch.zeros(3)
+    with pytest.raises(RuntimeError):
+        e[[0, 1]] = ember.zeros(3)
+
+
+@pytest.mark.parametrize("idx", [([0, 2, 0],), (slice(None), [1, 1, 3]), (M(True, False, True),),
+                                 ([[0], [2]], [1, 3])])
+def test_getitem_gradient(idx):
+    t = torch.arange(12, dtype=torch.float64).reshape(3, 4).requires_grad_()
+    e = ember.tensor(t.detach().numpy()).requires_grad_()
+    ot, oe = t[conv(torch, idx)], e[conv(ember, idx)]
+    w = torch.linspace(-1, 1, ot.numel(), dtype=torch.float64).reshape(ot.shape)
+    (ot * w).sum().backward()
+    (oe * ember.tensor(w.numpy())).sum().backward()
+    assert_same(e.grad, t.grad)
+    assert ember.autograd.gradcheck(lambda x: x[conv(ember, idx)], (e.detach().requires_grad_(),))
+
+
+def test_setitem_gradient():
+    def run(lib, x, v):
+        y = x * 1
+        y[lib.tensor([0, 2])] = v
+        y[:, lib.tensor([1, 3])] = v[:1, :2] * 2
+        return y
+    xt = torch.rand(3, 4, dtype=torch.float64, requires_grad=True)
+    vt = torch.rand(2, 4, dtype=torch.float64, requires_grad=True)
+    xe = ember.tensor(xt.detach().numpy()).requires_grad_()
+    ve = ember.tensor(vt.detach().numpy()).requires_grad_()
+    w = torch.rand(3, 4, dtype=torch.float64)
+    (run(torch, xt, vt) * w).sum().backward()
+    (run(ember, xe, ve) * ember.tensor(w.numpy())).sum().backward()
+    assert_same(xe.grad, xt.grad)
+    assert_same(ve.grad, vt.grad)
+    assert ember.autograd.gradcheck(lambda x, v: run(ember, x, v),
+                                    (xe.detach().requires_grad_(), ve.detach().requires_grad_()))
+
+
+def test_setitem_on_leaf_requiring_grad_raises():
+    e = ember.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        e[[0]] = 1.0
+
+
+def test_index_put_accumulate_duplicates():
+    t, e = pair((5,))
+    t.index_put_((L(0, 0, 3),), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64), accumulate=True)
+    e.index_put_((ember.tensor([0, 0, 3]),), ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64), accumulate=True)
+    assert_same(e, t)
+
+
+INPLACE = [
+    ("masked_fill_", lambda lib: (lib.tensor([True, False, True, False, False, True]), 7)),
+    ("index_fill_", lambda lib: (1, lib.tensor([0, 3]), -2)),
+    ("index_add_", lambda lib: (0, lib.tensor([1, 1]), lib.ones(2, 6, dtype=lib.float64))),
+    ("index_copy_", lambda lib: (0, lib.tensor([2, 0]), lib.ones(2, 6, dtype=lib.float64))),
+    ("scatter_", lambda lib: (1, lib.tensor([[0, 5]]), lib.ones(1, 2, dtype=lib.float64))),
+    ("scatter_add_", lambda lib: (0, lib.tensor([[0, 2, 2]]), lib.ones(1, 3, dtype=lib.float64))),
+    ("scatter_reduce_", lambda lib: (0, lib.tensor([[0, 2, 2]]), lib.ones(1, 3, dtype=lib.float64) * 9, "amax")),
+    ("masked_scatter_", lambda lib: (lib.tensor([True, False, True, False, False, True]),
+                                     lib.arange(20, dtype=lib.float64))),
+    ("put_", lambda lib: (lib.tensor([0, 17]), lib.tensor([5.0, 6.0], dtype=lib.float64))),
+    ("tril_", lambda lib: (1,)),
+    ("triu_", lambda lib: ()),
+]
+
+
+@pytest.mark.parametrize("name,args", INPLACE, ids=[n for n, _ in INPLACE])
+def test_inplace_methods(name, args):
+    t, e = pair((3, 6))
+    rt = getattr(t, name)(*args(torch))
+    re = getattr(e, name)(*args(ember))
+    assert re is e and rt is t
+    assert_same(e, t)
+
+
+@pytest.mark.parametrize("name,args", [a for a in INPLACE if a[0] not in ("scatter_reduce_",)],
+                         ids=[n for n, _ in INPLACE if n != "scatter_reduce_"])
+def test_inplace_methods_gradient(name, args):
+    def run(lib, x):
+        y = x * 2
+        getattr(y, name)(*args(lib))
+        return y
+    xt = torch.rand(3, 6, dtype=torch.float64, requires_grad=True)
+    xe = ember.tensor(xt.detach().numpy()).requires_grad_()
+    w = torch.rand(3, 6, dtype=torch.float64)
+    (run(torch, xt) * w).sum().backward()
+    (run(ember, xe) * ember.tensor(w.numpy())).sum().backward()
+    assert_same(xe.grad, xt.grad)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("padding", [(1, 2), (2, 1, 1, 0), (0, 1, 2, 2)])
+def test_pad_matches_torch(mode, padding):
+    x = torch.arange(2 * 3 * 4, dtype=torch.float64).reshape(1, 2, 3, 4)
+    if mode != "constant" and len(padding) == 2:
+        x = x[0]
+    xt = x.clone().requires_grad_()
+    xe = ember.tensor(x.numpy()).requires_grad_()
+    ot = torch.nn.functional.pad(xt, padding, mode=mode)
+    oe = ember_pad(xe, padding, mode=mode)
+    assert_same(oe, ot.detach())
+    w = torch.rand(ot.shape, dtype=torch.float64)
+    (ot * w).sum().backward()
+    (oe * ember.tensor(w.numpy())).sum().backward()
+    assert_same(xe.grad, xt.grad)
+
+
+def test_pad_constant_value_and_negative():
+    x = torch.arange(12.0).reshape(3, 4)
+    e = ember.tensor(x.numpy())
+    assert_same(ember_pad(e, (1, -1, -1, 2), value=3.5), torch.nn.functional.pad(x, (1, -1, -1, 2), value=3.5))
+
+
+ERRORS = [
+    lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(3, 4)], 1),
+    lambda lib: lib.cat([]),
+    lambda lib: lib.cat([lib.zeros(())]),
+    lambda lib: lib.cat([lib.zeros(2, 3)], 2),
+    lambda lib: lib.stack([lib.zeros(2), lib.zeros(3)]),
+    lambda lib: lib.gather(lib.zeros(2, 3), 1, lib.tensor([[5]])),
+    lambda lib: lib.gather(lib.zeros(2, 3), 1, lib.tensor([0])),
+    lambda lib: lib.gather(lib.zeros(2, 3), 1, lib.tensor([[0.0]])),
+    lambda lib: lib.index_select(lib.zeros(2, 3), 1, lib.tensor([3])),
+    lambda lib: lib.index_select(lib.zeros(2, 3), 1, lib.tensor([[0]])),
+    lambda lib: lib.take(lib.zeros(2, 3), lib.tensor([6])),
+    lambda lib: lib.masked_fill(lib.zeros(2, 3), lib.tensor([1, 0, 1]), 1.0),
+    lambda lib: lib.masked_fill(lib.zeros(2, 3), lib.tensor([True, False]), 1.0),
+    lambda lib: lib.masked_fill(lib.zeros(2, 3), lib.tensor([True, False, True]), lib.ones(2)),
+    lambda lib: lib.tril(lib.zeros(3)),
+    lambda lib: lib.diag(lib.zeros(2, 2, 2)),
+    lambda lib: lib.trace(lib.zeros(3)),
+    lambda lib: lib.zeros(2, 3).repeat(2),
+    lambda lib: lib.split(lib.zeros(5), [2, 2]),
+    lambda lib: lib.chunk(lib.zeros(5), 0),
+    lambda lib: lib.roll(lib.zeros(5), (1, 2), (0,)),
+    lambda lib: lib.zeros(2, 3).scatter(1, lib.tensor([0, 1]), lib.ones(1, 4)),
+    lambda lib: lib.zeros(2, 3).index_add(0, lib.tensor([0]), lib.ones(1, 3, dtype=lib.float64)),
+    lambda lib: lib.searchsorted(lib.tensor([[1, 2]]), lib.tensor([[1], [2]])),
+    lambda lib: lib.broadcast_tensors(lib.zeros(2), lib.zeros(3)),
+    lambda lib: lib.meshgrid(lib.zeros(2, 2)),
+    lambda lib: lib.flip(lib.zeros(2, 3), (0, 0)),
+    lambda lib: lib.diagonal(lib.zeros(2, 3), 0, 1, 1),
+]
+
+
+@pytest.mark.parametrize("fn", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors_match_torch_type(fn):
+    with pytest.raises(Exception) as te:
+        fn(torch)
+    with pytest.raises(type(te.value)):
+        fn(ember)
+
+
+def test_cat_type_promotion_and_empty_rules():
+    a = torch.tensor([[1, 2]], dtype=torch.int32)
+    b = torch.tensor([[0.5, 1.5]], dtype=torch.float16)
+    assert_same(ember.cat([ember.tensor(a.numpy()), ember.tensor(b.numpy())]), torch.cat([a, b]))
+    assert_same(ember.cat([ember.zeros(0), ember.ones(2, 3)]), torch.cat([torch.zeros(0), torch.ones(2, 3)]))
+    out = ember.empty(0)
+    ember.cat([ember.ones(2), ember.zeros(1)], out=out)
+    assert_same(out, torch.tensor([1.0, 1.0, 0.0]))
+
+
+def test_views_share_storage():
+    e = ember.arange(12.0).reshape(3, 4)
+    d = e.diagonal()
+    d[0] = 100
+    assert e[0, 0].item() == 100
+    parts = e.split(2, 1)
+    parts[1][0, 0] = -1
+    assert e[0, 2].item() == -1
+
+
+def test_searchsorted_side_and_sorter():
+    seq = torch.tensor([5, 1, 3, 3, 9])
+    sorter = torch.argsort(seq, stable=True)
+    v = torch.tensor([3, 0, 10])
+    es, ev, eso = (ember.tensor(x.numpy()) for x in (seq, v, sorter))
+    for side in ("left", "right"):
+        assert_same(ember.searchsorted(es, ev, side=side, sorter=eso), torch.searchsorted(seq, v, side=side,
+                                                                                           sorter=sorter))
+    assert_same(ember.searchsorted(ember.tensor([1, 2, 3]), 2, out_int32=True),
+                torch.searchsorted(torch.tensor([1, 2, 3]), 2, out_int32=True))
+
+
+def test_nonzero_as_tuple_and_repeat_interleave_indices():
+    x = torch.tensor([[0, 1], [2, 0]])
+    e = ember.tensor(x.numpy())
+    for a, b in zip(ember.nonzero(e, as_tuple=True), torch.nonzero(x, as_tuple=True)):
+        assert_same(a, b)
+    assert_same(ember.repeat_interleave(ember.tensor([2, 0, 1])), torch.repeat_interleave(torch.tensor([2, 0, 1])))
+
+
+def test_broadcast_shapes():
+    assert ember.broadcast_shapes((2, 1), (3,), 1) == torch.broadcast_shapes((2, 1), (3,), 1)
+    with pytest.raises(RuntimeError):
+        ember.broadcast_shapes((2,), (3,))

@@ -1,0 +1,358 @@
+"""Unary math, activations and pointwise ops: what the op table does not cover (special values,
+accuracy of the vectorized float kernels, promotion, in-place and out= rules, autograd errors,
+error types), always against torch 2.13 (or scipy for torch's own less accurate gradients)."""
+import math
+
+import pytest
+
+import ember
+import ember.nn.functional as EF
+from conftest import assert_same, both, same_error, torch
+
+TF = torch.nn.functional
+
+SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e-30, -1e-30, 1e-3, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5,
+           3.0, -3.0, 10.0, -10.0, 20.5, 88.0, 89.0, -87.5, -104.0, 1e30, -1e30]
+
+FLOAT_OPS = ["abs", "sign", "sgn", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+             "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+             "atanh", "sigmoid", "logit", "erf", "erfc", "erfinv", "lgamma", "digamma", "floor", "ceil", "round",
+             "trunc", "frac", "reciprocal", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num",
+             "logical_not", "signbit", "relu", "selu", "celu", "neg"]
+ACTS = ["relu6", "leaky_relu", "elu", "gelu", "silu", "mish", "softplus", "softsign", "hardtanh", "hardsigmoid",
+        "hardswish", "logsigmoid"]
+
+
+def ember_from(t):
+    """ember tensor with torch tensor t's values and dtype."""
+    e, _ = both(t.tolist(), str(t.dtype).split(".")[-1])
+    return e
+
+
+def same_signs(e, t):
+    """Also compare the sign bit, so -0.0 and 0.0 are told apart (a NaN's sign means nothing)."""
+    if t.dtype.is_floating_point:
+        keep = [not math.isnan(v) for v in t.tolist()]
+        got, want = ember.signbit(e).tolist(), torch.signbit(t).tolist()
+        assert [g for g, k in zip(got, keep) if k] == [w for w, k in zip(want, keep) if k]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", FLOAT_OPS)
+def test_special_values_match_torch(name, dtype):
+    e, t = both(SPECIAL, dtype)
+    r_t, r_e = getattr(torch, name)(t), getattr(ember, name)(e)
+    assert_same(r_e, r_t)
+    same_signs(r_e, r_t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ACTS)
+def test_activation_special_values_match_torch(name, dtype):
+    e, t = both(SPECIAL, dtype)
+    assert_same(getattr(EF, name)(e), getattr(TF, name)(t))
+
+
+@pytest.mark.parametrize("name,low,high", [
+    ("exp", -110.0, 95.0), ("sigmoid", -120.0, 120.0), ("tanh", -12.0, 12.0), ("erf", -6.0, 6.0),
+    ("gelu", -14.0, 12.0), ("silu", -85.0, 100.0),
+])
+def test_vectorized_float_kernels_are_accurate(name, low, high):
+    """The branch-free float kernels (Note [Vectorizable float math]) against float64 results."""
+    n = 40001
+    e = ember.linspace(low, high, n, dtype=ember.float32)
+    x = torch.tensor(e.tolist(), dtype=torch.float32)
+    f_e = getattr(EF, name) if name in ("gelu", "silu") else getattr(ember, name)
+    f_t = getattr(TF, name) if name in ("gelu", "silu") else getattr(torch, name)
+    got = torch.tensor(f_e(e).tolist(), dtype=torch.float64)
+    xd = x.double()
+    # gelu's reference through erfc: 1 + erf(x) loses all digits in the far negative tail
+    ref = xd * 0.5 * torch.special.erfc(-xd / math.sqrt(2)) if name == "gelu" else f_t(xd)
+    big = ref.abs() > torch.finfo(torch.float32).max
+    assert (got[big].abs() == math.inf).all()  # overflows to inf
+    got, ref = got[~big], ref[~big]
+    # Relative error where results are well inside the normal range; looser near and below it
+    # (intermediate subnormals lose bits, as they would in any float implementation).
+    err = (got - ref).abs()
+    normal = ref.abs() > 1e-30
+    rel = (err / ref.abs().clamp_min(1e-30))[normal]
+    assert rel.max().item() < 1e-6, f"max relative error {rel.max().item():.3g}"  # 8 float ulp
+    # (sigmoid(x < -88.7) is 0: e^-x overflows, as in any float formula 1 / (1 + e^-x))
+    assert (err[~normal] <= 1e-5 * ref.abs()[~normal] + 3 * torch.finfo(torch.float32).tiny).all()
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("name", ["exp", "sin", "sqrt", "sigmoid", "erf", "reciprocal", "log1p", "atan"])
+def test_integer_inputs_promote_to_default_float(name, dtype):
+    e, t = both([0, 1, 1, 0] if dtype == "bool" else [0, 1, 2, 7], dtype)
+    assert_same(getattr(ember, name)(e), getattr(torch, name)(t))
+    ember.set_default_dtype(ember.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert_same(getattr(ember, name)(e), getattr(torch, name)(t))
+    finally:
+        ember.set_default_dtype(ember.float32)
+        torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "tanh", "sigmoid", "abs", "floor", "round", "sqrt", "relu",
+                                  "neg", "reciprocal", "erf", "frac", "nan_to_num"])
+def test_inplace_matches_out_of_place_and_bumps_version(name):
+    e, t = both([[0.25, 1.5, 2.0], [0.5, 3.0, 0.75]], "float32")
+    expected = getattr(torch, name)(t)
+    v = e._version
+    r = getattr(e, name + "_")()
+    assert r.data_ptr() == e.data_ptr()
+    assert e._version > v
+    assert_same(e, expected)
+    e2, _ = both([[0.25, 1.5, 2.0], [0.5, 3.0, 0.75]], "float32")
+    assert getattr(ember, name + "_")(e2).data_ptr() == e2.data_ptr()
+    assert_same(e2, expected)
+
+
+def test_inplace_on_a_view_writes_the_base():
+    e, t = both([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], "float64")
+    e[:, 1].exp_()
+    t[:, 1].exp_()
+    assert_same(e, t)
+    e.t().sigmoid_()
+    t.t().sigmoid_()
+    assert_same(e, t)
+
+
+def test_inplace_under_autograd():
+    # On a leaf that requires grad: an error in both.
+    e, t = both([0.5, 1.5], "float64")
+    e.requires_grad_()
+    t.requires_grad_()
+    same_error(lambda: e.exp_(), lambda: t.exp_())
+    same_error(lambda: e.clamp_(0, 1), lambda: t.clamp_(0, 1))
+    same_error(lambda: e.atan2_(e), lambda: t.atan2_(t))
+    # On a non-leaf: history is rebased, gradients flow through the in-place op.
+    for lib, x in ((ember, e), (torch, t)):
+        y = x * 2
+        y.sin_()
+        y.addcmul_(x, x, value=0.5)
+        y.exp_()
+        y.sum().backward()
+    assert_same(e.grad, t.grad)
+    assert e.grad is not None
+
+
+def test_saved_tensor_modified_in_place_raises():
+    for lib in (ember, torch):
+        x = lib.tensor([0.5, 1.0], requires_grad=True) if hasattr(lib, "tensor") else None
+        if x is None:
+            x = lib.ones(2, requires_grad=True)
+        y = x * 1
+        z = y.exp()  # saves its result z, not y
+        y.add_(1)  # fine: exp does not need its input
+        z.sum().backward()
+        w = x * 1
+        s = w.sin()  # saves w
+        w.mul_(2)
+        with pytest.raises(RuntimeError):
+            s.sum().backward()
+
+
+def test_inplace_integer_with_float_result_raises():
+    e, t = both([1, 2], "int64")
+    same_error(lambda: e.exp_(), lambda: t.exp_())
+    same_error(lambda: e.sqrt_(), lambda: t.sqrt_())
+    same_error(lambda: e.atan2_(e), lambda: t.atan2_(t))
+    # logical_not_ keeps the tensor's dtype
+    e.logical_not_()
+    t.logical_not_()
+    assert_same(e, t)
+
+
+def test_out_dtype_rules():
+    e, t = both([0.5, 2.0, -1.0], "float32")
+    eo, to = ember.empty(3, dtype=ember.float64), torch.empty(3, dtype=torch.float64)
+    assert ember.exp(e, out=eo).data_ptr() == eo.data_ptr()
+    torch.exp(t, out=to)
+    assert_same(eo, to)
+    # int out for a float result: error in both
+    ei, ti = ember.empty(3, dtype=ember.int64), torch.empty(3, dtype=torch.int64)
+    same_error(lambda: ember.exp(e, out=ei), lambda: torch.exp(t, out=ti))
+    same_error(lambda: ember.atan2(e, e, out=ei), lambda: torch.atan2(t, t, out=ti))
+    # bool result into a float out is allowed; wrong-shaped out is resized
+    eo2, to2 = ember.empty(5, dtype=ember.float32), torch.empty(0, dtype=torch.float32)
+    ember.logical_not(e, out=eo2)
+    torch.logical_not(t, out=to2)
+    assert_same(eo2, to2)
+    v = eo._version
+    ember.sigmoid(e, out=eo)
+    assert eo._version > v
+    eb, tb = ember.empty(3, dtype=ember.float32), torch.empty(3, dtype=torch.float32)
+    ember.maximum(e, ember.zeros(3), out=eb)
+    torch.maximum(t, torch.zeros(3), out=tb)
+    assert_same(eb, tb)
+    ember.where(e > 0, e, ember.zeros(3), out=eb)
+    torch.where(t > 0, t, torch.zeros(3), out=tb)
+    assert_same(eb, tb)
+
+
+def test_out_with_requires_grad_raises():
+    e, t = both([0.5, 2.0], "float64")
+    e.requires_grad_()
+    t.requires_grad_()
+    same_error(lambda: ember.exp(e, out=ember.empty(2, dtype=ember.float64)),
+               lambda: torch.exp(t, out=torch.empty(2, dtype=torch.float64)))
+
+
+@pytest.mark.parametrize("case", [
+    lambda L, f, i: L.bitwise_and(f, f),
+    lambda L, f, i: L.bitwise_not(f),
+    lambda L, f, i: f << 1,
+    lambda L, f, i: L.abs(i.bool()),
+    lambda L, f, i: -(i.bool()),
+    lambda L, f, i: L.frac(i),
+    lambda L, f, i: L.where(f, f, f),
+    lambda L, f, i: L.where(f > 0, f, L.ones(4)),
+    lambda L, f, i: L.atan2(f, 2.0),
+    lambda L, f, i: L.maximum(f, 1),
+    lambda L, f, i: L.clamp(f),
+    lambda L, f, i: L.fmod(i, L.zeros(3, dtype=L.int64)),
+    lambda L, f, i: L.addcdiv(i, i, i),
+    lambda L, f, i: L.lerp(f, f.double(), 0.5),
+    lambda L, f, i: L.nn.functional.gelu(f, approximate="fast"),
+    lambda L, f, i: L.nn.functional.hardtanh(f, 2.0, 1.0),
+    lambda L, f, i: L.nn.functional.silu(i),
+    lambda L, f, i: L.allclose(f, L.ones(4)),
+    lambda L, f, i: L.round(i, decimals=1),
+], ids=lambda c: "")
+def test_error_types_match_torch(case):
+    ef, tf = both([0.5, -1.0, 2.0], "float32")
+    ei, ti = both([1, 2, 3], "int64")
+    same_error(lambda: case(ember, ef, ei), lambda: case(torch, tf, ti))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+def test_bitwise_operators(dtype):
+    vals = [[1, 0], [1, 1]] if dtype == "bool" else [[3, -7], [100, 5]] if dtype != "uint8" else [[3, 7], [200, 5]]
+    e, t = both(vals, dtype)
+    e2, t2 = both([[1, 1], [0, 1]] if dtype == "bool" else [[6, 2], [3, 1]], dtype)
+    for f in (lambda a, b: a & b, lambda a, b: a | b, lambda a, b: a ^ b, lambda a, b: ~a,
+              lambda a, b: a & 1, lambda a, b: 5 | a, lambda a, b: a ^ True):
+        assert_same(f(e, e2), f(t, t2))
+    if dtype != "bool":
+        for f in (lambda a, b: a << b, lambda a, b: a >> b, lambda a, b: a << 2, lambda a, b: a >> 1,
+                  lambda a, b: 1 << a.clamp(0, 6), lambda a, b: a.bitwise_left_shift(b)):
+            assert_same(f(e, e2), f(t, t2))
+    for op in ("__iand__", "__ior__", "__ixor__") + (("__ilshift__", "__irshift__") if dtype != "bool" else ()):
+        a, b = e.clone(), t.clone()
+        r = getattr(a, op)(e2)
+        getattr(b, op)(t2)
+        assert r.data_ptr() == a.data_ptr()
+        assert_same(a, b)
+
+
+def test_abs_and_positive_operators():
+    e, t = both([-1.5, 2.0], "float32")
+    assert_same(abs(e), abs(t))
+    assert_same(+e, +t)
+    assert ember.positive(e).data_ptr() == e.data_ptr()
+
+
+def test_where_gradients_and_scalars():
+    ec, tc = both([True, False, True], "bool")
+    ea, ta = both([1.0, 2.0, 3.0], "float64")
+    eb, tb = both([[4.0], [5.0]], "float64")
+    ea.requires_grad_(), ta.requires_grad_(), eb.requires_grad_(), tb.requires_grad_()
+    for lib, c, a, b in ((ember, ec, ea, eb), (torch, tc, ta, tb)):
+        (lib.where(c, a, b) * lib.arange(6, dtype=lib.float64).reshape(2, 3)).sum().backward()
+    assert_same(ea.grad, ta.grad)
+    assert_same(eb.grad, tb.grad)
+    assert ember.autograd.gradcheck(lambda a, b: ember.where(ec, a, b), (ea.detach().requires_grad_(),
+                                                                        eb.detach().requires_grad_()))
+    assert_same(ember.where(ec, 1, 2.5), torch.where(tc, 1, 2.5))
+    assert_same(ember.where(ec, 1, 2), torch.where(tc, 1, 2))
+    assert_same(ea.detach().where(ec, 0), ta.detach().where(tc, 0))
+
+
+def test_digamma_gradient_against_scipy():
+    special = pytest.importorskip("scipy.special")
+    xs = [0.1, 0.7, 1.5, 3.2, 9.5, 25.0, -0.5, -2.3]
+    e, _ = both(xs, "float64")
+    e.requires_grad_()
+    ember.digamma(e).sum().backward()
+    for g, x in zip(e.grad.tolist(), xs):
+        assert abs(g - special.polygamma(1, x)) <= 1e-12 * abs(g)
+    lg = [special.digamma(x) for x in xs]
+    assert all(abs(a - b) <= 1e-12 * abs(b) for a, b in zip(ember.digamma(e.detach()).tolist(), lg))
+    assert ember.autograd.gradcheck(ember.digamma, (e.detach().requires_grad_(),))
+
+
+@pytest.mark.parametrize("name,fn,deriv", [
+    ("hardsigmoid", EF.hardsigmoid, lambda x: 1 / 6 if -3 < x < 3 else 0.0),
+    ("celu_0.7", lambda x: EF.celu(x, 0.7), lambda x: 1.0 if x > 0 else math.exp(x / 0.7)),
+    ("sgn", ember.sgn, lambda x: 0.0),
+])
+def test_gradients_where_torch_rounds_constants(name, fn, deriv):
+    """torch computes these gradients with float constants; check against the exact derivative."""
+    xs = [-4.0, -2.5, -0.3, 0.2, 1.7, 3.5]
+    e, _ = both(xs, "float64")
+    e.requires_grad_()
+    fn(e).sum().backward()
+    for g, x in zip(e.grad.tolist(), xs):
+        assert abs(g - deriv(x)) <= 1e-14
+    assert ember.autograd.gradcheck(fn, (e.detach().requires_grad_(),))
+
+
+@pytest.mark.parametrize("fn", [ember.tanh, ember.sigmoid, ember.exp, ember.erf, ember.atan, ember.log1p,
+                                EF.gelu, EF.silu, EF.mish, EF.softplus, EF.elu, EF.logsigmoid,
+                                lambda x: EF.gelu(x, approximate="tanh"), lambda x: ember.atan2(x, x * x + 1),
+                                lambda x: ember.lerp(x, x * x, x)])
+def test_double_backward(fn):
+    e, _ = both([0.3, -0.7, 1.2], "float64")
+    assert ember.autograd.gradgradcheck(fn, (e.requires_grad_(),))
+
+
+def test_isclose_allclose_equal():
+    ea, ta = both([1.0, 2.0, math.nan, math.inf], "float32")
+    eb, tb = both([1.0 + 1e-6, 2.1, math.nan, math.inf], "float32")
+    for kw in ({}, {"equal_nan": True}, {"rtol": 0.1}, {"atol": 0.2, "rtol": 0}):
+        assert_same(ember.isclose(ea, eb, **kw), torch.isclose(ta, tb, **kw))
+        assert ember.allclose(ea, eb, **kw) == torch.allclose(ta, tb, **kw)
+    assert ember.equal(ea[:2], ea[:2].clone()) and not ember.equal(ea, eb)
+    e1, t1 = both([1, 2], "int64")
+    e2, t2 = both([1.0, 2.0], "float32")
+    assert ember.equal(e1, e2) == torch.equal(t1, t2)
+    assert ember.equal(e1, ember.ones(3)) == torch.equal(t1, torch.ones(3))
+    assert_same(ember.isclose(e1, e1 + 1, atol=1), torch.isclose(t1, t1 + 1, atol=1))
+
+
+def test_clamp_promotion_and_bounds():
+    e, t = both([1, 5, -3], "int64")
+    for kw in ({"min": 0.5}, {"min": 0, "max": 2}, {"max": -1}, {"min": 3, "max": 1}):
+        assert_same(ember.clamp(e, **kw), torch.clamp(t, **kw))
+    ef, tf = both([0.5, math.nan, -2.0, 7.0], "float32")
+    assert_same(ember.clip(ef, -1, 1), torch.clip(tf, -1, 1))
+    lo_e, lo_t = both([0.0, 0.0, -1.0, 8.0], "float32")
+    assert_same(ember.clamp(ef, lo_e, 3.0), torch.clamp(tf, lo_t, torch.tensor(3.0)))
+    assert_same(ef.clamp_min(lo_e), tf.clamp_min(lo_t))
+    a, b = ef.clone(), tf.clone()
+    a.clamp_(max=0.0), b.clamp_(max=0.0)
+    assert_same(a, b)
+
+
+def test_functional_inplace_and_module():
+    assert ember.nn.functional is EF
+    for name, kw in [("relu", {}), ("relu6", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {}),
+                     ("selu", {}), ("celu", {}), ("silu", {}), ("mish", {}), ("hardtanh", {}),
+                     ("hardsigmoid", {}), ("hardswish", {}), ("threshold", {"threshold": 0.1, "value": -1.0})]:
+        e, t = both([-2.0, -0.5, 0.0, 0.7, 3.5, 7.0], "float32")
+        r = getattr(EF, name)(e, inplace=True, **kw)
+        getattr(TF, name)(t, inplace=True, **kw)
+        assert r.data_ptr() == e.data_ptr(), name
+        assert_same(e, t)
+
+
+def test_round_decimals_and_nan_to_num_defaults():
+    e, t = both([1.23456, -15.55, 25.0, 0.5, 1.5, 2.5, -0.5], "float64")
+    for d in (0, 1, 3, -1):
+        assert_same(ember.round(e, decimals=d), torch.round(t, decimals=d))
+    e, t = both([math.nan, math.inf, -math.inf, 1.0], "float16")
+    assert_same(ember.nan_to_num(e), torch.nan_to_num(t))
+    assert_same(e.nan_to_num(posinf=1.0), t.nan_to_num(posinf=1.0))
