@@ -78,7 +78,7 @@ int64_t int_arg(nb::handle h, const char* name, const char* arg = "dim") {
   return static_cast<int64_t>(PyNumber_AsSsize_t(h.ptr(), PyExc_OverflowError));
 }
 
-std::optional<int64_t> opt_int(nb::handle h, const char* name = "") {
+std::optional<int64_t> opt_int(nb::handle h, const char* name) {
   if (h.is_none()) return std::nullopt;
   return int_arg(h, name);
 }
@@ -115,7 +115,7 @@ bool number_arg(nb::handle h, double& out) {
 
 Tensor quantile_any(bool nan, const Tensor& t, nb::handle q, nb::handle dim, bool keepdim,
                     const std::string& interpolation) {
-  auto d = opt_int(dim);
+  auto d = opt_int(dim, nan ? "nanquantile" : "quantile");
   double qd;
   if (number_arg(q, qd))
     return nan ? nanquantile(t, qd, d, keepdim, interpolation) : quantile(t, qd, d, keepdim, interpolation);
@@ -192,14 +192,14 @@ void bind_reduce(nb::module_& m) {
   sum_like("nanmean", &nanmean, false);
 
   auto prod_f = [](const Tensor& t, nb::handle dim, bool keepdim, nb::handle dtype, nb::handle out) {
-    return write_out(out, prod(t, opt_int(dim), keepdim, dtype_or_out(dtype, out)), "prod");
+    return write_out(out, prod(t, opt_int(dim, "prod"), keepdim, dtype_or_out(dtype, out)), "prod");
   };
   m.def("prod", prod_f, nb::arg("input"), nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(),
         nb::arg("dtype") = none, nb::arg("out") = none);
   cls.def(
       "prod",
       [](const Tensor& t, nb::handle dim, bool keepdim, nb::handle dtype) {
-        return prod(t, opt_int(dim), keepdim, opt_dtype(dtype));
+        return prod(t, opt_int(dim, "prod"), keepdim, opt_dtype(dtype));
       },
       nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(), nb::arg("dtype") = none);
 
@@ -238,20 +238,20 @@ void bind_reduce(nb::module_& m) {
     m.def(
         argname,
         [is_max, argname](const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
-          auto d = opt_int(dim);
+          auto d = opt_int(dim, argname);
           return write_out(out, is_max ? argmax(t, d, keepdim) : argmin(t, d, keepdim), argname);
         },
         nb::arg("input"), nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(), nb::arg("out") = none);
     cls.def(
         argname,
-        [is_max](const Tensor& t, nb::handle dim, bool keepdim) {
-          auto d = opt_int(dim);
+        [is_max, argname](const Tensor& t, nb::handle dim, bool keepdim) {
+          auto d = opt_int(dim, argname);
           return is_max ? argmax(t, d, keepdim) : argmin(t, d, keepdim);
         },
         nb::arg("dim") = none, nb::arg("keepdim") = false);
   }
   auto aminmax_f = [](const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
-    return write_out_pair(out, aminmax(t, opt_int(dim), keepdim), "aminmax", "aminmax");
+    return write_out_pair(out, aminmax(t, opt_int(dim, "aminmax"), keepdim), "aminmax", "aminmax");
   };
   m.def("aminmax", aminmax_f, nb::arg("input"), nb::kw_only(), nb::arg("dim") = none, nb::arg("keepdim") = false,
         nb::arg("out") = none);
@@ -527,14 +527,14 @@ void bind_reduce(nb::module_& m) {
 
   // ---- unique and counting ----
   auto unique_f = [](const Tensor& t, bool sorted, bool inverse, bool counts, nb::handle dim) {
-    return unique_result(unique(t, sorted, inverse, counts, opt_int(dim)), inverse, counts);
+    return unique_result(unique(t, sorted, inverse, counts, opt_int(dim, "unique")), inverse, counts);
   };
   m.def("unique", unique_f, nb::arg("input"), nb::arg("sorted") = true, nb::arg("return_inverse") = false,
         nb::arg("return_counts") = false, nb::arg("dim") = none);
   cls.def("unique", unique_f, nb::arg("sorted") = true, nb::arg("return_inverse") = false,
           nb::arg("return_counts") = false, nb::arg("dim") = none);
   auto unique_c = [](const Tensor& t, bool inverse, bool counts, nb::handle dim) {
-    return unique_result(unique_consecutive(t, inverse, counts, opt_int(dim)), inverse, counts);
+    return unique_result(unique_consecutive(t, inverse, counts, opt_int(dim, "unique_consecutive")), inverse, counts);
   };
   m.def("unique_consecutive", unique_c, nb::arg("input"), nb::arg("return_inverse") = false,
         nb::arg("return_counts") = false, nb::arg("dim") = none);
