@@ -1,4 +1,5 @@
 """Ember: tensors and autograd with PyTorch's API on a C++ core."""
+import builtins as _builtins  # this module shadows max, sum, abs, ... with tensor functions
 
 from ember import _C
 from ember._C import (  # noqa: F401
@@ -35,6 +36,13 @@ from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
 from ember._C import (  # noqa: F401  (interop: python/src/bind_interop.cpp)
     tensor, as_tensor, asarray, from_numpy, from_dlpack, empty_like, zeros_like, ones_like, full_like,
 )
+from ember._C import (  # noqa: F401  (reductions, scans, sorting: python/src/bind_reduce.cpp)
+    nansum, nanmean, prod, max, min, maximum, minimum, amax, amin, aminmax, argmax, argmin, all, any,
+    count_nonzero, var, std, var_mean, std_mean, norm, logsumexp, softmax, log_softmax,
+    cumsum, cumprod, cummax, cummin, logcumsumexp, sort, argsort, msort, topk, kthvalue, median, nanmedian,
+    mode, quantile, nanquantile, unique, unique_consecutive, bincount, histc,
+)
+from ember import return_types  # noqa: F401
 from ember._size import Size  # noqa: F401
 from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
     mv, dot, vdot, addmm, addmv, baddbmm, addbmm, einsum, tensordot,
@@ -97,7 +105,7 @@ def broadcast_shapes(*shapes):
         for x in s:
             if x < 0:
                 raise RuntimeError("Trying to create tensor with negative dimension " + str(x) + ": " + str(list(s)))
-        n = max(len(out), len(s))
+        n = _builtins.max(len(out), len(s))
         a = [1] * (n - len(out)) + out
         b = [1] * (n - len(s)) + list(s)
         res = []
@@ -111,3 +119,5 @@ def broadcast_shapes(*shapes):
 
 
 broadcast_shapes.__module__ = "ember"
+
+linalg._route_nuclear_norm()

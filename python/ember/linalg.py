@@ -177,3 +177,46 @@ def _attach_methods():
 
 
 _attach_methods()
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The vector ord-norm of x over `dim` (all elements when None): ord 0 counts nonzeros,
+    inf/-inf take the largest/smallest absolute value, other ord give sum(|x|**ord)**(1/ord).
+    `dtype` casts x first."""
+    return _C._linalg_vector_norm(x, float(ord), dim, keepdim, dtype=dtype, out=out)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """The matrix norm of A over the two dims `dim`: 'fro' (Frobenius), 'nuc' (sum of singular
+    values), 2/-2 (largest/smallest singular value), 1/-1 (largest/smallest column sum of |A|),
+    inf/-inf (largest/smallest row sum)."""
+    if ord in ("nuc", 2, -2):
+        if dtype is not None:
+            A = A.to(dtype)
+        d0, d1 = (d % A.dim() for d in dim)
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return _finish(r, out)
+    return _C._linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def _route_nuclear_norm():
+    # The C++ norm has no SVD; the nuclear norm goes through matrix_norm (svdvals) instead.
+    import ember
+    base_method, base_fn = _C.Tensor.norm, ember.norm
+
+    def norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+        if isinstance(p, str) and p == "nuc":
+            return matrix_norm(self, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+        return base_method(self, p, dim, keepdim, dtype=dtype)
+
+    def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+        if isinstance(p, str) and p == "nuc":
+            return matrix_norm(input, "nuc", dim if dim is not None else (-2, -1), keepdim, dtype=dtype, out=out)
+        return base_fn(input, p, dim, keepdim, out=out, dtype=dtype)
+
+    _C.Tensor.norm = norm_method
+    ember.norm = norm

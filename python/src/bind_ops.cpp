@@ -152,18 +152,7 @@ void bind_ops(nb::module_& m) {
     return result_type(tensor_arg(a, "result_type"), tensor_arg(b, "result_type"));
   });
 
-  // reductions
-  auto reduce = [&](const char* name, Tensor (*fn)(const Tensor&, OptDims, bool, std::optional<ScalarType>)) {
-    auto f = [fn](const Tensor& t, nb::handle dim, bool keepdim, nb::handle dtype) {
-      return fn(t, dims_arg(dim), keepdim, opt_dtype(dtype));
-    };
-    m.def(name, f, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
-          nb::arg("dtype") = nb::none());
-    cls.def(name, f, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
-            nb::arg("dtype") = nb::none());
-  };
-  reduce("sum", &sum);
-  reduce("mean", &mean);
+  // reductions: bind_reduce.cpp
 
   // linear algebra
   m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });

@@ -41,4 +41,5 @@ NB_MODULE(_C, m) {
   bind_index(m);
   bind_linalg(m);
   bind_unary(m);
+  bind_reduce(m);
 }

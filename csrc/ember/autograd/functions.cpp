@@ -4,6 +4,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/reduce_internal.h"
 
 namespace ember::autograd {
 namespace {
@@ -91,9 +92,9 @@ TensorList SumBackward1::apply(TensorList&& grads) {
     if (ds.empty())
       for (int64_t d = 0; d < static_cast<int64_t>(self_sizes.size()); ++d) ds.push_back(d);
     std::sort(ds.begin(), ds.end());
-    for (int64_t d : ds) g = unsqueeze(g, d);
+    for (int64_t d : ds) g = internal::unsqueeze(g, d);
   }
-  return {expand(g, self_sizes)};
+  return {internal::expand(g, self_sizes)};  // recorded, so double backward reaches g
 }
 
 TensorList MmBackward0::apply(TensorList&& grads) {

@@ -366,4 +366,90 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 bool equal(const Tensor& a, const Tensor& b);  // same shape and values
 
+// ======== reductions, scans, sorting and counting (ops/reduce_ops.cpp, softmax.cpp, scan.cpp, sort.cpp) ========
+// Dims follow torch: `dims` unset or empty reduces every dim; (values, indices) pairs return
+// indices as int64. Ops without an identity (max, argmax, mode, ...) raise on empty reductions
+// as torch does. Backward formulas live beside each op.
+using TensorPair = std::tuple<Tensor, Tensor>;
+
+Tensor nansum(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false,
+              std::optional<ScalarType> dtype = std::nullopt);
+Tensor nanmean(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false,
+               std::optional<ScalarType> dtype = std::nullopt);
+Tensor prod(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+Tensor max(const Tensor& t);  // over all elements
+Tensor min(const Tensor& t);
+TensorPair max(const Tensor& t, int64_t dim, bool keepdim = false);  // (values, indices)
+TensorPair min(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false);
+Tensor amin(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false);
+TensorPair aminmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);  // (min, max)
+Tensor argmax(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& t, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor all(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false);
+Tensor any(const Tensor& t, OptDims dims = std::nullopt, bool keepdim = false);
+Tensor count_nonzero(const Tensor& t, OptDims dims = std::nullopt);
+// correction: 1 is Bessel's (unbiased=True), 0 the population variance (unbiased=False).
+Tensor var(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, bool keepdim = false);
+Tensor std(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, bool keepdim = false);
+TensorPair var_mean(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, bool keepdim = false);
+TensorPair std_mean(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, bool keepdim = false);
+// linalg.vector_norm: ord 0 (count), 1, 2, +-inf or any real p; dtype casts the input first.
+Tensor vector_norm(const Tensor& t, double ord = 2, OptDims dims = std::nullopt, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+// linalg.matrix_norm: ord "fro", or 1, -1, inf, -inf ("nuc", 2, -2 need an SVD: NotImplementedError).
+Tensor matrix_norm(const Tensor& t, const std::string& ord = "fro", IntArrayRef dims = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+// torch.norm: p number -> vector_norm; "fro" over <= 2 dims; "nuc" -> matrix_norm.
+Tensor norm(const Tensor& t, double p, OptDims dims = std::nullopt, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+Tensor norm(const Tensor& t, const std::string& p, OptDims dims = std::nullopt, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim = false);
+
+// ---- softmax (ops/softmax.cpp) ----
+Tensor softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+
+// ---- scans (ops/scan.cpp) ----
+Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor cumprod(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+TensorPair cummax(const Tensor& t, int64_t dim);
+TensorPair cummin(const Tensor& t, int64_t dim);
+Tensor logcumsumexp(const Tensor& t, int64_t dim);
+
+// ---- sorting, selection, counting (ops/sort.cpp) ----
+// Sorting is always stable; NaN sorts above +inf (first when descending).
+TensorPair sort(const Tensor& t, int64_t dim = -1, bool descending = false, bool stable = false);
+Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false, bool stable = false);
+TensorPair topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
+Tensor median(const Tensor& t);  // lower median of all elements; NaN if any is NaN
+TensorPair median(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor nanmedian(const Tensor& t);  // ignores NaN
+TensorPair nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
+TensorPair mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
+// q: a 0-d or 1-d tensor of the input's dtype (a 1-d q puts its dim first in the result).
+// interpolation: "linear", "lower", "higher", "midpoint" or "nearest".
+Tensor quantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+Tensor quantile(const Tensor& t, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& t, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+// (values, inverse, counts): inverse is shaped like t (like t's size at dim with dim given).
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& t, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false, std::optional<int64_t> dim = std::nullopt);
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
+Tensor bincount(const Tensor& t, const Tensor& weights = Tensor(), int64_t minlength = 0);
+Tensor histc(const Tensor& t, int64_t bins = 100, double min = 0, double max = 0);
+// ======== end of reductions, scans, sorting ========
+
 }  // namespace ember

@@ -7,10 +7,14 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/vec_math.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/reduce_utils.h"
 
 namespace ember {
 namespace {
+using reduce_detail::reduce_mask;
+using reduce_detail::reduced_shape;
 
 template <typename T>
 using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
@@ -19,6 +23,26 @@ using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
 // than one running sum).
 template <typename T, typename A>
 A sum_contiguous(const T* p, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    // 32 float lanes over blocks of 2048 values (each lane adds 64), block totals in double:
+    // vector speed with an error no worse than torch's cascade sum.
+    double total = 0;
+    int64_t k = 0;
+    while (k + 32 <= n) {
+      int64_t end = k + std::min<int64_t>(2048, (n - k) / 32 * 32);
+      cpu::vf8 a0 = cpu::splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+      for (; k < end; k += 32) {
+        a0 += cpu::load8(p + k);
+        a1 += cpu::load8(p + k + 8);
+        a2 += cpu::load8(p + k + 16);
+        a3 += cpu::load8(p + k + 24);
+      }
+      cpu::vf8 s = (a0 + a1) + (a2 + a3);
+      for (int j = 0; j < cpu::kVecF; ++j) total += s[j];
+    }
+    for (; k < n; ++k) total += p[k];
+    return static_cast<A>(total);
+  }
   A acc[8] = {};
   int64_t k = 0;
   for (; k + 8 <= n; k += 8)
@@ -71,33 +95,6 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
                    for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<O>(acc[j]);
                  }
                });
-}
-
-// Sorted unique reduced dims; empty `dims` (or none given) means all.
-std::vector<bool> reduce_mask(const Tensor& t, const OptDims& dims) {
-  int64_t n = t.dim();
-  std::vector<bool> mask(std::max<int64_t>(n, 1), false);
-  if (!dims || dims->empty()) {
-    std::fill(mask.begin(), mask.end(), true);
-    return mask;
-  }
-  for (int64_t d : *dims) {
-    int64_t w = wrap_dim(d, n);
-    EMBER_CHECK(!mask[w], "dim ", w, " appears multiple times in the list of dims");
-    mask[w] = true;
-  }
-  return mask;
-}
-
-Shape reduced_shape(const Tensor& t, const std::vector<bool>& mask, bool keepdim) {
-  Shape s;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (!mask[d])
-      s.push_back(t.sizes()[d]);
-    else if (keepdim)
-      s.push_back(1);
-  }
-  return s;
 }
 
 // Sums `x` over the masked dims into dtype `out_dtype`, contiguous, with keepdim shape.

@@ -1,0 +1,741 @@
+// Reductions beyond sum/mean: nansum, nanmean, prod, max/min (full, with dim, elementwise),
+// amax/amin/aminmax, argmax/argmin, all/any, count_nonzero, var/std, norms, logsumexp. Each reads
+// its input through Note [Reduction layout] (reduce_utils.h) and folds it with a reducer from
+// cpu/reduce_kernels.h; the backward formula sits beside each op.
+#include <cmath>
+#include <limits>
+
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
+#include "ember/cpu/loops.h"
+#include "ember/cpu/reduce_kernels.h"
+#include "ember/cpu/vec_math.h"
+#include "ember/ops/ops.h"
+#include "ember/ops/reduce_internal.h"
+#include "ember/ops/reduce_utils.h"
+
+namespace ember {
+namespace {
+using autograd::LambdaBackward;
+using autograd::make_node;
+using autograd::SavedVariable;
+using autograd::set_history;
+using autograd::TensorList;
+using internal::num;
+using reduce_detail::check_nonempty;
+using reduce_detail::Layout;
+using reduce_detail::mask_dims;
+using reduce_detail::reduce_layout;
+using reduce_detail::reduce_mask;
+using reduce_detail::reduced_count;
+using reduce_detail::reduced_shape;
+using Mask = std::vector<bool>;
+
+template <typename T>
+using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+
+// ---- reducers (interface in cpu/reduce_kernels.h) ----
+
+template <typename T, typename O>
+struct NanSumOp {
+  using acc_t = double;
+  acc_t init() const { return 0; }
+  acc_t step(acc_t a, T v) const {
+    double d = static_cast<double>(static_cast<opmath_t<T>>(v));
+    return d != d ? a : a + d;
+  }
+  acc_t merge(acc_t a, acc_t b) const { return a + b; }
+  O finish(acc_t a) const { return static_cast<O>(a); }
+};
+
+// Float products accumulate in float (as torch), 8 lanes at a time; others in int64/double.
+template <typename T, typename O>
+struct ProdOp {
+  using acc_t = std::conditional_t<std::is_same_v<T, float>, float, wide_t<T>>;
+  cpu::vf8 vmerge(cpu::vf8 a, cpu::vf8 b) const requires std::is_same_v<T, float> { return a * b; }
+  acc_t init() const { return 1; }
+  acc_t step(acc_t a, T v) const { return merge(a, static_cast<acc_t>(static_cast<opmath_t<T>>(v))); }
+  acc_t merge(acc_t a, acc_t b) const {
+    if constexpr (std::is_integral_v<acc_t>)  // wraps like torch's int64 products, without UB
+      return static_cast<acc_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    else
+      return a * b;
+  }
+  O finish(acc_t a) const { return static_cast<O>(a); }
+};
+
+template <typename T, typename O, bool All>
+struct AllAnyOp {
+  using acc_t = bool;
+  acc_t init() const { return All; }
+  acc_t step(acc_t a, T v) const {
+    bool nz = static_cast<opmath_t<T>>(v) != opmath_t<T>(0);
+    return All ? (a && nz) : (a || nz);
+  }
+  acc_t merge(acc_t a, acc_t b) const { return All ? (a && b) : (a || b); }
+  O finish(acc_t a) const { return static_cast<O>(a); }
+};
+
+template <typename T>
+struct CountNonzeroOp {
+  using acc_t = int64_t;
+  acc_t init() const { return 0; }
+  acc_t step(acc_t a, T v) const { return a + (static_cast<opmath_t<T>>(v) != opmath_t<T>(0)); }
+  acc_t merge(acc_t a, acc_t b) const { return a + b; }
+  int64_t finish(acc_t a) const { return a; }
+};
+
+enum class NormKind { Zero, One, Two, Inf, NegInf, P };
+
+template <typename T, NormKind K>
+struct NormOp {
+  using acc_t = double;
+  double p = 2;
+  acc_t init() const { return K == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0; }
+  acc_t step(acc_t a, T v) const {
+    double x = std::fabs(static_cast<double>(static_cast<opmath_t<T>>(v)));
+    if constexpr (K == NormKind::Zero)
+      return a + (x != 0);
+    else if constexpr (K == NormKind::One)
+      return a + x;
+    else if constexpr (K == NormKind::Two)
+      return a + x * x;
+    else if constexpr (K == NormKind::P)
+      return a + std::pow(x, p);
+    else
+      return merge(a, x);
+  }
+  acc_t merge(acc_t a, acc_t b) const {
+    if constexpr (K == NormKind::Inf)
+      return (a > b || a != a) ? a : b;
+    else if constexpr (K == NormKind::NegInf)
+      return (a < b || a != a) ? a : b;
+    else
+      return a + b;
+  }
+  T finish(acc_t a) const {
+    if constexpr (K == NormKind::Two)
+      return static_cast<T>(std::sqrt(a));
+    else if constexpr (K == NormKind::P)
+      return static_cast<T>(std::pow(a, 1.0 / p));
+    else
+      return static_cast<T>(a);
+  }
+};
+
+// ---- shared plumbing ----
+
+bool dims_given(const OptDims& dims) { return dims && !dims->empty(); }
+
+Tensor keep_shape(const Tensor& r, const Tensor& t, const Mask& mask, bool keepdim) {
+  return keepdim ? reshape(r, reduced_shape(t, mask, true)) : r;
+}
+
+// Folds x over the masked dims with the reducer `make_op.template operator()<T, O>()` into a fresh
+// tensor of dtype out_dtype (keepdim=False shape); empty reductions give the reducer's identity.
+template <typename MakeOp>
+Tensor run_reduce(const Tensor& x, const Mask& mask, ScalarType out_dtype, const char* name, const MakeOp& make_op) {
+  autograd::NoGradGuard raw;
+  Tensor out = empty(reduced_shape(x, mask, false), out_dtype);
+  if (out.numel() == 0) return out;
+  Layout l = reduce_layout(x, mask);
+  EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+    using T = scalar_t;
+    EMBER_DISPATCH_ALL(out_dtype, name, [&] {
+      using O = scalar_t;
+      cpu::reduce_rows(l.x.data<T>(), out.data<O>(), l.outer, l.R, l.inner, make_op.template operator()<T, O>());
+    });
+  });
+  return out;
+}
+
+// run_reduce with one output type: O fixed, or (O = void) the input's type.
+template <typename O, typename MakeOp>
+Tensor run_reduce_one(const Tensor& x, const Mask& mask, ScalarType out_dtype, const char* name,
+                      const MakeOp& make_op) {
+  autograd::NoGradGuard raw;
+  Tensor out = empty(reduced_shape(x, mask, false), out_dtype);
+  if (out.numel() == 0) return out;
+  Layout l = reduce_layout(x, mask);
+  EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+    using T = scalar_t;
+    using Out = std::conditional_t<std::is_void_v<O>, T, O>;
+    cpu::reduce_rows(l.x.data<T>(), out.data<Out>(), l.outer, l.R, l.inner, make_op.template operator()<T, Out>());
+  });
+  return out;
+}
+
+// The gradient of a reduction's output, broadcastable against the input (reduced dims restored).
+Tensor grad_keep(const Tensor& g, const Mask& mask, bool keepdim, int64_t ndim) {
+  return keepdim ? g : internal::unsqueeze_reduced(g, mask, ndim);
+}
+
+template <bool Max>
+Tensor extremum_raw(const Tensor& x, const Mask& mask, const char* name) {
+  autograd::NoGradGuard raw;
+  Tensor out = empty(reduced_shape(x, mask, false), x.dtype());
+  if (out.numel() == 0) return out;
+  Layout l = reduce_layout(x, mask);
+  EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+    cpu::reduce_rows(l.x.data<scalar_t>(), out.data<scalar_t>(), l.outer, l.R, l.inner,
+                     cpu::ExtremumOp<scalar_t, Max>{});
+  });
+  return out;
+}
+
+template <bool Max>
+Tensor full_extremum(const Tensor& t, const char* name) {
+  Mask mask = reduce_mask(t, std::nullopt);
+  check_nonempty(t, mask, false, name);
+  Tensor r = extremum_raw<Max>(t, mask, name);
+  if (auto n = make_node<LambdaBackward>(t)) {
+    n->name_ = Max ? "MaxBackward1" : "MinBackward1";
+    set_history(r, n);
+    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
+    n->fn = [mask](const TensorList& g, const TensorList& s) -> TensorList {
+      return {internal::evenly_distribute(g[0], s[0], s[1], mask)};
+    };
+  }
+  return r;
+}
+
+template <bool Max>
+TensorPair dim_extremum(const Tensor& t, int64_t dim, bool keepdim, const char* name) {
+  dim = wrap_dim(dim, t.dim());
+  Mask mask = reduce_mask(t, dim);
+  check_nonempty(t, mask, true, name);
+  Tensor values = empty(reduced_shape(t, mask, false), t.dtype());
+  Tensor indices = empty(reduced_shape(t, mask, false), ScalarType::Int64);
+  if (values.numel() > 0) {
+    Layout l = reduce_layout(t, mask);
+    EMBER_DISPATCH_ALL(t.dtype(), name, [&] {
+      using M = opmath_t<scalar_t>;
+      auto better = [](M v, M best) { return Max ? v > best : v < best; };
+      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), values.data<scalar_t>(), indices.data<int64_t>(), l.outer,
+                                        l.R, l.inner, better);
+    });
+  }
+  values = keep_shape(values, t, mask, keepdim);
+  indices = keep_shape(indices, t, mask, keepdim);
+  if (auto n = make_node<LambdaBackward>(t)) {
+    n->name_ = Max ? "MaxBackward0" : "MinBackward0";
+    n->saved = {SavedVariable(indices, false)};
+    Shape sizes = t.sizes();
+    n->fn = [dim, sizes, keepdim](const TensorList& g, const TensorList& s) -> TensorList {
+      return {internal::select_backward(g[0], dim, s[0], sizes, keepdim)};
+    };
+    set_history(values, n);
+  }
+  return {values, indices};
+}
+
+template <bool Max>
+Tensor amax_impl(const Tensor& t, const OptDims& dims, bool keepdim, const char* name) {
+  Mask mask = reduce_mask(t, dims);
+  check_nonempty(t, mask, dims_given(dims), name);
+  Tensor r = keep_shape(extremum_raw<Max>(t, mask, name), t, mask, keepdim);
+  if (auto n = make_node<LambdaBackward>(t)) {
+    n->name_ = Max ? "AmaxBackward0" : "AminBackward0";
+    set_history(r, n);
+    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
+    int64_t nd = t.dim();
+    n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
+      return {internal::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0], grad_keep(s[1], mask, keepdim, nd),
+                                          mask)};
+    };
+  }
+  return r;
+}
+
+template <bool Max>
+Tensor arg_impl(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const char* name) {
+  EMBER_CHECK(t.dtype() != ScalarType::Bool, "\"", name, "_cpu\" not implemented for 'Bool'");
+  Tensor x = t;
+  Mask mask;
+  if (dim) {
+    mask = reduce_mask(t, *dim);
+    check_nonempty(t, mask, true, name);
+  } else {
+    check_nonempty(t, reduce_mask(t, std::nullopt), false, name, /*index_error_without_dim=*/true);
+    x = reshape(t, {-1});
+    mask = {true};
+  }
+  Tensor indices = empty(reduced_shape(x, mask, false), ScalarType::Int64);
+  if (indices.numel() > 0) {
+    Layout l = reduce_layout(x, mask);
+    EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+      using M = opmath_t<scalar_t>;
+      auto better = [](M v, M best) { return Max ? v > best : v < best; };
+      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), nullptr, indices.data<int64_t>(), l.outer, l.R, l.inner,
+                                        better);
+    });
+  }
+  if (!keepdim) return indices;
+  if (dim) return reshape(indices, reduced_shape(t, mask, true));
+  return reshape(indices, Shape(t.dim(), 1));
+}
+
+template <bool All>
+Tensor all_any(const Tensor& t, const OptDims& dims, bool keepdim, const char* name) {
+  Mask mask = reduce_mask(t, dims);
+  ScalarType out_dtype = t.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  Tensor r = run_reduce_one<bool>(t, mask, ScalarType::Bool, name,
+                                  []<typename T, typename O>() { return AllAnyOp<T, O, All>{}; });
+  return keep_shape(to_dtype(r, out_dtype), t, mask, keepdim);
+}
+
+// Variance (or its square root) per output element, two passes in double: the mean, then the sum
+// of squared deviations, divided by `divisor`.
+template <typename T>
+void var_rows(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, double divisor, bool take_sqrt) {
+  using M = opmath_t<T>;
+  auto finish = [&](double ssd) {
+    double v = ssd / divisor;
+    return static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+  };
+  auto val = [](T v) { return static_cast<double>(static_cast<M>(v)); };
+  if (inner == 1) {
+    auto row_var = [&](const T* row, int64_t lo, int64_t hi, double mean) {
+      double acc[4] = {0, 0, 0, 0};
+      int64_t k = lo;
+      for (; k + 4 <= hi; k += 4)
+        for (int j = 0; j < 4; ++j) {
+          double d = val(row[k + j]) - mean;
+          acc[j] += d * d;
+        }
+      for (; k < hi; ++k) acc[0] += (val(row[k]) - mean) * (val(row[k]) - mean);
+      return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    };
+    auto row_sum = [&](const T* row, int64_t lo, int64_t hi) {
+      double acc[4] = {0, 0, 0, 0};
+      int64_t k = lo;
+      for (; k + 4 <= hi; k += 4)
+        for (int j = 0; j < 4; ++j) acc[j] += val(row[k + j]);
+      for (; k < hi; ++k) acc[0] += val(row[k]);
+      return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    };
+    if (outer < get_num_threads() && R > 4 * kGrainSize) {
+      int nt = get_num_threads();
+      int64_t chunk = (R + nt - 1) / nt;
+      for (int64_t o = 0; o < outer; ++o) {
+        const T* row = x + o * R;
+        std::vector<double> part(nt, 0.0);
+        auto each = [&](auto&& f) {
+          std::fill(part.begin(), part.end(), 0.0);
+          parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
+            for (int64_t t = b; t < e; ++t) {
+              int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
+              if (lo < hi) part[t] = f(lo, hi);
+            }
+          });
+          double s = 0;
+          for (double v : part) s += v;
+          return s;
+        };
+        double mean = each([&](int64_t lo, int64_t hi) { return row_sum(row, lo, hi); }) / R;
+        out[o] = finish(each([&](int64_t lo, int64_t hi) { return row_var(row, lo, hi, mean); }));
+      }
+      return;
+    }
+    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* row = x + o * R;
+        double mean = row_sum(row, 0, R) / static_cast<double>(R);
+        out[o] = finish(row_var(row, 0, R, mean));
+      }
+    });
+    return;
+  }
+  constexpr int64_t kTile = 256;
+  int64_t tiles = (inner + kTile - 1) / kTile;
+  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R * kTile, 1)),
+               [&](int64_t b, int64_t e) {
+                 double mean[kTile], ssd[kTile];
+                 for (int64_t w = b; w < e; ++w) {
+                   int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
+                   const T* base = x + o * R * inner + j0;
+                   for (int64_t j = 0; j < len; ++j) mean[j] = 0, ssd[j] = 0;
+                   for (int64_t r = 0; r < R; ++r)
+                     for (int64_t j = 0; j < len; ++j) mean[j] += val(base[r * inner + j]);
+                   for (int64_t j = 0; j < len; ++j) mean[j] /= static_cast<double>(R);
+                   for (int64_t r = 0; r < R; ++r)
+                     for (int64_t j = 0; j < len; ++j) {
+                       double d = val(base[r * inner + j]) - mean[j];
+                       ssd[j] += d * d;
+                     }
+                   T* dst = out + o * inner + j0;
+                   for (int64_t j = 0; j < len; ++j) dst[j] = finish(ssd[j]);
+                 }
+               });
+}
+
+Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool keepdim, bool take_sqrt) {
+  EMBER_CHECK(is_floating_point(t.dtype()), "std and var only support floating point and complex dtypes");
+  Mask mask = reduce_mask(t, dims);
+  int64_t count = reduced_count(t, mask);
+  double divisor = std::max(0.0, static_cast<double>(count) - correction);
+  Tensor r = empty(reduced_shape(t, mask, false), t.dtype());
+  if (r.numel() > 0) {
+    Layout l = reduce_layout(t, mask);
+    EMBER_DISPATCH_FLOAT(t.dtype(), take_sqrt ? "std" : "var", [&] {
+      var_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner, divisor, take_sqrt);
+    });
+  }
+  r = keep_shape(r, t, mask, keepdim);
+  if (auto n = make_node<LambdaBackward>(t)) {
+    n->name_ = take_sqrt ? "StdBackward0" : "VarBackward0";
+    set_history(r, n);
+    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
+    int64_t nd = t.dim();
+    double denom = static_cast<double>(count) - correction;
+    n->fn = [mask, keepdim, nd, denom, take_sqrt](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor& x = s[0];
+      Tensor gk = grad_keep(g[0], mask, keepdim, nd);
+      Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
+      if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
+        Tensor r = grad_keep(s[1], mask, keepdim, nd);
+        Tensor scale = internal::where(eq(r, num(0.0)), num(0.0), div(gk, r));
+        return {div(mul(scale, centered), num(denom))};
+      }
+      return {mul(mul(gk, num(2.0 / denom)), centered)};
+    };
+  }
+  return r;
+}
+
+// logsumexp of contiguous (outer, R, inner): max, then log(sum(exp(x - max))) + max, with an
+// infinite max shifted by 0 instead (so all -inf gives -inf and +inf gives +inf).
+template <typename T>
+void logsumexp_rows(const T* x, T* out, int64_t outer, int64_t R, int64_t inner) {
+  using M = opmath_t<T>;
+  auto shift_of = [](M m) { return std::isinf(m) ? M(0) : m; };
+  if (inner == 1) {
+    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* row = x + o * R;
+        M m = cpu::reduce_contiguous(row, R, cpu::ExtremumOp<T, true>{});
+        M sh = shift_of(m);
+        double s = 0;
+        int64_t k = 0;
+        if constexpr (std::is_same_v<T, float>) {
+          cpu::vf8 acc = cpu::splat(0.0f);
+          for (; k + 8 <= R; k += 8) acc += cpu::exp8(cpu::load8(row + k) - sh);
+          for (int j = 0; j < cpu::kVecF; ++j) s += acc[j];
+        }
+        for (; k < R; ++k) s += std::exp(static_cast<double>(static_cast<M>(row[k]) - sh));
+        out[o] = m != m ? static_cast<T>(m) : static_cast<T>(std::log(s) + sh);
+      }
+    });
+    return;
+  }
+  constexpr int64_t kTile = 256;
+  int64_t tiles = (inner + kTile - 1) / kTile;
+  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R * kTile, 1)),
+               [&](int64_t b, int64_t e) {
+                 M m[kTile];
+                 double s[kTile];
+                 cpu::ExtremumOp<T, true> mx;
+                 for (int64_t w = b; w < e; ++w) {
+                   int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
+                   const T* base = x + o * R * inner + j0;
+                   for (int64_t j = 0; j < len; ++j) m[j] = mx.init(), s[j] = 0;
+                   for (int64_t r = 0; r < R; ++r)
+                     for (int64_t j = 0; j < len; ++j) m[j] = mx.step(m[j], base[r * inner + j]);
+                   for (int64_t r = 0; r < R; ++r)
+                     for (int64_t j = 0; j < len; ++j)
+                       s[j] += std::exp(static_cast<double>(static_cast<M>(base[r * inner + j]) - shift_of(m[j])));
+                   T* dst = out + o * inner + j0;
+                   for (int64_t j = 0; j < len; ++j)
+                     dst[j] = m[j] != m[j] ? static_cast<T>(m[j]) : static_cast<T>(std::log(s[j]) + shift_of(m[j]));
+                 }
+               });
+}
+
+ScalarType norm_input_dtype(const Tensor& t, std::optional<ScalarType> dtype, const char* name) {
+  EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()), name,
+              ": Expected a floating point or complex tensor as input. Got ", dtype_name(t.dtype()));
+  EMBER_CHECK(!is_complex(t.dtype()), name, ": complex inputs are not supported yet");
+  if (dtype)
+    EMBER_CHECK(is_floating_point(*dtype), name, ": dtype should be floating point or complex, but got ",
+                dtype_name(*dtype));
+  return dtype.value_or(t.dtype());
+}
+
+std::string ord_str(double ord) {
+  if (std::isinf(ord)) return ord > 0 ? "inf" : "-inf";
+  std::ostringstream ss;
+  ss << ord;
+  return ss.str();
+}
+
+// Gradient of vector_norm: x, the norm r and g keepdim-shaped. Where the norm is 0 the
+// gradient is 0 (as torch's subgradient choice).
+Tensor vector_norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, double p, const Mask& mask) {
+  Tensor zero = num(0.0);
+  if (p == 0) return Tensor();  // no gradient at all, as torch
+  if (p == 1) return mul(g, internal::sign(x));
+  if (std::isinf(p)) return mul(internal::sign(x), internal::evenly_distribute(g, internal::abs(x), r, mask));
+  Tensor r_zero = eq(r, zero);
+  if (p == 2) return mul(g, internal::where(r_zero, zero, div(x, r)));
+  // sign(x) |x|^(p-1), 0 where x == 0.
+  Tensor scaled = mul(internal::sign(x), pow(internal::abs(x), num(p - 1)));
+  if (p < 1) {
+    scaled = internal::where(eq(x, zero), zero, scaled);
+    return mul(mul(scaled, g), pow(r, num(1 - p)));
+  }
+  return mul(scaled, internal::where(r_zero, zero, div(g, pow(r, num(p - 1)))));
+}
+
+}  // namespace
+
+// ---- sums and products ----
+
+Tensor nansum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+  if (!is_floating_point(t.dtype()) && !is_complex(t.dtype())) return sum(t, dims, keepdim, dtype);
+  ScalarType out_dtype = dtype.value_or(t.dtype());
+  Tensor x = to_dtype(t, out_dtype);
+  Mask mask = reduce_mask(x, dims);
+  Tensor r = run_reduce(x, mask, out_dtype, "nansum", []<typename T, typename O>() { return NanSumOp<T, O>{}; });
+  r = keep_shape(r, x, mask, keepdim);
+  if (auto n = make_node<LambdaBackward>(x)) {
+    n->name_ = "NansumBackward0";
+    n->saved = {SavedVariable(x, false)};
+    int64_t nd = x.dim();
+    n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
+      return {mul(grad_keep(g[0], mask, keepdim, nd), eq(s[0], s[0]))};
+    };
+    set_history(r, n);
+  }
+  return r;
+}
+
+Tensor nanmean(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
+              "nanmean(): expected input to have floating point or complex dtype but got ", dtype_name(t.dtype()));
+  Tensor count;
+  {
+    autograd::NoGradGuard ng;
+    count = sum(eq(t, t), dims, keepdim);
+  }
+  return div(nansum(t, dims, keepdim, dtype), count);
+}
+
+Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType out_dtype = dtype ? *dtype : (is_integral(t.dtype(), true) ? ScalarType::Int64 : t.dtype());
+  Tensor x = dtype ? to_dtype(t, *dtype) : t;
+  Mask mask = dim ? reduce_mask(x, *dim) : reduce_mask(x, std::nullopt);
+  bool keep = dim && keepdim;
+  Tensor r = run_reduce(x, mask, out_dtype, "prod", []<typename T, typename O>() { return ProdOp<T, O>{}; });
+  r = keep_shape(r, x, mask, keep);
+  if (auto n = make_node<LambdaBackward>(x)) {
+    n->name_ = dim ? "ProdBackward1" : "ProdBackward0";
+    set_history(r, n);
+    n->saved = {SavedVariable(x, false), SavedVariable(r, true)};
+    int64_t nd = x.dim();
+    n->fn = [mask, keep, nd](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor& x = s[0];
+      Tensor gk = grad_keep(g[0], mask, keep, nd), rk = grad_keep(s[1], mask, keep, nd);
+      Tensor zero = num(0.0);
+      Tensor is_zero = eq(x, zero);
+      bool any_zero;
+      {
+        autograd::NoGradGuard ng;
+        any_zero = item(any(is_zero)).to_bool();
+      }
+      if (!any_zero) return {div(mul(gk, rk), x)};
+      // A slice with one zero: only the zero gets a gradient, the product of the others; with
+      // more zeros every gradient is 0. x1 (zeros made ones) keeps the formula differentiable.
+      std::vector<int64_t> dims = mask_dims(mask, nd);
+      Tensor x1 = internal::where(is_zero, num(1.0), x);
+      Tensor zeros_in_slice = sum(is_zero, dims, /*keepdim=*/true);
+      Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : internal::reshape(prod(x1), Shape(nd, 1));
+      Tensor others = mul(gk, p1);
+      Tensor single = mul(is_zero, eq(zeros_in_slice, num(1)));
+      return {internal::where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1), internal::where(single, others, zero))};
+    };
+  }
+  return r;
+}
+
+// ---- max / min ----
+
+Tensor max(const Tensor& t) { return full_extremum<true>(t, "max"); }
+Tensor min(const Tensor& t) { return full_extremum<false>(t, "min"); }
+TensorPair max(const Tensor& t, int64_t dim, bool keepdim) { return dim_extremum<true>(t, dim, keepdim, "max"); }
+TensorPair min(const Tensor& t, int64_t dim, bool keepdim) { return dim_extremum<false>(t, dim, keepdim, "min"); }
+Tensor amax(const Tensor& t, OptDims dims, bool keepdim) { return amax_impl<true>(t, dims, keepdim, "amax"); }
+Tensor amin(const Tensor& t, OptDims dims, bool keepdim) { return amax_impl<false>(t, dims, keepdim, "amin"); }
+
+TensorPair aminmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  if (!dim && t.numel() == 0)
+    throw Error("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  OptDims dims = dim ? OptDims(std::vector<int64_t>{*dim}) : std::nullopt;
+  if (!dim && keepdim) {  // all dims reduced, each kept as size 1
+    Shape ones(t.dim(), 1);
+    return {internal::reshape(amin(t, dims, false), ones), internal::reshape(amax(t, dims, false), ones)};
+  }
+  return {amin(t, dims, keepdim), amax(t, dims, keepdim)};
+}
+
+Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  return arg_impl<true>(t, dim, keepdim, "argmax");
+}
+Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  return arg_impl<false>(t, dim, keepdim, "argmin");
+}
+
+// ---- logical and counting ----
+
+Tensor all(const Tensor& t, OptDims dims, bool keepdim) { return all_any<true>(t, dims, keepdim, "all"); }
+Tensor any(const Tensor& t, OptDims dims, bool keepdim) { return all_any<false>(t, dims, keepdim, "any"); }
+
+Tensor count_nonzero(const Tensor& t, OptDims dims) {
+  Mask mask = reduce_mask(t, dims);
+  return run_reduce_one<int64_t>(t, mask, ScalarType::Int64, "count_nonzero",
+                                 []<typename T, typename O>() { return CountNonzeroOp<T>{}; });
+}
+
+// ---- moments ----
+
+Tensor var(const Tensor& t, OptDims dims, double correction, bool keepdim) {
+  return var_std(t, dims, correction, keepdim, false);
+}
+Tensor std(const Tensor& t, OptDims dims, double correction, bool keepdim) {
+  return var_std(t, dims, correction, keepdim, true);
+}
+TensorPair var_mean(const Tensor& t, OptDims dims, double correction, bool keepdim) {
+  return {var(t, dims, correction, keepdim), mean(t, dims, keepdim)};
+}
+TensorPair std_mean(const Tensor& t, OptDims dims, double correction, bool keepdim) {
+  return {std(t, dims, correction, keepdim), mean(t, dims, keepdim)};
+}
+
+// ---- norms ----
+
+Tensor vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType dt = norm_input_dtype(t, dtype, "linalg.vector_norm");
+  Tensor x = to_dtype(t, dt);
+  Mask mask = reduce_mask(x, dims);
+  if (ord < 0 || std::isinf(ord)) {
+    bool empty_slice = x.numel() == 0 && reduced_count(x, mask) == 0;
+    EMBER_CHECK(!empty_slice, "linalg.vector_norm cannot compute the ", ord_str(ord),
+                " norm on an empty tensor because the operation does not have an identity");
+  }
+  Tensor r;
+  auto run = [&]<NormKind K>() {
+    r = run_reduce_one<void>(x, mask, dt, "linalg.vector_norm", [ord]<typename T, typename O>() {
+      NormOp<T, K> op;
+      op.p = ord;
+      return op;
+    });
+  };
+  if (ord == 0)
+    run.template operator()<NormKind::Zero>();
+  else if (ord == 1)
+    run.template operator()<NormKind::One>();
+  else if (ord == 2)
+    run.template operator()<NormKind::Two>();
+  else if (std::isinf(ord) && ord > 0)
+    run.template operator()<NormKind::Inf>();
+  else if (std::isinf(ord))
+    run.template operator()<NormKind::NegInf>();
+  else
+    run.template operator()<NormKind::P>();
+  r = keep_shape(r, x, mask, keepdim);
+  if (auto n = make_node<LambdaBackward>(x)) {
+    n->name_ = "LinalgVectorNormBackward0";
+    set_history(r, n);
+    n->saved = {SavedVariable(x, false), SavedVariable(r, true)};
+    int64_t nd = x.dim();
+    n->fn = [mask, keepdim, nd, ord](const TensorList& g, const TensorList& s) -> TensorList {
+      return {vector_norm_backward(grad_keep(g[0], mask, keepdim, nd), s[0], grad_keep(s[1], mask, keepdim, nd), ord,
+                                   mask)};
+    };
+  }
+  return r;
+}
+
+namespace {
+std::pair<int64_t, int64_t> matrix_dims(const Tensor& t, IntArrayRef dims) {
+  EMBER_CHECK(t.dim() >= 2, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
+  if (dims.size() != 2) {
+    std::ostringstream ss;
+    for (size_t i = 0; i < dims.size(); ++i) ss << (i ? " " : "") << dims[i];
+    throw Error("linalg.matrix_norm: dim must be a 2-tuple. Got " + ss.str());
+  }
+  int64_t d0 = wrap_dim(dims[0], t.dim()), d1 = wrap_dim(dims[1], t.dim());
+  EMBER_CHECK(d0 != d1, "linalg.matrix_norm: dims must be different. Got (", dims[0], ", ", dims[1], ")");
+  return {d0, d1};
+}
+}  // namespace
+
+Tensor matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dims, bool keepdim,
+                   std::optional<ScalarType> dtype) {
+  auto [d0, d1] = matrix_dims(t, dims);
+  norm_input_dtype(t, dtype, "linalg.matrix_norm");
+  if (ord == "fro") return vector_norm(t, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
+  if (ord == "nuc")
+    EMBER_NOT_IMPLEMENTED(
+        "linalg.matrix_norm: ord='nuc' needs a singular value decomposition, which Ember does not "
+        "implement yet");
+  throw Error("linalg.matrix_norm: Order " + ord + " not supported.");
+}
+
+Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+  auto [d0, d1] = matrix_dims(t, dims);
+  ScalarType dt = norm_input_dtype(t, dtype, "linalg.matrix_norm");
+  if (std::fabs(ord) == 2)
+    EMBER_NOT_IMPLEMENTED("linalg.matrix_norm: ord=", ord_str(ord),
+                          " needs a singular value decomposition, which Ember does not implement yet");
+  EMBER_CHECK(std::fabs(ord) == 1 || std::isinf(ord), "linalg.matrix_norm: Order ", ord_str(ord), " not supported.");
+  // ord +-1: the largest/smallest column sum of |A|; ord +-inf: the same over rows.
+  Tensor a = internal::abs(to_dtype(t, dt));
+  int64_t sum_dim = std::isinf(ord) ? d1 : d0, ext_dim = std::isinf(ord) ? d0 : d1;
+  Tensor s = sum(a, std::vector<int64_t>{sum_dim}, /*keepdim=*/true);
+  Tensor r = ord > 0 ? amax(s, std::vector<int64_t>{ext_dim}, true) : amin(s, std::vector<int64_t>{ext_dim}, true);
+  if (keepdim) return r;
+  Shape squeezed;
+  for (int64_t d = 0; d < r.dim(); ++d)
+    if (d != d0 && d != d1) squeezed.push_back(r.sizes()[d]);
+  return internal::reshape(r, squeezed);
+}
+
+Tensor norm(const Tensor& t, double p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+  return vector_norm(t, p, dims, keepdim, dtype);
+}
+
+Tensor norm(const Tensor& t, const std::string& p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+  if (p == "fro") {
+    if (!dims || dims->size() <= 1) return vector_norm(t, 2, dims, keepdim, dtype);
+    return matrix_norm(t, "fro", *dims, keepdim, dtype);
+  }
+  if (p == "nuc") return matrix_norm(t, "nuc", dims ? IntArrayRef(*dims) : IntArrayRef({-2, -1}), keepdim, dtype);
+  throw Error("norm(): p must be a number, 'fro' or 'nuc', got '" + p + "'");
+}
+
+// ---- logsumexp ----
+
+Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim) {
+  Tensor x = is_floating_point(t.dtype()) ? t : to_dtype(t, default_dtype());
+  Mask mask = reduce_mask(x, dims);
+  Tensor r = empty(reduced_shape(x, mask, false), x.dtype());
+  if (r.numel() > 0) {
+    Layout l = reduce_layout(x, mask);
+    EMBER_DISPATCH_FLOAT(x.dtype(), "logsumexp",
+                         [&] { logsumexp_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner); });
+  }
+  r = keep_shape(r, x, mask, keepdim);
+  if (auto n = make_node<LambdaBackward>(x)) {
+    n->name_ = "LogsumexpBackward0";
+    set_history(r, n);
+    n->saved = {SavedVariable(x, false), SavedVariable(r, true)};
+    int64_t nd = x.dim();
+    n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
+      Tensor rk = grad_keep(s[1], mask, keepdim, nd);
+      return {mul(grad_keep(g[0], mask, keepdim, nd), internal::exp(sub(s[0], rk)))};
+    };
+  }
+  return r;
+}
+
+}  // namespace ember

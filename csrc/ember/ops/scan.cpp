@@ -1,0 +1,248 @@
+// Scans along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp. The input is read as
+// (outer, R, inner) (Note [Reduction layout]): contiguous rows scan one after another, otherwise
+// a tile of `inner` running values advances together over R.
+#include <cmath>
+#include <limits>
+
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
+#include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
+#include "ember/ops/ops.h"
+#include "ember/ops/reduce_internal.h"
+#include "ember/ops/reduce_utils.h"
+
+namespace ember {
+namespace {
+using autograd::LambdaBackward;
+using autograd::SavedVariable;
+using autograd::TensorList;
+using internal::num;
+
+template <typename T>
+using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+
+// y[r] = acc = f(acc, x[r]) along R, starting from init; acc type A, output type O.
+template <typename T, typename O, typename A, typename F>
+void scan_rows(const T* x, O* y, int64_t outer, int64_t R, int64_t inner, A init, const F& f) {
+  if (outer == 0 || R == 0 || inner == 0) return;
+  if (inner == 1) {
+    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        A acc = init;
+        for (int64_t r = 0; r < R; ++r) {
+          acc = f(acc, x[o * R + r]);
+          y[o * R + r] = static_cast<O>(acc);
+        }
+      }
+    });
+    return;
+  }
+  constexpr int64_t kTile = 256;
+  int64_t tiles = (inner + kTile - 1) / kTile;
+  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / (R * kTile)), [&](int64_t b, int64_t e) {
+    A acc[kTile];
+    for (int64_t w = b; w < e; ++w) {
+      int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
+      for (int64_t j = 0; j < len; ++j) acc[j] = init;
+      for (int64_t r = 0; r < R; ++r) {
+        int64_t base = (o * R + r) * inner + j0;
+        for (int64_t j = 0; j < len; ++j) {
+          acc[j] = f(acc[j], x[base + j]);
+          y[base + j] = static_cast<O>(acc[j]);
+        }
+      }
+    }
+  });
+}
+
+ScalarType scan_dtype(const Tensor& t, std::optional<ScalarType> dtype) {
+  return dtype ? *dtype : (is_integral(t.dtype(), true) ? ScalarType::Int64 : t.dtype());
+}
+
+// Reverse cumulative sum along dim (the adjoint of cumsum).
+Tensor reverse_cumsum(const Tensor& g, int64_t dim) { return internal::flip(cumsum(internal::flip(g, dim), dim), dim); }
+
+template <bool Prod>
+Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, const char* name) {
+  ScalarType out_dtype = scan_dtype(t, dtype);
+  Tensor x = dtype ? to_dtype(t, *dtype) : t;
+  dim = wrap_dim(dim, x.dim());
+  Tensor y = empty(x.sizes(), out_dtype);
+  {
+    autograd::NoGradGuard raw;
+    auto l = reduce_detail::dim_layout(x, dim);
+    EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+      using T = scalar_t;
+      EMBER_DISPATCH_ALL(out_dtype, name, [&] {
+        using A = wide_t<opmath_t<T>>;
+        scan_rows(l.x.data<T>(), y.data<scalar_t>(), l.outer, l.R, l.inner, A(Prod ? 1 : 0), [](A acc, T v) {
+          A a = static_cast<A>(static_cast<opmath_t<T>>(v));
+          if constexpr (std::is_integral_v<A>)  // wraps like torch's int64 arithmetic, without UB
+            return static_cast<A>(Prod ? static_cast<uint64_t>(acc) * static_cast<uint64_t>(a)
+                                       : static_cast<uint64_t>(acc) + static_cast<uint64_t>(a));
+          else
+            return Prod ? acc * a : acc + a;
+        });
+      });
+    });
+  }
+  if (auto n = autograd::make_node<LambdaBackward>(x)) {
+    n->name_ = Prod ? "CumprodBackward0" : "CumsumBackward0";
+    autograd::set_history(y, n);
+    if (!Prod) {
+      n->fn = [dim](const TensorList& g, const TensorList&) -> TensorList {
+        return {g[0].dim() == 0 ? g[0] : reverse_cumsum(g[0], dim)};
+      };
+      return y;
+    }
+    n->saved = {SavedVariable(x, false), SavedVariable(y, true)};
+    n->fn = [dim](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor &x = s[0], &y = s[1];
+      if (x.dim() == 0) return {g[0]};
+      Tensor zero = num(0.0), is_zero = eq(x, zero);
+      bool any_zero;
+      {
+        autograd::NoGradGuard ng;
+        any_zero = item(any(is_zero)).to_bool();
+      }
+      if (!any_zero) return {div(reverse_cumsum(mul(g[0], y), dim), x)};
+      // Let z be the first zero of a slice. Before z the usual formula holds (later outputs are
+      // 0); at z the gradient is prod(x before z) * sum_{i >= z} g_i prod(x in (z, i]); after z
+      // it is 0. Built from differentiable ops so double backward works.
+      Tensor zeros_so_far, first, before, after;
+      {
+        autograd::NoGradGuard ng;
+        zeros_so_far = cumsum(is_zero, dim);
+        before = eq(zeros_so_far, num(0));
+        first = mul(is_zero, eq(zeros_so_far, num(1)));
+        after = mul(gt(zeros_so_far, num(0)), eq(first, num(false)));
+      }
+      Tensor one = num(1.0);
+      Tensor x1 = internal::where(is_zero, one, x);
+      Tensor grad_before = div(reverse_cumsum(mul(g[0], y), dim), x1);
+      Tensor prefix = cumprod(internal::where(before, x, one), dim);  // prod(x before z) at z
+      Tensor suffix = cumprod(internal::where(after, x, one), dim);   // prod(x in (z, i]) at i >= z
+      Tensor at_first = mul(prefix, reverse_cumsum(mul(g[0], suffix), dim));
+      return {internal::where(before, grad_before, internal::where(first, at_first, zero))};
+    };
+  }
+  return y;
+}
+
+template <bool Max>
+TensorPair cum_extremum(const Tensor& t, int64_t dim, const char* name) {
+  dim = wrap_dim(dim, t.dim());
+  Tensor values = empty(t.sizes(), t.dtype()), indices = empty(t.sizes(), ScalarType::Int64);
+  if (t.numel() > 0) {
+    autograd::NoGradGuard raw;
+    auto l = reduce_detail::dim_layout(t, dim);
+    EMBER_DISPATCH_ALL(t.dtype(), name, [&] {
+      using T = scalar_t;
+      using M = opmath_t<T>;
+      const T* x = l.x.data<T>();
+      T* v = values.data<T>();
+      int64_t* ix = indices.data<int64_t>();
+      int64_t R = l.R, inner = l.inner;
+      // Ties move the index forward; a NaN takes over and only a later NaN replaces it.
+      parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+        for (int64_t w = b; w < e; ++w) {
+          int64_t o = w / inner, j = w % inner;
+          int64_t base = o * R * inner + j;
+          M best = static_cast<M>(x[base]);
+          int64_t bi = 0;
+          for (int64_t r = 0; r < R; ++r) {
+            M cur = static_cast<M>(x[base + r * inner]);
+            if ((Max ? cur >= best : cur <= best) || cur != cur) best = cur, bi = r;
+            v[base + r * inner] = static_cast<T>(best);
+            ix[base + r * inner] = bi;
+          }
+        }
+      });
+    });
+  }
+  if (auto n = autograd::make_node<LambdaBackward>(t)) {
+    n->name_ = Max ? "CummaxBackward0" : "CumminBackward0";
+    n->saved = {SavedVariable(indices, false)};
+    Shape sizes = t.sizes();
+    n->fn = [dim, sizes](const TensorList& g, const TensorList& s) -> TensorList {
+      if (sizes.empty()) return {g[0]};
+      return {internal::scatter_add(g[0], dim, s[0], sizes)};
+    };
+    autograd::set_history(values, n);
+  }
+  return {values, indices};
+}
+
+double lowest_value(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float16:
+      return -65504.0;
+    case ScalarType::BFloat16:
+      return -3.3895313892515355e38;
+    case ScalarType::Float32:
+      return std::numeric_limits<float>::lowest();
+    default:
+      return std::numeric_limits<double>::lowest();
+  }
+}
+
+double log_add_exp(double a, double b) {
+  if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
+  double hi = std::max(a, b), lo = std::min(a, b);
+  if (std::isinf(hi)) return hi;  // -inf + -inf, or anything + inf
+  return hi + std::log1p(std::exp(lo - hi));
+}
+
+}  // namespace
+
+Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
+  return cum_arith<false>(t, dim, dtype, "cumsum");
+}
+Tensor cumprod(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
+  return cum_arith<true>(t, dim, dtype, "cumprod");
+}
+TensorPair cummax(const Tensor& t, int64_t dim) { return cum_extremum<true>(t, dim, "cummax"); }
+TensorPair cummin(const Tensor& t, int64_t dim) { return cum_extremum<false>(t, dim, "cummin"); }
+
+Tensor logcumsumexp(const Tensor& t, int64_t dim) {
+  if (!is_floating_point(t.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"logcumsumexp_out_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
+  dim = wrap_dim(dim, t.dim());
+  Tensor y = empty(t.sizes(), t.dtype());
+  {
+    autograd::NoGradGuard raw;
+    auto l = reduce_detail::dim_layout(t, dim);
+    EMBER_DISPATCH_FLOAT(t.dtype(), "logcumsumexp", [&] {
+      using T = scalar_t;
+      scan_rows(l.x.data<T>(), y.data<T>(), l.outer, l.R, l.inner, -std::numeric_limits<double>::infinity(),
+                [](double acc, T v) { return log_add_exp(acc, static_cast<double>(static_cast<opmath_t<T>>(v))); });
+    });
+  }
+  if (auto n = autograd::make_node<LambdaBackward>(t)) {
+    n->name_ = "LogcumsumexpBackward0";
+    autograd::set_history(y, n);
+    n->saved = {SavedVariable(t, false), SavedVariable(y, true)};
+    n->fn = [dim](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor &x = s[0], &y = s[1];
+      if (x.dim() == 0) return {g[0]};
+      // grad_k = sum_{i >= k} g_i exp(x_k - y_i), summed in log space separately for the positive
+      // and negative parts of g so that nothing overflows. log(0) is the dtype's lowest finite
+      // value rather than -inf: -inf - -inf would put NaN into the double backward.
+      Tensor one = num(1.0);
+      Tensor log_zero = full({}, lowest_value(x.dtype()), x.dtype());
+      auto part = [&](const Tensor& w) {  // w >= 0
+        Tensor log_w =
+            internal::where(gt(w, num(0.0)), internal::log(internal::where(gt(w, num(0.0)), w, one)), log_zero);
+        Tensor rev = internal::flip(logcumsumexp(internal::flip(sub(log_w, y), dim), dim), dim);
+        return internal::exp(add(x, rev));
+      };
+      Tensor gp = internal::where(gt(g[0], num(0.0)), g[0], num(0.0));
+      Tensor gn = internal::where(lt(g[0], num(0.0)), neg(g[0]), num(0.0));
+      return {sub(part(gp), part(gn))};
+    };
+  }
+  return y;
+}
+
+}  // namespace ember

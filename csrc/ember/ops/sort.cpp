@@ -1,0 +1,579 @@
+// Sorting and selection along a dim (sort, argsort, topk, kthvalue, median, nanmedian, mode),
+// quantiles, and counting (unique, unique_consecutive, bincount, histc).
+//
+// Every slice along the dim is copied into a buffer of (value, index) pairs and sorted or
+// partitioned there; the order puts NaN above +inf (first when descending) and breaks ties by
+// index, so results never depend on the algorithm or the thread count.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "ember/autograd/functions.h"
+#include "ember/autograd/record.h"
+#include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
+#include "ember/ops/ops.h"
+#include "ember/ops/reduce_internal.h"
+#include "ember/ops/reduce_utils.h"
+
+namespace ember {
+namespace {
+using autograd::LambdaBackward;
+using autograd::SavedVariable;
+using autograd::TensorList;
+using reduce_detail::Layout;
+
+template <typename M>
+bool is_nan(M v) {
+  return v != v;
+}
+// a before b in ascending order: NaN is the largest value.
+template <typename M>
+bool less_nan(M a, M b) {
+  return a < b || (!is_nan(a) && is_nan(b));
+}
+
+template <typename M>
+struct Item {
+  M v;
+  int64_t i;
+};
+
+// Ascending (or descending) by value, ties by index: a strict total order.
+template <typename M>
+struct ItemOrder {
+  bool descending = false;
+  bool operator()(const Item<M>& a, const Item<M>& b) const {
+    bool ab = descending ? less_nan(b.v, a.v) : less_nan(a.v, b.v);
+    if (ab) return true;
+    bool ba = descending ? less_nan(a.v, b.v) : less_nan(b.v, a.v);
+    return !ba && a.i < b.i;
+  }
+};
+
+// Runs f(slice, buf) for every slice along the layout's R; slice(r) reads element r, and
+// out_index(r) is where position r of that slice lives in a contiguous tensor shaped like the
+// input (or like the input with R replaced by `out_R`).
+template <typename T, typename F>
+void for_each_slice(const Layout& l, const F& f) {
+  const T* x = l.x.data<T>();
+  int64_t R = l.R, inner = l.inner;
+  parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<Item<opmath_t<T>>> buf(R);
+                 for (int64_t w = b; w < e; ++w) {
+                   int64_t o = w / inner, j = w % inner;
+                   const T* src = x + o * R * inner + j;
+                   for (int64_t r = 0; r < R; ++r) buf[r] = {static_cast<opmath_t<T>>(src[r * inner]), r};
+                   f(o, j, buf);
+                 }
+               });
+}
+
+// Writes buf[0..n) into values/indices of a contiguous (outer, n, inner) result at (o, j).
+template <typename T, typename M>
+void write_slice(const std::vector<Item<M>>& buf, int64_t n, T* values, int64_t* indices, int64_t o, int64_t j,
+                 int64_t inner) {
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t at = (o * n + r) * inner + j;
+    if (values) values[at] = static_cast<T>(buf[r].v);
+    if (indices) indices[at] = buf[r].i;
+  }
+}
+
+Shape with_size(const Tensor& t, int64_t dim, int64_t n) {
+  Shape s = t.sizes();
+  if (!s.empty()) s[dim] = n;
+  return s;
+}
+
+// History for a (values, indices) result whose values were taken from t at indices along dim.
+void record_selection(const Tensor& t, Tensor& values, const Tensor& indices, int64_t dim, bool keepdim,
+                      const char* name) {
+  if (auto n = autograd::make_node<LambdaBackward>(t)) {
+    n->name_ = name;
+    n->saved = {SavedVariable(indices, false)};
+    Shape sizes = t.sizes();
+    n->fn = [dim, sizes, keepdim](const TensorList& g, const TensorList& s) -> TensorList {
+      return {internal::select_backward(g[0], dim, s[0], sizes, keepdim)};
+    };
+    autograd::set_history(values, n);
+  }
+}
+
+// Selects one element per slice with pick(buf) -> position in buf after arranging it; returns
+// (values, indices) with the dim reduced (kept as 1 with keepdim).
+template <typename Pick>
+TensorPair select_one(const Tensor& t, int64_t dim, bool keepdim, const char* name, const Pick& pick) {
+  auto mask = reduce_detail::reduce_mask(t, dim);
+  Tensor values = empty(with_size(t, dim, 1), t.dtype());
+  Tensor indices = empty(with_size(t, dim, 1), ScalarType::Int64);
+  if (values.numel() > 0) {
+    autograd::NoGradGuard raw;
+    Layout l = reduce_detail::dim_layout(t, dim);
+    EMBER_DISPATCH_ALL(t.dtype(), name, [&] {
+      using T = scalar_t;
+      using M = opmath_t<T>;
+      T* v = values.data<T>();
+      int64_t* ix = indices.data<int64_t>();
+      for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
+        Item<M> it = pick(buf);
+        v[o * l.inner + j] = static_cast<T>(it.v);
+        ix[o * l.inner + j] = it.i;
+      });
+    });
+  }
+  if (!keepdim) {
+    Shape s = reduce_detail::reduced_shape(t, mask, false);
+    values = reshape(values, s);
+    indices = reshape(indices, s);
+  }
+  return {values, indices};
+}
+
+// The k-th smallest item (0-based) of the first n items of buf, NaN largest, ties by index.
+template <typename M>
+Item<M> kth_item(std::vector<Item<M>>& buf, int64_t n, int64_t k) {
+  std::nth_element(buf.begin(), buf.begin() + k, buf.begin() + n, ItemOrder<M>{});
+  return buf[k];
+}
+
+template <typename M>
+int64_t first_nan(const std::vector<Item<M>>& buf) {
+  for (const auto& it : buf)
+    if (is_nan(it.v)) return it.i;
+  return -1;
+}
+
+// Median along dim: with `ignore_nan` NaNs are dropped (all-NaN gives NaN at index 0);
+// otherwise any NaN makes the result that NaN, at its first position.
+TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_nan) {
+  const char* name = ignore_nan ? "nanmedian" : "median";
+  dim = wrap_dim(dim, t.dim());
+  reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, name);
+  auto r = select_one(t, dim, keepdim, name, [ignore_nan]<typename M>(std::vector<Item<M>>& buf) -> Item<M> {
+    if (!ignore_nan) {
+      int64_t nan_at = first_nan(buf);
+      if (nan_at >= 0) return buf[nan_at];
+      return kth_item(buf, static_cast<int64_t>(buf.size()), (static_cast<int64_t>(buf.size()) - 1) / 2);
+    }
+    auto end = std::partition(buf.begin(), buf.end(), [](const Item<M>& it) { return !is_nan(it.v); });
+    int64_t n = end - buf.begin();
+    if (n == 0) return {buf[0].v, 0};
+    return kth_item(buf, n, (n - 1) / 2);
+  });
+  record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim,
+                   ignore_nan ? "NanmedianBackward1" : "MedianBackward1");
+  return r;
+}
+
+Tensor median_all(const Tensor& t, bool ignore_nan) {
+  Tensor flat = reshape(t, {-1});
+  Tensor r;
+  {
+    autograd::NoGradGuard raw;
+    if (t.numel() == 0) {
+      r = full({}, std::numeric_limits<double>::quiet_NaN(), t.dtype());
+    } else {
+      r = reshape(std::get<0>(median_dim(flat, 0, false, ignore_nan)), {});
+    }
+  }
+  if (auto n = autograd::make_node<LambdaBackward>(t)) {
+    n->name_ = ignore_nan ? "NanmedianBackward0" : "MedianBackward0";
+    autograd::set_history(r, n);
+    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
+    std::vector<bool> mask(std::max<int64_t>(t.dim(), 1), true);
+    n->fn = [mask](const TensorList& g, const TensorList& s) -> TensorList {
+      return {internal::evenly_distribute(g[0], s[0], s[1], mask)};
+    };
+  }
+  return r;
+}
+
+// ---- quantile ----
+
+enum class Interp { Linear, Lower, Higher, Midpoint, Nearest };
+
+Interp parse_interp(const std::string& s, const char* name) {
+  if (s == "linear") return Interp::Linear;
+  if (s == "lower") return Interp::Lower;
+  if (s == "higher") return Interp::Higher;
+  if (s == "midpoint") return Interp::Midpoint;
+  if (s == "nearest") return Interp::Nearest;
+  throw Error(
+      detail::str_cat(name, "() interpolation must be one of linear, lower, higher, midpoint or nearest. Got ", s));
+}
+
+Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::optional<int64_t> dim, bool keepdim,
+                     const std::string& interpolation, bool ignore_nan) {
+  const char* name = ignore_nan ? "nanquantile" : "quantile";
+  EMBER_CHECK(t.numel() > 0, name, "() input tensor must be non-empty");
+  EMBER_CHECK(q_in.dim() <= 1, name, "() q must be a scalar or 1D tensor");
+  EMBER_CHECK(t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64, name,
+              "() input tensor must be either float or double dtype");
+  EMBER_CHECK(q_in.dtype() == t.dtype(), name, "() q tensor must be same dtype as the input tensor");
+  Interp interp = parse_interp(interpolation, name);
+  Tensor q = contiguous(to_dtype(q_in, ScalarType::Float64));
+  const double* qp = q.data<double>();
+  for (int64_t i = 0; i < q.numel(); ++i)
+    EMBER_CHECK(qp[i] >= 0 && qp[i] <= 1, name, "() q values must be in the range [0, 1]");
+
+  Tensor x = dim ? t : internal::reshape(t, {-1});
+  int64_t d = dim ? wrap_dim(*dim, t.dim()) : 0;
+  if (x.dim() == 0) x = internal::reshape(x, {1});
+  Shape perm;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (i != d) perm.push_back(i);
+  perm.push_back(d);
+  Tensor sorted = std::get<0>(sort(internal::permute(x, perm), -1));  // (batch..., n), NaN last
+  int64_t n = sorted.sizes().back(), batch = sorted.numel() / std::max<int64_t>(n, 1), nq = q.numel();
+
+  // Per slice and q: the two sorted positions to interpolate between, the weight, and NaN.
+  Shape idx_shape = sorted.sizes();
+  idx_shape.back() = nq;
+  Tensor lo = empty(idx_shape, ScalarType::Int64), hi = empty(idx_shape, ScalarType::Int64);
+  Tensor weight = empty(idx_shape, ScalarType::Float64), is_nan_out = empty(idx_shape, ScalarType::Bool);
+  {
+    autograd::NoGradGuard ng;
+    Tensor sd = contiguous(to_dtype(sorted, ScalarType::Float64));
+    const double* sp = sd.data<double>();
+    int64_t *lp = lo.data<int64_t>(), *hp = hi.data<int64_t>();
+    double* wp = weight.data<double>();
+    bool* np = is_nan_out.data<bool>();
+    // Ranks are computed in the input's precision, as torch does (0.6f * 5 is exactly 3).
+    auto fill = [&]<typename R>() {
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t valid = 0;
+        while (valid < n && !std::isnan(sp[b * n + valid])) ++valid;
+        int64_t m = ignore_nan ? valid : n;
+        bool nan_result = ignore_nan ? valid == 0 : valid < n;
+        for (int64_t k = 0; k < nq; ++k) {
+          int64_t at = b * nq + k;
+          R rank = static_cast<R>(qp[k]) * static_cast<R>(std::max<int64_t>(m - 1, 0));
+          int64_t l = static_cast<int64_t>(std::floor(rank)), h = static_cast<int64_t>(std::ceil(rank));
+          R w = rank - static_cast<R>(l);
+          if (interp == Interp::Lower) h = l, w = 0;
+          if (interp == Interp::Higher) l = h, w = 0;
+          if (interp == Interp::Nearest) l = h = static_cast<int64_t>(std::nearbyint(rank)), w = 0;
+          if (interp == Interp::Midpoint) w = l == h ? R(0) : R(0.5);
+          lp[at] = l, hp[at] = h, wp[at] = w, np[at] = nan_result;
+        }
+      }
+    };
+    if (t.dtype() == ScalarType::Float32)
+      fill.template operator()<float>();
+    else
+      fill.template operator()<double>();
+  }
+  Tensor v_lo = internal::gather(sorted, -1, lo), v_hi = internal::gather(sorted, -1, hi);
+  Tensor w = to_dtype(weight, t.dtype());
+  // torch's lerp: exact at both ends.
+  Tensor diff = sub(v_hi, v_lo);
+  Tensor res = internal::where(lt(w, internal::num(0.5)), add(v_lo, mul(w, diff)),
+                               sub(v_hi, mul(diff, sub(internal::num(1.0), w))));
+  res = internal::where(is_nan_out, internal::num(std::numeric_limits<double>::quiet_NaN()), res);
+  // (batch..., nq) -> (nq, batch...) or (batch...) for a scalar q, then keepdim.
+  int64_t bdims = res.dim() - 1;
+  if (q_scalar) {
+    res = internal::reshape(res, Shape(res.sizes().begin(), res.sizes().end() - 1));
+  } else {
+    Shape p{bdims};
+    for (int64_t i = 0; i < bdims; ++i) p.push_back(i);
+    res = internal::permute(res, p);
+  }
+  int64_t lead = q_scalar ? 0 : 1;
+  if (keepdim) {
+    if (dim) {
+      res = internal::unsqueeze(res, lead + d);
+    } else {
+      Shape s(t.dim(), 1);
+      if (!q_scalar) s.insert(s.begin(), nq);
+      res = internal::reshape(res, s);
+    }
+  } else if (!dim && t.dim() == 0 && !q_scalar) {
+    res = internal::reshape(res, {nq});
+  }
+  return contiguous(res);
+}
+
+// ---- unique ----
+
+// Ordering and equality of rows (dim-wise unique) of a contiguous (n, m) block.
+template <typename T>
+struct Rows {
+  const T* p;
+  int64_t m;
+  bool less(int64_t a, int64_t b) const {
+    using M = opmath_t<T>;
+    for (int64_t k = 0; k < m; ++k) {
+      M x = static_cast<M>(p[a * m + k]), y = static_cast<M>(p[b * m + k]);
+      if (less_nan(x, y)) return true;
+      if (less_nan(y, x)) return false;
+    }
+    return false;
+  }
+  bool equal(int64_t a, int64_t b) const {
+    using M = opmath_t<T>;
+    for (int64_t k = 0; k < m; ++k)
+      if (!(static_cast<M>(p[a * m + k]) == static_cast<M>(p[b * m + k]))) return false;
+    return true;
+  }
+};
+
+// Groups the n rows (elements when m == 1) of x, sorted first or in order, into unique rows:
+// returns the representative row of each group, each row's group, and the group sizes.
+template <typename T>
+void group_rows(const Tensor& x, int64_t n, int64_t m, bool sort_first, std::vector<int64_t>& reps,
+                std::vector<int64_t>& group, std::vector<int64_t>& counts) {
+  Rows<T> rows{x.data<T>(), m};
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (sort_first) std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return rows.less(a, b); });
+  group.assign(n, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    if (k == 0 || !rows.equal(order[k - 1], order[k])) {
+      reps.push_back(order[k]);
+      counts.push_back(0);
+    }
+    group[order[k]] = static_cast<int64_t>(reps.size()) - 1;
+    ++counts.back();
+  }
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& t, bool sort_first, std::optional<int64_t> dim) {
+  autograd::NoGradGuard raw;
+  Tensor x;
+  int64_t n, m, d = 0;
+  if (dim) {
+    d = wrap_dim(*dim, t.dim());
+    EMBER_CHECK(t.dim() > 0, "unique: a 0-d tensor has no dim to take unique slices along");
+    Shape perm{d};
+    for (int64_t i = 0; i < t.dim(); ++i)
+      if (i != d) perm.push_back(i);
+    x = contiguous(permute(t, perm));
+    n = t.sizes()[d];
+    m = n ? x.numel() / n : 0;
+  } else {
+    x = contiguous(reshape(t, {-1}));
+    n = x.numel();
+    m = 1;
+  }
+  std::vector<int64_t> reps, group, counts;
+  EMBER_DISPATCH_ALL(x.dtype(), "unique", [&] { group_rows<scalar_t>(x, n, m, sort_first, reps, group, counts); });
+  int64_t u = static_cast<int64_t>(reps.size());
+  Tensor rep_idx = empty({u}, ScalarType::Int64), inverse = empty({n}, ScalarType::Int64),
+         cnt = empty({u}, ScalarType::Int64);
+  std::copy(reps.begin(), reps.end(), rep_idx.data<int64_t>());
+  std::copy(group.begin(), group.end(), inverse.data<int64_t>());
+  std::copy(counts.begin(), counts.end(), cnt.data<int64_t>());
+  Tensor values;
+  if (!dim) {
+    values = internal::gather(x, 0, rep_idx);
+    inverse = reshape(inverse, t.sizes());
+  } else {
+    Tensor rows2d = reshape(x, {n, m});
+    Tensor idx2d = contiguous(expand(unsqueeze(rep_idx, 1), {u, m}));
+    Shape vshape = x.sizes();
+    vshape[0] = u;
+    Tensor picked = reshape(internal::gather(rows2d, 0, idx2d), vshape);
+    Shape back(t.dim());  // inverse permutation of (d, others...)
+    back[d] = 0;
+    for (int64_t i = 0, k = 1; i < t.dim(); ++i)
+      if (i != d) back[i] = k++;
+    values = contiguous(permute(picked, back));
+  }
+  return {values, inverse, cnt};
+}
+
+}  // namespace
+
+// ---- sort family ----
+
+TensorPair sort(const Tensor& t, int64_t dim, bool descending, bool stable) {
+  (void)stable;  // always stable
+  dim = wrap_dim(dim, t.dim());
+  Tensor values = empty(t.sizes(), t.dtype()), indices = empty(t.sizes(), ScalarType::Int64);
+  if (t.numel() > 0) {
+    autograd::NoGradGuard raw;
+    Layout l = reduce_detail::dim_layout(t, dim);
+    EMBER_DISPATCH_ALL(t.dtype(), "sort", [&] {
+      using T = scalar_t;
+      using M = opmath_t<T>;
+      T* v = values.data<T>();
+      int64_t* ix = indices.data<int64_t>();
+      for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
+        std::sort(buf.begin(), buf.end(), ItemOrder<M>{descending});
+        write_slice(buf, l.R, v, ix, o, j, l.inner);
+      });
+    });
+  }
+  record_selection(t, values, indices, dim, true, "SortBackward0");
+  return {values, indices};
+}
+
+Tensor argsort(const Tensor& t, int64_t dim, bool descending, bool stable) {
+  autograd::NoGradGuard ng;
+  return std::get<1>(sort(t, dim, descending, stable));
+}
+
+TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
+  (void)sorted;  // results always come sorted, which torch allows for sorted=False
+  dim = wrap_dim(dim, t.dim());
+  int64_t size = t.dim() ? t.sizes()[dim] : 1;
+  EMBER_CHECK(k >= 0 && k <= size, "selected index k out of range");
+  Tensor values = empty(with_size(t, dim, k), t.dtype()), indices = empty(with_size(t, dim, k), ScalarType::Int64);
+  if (values.numel() > 0) {
+    autograd::NoGradGuard raw;
+    Layout l = reduce_detail::dim_layout(t, dim);
+    EMBER_DISPATCH_ALL(t.dtype(), "topk", [&] {
+      using T = scalar_t;
+      using M = opmath_t<T>;
+      T* v = values.data<T>();
+      int64_t* ix = indices.data<int64_t>();
+      for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
+        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), ItemOrder<M>{largest});
+        write_slice(buf, k, v, ix, o, j, l.inner);
+      });
+    });
+  }
+  record_selection(t, values, indices, dim, true, "TopkBackward0");
+  return {values, indices};
+}
+
+TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
+  dim = wrap_dim(dim, t.dim());
+  int64_t size = t.dim() ? t.sizes()[dim] : 1;
+  reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "kthvalue");
+  EMBER_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim);
+  auto r = select_one(t, dim, keepdim, "kthvalue", [k]<typename M>(std::vector<Item<M>>& buf) {
+    return kth_item(buf, static_cast<int64_t>(buf.size()), k - 1);
+  });
+  record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim, "KthvalueBackward0");
+  return r;
+}
+
+Tensor median(const Tensor& t) { return median_all(t, false); }
+TensorPair median(const Tensor& t, int64_t dim, bool keepdim) { return median_dim(t, dim, keepdim, false); }
+Tensor nanmedian(const Tensor& t) { return median_all(t, true); }
+TensorPair nanmedian(const Tensor& t, int64_t dim, bool keepdim) { return median_dim(t, dim, keepdim, true); }
+
+TensorPair mode(const Tensor& t, int64_t dim, bool keepdim) {
+  dim = wrap_dim(dim, t.dim());
+  reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "mode");
+  // The most frequent value, the smallest among equally frequent ones, at its last position.
+  auto r = select_one(t, dim, keepdim, "mode", []<typename M>(std::vector<Item<M>>& buf) {
+    std::sort(buf.begin(), buf.end(), ItemOrder<M>{});
+    Item<M> best = buf[0];
+    int64_t best_count = 0, n = static_cast<int64_t>(buf.size());
+    for (int64_t s = 0; s < n;) {
+      int64_t e = s + 1;
+      while (e < n && buf[e].v == buf[s].v) ++e;
+      if (e - s > best_count) best_count = e - s, best = buf[e - 1];
+      s = e;
+    }
+    return best;
+  });
+  record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim, "ModeBackward0");
+  return r;
+}
+
+Tensor quantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                const std::string& interpolation) {
+  return quantile_impl(t, q, q.dim() == 0, dim, keepdim, interpolation, false);
+}
+Tensor quantile(const Tensor& t, double q, std::optional<int64_t> dim, bool keepdim, const std::string& interpolation) {
+  EMBER_CHECK(q >= 0 && q <= 1, "quantile() q must be in the range [0, 1] but got ", q);
+  return quantile_impl(t, full({}, q, t.dtype()), true, dim, keepdim, interpolation, false);
+}
+Tensor nanquantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                   const std::string& interpolation) {
+  return quantile_impl(t, q, q.dim() == 0, dim, keepdim, interpolation, true);
+}
+Tensor nanquantile(const Tensor& t, double q, std::optional<int64_t> dim, bool keepdim,
+                   const std::string& interpolation) {
+  EMBER_CHECK(q >= 0 && q <= 1, "nanquantile() q must be in the range [0, 1] but got ", q);
+  return quantile_impl(t, full({}, q, t.dtype()), true, dim, keepdim, interpolation, true);
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& t, bool sorted, bool return_inverse, bool return_counts,
+                                          std::optional<int64_t> dim) {
+  (void)sorted, (void)return_inverse, (void)return_counts;  // always sorted; inverse and counts are cheap
+  return unique_impl(t, true, dim);
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse, bool return_counts,
+                                                      std::optional<int64_t> dim) {
+  (void)return_inverse, (void)return_counts;
+  return unique_impl(t, false, dim);
+}
+
+// ---- counting ----
+
+Tensor bincount(const Tensor& t, const Tensor& weights, int64_t minlength) {
+  if (!is_integral(t.dtype(), false))
+    EMBER_NOT_IMPLEMENTED("\"bincount_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
+  EMBER_CHECK(minlength >= 0, "minlength should be >= 0");
+  EMBER_CHECK(t.dim() == 1, "bincount only supports 1-d non-negative integral inputs.");
+  if (weights.defined())
+    EMBER_CHECK(weights.dim() == 1 && weights.numel() == t.numel(),
+                "weights should be 1-d and have the same length as input");
+  Tensor x = contiguous(to_dtype(t, ScalarType::Int64));
+  const int64_t* xp = x.data<int64_t>();
+  int64_t top = -1;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EMBER_CHECK(xp[i] >= 0, "bincount only supports 1-d non-negative integral inputs.");
+    top = std::max(top, xp[i]);
+  }
+  int64_t len = std::max(minlength, top + 1);
+  if (!weights.defined()) {
+    Tensor out = zeros({len}, ScalarType::Int64);
+    int64_t* op = out.data<int64_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) ++op[xp[i]];
+    return out;
+  }
+  ScalarType wt = weights.dtype() == ScalarType::Float32 ? ScalarType::Float32 : ScalarType::Float64;
+  Tensor w = contiguous(to_dtype(weights, ScalarType::Float64));
+  Tensor acc = zeros({len}, ScalarType::Float64);
+  const double* wp = w.data<double>();
+  double* ap = acc.data<double>();
+  for (int64_t i = 0; i < x.numel(); ++i) ap[xp[i]] += wp[i];
+  return to_dtype(acc, wt);
+}
+
+Tensor histc(const Tensor& t, int64_t bins, double min, double max) {
+  if (!is_floating_point(t.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"histogram_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
+  EMBER_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for bins");
+  Tensor x = contiguous(t);
+  Tensor out = zeros({bins}, t.dtype());
+  EMBER_DISPATCH_FLOAT(t.dtype(), "histc", [&] {
+    using T = scalar_t;
+    using M = opmath_t<T>;
+    const T* p = x.data<T>();
+    int64_t n = x.numel();
+    M lo = static_cast<M>(min), hi = static_cast<M>(max);
+    if (lo == hi && n > 0) {  // the data's range
+      lo = std::numeric_limits<M>::infinity(), hi = -lo;
+      for (int64_t i = 0; i < n; ++i) {
+        M v = static_cast<M>(p[i]);
+        lo = std::min(lo, v), hi = std::max(hi, v);
+      }
+    }
+    if (lo == hi) lo -= 1, hi += 1;
+    EMBER_CHECK(!(lo > hi), "torch.histc(): max must be larger than min");
+    EMBER_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc(): range of [", lo, ", ", hi, "] is not finite");
+    std::vector<double> counts(bins, 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      M v = static_cast<M>(p[i]);
+      if (!(v >= lo && v <= hi)) continue;
+      int64_t b = static_cast<int64_t>((v - lo) * static_cast<M>(bins) / (hi - lo));
+      counts[std::min(b, bins - 1)] += 1;
+    }
+    T* op = out.data<T>();
+    for (int64_t b = 0; b < bins; ++b) op[b] = static_cast<T>(counts[b]);
+  });
+  return out;
+}
+
+}  // namespace ember

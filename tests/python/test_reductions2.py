@@ -1,0 +1,564 @@
+"""Reductions, scans and sorting beyond the op table: named-tuple results, out=, ties, NaN,
+empty inputs, dtype rules, errors (exception types as torch), gradients at awkward points
+(zeros, ties, zero norms), double backward, and sizes that take the parallel/vector paths."""
+import math
+import pickle
+
+import pytest
+
+import ember
+from conftest import assert_same, same_error, torch
+
+
+def pair(data, dtype="float32"):
+    t = torch.tensor(data, dtype=getattr(torch, dtype))
+    return ember.tensor(t.tolist(), dtype=getattr(ember, dtype)), t
+
+
+def randn_pair(*shape, dtype="float64", seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, generator=g, dtype=getattr(torch, dtype))
+    return ember.from_dlpack(t.clone()).clone(), t
+
+
+def assert_pair(e, t, **kw):
+    """(values, indices)-style results: each field the same."""
+    assert len(e) == len(t)
+    for a, b in zip(e, t):
+        assert_same(a, b, **kw)
+
+
+def grads(lib, fn, x, weights=None):
+    x = x.detach().clone().requires_grad_()
+    y = fn(x)
+    y = y[0] if isinstance(y, tuple) else y
+    w = weights if weights is not None else lib.ones_like(y)
+    (y * w).sum().backward()
+    return x.grad
+
+
+# ---- named tuples ----
+
+NAMED = {
+    "max": lambda lib, x: lib.max(x, 1),
+    "min": lambda lib, x: lib.min(x, 1),
+    "sort": lambda lib, x: lib.sort(x, 1),
+    "topk": lambda lib, x: lib.topk(x, 2),
+    "kthvalue": lambda lib, x: lib.kthvalue(x, 2),
+    "median": lambda lib, x: lib.median(x, 1),
+    "nanmedian": lambda lib, x: lib.nanmedian(x, 1),
+    "mode": lambda lib, x: lib.mode(x, 1),
+    "cummax": lambda lib, x: lib.cummax(x, 1),
+    "cummin": lambda lib, x: lib.cummin(x, 1),
+    "aminmax": lambda lib, x: lib.aminmax(x, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_named_tuple_results(name):
+    e, t = randn_pair(3, 5)
+    er, tr = NAMED[name](ember, e), NAMED[name](torch, t)
+    assert isinstance(er, tuple) and len(er) == 2
+    assert type(er).__name__ == type(tr).__name__ == name
+    fields = ("min", "max") if name == "aminmax" else ("values", "indices")
+    for i, f in enumerate(fields):
+        assert_same(getattr(er, f), getattr(tr, f))
+        assert getattr(er, f) is er[i]
+    a, b = er  # unpacks like a tuple
+    assert repr(er).startswith(f"ember.return_types.{name}(\n{fields[0]}=tensor(")
+    cls = getattr(ember.return_types, name)
+    assert cls((a, b))[1] is b
+    back = pickle.loads(pickle.dumps(cls((1, 2))))  # (Tensor pickling is not this test's business)
+    assert type(back) is cls and tuple(back) == (1, 2)
+
+
+def test_tensor_methods_exist():
+    e, _ = randn_pair(3, 4)
+    for name in ["sum", "nansum", "mean", "nanmean", "prod", "max", "min", "maximum", "minimum", "amax", "amin",
+                 "aminmax", "argmax", "argmin", "all", "any", "count_nonzero", "var", "std", "norm", "logsumexp",
+                 "softmax", "log_softmax", "cumsum", "cumprod", "cumsum_", "cumprod_", "cummax", "cummin",
+                 "logcumsumexp", "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+                 "quantile", "nanquantile", "unique", "unique_consecutive", "bincount", "histc"]:
+        assert callable(getattr(e, name)), name
+    assert callable(ember.linalg.vector_norm) and callable(ember.linalg.matrix_norm)
+
+
+# ---- out= ----
+
+def test_out_variants():
+    e, t = randn_pair(3, 4, dtype="float32")
+    eo, to = ember.empty(0), torch.empty(0)
+    assert ember.sum(e, 1, out=eo) is eo
+    torch.sum(t, 1, out=to)
+    assert_same(eo, to)
+    # an int input summed into a float out computes in the out's dtype
+    ei, ti = pair([[1, 2], [3, 4]], "int32")
+    eo, to = ember.empty(2), torch.empty(2)
+    ember.sum(ei, 0, out=eo), torch.sum(ti, 0, out=to)
+    assert_same(eo, to)
+    ev, evi = ember.empty(0), ember.empty(0, dtype=ember.int64)
+    tv, tvi = torch.empty(0), torch.empty(0, dtype=torch.int64)
+    r = ember.max(e, 1, out=(ev, evi))
+    torch.max(t, 1, out=(tv, tvi))
+    assert r.values is ev and r.indices is evi
+    assert_same(ev, tv), assert_same(evi, tvi)
+    ev, evi, tv, tvi = ev.resize_(0), evi.resize_(0), tv.resize_(0), tvi.resize_(0)
+    ember.sort(e, 0, out=(ev, evi)), torch.sort(t, 0, out=(tv, tvi))
+    assert_same(ev, tv), assert_same(evi, tvi)
+    for name, args in [("cumsum", (1,)), ("amax", (0,)), ("logsumexp", (1,)), ("prod", (1,)), ("var", (1,)),
+                       ("quantile", (0.5,)), ("argmax", (1,)), ("all", (1,)), ("maximum", None)]:
+        dt = {"argmax": "int64", "all": "bool"}.get(name, "float32")
+        eo, to = ember.empty(0, dtype=getattr(ember, dt)), torch.empty(0, dtype=getattr(torch, dt))
+        if name == "maximum":
+            getattr(ember, name)(e, e * 0, out=eo), getattr(torch, name)(t, t * 0, out=to)
+        else:
+            getattr(ember, name)(e, *args, out=eo), getattr(torch, name)(t, *args, out=to)
+        assert_same(eo, to)
+    # a non-empty out of the wrong shape is resized with torch's deprecation warning
+    with pytest.warns(UserWarning, match="was resized"):
+        ember.amax(e, 1, out=ember.empty(7))
+
+
+def test_out_refuses_autograd_and_bad_casts():
+    e, t = randn_pair(3, 4)
+    e.requires_grad_(), t.requires_grad_()
+    same_error(lambda: ember.sum(e, 0, out=ember.empty(4, dtype=ember.float64)),
+               lambda: torch.sum(t, 0, out=torch.empty(4, dtype=torch.float64)))
+    same_error(lambda: ember.amax(e.detach(), 0, out=ember.empty(4, dtype=ember.int64)),
+               lambda: torch.amax(t.detach(), 0, out=torch.empty(4, dtype=torch.int64)))
+
+
+# ---- ties ----
+
+def test_ties_max_min_argmax_take_first_index():
+    e, t = pair([[1, 3, 3, 2], [5, 5, 5, 5]], "int64")
+    assert_pair(ember.max(e, 1), torch.max(t, 1))
+    assert_pair(ember.min(e, 1), torch.min(t, 1))
+    assert_same(e.argmax(1), t.argmax(1))
+    assert_same(e.argmin(), t.argmin())
+    assert_same(e.argmax(), t.argmax())
+    ef, tf = pair([[1.0, 3, 3, 2], [0, 0, 0, 0]])
+    assert_pair(ef.max(1), tf.max(1))
+    assert_pair(ef.t().max(0), tf.t().max(0))  # columns (inner > 1)
+
+
+def test_ties_cummax_cummin_take_last_index():
+    e, t = pair([1, 3, 3, 2, 3, 0, 0], "int64")
+    assert_pair(e.cummax(0), t.cummax(0))
+    assert_pair(e.cummin(0), t.cummin(0))
+    eb, tb = pair([True, False, True, True], "bool")
+    assert_pair(eb.cummax(0), tb.cummax(0))
+    assert_pair(eb.cummin(0), tb.cummin(0))
+
+
+def test_mode_ties_smallest_value_last_index():
+    e, t = pair([[1, 2, 2, 3, 3, 0], [3, 2, 2, 3, 1, 1], [7, 7, 7, 7, 7, 7], [4, 1, 4, 1, 0, 9]], "int64")
+    assert_pair(e.mode(1), t.mode(1))
+    assert_pair(e.t().mode(0), t.t().mode(0))
+
+
+def test_sort_is_stable_for_ties():
+    e, t = pair([[2, 1, 2, 1, 2, 0], [0, 0, 0, 0, 0, 0]], "int64")
+    assert_pair(e.sort(dim=1, stable=True), t.sort(dim=1, stable=True))
+    assert_pair(e.sort(dim=1, descending=True, stable=True), t.sort(dim=1, descending=True, stable=True))
+    assert_same(e.argsort(dim=1, stable=True), t.argsort(dim=1, stable=True))
+    eb, tb = pair([True, False, True, False], "bool")
+    assert_pair(eb.sort(stable=True), tb.sort(stable=True))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: lib.amax(x, 1), lambda lib, x: lib.amin(x, 0), lambda lib, x: x.max(), lambda lib, x: x.min(),
+    lambda lib, x: x.median(), lambda lib, x: lib.amax(x, (0, 1)), lambda lib, x: x.norm(math.inf, 1),
+    lambda lib, x: x.norm(-math.inf), lambda lib, x: lib.aminmax(x).max,
+], ids=["amax", "amin", "max", "min", "median", "amax_all", "norm_inf", "norm_neginf", "aminmax"])
+def test_gradient_split_evenly_among_ties(fn):
+    e, t = pair([[1.0, 3, 3, -3], [2, 2, 2, 2], [-3, 0, 3, 1]], "float64")
+    assert_same(grads(ember, lambda x: fn(ember, x), e), grads(torch, lambda x: fn(torch, x), t))
+
+
+def test_gradient_of_max_with_dim_goes_to_first_index():
+    e, t = pair([[1.0, 3, 3, 2], [2, 2, 2, 2]], "float64")
+    for fn in (lambda lib, x: x.max(1), lambda lib, x: x.min(1), lambda lib, x: x.max(0, keepdim=True)):
+        assert_same(grads(ember, lambda x: fn(ember, x), e), grads(torch, lambda x: fn(torch, x), t))
+
+
+def test_maximum_ties_split_the_gradient():
+    ea, ta = pair([1.0, 2, 3, 4], "float64")
+    eb, tb = pair([1.0, 3, 1, 4], "float64")
+    for lib, a, b in ((ember, ea, eb), (torch, ta, tb)):
+        a.requires_grad_(), b.requires_grad_()
+        (lib.maximum(a, b) * lib.tensor([1.0, 2, 3, 4], dtype=lib.float64)).sum().backward()
+        (lib.minimum(a, b) * 10).sum().backward()
+    assert_same(ea.grad, ta.grad), assert_same(eb.grad, tb.grad)
+
+
+# ---- NaN ----
+
+NAN = math.nan
+
+
+def test_nan_propagation_in_max_min_and_arg():
+    e, t = pair([[1.0, NAN, 3, NAN], [1, 2, 3, 4], [NAN, 1, 2, 3]])
+    for fn in (lambda x: x.max(1), lambda x: x.min(1), lambda x: x.t().max(0)):
+        assert_pair(fn(e), fn(t))
+    for fn in (lambda x: x.argmax(1), lambda x: x.argmin(), lambda x: x.amax(1), lambda x: x.amin(0), lambda x: x.max()):
+        assert_same(fn(e), fn(t))
+    e2, t2 = pair([[NAN, 1.0, 2, NAN]] * 3)
+    assert_same(ember.maximum(e, e2), torch.maximum(t, t2))
+    assert_same(ember.minimum(e, e2), torch.minimum(t, t2))
+    big = [float(i) for i in range(300)]
+    big[137] = NAN
+    e, t = pair([big, list(reversed(big))])
+    assert_pair(e.max(1), t.max(1))  # the blocked vector path
+    assert_pair(e.min(1), t.min(1))
+    assert_same(e.amax(1), t.amax(1))
+
+
+def test_nan_in_sort_topk_median_quantile():
+    e, t = pair([[1.0, NAN, -math.inf, math.inf, 0, NAN], [3, 2, 1, 0, -1, -2]])
+    for kw in ({}, {"descending": True}):
+        assert_pair(e.sort(stable=True, **kw), t.sort(stable=True, **kw))
+    assert_same(e.topk(3).values, t.topk(3).values)
+    assert_same(e.topk(3, largest=False).values, t.topk(3, largest=False).values)
+    assert_pair(e.median(1), t.median(1))
+    assert_pair(e.nanmedian(1), t.nanmedian(1))
+    assert_same(e.median(), t.median())
+    assert_same(e.nanmedian(), t.nanmedian())
+    assert_same(e.quantile(0.3, 1), t.quantile(0.3, 1))
+    assert_same(e.nanquantile(0.3, 1), t.nanquantile(0.3, 1))
+    ea, ta = pair([[NAN, NAN], [1, NAN]])
+    assert_pair(ea.nanmedian(1), ta.nanmedian(1))
+    assert_same(ea.nanquantile(0.5, 1), ta.nanquantile(0.5, 1))
+
+
+def test_nan_aware_sums_and_scans():
+    e, t = pair([[1.0, NAN, 3], [NAN, NAN, NAN]])
+    assert_same(e.nansum(1), t.nansum(1))
+    assert_same(e.nanmean(1), t.nanmean(1))  # all-NaN row: nan
+    assert_same(e.nansum(), t.nansum())
+    assert_pair(e.cummax(1), t.cummax(1))
+    assert_pair(e.cummin(1), t.cummin(1))
+    assert_same(e.cumsum(1), t.cumsum(1))
+    eg, tg = grads(ember, lambda x: x.nansum(), e.double()), grads(torch, lambda x: x.nansum(), t.double())
+    assert_same(eg, tg)
+
+
+def test_infinities_in_logsumexp_softmax_logcumsumexp():
+    inf = math.inf
+    e, t = pair([[-inf, -inf, -inf], [inf, 1, 2], [-inf, 0, 1], [NAN, 0, 1], [inf, inf, 0]])
+    assert_same(e.logsumexp(1), t.logsumexp(1))
+    assert_same(e.softmax(1), t.softmax(1))
+    assert_same(e.log_softmax(1), t.log_softmax(1))
+    assert_same(e.logcumsumexp(1), t.logcumsumexp(1))
+    assert_same(e.t().softmax(0), t.t().softmax(0))
+    # masked attention-style rows: -inf entries get probability 0
+    e, t = pair([[0.5, -inf, 1.0, -inf] * 5])
+    assert_same(e.softmax(-1), t.softmax(-1))
+
+
+# ---- empty inputs ----
+
+def test_empty_reductions_with_identity():
+    e, t = ember.ones(0, 3), torch.ones(0, 3)
+    for fn in (lambda x: x.sum(), lambda x: x.prod(), lambda x: x.nansum(0), lambda x: x.all(), lambda x: x.any(),
+               lambda x: x.prod(0), lambda x: x.all(1), lambda x: x.count_nonzero(0), lambda x: x.mean(0),
+               lambda x: x.norm(), lambda x: x.logsumexp(0), lambda x: x.cumsum(0), lambda x: x.sort(0).values,
+               lambda x: x.amax(1), lambda x: x.max(1).values, lambda x: x.argmax(1), lambda x: x.unique(),
+               lambda x: x.softmax(0), lambda x: x.median()):
+        assert_same(fn(e), fn(t))
+
+
+def test_empty_reductions_without_identity_raise_like_torch():
+    e, t = ember.ones(0, 3), torch.ones(0, 3)
+    for fn in (lambda x: x.max(), lambda x: x.min(), lambda x: x.amax(), lambda x: x.amax(0), lambda x: x.max(0),
+               lambda x: x.argmax(), lambda x: x.argmin(0), lambda x: x.mode(0), lambda x: x.median(0),
+               lambda x: x.kthvalue(1, 0), lambda x: x.aminmax(), lambda x: x.quantile(0.5),
+               lambda x: x.norm(math.inf), lambda x: x.cummax(0).values.sum() + x.max()):
+        same_error(lambda: fn(e), lambda: fn(t))
+
+
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom is <= 0")  # torch warns; ember does not
+def test_var_std_degenerate():
+    e, t = pair([[1.0], [2.0]])
+    for fn in (lambda x: x.var(1), lambda x: x.std(1), lambda x: x.var(0, correction=3), lambda x: x.var(correction=0)):
+        assert_same(fn(e), fn(t))
+    assert_same(ember.var_mean(e, 1)[0], torch.var_mean(t, 1)[0])
+    assert_same(ember.ones(0).var(), torch.ones(0).var())
+
+
+# ---- dtype rules ----
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32"])
+def test_result_dtypes(dtype):
+    e, t = pair([[1, 0, 1], [1, 1, 0]], dtype)
+    for fn in (lambda x: x.sum(), lambda x: x.prod(1), lambda x: x.cumsum(0), lambda x: x.cumprod(1),
+               lambda x: x.nansum(), lambda x: x.all(1), lambda x: x.any(), lambda x: x.count_nonzero(),
+               lambda x: x.amax(0), lambda x: x.max(), lambda x: x.cummax(1).values, lambda x: x.sort().values,
+               lambda x: x.unique(), lambda x: x.argmax(0) if dtype != "bool" else x.int().argmax(0)):
+        assert_same(fn(e), fn(t))
+    if dtype != "bool":
+        assert_same(e.logsumexp(1), t.logsumexp(1))
+        assert_same(e.sum(1, dtype=ember.float64), t.sum(1, dtype=torch.float64))
+        assert_same(e.cumsum(1, dtype=ember.int16), t.cumsum(1, dtype=torch.int16))
+
+
+def test_softmax_dtype_argument_casts_first():
+    e, t = pair([[1, 2, 3]], "int64")
+    assert_same(e.softmax(1, dtype=ember.float64), t.softmax(1, dtype=torch.float64))
+    eh, th = pair([[1.0, 2, 3]], "float16")
+    assert_same(ember.log_softmax(eh, 1, dtype=ember.float32), torch.log_softmax(th, 1, dtype=torch.float32))
+    assert_same(eh.softmax(0), th.softmax(0))
+
+
+def test_bincount_dtypes_and_minlength():
+    e, t = pair([0, 2, 2, 5, 1], "int64")
+    assert_same(e.bincount(), t.bincount())
+    assert_same(ember.bincount(e, minlength=9), torch.bincount(t, minlength=9))
+    for wdt in ["float32", "float64", "float16", "int64"]:
+        ew, tw = pair([0.5, 1, 2, 3, 4], wdt) if wdt != "int64" else pair([1, 2, 3, 4, 5], wdt)
+        assert_same(ember.bincount(e, ew), torch.bincount(t, tw))
+    eu, tu = pair([3, 1], "uint8")
+    assert_same(eu.bincount(), tu.bincount())
+    assert_same(ember.bincount(ember.tensor([], dtype=ember.int64)), torch.bincount(torch.tensor([], dtype=torch.int64)))
+
+
+def test_histc():
+    e, t = pair([1.0, 2, 1, 0, 3, 3, 2.5, -1, 4])
+    for args in [(), (4,), (4, 0, 3), (3, 1, 1), (5, -2, 5)]:
+        assert_same(ember.histc(e, *args), torch.histc(t, *args))
+    e1, t1 = pair([1.0, 1.0])
+    assert_same(e1.histc(4), t1.histc(4))
+    e64, t64 = randn_pair(1000, dtype="float64")
+    assert_same(e64.histc(17), t64.histc(17))
+
+
+def test_unique_variants():
+    e, t = pair([[3, 1, 2], [3, 1, 1]], "int64")
+    for kw in [{}, {"return_inverse": True}, {"return_counts": True}, {"return_inverse": True, "return_counts": True},
+               {"sorted": False}]:
+        er, tr = ember.unique(e, **kw), torch.unique(t, **kw)
+        if isinstance(tr, tuple):
+            assert isinstance(er, tuple) and len(er) == len(tr)
+            for a, b in zip(er, tr):
+                assert_same(a, b)
+        else:
+            assert_same(er, tr)
+    for d in (0, 1, -1):
+        er, tr = ember.unique(e, return_inverse=True, return_counts=True, dim=d), \
+            torch.unique(t, return_inverse=True, return_counts=True, dim=d)
+        for a, b in zip(er, tr):
+            assert_same(a, b)
+    ef, tf = pair([1.0, NAN, NAN, 2, 1])
+    assert_same(ef.unique(), tf.unique())
+    ec, tc = pair([1, 1, 2, 2, 3, 1, 1, 2], "int64")
+    for a, b in zip(ember.unique_consecutive(ec, return_inverse=True, return_counts=True),
+                    torch.unique_consecutive(tc, return_inverse=True, return_counts=True)):
+        assert_same(a, b)
+    assert_same(ec.unique_consecutive(), tc.unique_consecutive())
+    e2, t2 = pair([[1, 2], [1, 2], [3, 4], [1, 2]], "int64")
+    for a, b in zip(ember.unique_consecutive(e2, return_counts=True, dim=0),
+                    torch.unique_consecutive(t2, return_counts=True, dim=0)):
+        assert_same(a, b)
+    eb, tb = pair([True, False, True], "bool")
+    assert_same(eb.unique(), tb.unique())
+    assert_same(ember.unique(ember.tensor(2)), torch.unique(torch.tensor(2)))
+
+
+def test_quantile_shapes_and_modes():
+    e, t = randn_pair(4, 6, dtype="float32")
+    eq, tq = pair([0.1, 0.5, 0.9])
+    for kw in [{}, {"dim": 1}, {"dim": 0, "keepdim": True}, {"keepdim": True}]:
+        for interp in ["linear", "lower", "higher", "midpoint", "nearest"]:
+            assert_same(e.quantile(eq, interpolation=interp, **kw), t.quantile(tq, interpolation=interp, **kw))
+            assert_same(e.quantile(0.25, interpolation=interp, **kw), t.quantile(0.25, interpolation=interp, **kw))
+    # round-half-to-even for 'nearest' (rank 1.5 -> 2, 2.5 -> 2)
+    e4, t4 = pair([1.0, 2, 3, 4, 5, 6])
+    q = [0.3, 0.5, 0.7]
+    assert_same(e4.quantile(ember.tensor(q), interpolation="nearest"),
+                t4.quantile(torch.tensor(q), interpolation="nearest"))
+
+
+# ---- errors ----
+
+ERRORS = {
+    "dim_out_of_range": lambda lib, x: x.sum(2),
+    "amax_dim": lambda lib, x: x.amax(-3),
+    "max_dim": lambda lib, x: x.max(5),
+    "argmax_dim": lambda lib, x: x.argmax(2),
+    "var_dim": lambda lib, x: x.var(3),
+    "cumsum_dim": lambda lib, x: x.cumsum(2),
+    "softmax_dim": lambda lib, x: x.softmax(2),
+    "sort_dim": lambda lib, x: x.sort(2),
+    "topk_dim": lambda lib, x: x.topk(1, 2),
+    "median_dim": lambda lib, x: x.median(2),
+    "mode_dim": lambda lib, x: x.mode(-3),
+    "quantile_dim": lambda lib, x: x.quantile(0.5, 2),
+    "count_nonzero_dim": lambda lib, x: x.count_nonzero(2),
+    "repeated_dims": lambda lib, x: x.amax((0, 0)),
+    "repeated_dims_var": lambda lib, x: x.var((1, -1)),
+    "topk_k": lambda lib, x: x.topk(5),
+    "topk_neg_k": lambda lib, x: x.topk(-1),
+    "kthvalue_k0": lambda lib, x: x.kthvalue(0),
+    "kthvalue_k": lambda lib, x: x.kthvalue(5),
+    "prod_tuple_dim": lambda lib, x: x.prod((0, 1)),
+    "max_float_dim": lambda lib, x: lib.max(x, 1.5),
+    "max_bool_dim": lambda lib, x: lib.max(x, True),
+    "var_int": lambda lib, x: x.long().var(),
+    "std_int": lambda lib, x: x.int().std(0),
+    "mean_int": lambda lib, x: x.long().mean(),
+    "nanmean_int": lambda lib, x: x.long().nanmean(),
+    "softmax_int": lambda lib, x: x.long().softmax(0),
+    "log_softmax_bool": lambda lib, x: (x > 0).log_softmax(1),
+    "logcumsumexp_int": lambda lib, x: x.long().logcumsumexp(0),
+    "norm_int": lambda lib, x: x.long().norm(),
+    "norm_bad_p": lambda lib, x: x.norm("abc"),
+    "norm_fro_3dims": lambda lib, x: x.reshape(1, 3, 4).norm("fro", (0, 1, 2)),
+    "vector_norm_int": lambda lib, x: lib.linalg.vector_norm(x.long()),
+    "matrix_norm_1d": lambda lib, x: lib.linalg.matrix_norm(x[0]),
+    "matrix_norm_ord": lambda lib, x: lib.linalg.matrix_norm(x, 3),
+    "matrix_norm_ord_str": lambda lib, x: lib.linalg.matrix_norm(x, "abc"),
+    "matrix_norm_dims": lambda lib, x: lib.linalg.matrix_norm(x, dim=(0, 0)),
+    "quantile_q_range": lambda lib, x: x.quantile(1.5),
+    "quantile_q_tensor_range": lambda lib, x: x.quantile(lib.tensor([0.5, -0.1])),
+    "quantile_q_2d": lambda lib, x: x.quantile(lib.tensor([[0.5]])),
+    "quantile_q_dtype": lambda lib, x: x.quantile(lib.tensor([0.5], dtype=lib.float64)),
+    "quantile_int": lambda lib, x: x.long().quantile(0.5),
+    "quantile_interp": lambda lib, x: x.quantile(0.5, interpolation="bad"),
+    "bincount_negative": lambda lib, x: lib.bincount(lib.tensor([-1, 2])),
+    "bincount_2d": lambda lib, x: lib.bincount(lib.tensor([[1, 2]])),
+    "bincount_float": lambda lib, x: lib.bincount(x[0]),
+    "bincount_bool": lambda lib, x: lib.bincount(x[0] > 0),
+    "bincount_minlength": lambda lib, x: lib.bincount(lib.tensor([1]), minlength=-1),
+    "bincount_weights": lambda lib, x: lib.bincount(lib.tensor([1, 2]), lib.tensor([1.0])),
+    "histc_int": lambda lib, x: lib.histc(x.long()),
+    "histc_bins": lambda lib, x: lib.histc(x, bins=0),
+    "histc_range": lambda lib, x: lib.histc(x, 3, 2, 1),
+    "logsumexp_no_dim": lambda lib, x: lib.logsumexp(x),
+    "var_both_corrections": lambda lib, x: x.var(0, True, correction=1),
+    "sort_stable_positional": lambda lib, x: lib.sort(x, 0, stable=True),
+    "sort_stable_positional_method": lambda lib, x: x.sort(0, True, stable=True),
+    "argsort_stable_positional": lambda lib, x: lib.argsort(x, 0, stable=True),
+    "sort_bad_keyword": lambda lib, x: x.sort(dims=0),
+    "unique_dim": lambda lib, x: lib.unique(x, dim=3),
+    "maximum_number": lambda lib, x: lib.maximum(x, 1.0),
+    "maximum_shapes": lambda lib, x: lib.maximum(x, x[:, :2]),
+    "cumsum_inplace_int": lambda lib, x: x.long().cumsum_(0, dtype=lib.float32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    e, t = randn_pair(3, 4, dtype="float32")
+    same_error(lambda: ERRORS[name](ember, e), lambda: ERRORS[name](torch, t))
+
+
+def test_singular_value_matrix_norms():
+    e, t = randn_pair(3, 4)
+    for ord in ("nuc", 2, -2):
+        assert_same(ember.linalg.matrix_norm(e, ord), torch.linalg.matrix_norm(t, ord), rtol=1e-5)
+        assert_same(ember.linalg.matrix_norm(e, ord, keepdim=True), torch.linalg.matrix_norm(t, ord, keepdim=True),
+                    rtol=1e-5)
+
+
+def test_dim_errors_are_index_errors():
+    e = ember.ones(2, 3)
+    for fn in (lambda: e.max(2), lambda: e.softmax(-3), lambda: e.cumsum(7), lambda: e.sort(2), lambda: e.amax(4)):
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            fn()
+
+
+# ---- gradients at awkward points ----
+
+@pytest.mark.parametrize("data", [[2.0, 0, 3, 4], [0.0, 2, 0, 3], [0.0, 0, 0, 1], [1.0, 2, 3, 4]],
+                         ids=["one_zero", "two_zeros", "three_zeros", "no_zero"])
+def test_prod_and_cumprod_gradients_with_zeros(data):
+    e, t = pair([data, list(reversed(data)), [1.5, -2, 0.5, 3]], "float64")
+    for fn in (lambda x: x.prod(), lambda x: x.prod(1), lambda x: x.prod(0, keepdim=True),
+               lambda x: x.cumprod(1), lambda x: x.cumprod(0)):
+        w_t = torch.linspace(-1, 2, fn(t).numel(), dtype=torch.float64).reshape(fn(t).shape)
+        w_e = ember.from_dlpack(w_t.clone())
+        assert_same(grads(ember, fn, e, w_e), grads(torch, fn, t, w_t))
+        assert ember.autograd.gradcheck(fn, (e.detach().requires_grad_(),))
+
+
+def test_norm_gradients_at_zero():
+    e, t = pair([[0.0, 0, 0], [0, 1, 2], [3, -4, 0]], "float64")
+    for p in [2, 1, 3, 0.5, 1.5, math.inf]:
+        fn = (lambda x: x.norm(p, 1))
+        assert_same(grads(ember, fn, e), grads(torch, fn, t))
+    for fn in (lambda x: x.norm(), lambda x: ember.linalg.vector_norm(x, 2, 1) if isinstance(x, ember.Tensor)
+               else torch.linalg.vector_norm(x, 2, 1)):
+        assert_same(grads(ember, fn, e), grads(torch, fn, t))
+    x = ember.ones(3, requires_grad=True)
+    x.norm(0).backward()
+    assert x.grad is None or x.grad.tolist() == [0.0] * 3  # torch: None (ord 0 has no gradient)
+
+
+def test_std_logsumexp_softmax_gradients_at_edges():
+    e, t = pair([[1.0, 1, 1], [0, 1, 2]], "float64")
+    assert_same(grads(ember, lambda x: x.std(1), e), grads(torch, lambda x: x.std(1), t))  # nan for constant rows
+    ei, ti = pair([[-math.inf, 0, 1], [-math.inf, -math.inf, 0]], "float64")
+    for fn in (lambda x: x.logsumexp(1), lambda x: x.softmax(1), lambda x: x.log_softmax(1)):
+        assert_same(grads(ember, fn, ei), grads(torch, fn, ti))
+
+
+@pytest.mark.parametrize("interp", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_gradients(interp):
+    e, t = randn_pair(3, 7)
+    for fn in (lambda x: x.quantile(0.37, 1, interpolation=interp),
+               lambda x: x.quantile(0.5, interpolation=interp),
+               lambda x: x.nanquantile(0.8, 0, True, interpolation=interp)):
+        assert_same(grads(ember, fn, e), grads(torch, fn, t))
+
+
+# ---- double backward ----
+
+DOUBLE = {
+    "sum": lambda x: (x * x).sum(1),
+    "mean": lambda x: (x * x).mean(0),
+    "softmax": lambda x: x.softmax(1),
+    "log_softmax": lambda x: x.log_softmax(0),
+    "logsumexp": lambda x: x.logsumexp(1),
+    "var": lambda x: x.var(1),
+    "std": lambda x: x.std(0),
+    "prod": lambda x: x.prod(1),
+    "cumsum": lambda x: (x * x).cumsum(1),
+    "cumprod": lambda x: x.cumprod(1),
+    "norm2": lambda x: x.norm(2, 1),
+    "norm3": lambda x: x.norm(3),
+    "amax": lambda x: (x * x).amax(1),
+    "max_dim": lambda x: (x * x).max(1).values,
+    "sort": lambda x: (x * x).sort(1).values,
+    "quantile": lambda x: (x * x).quantile(0.4, 1),
+    "logcumsumexp": lambda x: x.logcumsumexp(1),
+    "maximum": lambda x: ember.maximum(x * x, x),
+    "nansum": lambda x: (x * x).nansum(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOUBLE))
+def test_double_backward(name):
+    e, _ = randn_pair(3, 4, seed=3)
+    x = (e * e + 0.5 if name in ("cumprod", "prod") else e).detach().requires_grad_()
+    assert ember.autograd.gradgradcheck(DOUBLE[name], (x,))
+
+
+# ---- sizes that take the parallel and vector paths ----
+
+@pytest.mark.parametrize("shape,dim", [((1 << 18,), 0), ((3, 70001), 1), ((70001, 3), 0), ((257, 333), 1),
+                                       ((64, 3, 1025), 2), ((5, 2049, 7), 1)])
+def test_large_inputs_match_torch(shape, dim):
+    e, t = randn_pair(*shape, dtype="float32", seed=7)
+    checks = [
+        lambda x: x.sum(dim), lambda x: x.amax(dim), lambda x: x.amin(dim), lambda x: x.max(dim).values,
+        lambda x: x.max(dim).indices, lambda x: x.min(dim).indices, lambda x: x.argmax(dim),
+        lambda x: x.softmax(dim), lambda x: x.log_softmax(dim), lambda x: x.logsumexp(dim), lambda x: x.var(dim),
+        lambda x: x.std(dim, correction=0), lambda x: x.norm(2, dim), lambda x: x.norm(1, dim),
+        lambda x: x.prod(dim), lambda x: (x > 0).all(dim), lambda x: (x > -5).any(dim),
+        lambda x: x.count_nonzero(dim), lambda x: x.max(), lambda x: x.sum(), lambda x: x.var(),
+    ]
+    for fn in checks:
+        assert_same(fn(e), fn(t), rtol=1e-4, atol=1e-4)
+    if e.numel() <= 300000:
+        assert_same(e.cumsum(dim), t.cumsum(dim), rtol=1e-4, atol=1e-3)
+        assert_same(e.sort(dim).values, t.sort(dim).values)
