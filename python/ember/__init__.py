@@ -1,4 +1,5 @@
 """Ember: tensors and autograd with PyTorch's API on a C++ core."""
+import builtins as _builtins  # this module shadows max, sum, abs, ... with tensor functions
 
 from ember import _C
 from ember._C import (  # noqa: F401
@@ -104,7 +105,7 @@ def broadcast_shapes(*shapes):
         for x in s:
             if x < 0:
                 raise RuntimeError("Trying to create tensor with negative dimension " + str(x) + ": " + str(list(s)))
-        n = len(out) if len(out) >= len(s) else len(s)  # (`max` here is ember.max)
+        n = _builtins.max(len(out), len(s))
         a = [1] * (n - len(out)) + out
         b = [1] * (n - len(s)) + list(s)
         res = []
@@ -118,3 +119,4 @@ def broadcast_shapes(*shapes):
 
 
 broadcast_shapes.__module__ = "ember"
+

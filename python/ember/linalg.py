@@ -127,20 +127,6 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     return _finish(_L.norm(A, ord, dim, keepdim), out)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
-    """The vector ord-norm of x over `dim` (all elements when None): ord 0 counts nonzeros,
-    inf/-inf take the largest/smallest absolute value, other ord give sum(|x|**ord)**(1/ord).
-    `dtype` casts x first. (Reduction family: python/src/bind_reduce.cpp.)"""
-    return _C._linalg_vector_norm(x, float(ord), dim, keepdim, dtype=dtype, out=out)
-
-
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    """The matrix norm of A over the two dims `dim`: 'fro' (Frobenius), 'nuc' (sum of singular
-    values), 1/-1 (largest/smallest column sum of |A|), inf/-inf (the same over rows), 2/-2
-    (largest/smallest singular value). `dtype` casts A first."""
-    return _C._linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
-
-
 def _num(x):
     if x is None or isinstance(x, (int, float)):
         return x
@@ -191,3 +177,17 @@ def _attach_methods():
 
 
 _attach_methods()
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The vector ord-norm of x over `dim` (all elements when None): ord 0 counts nonzeros,
+    inf/-inf take the largest/smallest absolute value, other ord give sum(|x|**ord)**(1/ord).
+    `dtype` casts x first. (Reduction family: python/src/bind_reduce.cpp.)"""
+    return _C._linalg_vector_norm(x, float(ord), dim, keepdim, dtype=dtype, out=out)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """The matrix norm of A over the two dims `dim`: 'fro' (Frobenius), 'nuc' (sum of singular
+    values), 1/-1 (largest/smallest column sum of |A|), inf/-inf (the same over rows), 2/-2
+    (largest/smallest singular value). `dtype` casts A first."""
+    return _C._linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)

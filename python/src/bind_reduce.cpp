@@ -321,8 +321,7 @@ void bind_reduce(nb::module_& m) {
   m.def(
       "_linalg_vector_norm",
       [](const Tensor& t, double ord, nb::handle dim, bool keepdim, nb::handle dtype, nb::handle out) {
-        return write_out(out, linalg_vector_norm(t, ord, dims_arg(dim), keepdim, opt_dtype(dtype)),
-                         "linalg.vector_norm");
+        return write_out(out, vector_norm(t, ord, dims_arg(dim), keepdim, opt_dtype(dtype)), "linalg.vector_norm");
       },
       nb::arg("x"), nb::arg("ord") = 2.0, nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(),
       nb::arg("dtype") = none, nb::arg("out") = none);
@@ -331,9 +330,8 @@ void bind_reduce(nb::module_& m) {
       [](const Tensor& t, nb::handle ord, nb::handle dim, bool keepdim, nb::handle dtype, nb::handle out) {
         Shape dims = sizes_from_handle(dim, "linalg.matrix_norm");
         double o;
-        Tensor r = number_arg(ord, o)
-                       ? linalg_matrix_norm(t, o, dims, keepdim, opt_dtype(dtype))
-                       : linalg_matrix_norm(t, nb::cast<std::string>(ord), dims, keepdim, opt_dtype(dtype));
+        Tensor r = number_arg(ord, o) ? matrix_norm(t, o, dims, keepdim, opt_dtype(dtype))
+                                      : matrix_norm(t, nb::cast<std::string>(ord), dims, keepdim, opt_dtype(dtype));
         return write_out(out, r, "linalg.matrix_norm");
       },
       nb::arg("A"), nb::arg("ord") = "fro", nb::arg("dim") = nb::make_tuple(-2, -1), nb::arg("keepdim") = false,

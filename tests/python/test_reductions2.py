@@ -461,6 +461,14 @@ def test_singular_value_norms_match_torch():
         assert_same(fn(ember, e), fn(torch, t))
 
 
+def test_singular_value_matrix_norms():
+    e, t = randn_pair(3, 4)
+    for ord in ("nuc", 2, -2):
+        assert_same(ember.linalg.matrix_norm(e, ord), torch.linalg.matrix_norm(t, ord), rtol=1e-5)
+        assert_same(ember.linalg.matrix_norm(e, ord, keepdim=True), torch.linalg.matrix_norm(t, ord, keepdim=True),
+                    rtol=1e-5)
+
+
 def test_dim_errors_are_index_errors():
     e = ember.ones(2, 3)
     for fn in (lambda: e.max(2), lambda: e.softmax(-3), lambda: e.cumsum(7), lambda: e.sort(2), lambda: e.amax(4)):

@@ -502,27 +502,6 @@ Tensor extreme(const Tensor& t, std::vector<int64_t> dims, bool keepdim, bool is
   return r;
 }
 
-std::vector<int64_t> all_dims(const Tensor& t) {
-  std::vector<int64_t> d;
-  for (int64_t i = 0; i < t.dim(); ++i) d.push_back(i);
-  return d;
-}
-
-Tensor vector_norm(const Tensor& a, double ord, OptDims dims, bool keepdim) {
-  std::vector<int64_t> d = dims && !dims->empty() ? *dims : all_dims(a);
-  if (a.dim() == 0) d = {};
-  OptDims od = d.empty() ? OptDims(std::nullopt) : OptDims(d);
-  Tensor x = abs_(a);
-  if (std::isinf(ord)) {
-    if (a.dim() == 0) return x;
-    return extreme(x, d, keepdim, ord > 0);
-  }
-  if (ord == 0) return sum(to_dtype(ne(a, wrapped(0.0)), a.dtype()), od, keepdim);
-  if (ord == 1) return sum(x, od, keepdim);
-  if (ord == 2) return sqrt_(sum(mul(a, a), od, keepdim));
-  return pow(sum(pow(x, wrapped(ord)), od, keepdim), wrapped(1.0 / ord));
-}
-
 Tensor matrix_norm(const Tensor& a, const std::string& ord_str, double ord, int64_t d0, int64_t d1, bool keepdim) {
   int64_t nd = a.dim();
   d0 = wrap_dim(d0, nd), d1 = wrap_dim(d1, nd);

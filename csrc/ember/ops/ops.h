@@ -396,14 +396,14 @@ Tensor std(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, 
 TensorPair var_mean(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, bool keepdim = false);
 TensorPair std_mean(const Tensor& t, OptDims dims = std::nullopt, double correction = 1, bool keepdim = false);
 // linalg.vector_norm: ord 0 (count), 1, 2, +-inf or any real p; dtype casts the input first.
-Tensor linalg_vector_norm(const Tensor& t, double ord = 2, OptDims dims = std::nullopt, bool keepdim = false,
-                          std::optional<ScalarType> dtype = std::nullopt);
+Tensor vector_norm(const Tensor& t, double ord = 2, OptDims dims = std::nullopt, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
 // linalg.matrix_norm: ord "fro", "nuc", or 1, -1, 2, -2, inf, -inf ("nuc" and +-2 through
 // linalg_norm's singular values).
-Tensor linalg_matrix_norm(const Tensor& t, const std::string& ord = "fro", IntArrayRef dims = {-2, -1},
-                          bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
-Tensor linalg_matrix_norm(const Tensor& t, double ord, IntArrayRef dims = {-2, -1}, bool keepdim = false,
-                          std::optional<ScalarType> dtype = std::nullopt);
+Tensor matrix_norm(const Tensor& t, const std::string& ord = "fro", IntArrayRef dims = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
+Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims = {-2, -1}, bool keepdim = false,
+                   std::optional<ScalarType> dtype = std::nullopt);
 // torch.norm: p number -> vector_norm; "fro" over <= 2 dims; "nuc" -> matrix_norm.
 Tensor norm(const Tensor& t, double p, OptDims dims = std::nullopt, bool keepdim = false,
             std::optional<ScalarType> dtype = std::nullopt);

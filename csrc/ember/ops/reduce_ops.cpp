@@ -615,7 +615,7 @@ TensorPair std_mean(const Tensor& t, OptDims dims, double correction, bool keepd
 
 // ---- norms ----
 
-Tensor linalg_vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType dt = norm_input_dtype(t, dtype, "linalg.vector_norm");
   Tensor x = to_dtype(t, dt);
   Mask mask = reduce_mask(x, dims);
@@ -672,19 +672,18 @@ std::pair<int64_t, int64_t> matrix_dims(const Tensor& t, IntArrayRef dims) {
 }
 }  // namespace
 
-Tensor linalg_matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dims, bool keepdim,
-                          std::optional<ScalarType> dtype) {
+Tensor matrix_norm(const Tensor& t, const std::string& ord, IntArrayRef dims, bool keepdim,
+                   std::optional<ScalarType> dtype) {
   auto [d0, d1] = matrix_dims(t, dims);
   norm_input_dtype(t, dtype, "linalg.matrix_norm");
-  if (ord == "fro") return linalg_vector_norm(t, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
+  if (ord == "fro") return vector_norm(t, 2, std::vector<int64_t>{d0, d1}, keepdim, dtype);
   EMBER_CHECK(ord == "nuc", "linalg.matrix_norm: Order ", ord, " not supported.");
   // The sum of the singular values (ops/lapack.cpp).
   return linalg_norm(to_dtype(t, dtype.value_or(t.dtype())), std::nullopt, "nuc", std::vector<int64_t>{d0, d1},
                      keepdim);
 }
 
-Tensor linalg_matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim,
-                          std::optional<ScalarType> dtype) {
+Tensor matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   auto [d0, d1] = matrix_dims(t, dims);
   ScalarType dt = norm_input_dtype(t, dtype, "linalg.matrix_norm");
   if (std::fabs(ord) == 2)  // largest/smallest singular value (ops/lapack.cpp)
@@ -703,16 +702,15 @@ Tensor linalg_matrix_norm(const Tensor& t, double ord, IntArrayRef dims, bool ke
 }
 
 Tensor norm(const Tensor& t, double p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
-  return linalg_vector_norm(t, p, dims, keepdim, dtype);
+  return vector_norm(t, p, dims, keepdim, dtype);
 }
 
 Tensor norm(const Tensor& t, const std::string& p, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   if (p == "fro") {
-    if (!dims || dims->size() <= 1) return linalg_vector_norm(t, 2, dims, keepdim, dtype);
-    return linalg_matrix_norm(t, "fro", *dims, keepdim, dtype);
+    if (!dims || dims->size() <= 1) return vector_norm(t, 2, dims, keepdim, dtype);
+    return matrix_norm(t, "fro", *dims, keepdim, dtype);
   }
-  if (p == "nuc")
-    return linalg_matrix_norm(t, "nuc", dims ? IntArrayRef(*dims) : IntArrayRef({-2, -1}), keepdim, dtype);
+  if (p == "nuc") return matrix_norm(t, "nuc", dims ? IntArrayRef(*dims) : IntArrayRef({-2, -1}), keepdim, dtype);
   throw Error("norm(): p must be a number, 'fro' or 'nuc', got '" + p + "'");
 }
 
