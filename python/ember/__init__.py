@@ -24,7 +24,7 @@ from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
     asin, asin_, acos, acos_, atan, atan_, arcsin, arcsin_, arccos, arccos_, arctan, arctan_,
     sinh, sinh_, cosh, cosh_, tanh, tanh_, asinh, asinh_, acosh, acosh_, atanh, atanh_,
     arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_, sigmoid, sigmoid_, logit, logit_,
-    erf, erf_, erfc, erfc_, erfinv, lgamma, digamma, floor, floor_, ceil, ceil_, round, round_,
+    erf, erf_, erfc, erfc_, erfinv, lgamma, digamma, polygamma, floor, floor_, ceil, ceil_, round, round_,
     trunc, trunc_, fix, fix_, frac, frac_, reciprocal, reciprocal_, nan_to_num, nan_to_num_,
     isnan, isinf, isfinite, isposinf, isneginf, signbit, logical_not, bitwise_not,
     relu_, selu, selu_, celu, celu_, threshold, threshold_,
@@ -58,6 +58,7 @@ from ember.autograd.grad_mode import (  # noqa: F401
 from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
 from ember import random  # noqa: F401
 from ember import nn  # noqa: F401
+from ember import special  # noqa: F401
 
 # PyTorch's dtype aliases.
 half, float, double = float16, float32, float64

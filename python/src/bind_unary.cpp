@@ -178,7 +178,6 @@ void bind_unary(nb::module_& m) {
       {"hardsigmoid", UnaryOp::Hardsigmoid, kFn | kInplace},
       {"hardswish", UnaryOp::Hardswish, kFn | kInplace},
       {"log_sigmoid", UnaryOp::Logsigmoid, kFn},
-      {"_trigamma", UnaryOp::Trigamma, kFn},
   };
   for (const Row& r : rows) def_unary(m, cls, r.name, r.op, r.where);
   cls.def("__abs__", [](const Tensor& a) { return abs(a); });
@@ -203,6 +202,26 @@ void bind_unary(nb::module_& m) {
   };
   cls.def("logit_", logit_, nb::arg("eps") = nb::none());
   m.def("logit_", logit_, nb::arg("input"), nb::arg("eps") = nb::none());
+
+  // polygamma(n, input): n comes first in the function, the method takes only n.
+  auto poly_p = [](int64_t n) {
+    EMBER_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+    return UnaryParams{.p0 = static_cast<double>(n)};
+  };
+  m.def(
+      "polygamma",
+      [poly_p](int64_t n, const Tensor& a, nb::handle out) {
+        return unary_op(UnaryOp::Polygamma, a, out_arg(out), false, poly_p(n));
+      },
+      nb::arg("n"), nb::arg("input"), nb::kw_only(), nb::arg("out") = nb::none());
+  cls.def(
+      "polygamma",
+      [poly_p](const Tensor& a, int64_t n) { return unary_op(UnaryOp::Polygamma, a, {}, false, poly_p(n)); },
+      nb::arg("n"));
+  cls.def(
+      "polygamma_",
+      [poly_p](Tensor& a, int64_t n) -> Tensor { return unary_op(UnaryOp::Polygamma, a, a, true, poly_p(n)); },
+      nb::arg("n"));
 
   auto round_p = [](int64_t d) { return UnaryParams{.p0 = static_cast<double>(d)}; };
   m.def(

@@ -25,7 +25,8 @@ class Sample:
 
 class OpInfo:
     def __init__(self, name, call=None, samples=None, dtypes=NUMERIC, grad_dtypes=("float64",), grad=True,
-                 errors=(), rtol=None, atol=None, domain=None, inplace=None, method=True, tol_per_dtype=None):
+                 errors=(), rtol=None, atol=None, domain=None, inplace=None, method=True, tol_per_dtype=None,
+                 grad_rtol=None, grad_ref_create_graph=False):
         self.name = name
         self.call = call or (lambda lib, *a, **k: getattr(lib, name)(*a, **k))
         self.samples = samples
@@ -38,6 +39,8 @@ class OpInfo:
         self.inplace = inplace  # name of the in-place method, e.g. "exp_"
         self.method = method  # Tensor method of the same name exists
         self.tol_per_dtype = tol_per_dtype or {}
+        self.grad_rtol = grad_rtol  # gradients vs torch's where torch's own formula is less accurate
+        self.grad_ref_create_graph = grad_ref_create_graph  # torch's reference gradient: create_graph=True path
 
     def __repr__(self):
         return self.name
@@ -127,7 +130,7 @@ OPS = [
                                       Sample("scalar_exp", make_tensor((3, 4), dt, 3, 0.5, 2), 2),
                                       Sample("broadcast", make_tensor((3, 1), dt, 4, 0.5, 2),
                                              make_tensor((4,), dt, 5, 0, 2))],
-           dtypes=FLOATS, grad=False),
+           dtypes=FLOATS),
     OpInfo("sum", samples=lambda dt: reduction_samples(dt), dtypes=ALL),
     OpInfo("mean", samples=lambda dt: reduction_samples(dt), dtypes=FLOATS),
     OpInfo("matmul", samples=lambda dt: [

@@ -32,6 +32,15 @@ def square_samples(dt):
             Sample("1x1", square((1, 1), dt, 4))]
 
 
+def singular_samples(dt):
+    """Exactly singular matrices (LU meets an exact zero pivot): rank n-1, and a batch with an invertible one."""
+    a = mk((3, 3), dt, 5)
+    a[2] = a[0]
+    batch = torch.stack([square((3, 3), dt, 6), a])
+    return [Sample("rank1_2x2", torch.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=getattr(torch, dt))),
+            Sample("rank2_3x3", a), Sample("batch_mixed", batch)]
+
+
 def rect_samples(dt):
     return [Sample("tall", mk((5, 3), dt, 1)), Sample("wide", mk((3, 5), dt, 2)),
             Sample("square", square((4, 4), dt, 3)), Sample("batched", mk((2, 4, 3), dt, 4)),
@@ -132,6 +141,9 @@ OPS = [
            samples=lambda dt: [Sample("bmm", mk((2, 3, 4), dt, 1), mk((4, 2), dt, 2))], dtypes=F, rtol=1e-5),
     L("inv", lambda lib, a: lib.linalg.inv(a), square_samples, dtypes=FI),
     L("det", lambda lib, a: lib.linalg.det(a), square_samples, dtypes=FI),
+    # Note [det gradient on singular input] (lapack.cpp): torch's plain backward() returns zeros for
+    # exactly singular input; its create_graph=True path gives the cofactor matrix, so compare with that.
+    L("det_singular", lambda lib, a: lib.det(a), singular_samples, dtypes=F, grad_ref_create_graph=True),
     L("slogdet_logabs", lambda lib, a: lib.linalg.slogdet(a).logabsdet,
       lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=FI),
     L("slogdet_sign", lambda lib, a: lib.linalg.slogdet(a).sign,

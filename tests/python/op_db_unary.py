@@ -42,7 +42,7 @@ def _binary(name, low=None, high=None, other_low=None, other_high=None, numbers=
 _BOOL_OUT = dict(grad=False)
 
 UNARY = [
-    _unary("abs"), _unary("sign"), _unary("sgn", grad=False), _unary("square"), _unary("positive", grad=False),
+    _unary("abs"), _unary("sign"), _unary("sgn", grad=False), _unary("square"), _unary("positive"),
     _unary("exp"), _unary("exp2"), _unary("expm1"),
     _unary("log", 0.1, 10), _unary("log2", 0.1, 10), _unary("log10", 0.1, 10), _unary("log1p", -0.9, 10),
     _unary("sqrt", 0.1, 10), _unary("rsqrt", 0.1, 10), _unary("reciprocal", 0.5, 3),
@@ -55,10 +55,15 @@ UNARY = [
     _unary("erf"), _unary("erfc"), _unary("erfinv", -0.9, 0.9),
     _unary("lgamma", 0.1, 5),
     # torch's trigamma (digamma's derivative) is good to ~1e-9 only: test_unary.py checks it against scipy.
-    _unary("digamma", 0.1, 5, grad=False),
+    _unary("digamma", 0.1, 5, grad_rtol=1e-8),
+    *[_unary(f"polygamma_{n}", 0.1, 5, call=lambda lib, x, n=n: lib.polygamma(n, x), method=False,
+             grad_rtol=1e-8 if n == 0 else None, tol_per_dtype={"float64": 1e-8} if n == 1 else None)
+      for n in range(5)],
+    _unary("polygamma_method", 0.1, 5, call=lambda lib, x: x.polygamma(3), method=False),
+    _unary("special.polygamma", -3, 5, call=lambda lib, x: lib.special.polygamma(2, x), method=False),
     _unary("floor"), _unary("ceil"), _unary("trunc"), _unary("frac"),
     _unary("round", extra=_kw(decimals=2)),
-    _unary("round_neg_decimals", call=lambda lib, x: lib.round(x * 100, decimals=-1), grad=False),
+    _unary("round_neg_decimals", call=lambda lib, x: lib.round(x * 100, decimals=-1)),
     _unary("nan_to_num", extra=lambda dt: [Sample("args", make_tensor((3,), dt, 13), nan=1.0, posinf=2.0,
                                                   neginf=-2.0)]),
     _unary("isnan", **_BOOL_OUT), _unary("isinf", **_BOOL_OUT), _unary("isfinite", **_BOOL_OUT),
@@ -79,7 +84,7 @@ ACTIVATIONS = [
                                                      threshold=1.5)]),
     _functional("softsign"), _functional("hardtanh", extra=lambda dt: [
         Sample("bounds", make_tensor((4, 5), dt, 15), min_val=-0.5, max_val=2.0)]),
-    _functional("hardsigmoid", -5, 5, grad=False),  # torch's gradient uses a float 1/6: test_unary.py _functional("hardswish", -5, 5), _functional("logsigmoid"),
+    _functional("hardsigmoid", -5, 5, grad_rtol=1e-7),  # torch's gradient uses a float 1/6: test_unary.py _functional("hardswish", -5, 5), _functional("logsigmoid"),
     OpInfo("F.threshold", call=lambda lib, x: lib.nn.functional.threshold(x, 0.5, 2.0),
            samples=lambda dt: unary_samples(dt), dtypes=ALL, method=False),
     _functional("tanhshrink"),

@@ -219,3 +219,15 @@ def test_large_parallel_matches_torch():
     r_t = (te * 0.5 + 1) / 3
     assert_same(r_e[::997], r_t[::997])
     assert_same(r_e.sum(), r_t.sum(), rtol=1e-5)
+
+
+def test_pow_exponent_gradient_at_zero_base_matches_torch():
+    # d/de a^e = a^e log(a) is taken as 0 where a == 0 and e >= 0 (as torch), never 0 * -inf.
+    base, expo = [0.0, 0.0, 1.5, 2.0], [0.0, 2.0, 1.0, -1.0]
+    grads = []
+    for lib in (ember, torch):
+        a = lib.tensor(base, dtype=lib.float64, requires_grad=True)
+        e = lib.tensor(expo, dtype=lib.float64, requires_grad=True)
+        lib.pow(a, e).sum().backward()
+        grads.append(a.grad.tolist() + e.grad.tolist())
+    assert grads[0] == pytest.approx(grads[1], rel=1e-14, abs=0)

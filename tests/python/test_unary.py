@@ -356,3 +356,65 @@ def test_round_decimals_and_nan_to_num_defaults():
     e, t = both([math.nan, math.inf, -math.inf, 1.0], "float16")
     assert_same(ember.nan_to_num(e), torch.nan_to_num(t))
     assert_same(e.nan_to_num(posinf=1.0), t.nan_to_num(posinf=1.0))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_polygamma_special_values(n, dtype):
+    # Poles at negative integers are left out: torch's trigamma returns a huge finite number there
+    # (sin(pi x) is not exactly 0); test_polygamma_poles checks ours is inf, as scipy's.
+    xs = [0.0, -0.0, -2.5, 1e-3, 0.5, 1.0, 3.7, 25.0, 1e4, math.inf, -math.inf, math.nan]
+    e, t = both(xs, dtype)
+    # torch's trigamma (n = 1) is good to ~1e-9 only (test_polygamma_against_scipy checks ours tighter).
+    rtol = 1e-5 if dtype == "float32" else 1e-8 if n == 1 else 1e-10
+    assert_same(ember.polygamma(n, e), torch.polygamma(n, t), rtol=rtol, atol=0)
+    assert_same(ember.special.polygamma(n, e), torch.special.polygamma(n, t), rtol=rtol, atol=0)
+
+
+def test_polygamma_poles():
+    special = pytest.importorskip("scipy.special")
+    e, _ = both([-1.0, -2.0, -3.0], "float64")
+    for n in range(1, 5):
+        assert ember.polygamma(n, e).tolist() == [float(special.polygamma(n, x)) for x in (-1.0, -2.0, -3.0)]
+
+
+def test_polygamma_against_scipy():
+    special = pytest.importorskip("scipy.special")
+    xs = [0.1, 0.7, 1.5, 3.2, 9.5, 25.0, -0.5, -2.3]
+    e, _ = both(xs, "float64")
+    for n in range(6):
+        got = ember.polygamma(n, e).tolist()
+        for g, x in zip(got, xs):
+            ref = float(special.polygamma(n, x))
+            assert abs(g - ref) <= 1e-11 * abs(ref), (n, x, g, ref)
+
+
+def test_polygamma_method_inplace_out_and_errors():
+    e, t = both([0.5, 1.5, 2.5], "float64")
+    assert_same(e.polygamma(2), t.polygamma(2))
+    e2, t2 = e.clone(), t.clone()
+    e2.polygamma_(3)
+    t2.polygamma_(3)
+    assert_same(e2, t2)
+    out_e, out_t = ember.empty(3, dtype=ember.float64), torch.empty(3, dtype=torch.float64)
+    ember.polygamma(1, e, out=out_e)
+    torch.polygamma(1, t, out=out_t)
+    assert_same(out_e, out_t, rtol=1e-8)  # torch's trigamma: ~1e-9
+    ei, ti = both([1, 2, 3], "int64")
+    assert_same(ember.polygamma(2, ei), torch.polygamma(2, ti))
+    same_error(lambda: ember.polygamma(-1, e), lambda: torch.polygamma(-1, t))
+    same_error(lambda: ember.polygamma(1.5, e), lambda: torch.polygamma(1.5, t))
+
+
+def test_digamma_and_polygamma_differentiate_three_times():
+    x = ember.tensor([0.3, 1.7, 4.2], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradgradcheck(ember.digamma, (x,))
+    assert ember.autograd.gradgradcheck(lambda v: ember.polygamma(2, v), (x,))
+    assert ember.autograd.gradgradcheck(ember.lgamma, (x,))
+    (g,) = ember.autograd.grad(ember.lgamma(x).sum(), x, create_graph=True)
+    (h,) = ember.autograd.grad(g.sum(), x, create_graph=True)
+    (k,) = ember.autograd.grad(h.sum(), x)
+    xt = torch.tensor([0.3, 1.7, 4.2], dtype=torch.float64)
+    assert_same(k, torch.polygamma(2, xt))
+    assert ember.digamma(x).grad_fn.name() == "DigammaBackward0"
+    assert ember.polygamma(2, x).grad_fn.name() == "PolygammaBackward0"

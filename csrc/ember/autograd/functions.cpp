@@ -67,21 +67,16 @@ TensorList PowBackward0::apply(TensorList&& grads) {
       em1 = v.is_integral() ? num(v.to_int() - 1) : num(v.to_double() - 1.0);
     }
     Tensor d = mul(e, pow(a, em1));
-    d = mul(d, ne(e, num(0)));
+    d = where(eq(e, num(0)), zeros(d.sizes(), d.dtype()), d);  // where, not a mask product: 0 * inf is nan
     out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
   }
-  if (wants(*this, 1))
-    EMBER_NOT_IMPLEMENTED(
-        "the gradient of pow with respect to a tensor exponent needs log(), which is not "
-        "implemented yet");
+  if (wants(*this, 1)) {
+    // d/de a^e = a^e log(a); 0 where a == 0 and e >= 0 (a^e is 0 or 1 there: no 0 * -inf).
+    Tensor d = mul(pow(a, e), log(a));
+    d = where(logical_and(eq(a, num(0)), ge(e, num(0))), zeros(d.sizes(), d.dtype()), d);
+    out[1] = cast_like(sum_to(mul(g, d), e.sizes()), e.dtype());
+  }
   return out;
-}
-
-TensorList NegBackward0::apply(TensorList&& grads) { return {neg(grads[0])}; }
-
-TensorList ReluBackward0::apply(TensorList&& grads) {
-  Tensor r = result.unpack(shared_from_this());
-  return {mul(grads[0], gt(r, num(0)))};
 }
 
 TensorList SumBackward1::apply(TensorList&& grads) {
@@ -120,6 +115,17 @@ TensorList CopyBackwards::apply(TensorList&& grads) {
   TensorList out(2);
   if (wants(*this, 1)) out[1] = cast_like(sum_to(grads[0], src_sizes), src_dtype);
   return out;
+}
+
+void LambdaBackward::record(const char* name, std::initializer_list<Tensor> outputs,
+                            std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> saved_outputs, Fn f) {
+  name_ = name;
+  auto me = shared_from_this();
+  for (const Tensor& o : outputs) set_history(o, me);
+  saved.clear();
+  for (const Tensor& t : inputs) saved.emplace_back(t, false);
+  for (const Tensor& t : saved_outputs) saved.emplace_back(t, true);
+  fn = std::move(f);
 }
 
 // ---- in-place ops and views ----
@@ -210,7 +216,9 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
 
 Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& in_strides, int64_t in_off,
                            const Shape& sizes, const Shape& strides, int64_t off) {
-  NoGradGuard no_grad;
+  // Scatter-add g into the storage range both geometries cover, then read the input's
+  // geometry back. index_add and index_select are differentiable (linear in g), so the
+  // result records history under create_graph and as_strided/unfold differentiate twice.
   auto extent = [](const Shape& sz, const Shape& st, int64_t o) {
     int64_t hi = o;
     for (size_t i = 0; i < sz.size(); ++i)
@@ -219,25 +227,27 @@ Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& 
   };
   int64_t base = std::min(in_off, off);
   int64_t top = std::max(extent(in_sizes, in_strides, in_off), extent(sizes, strides, off));
-  ScalarType acc = g.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
-  Tensor buf = zeros({top - base + 1}, acc);
-  Tensor gc = contiguous(to_dtype(g, acc));
-  int64_t n = gc.numel(), nd = static_cast<int64_t>(sizes.size());
-  EMBER_DISPATCH_FLOAT(acc, "as_strided_backward", [&] {
-    scalar_t* b = buf.data<scalar_t>();
-    const scalar_t* src = gc.data<scalar_t>();
+  // Storage positions (relative to base) of every element of a geometry, in row-major order.
+  auto positions = [base](const Shape& sz, const Shape& st, int64_t o) {
+    Tensor pos = empty({numel_of(sz)}, ScalarType::Int64);
+    int64_t* p = pos.data<int64_t>();
+    int64_t n = pos.numel(), nd = static_cast<int64_t>(sz.size());
     std::vector<int64_t> idx(nd, 0);
     for (int64_t i = 0; i < n; ++i) {
-      int64_t pos = off - base;
-      for (int64_t d = 0; d < nd; ++d) pos += idx[d] * strides[d];
-      b[pos] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(b[pos]) + static_cast<opmath_t<scalar_t>>(src[i]));
+      int64_t at = o - base;
+      for (int64_t d = 0; d < nd; ++d) at += idx[d] * st[d];
+      p[i] = at;
       for (int64_t d = nd - 1; d >= 0; --d) {
-        if (++idx[d] < sizes[d]) break;
+        if (++idx[d] < sz[d]) break;
         idx[d] = 0;
       }
     }
-  });
-  Tensor r = contiguous(as_strided(buf, in_sizes, in_strides, in_off - base));
+    return pos;
+  };
+  ScalarType acc = g.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  Tensor buf =
+      index_add(zeros({top - base + 1}, acc), 0, positions(sizes, strides, off), reshape(to_dtype(g, acc), {-1}));
+  Tensor r = reshape(index_select(buf, 0, positions(in_sizes, in_strides, in_off)), in_sizes);
   return to_dtype(r, g.dtype());
 }
 

@@ -19,8 +19,6 @@ EMBER_NODE_NAME(SubBackward0)
 EMBER_NODE_NAME(MulBackward0)
 EMBER_NODE_NAME(DivBackward0)
 EMBER_NODE_NAME(PowBackward0)
-EMBER_NODE_NAME(NegBackward0)
-EMBER_NODE_NAME(ReluBackward0)
 EMBER_NODE_NAME(SumBackward1)
 EMBER_NODE_NAME(MmBackward0)
 EMBER_NODE_NAME(BmmBackward0)
@@ -52,14 +50,6 @@ struct PowBackward0 : Named<kPowBackward0> {
   SavedVariable self, exponent, result;
   TensorList apply(TensorList&& grads) override;
   void release_variables() override { self.reset(), exponent.reset(), result.reset(); }
-};
-struct NegBackward0 : Named<kNegBackward0> {
-  TensorList apply(TensorList&& grads) override;
-};
-struct ReluBackward0 : Named<kReluBackward0> {
-  SavedVariable result;
-  TensorList apply(TensorList&& grads) override;
-  void release_variables() override { result.reset(); }
 };
 struct SumBackward1 : Named<kSumBackward1> {
   Shape self_sizes;
@@ -96,10 +86,16 @@ struct FillBackward0 : Named<kFillBackward0> {
 
 // For less common ops: a named node whose formula is a lambda over its saved tensors.
 struct LambdaBackward : Node {
+  using Fn = std::function<TensorList(const TensorList& grads, const TensorList& saved)>;
   std::string name_;
   std::vector<SavedVariable> saved;
-  std::function<TensorList(const TensorList& grads, const TensorList& saved)> fn;
+  Fn fn;
   std::string name() const override { return name_; }
+  // The usual recording in one call: names the node, makes it the history of `outputs`, then
+  // saves `inputs` followed by `saved_outputs` (outputs are saved after set_history, as they must
+  // be) for `f(grads, saved)`. Use as `if (auto n = make_node<LambdaBackward>(x)) n->record(...)`.
+  void record(const char* name, std::initializer_list<Tensor> outputs, std::initializer_list<Tensor> inputs,
+              std::initializer_list<Tensor> saved_outputs, Fn f);
   TensorList apply(TensorList&& grads) override {
     TensorList s;
     auto me = shared_from_this();

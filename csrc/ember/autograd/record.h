@@ -42,7 +42,7 @@ inline bool inplace_needs_grad(const Tensor& self, std::initializer_list<const T
 
 // Gradient of as_strided (and unfold): scatter-adds g at the view's storage positions, then
 // reads them back at the input's. Overlapping views (unfold with step < size) accumulate.
-// Not itself recorded: second derivatives through as_strided are not supported.
+// Built from differentiable ops, so as_strided and unfold differentiate twice.
 Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& in_strides, int64_t in_off,
                            const Shape& sizes, const Shape& strides, int64_t off);
 

@@ -131,7 +131,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     FLOAT_OP(Erfinv, return static_cast<M>(math::erfinv(x)))
     FLOAT_OP(Lgamma, return std::lgamma(x))
     FLOAT_OP(Digamma, return static_cast<M>(math::digamma(x)))
-    FLOAT_OP(Trigamma, return static_cast<M>(math::trigamma(x)))
+    FLOAT_OP(Polygamma, return static_cast<M>(math::polygamma(static_cast<int>(p0), x)))
     FLOAT_OP(Frac, return x - std::trunc(x))
     FLOAT_OP(Reciprocal, return M(1) / x)
     FLOAT_OP(Logit, {

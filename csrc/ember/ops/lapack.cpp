@@ -35,7 +35,6 @@ EMBER_LAPACK_DECL(double, d)
 namespace ember {
 namespace {
 using autograd::LambdaBackward;
-using autograd::SavedVariable;
 using autograd::TensorList;
 
 // ---- typed LAPACK wrappers ----
@@ -121,12 +120,6 @@ Tensor sym(const Tensor& a) { return scale(add(a, mT(a)), 0.5); }
 Tensor abs_(const Tensor& t) { return add(relu(t), relu(neg(t))); }  // |x| with gradient sign(x), 0 at 0
 Tensor sqrt_(const Tensor& t) { return pow(t, wrapped(0.5)); }
 
-template <typename N>
-std::shared_ptr<LambdaBackward> lambda_node(const char* name, const N& node) {
-  if (node) node->name_ = name;
-  return node;
-}
-
 // ---- LU: det, slogdet, solve, inv ----
 struct LU {
   Tensor lu;    // column-major factors
@@ -153,11 +146,12 @@ LU lu_factor(const Tensor& a) {
 }
 
 // Solves A X = B for same-batch A (..., n, n) and B (..., n, k).
-Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op) {
+// check=false: a singular A gives the inf/nan that dividing by its zero pivots produces.
+Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op, bool check = true) {
   LU f = lu_factor(a);
   Tensor x = fortran_copy(b);
   int64_t n = a.size(-1), k = b.size(-1), B = static_cast<int64_t>(f.infos.size());
-  for (int64_t i = 0; i < B; ++i)
+  for (int64_t i = 0; i < B && check; ++i)
     if (f.infos[i] > 0) {
       if (std::string(op) == "linalg.inv")
         throw LinAlgError(detail::str_cat(op, ": The diagonal element ", f.infos[i],
@@ -187,13 +181,11 @@ Tensor inv_core(const Tensor& a) {
     int64_t n = a.size(-1);
     y = solve_raw(a, expand(eye_as(n, a), a.sizes()), "linalg.inv");
   }
-  if (auto node = lambda_node("LinalgInvExBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(y, node);
-    node->saved = {SavedVariable(y, true)};
-    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
+    node->record("LinalgInvExBackward0", {y}, {}, {y}, [](const TensorList& g, const TensorList& s) -> TensorList {
       Tensor yt = mT(s[0]);
       return {neg(matmul(matmul(yt, g[0]), yt))};
-    };
+    });
   }
   return y;
 }
@@ -204,13 +196,11 @@ Tensor solve_core(const Tensor& a, const Tensor& b, const char* op) {
     autograd::NoGradGuard g;
     x = solve_raw(a, b, op);
   }
-  if (auto node = lambda_node("LinalgSolveExBackward0", autograd::make_node<LambdaBackward>(a, b))) {
-    autograd::set_history(x, node);
-    node->saved = {SavedVariable(a, false), SavedVariable(x, true)};
-    node->fn = [op](const TensorList& g, const TensorList& s) -> TensorList {
+  if (auto node = autograd::make_node<LambdaBackward>(a, b)) {
+    node->record("LinalgSolveExBackward0", {x}, {a}, {x}, [op](const TensorList& g, const TensorList& s) -> TensorList {
       Tensor gb = solve_core(mT(s[0]), g[0], op);
       return {neg(matmul(gb, mT(s[1]))), gb};
-    };
+    });
   }
   return x;
 }
@@ -239,11 +229,9 @@ Tensor cholesky_core(const Tensor& a) {
         }
       });
   }
-  if (auto node = lambda_node("LinalgCholeskyExBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(l, node);
-    node->saved = {SavedVariable(l, true)};
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
     // A = L L^T: gA = sym(L^{-T} Phi(L^T gL) L^{-1}), Phi = lower triangle with half diagonal.
-    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+    node->record("LinalgCholeskyExBackward0", {l}, {}, {l}, [](const TensorList& g, const TensorList& s) -> TensorList {
       const Tensor& L = s[0];
       int64_t n = L.size(-1);
       Tensor gl = tril(g[0]);
@@ -251,7 +239,7 @@ Tensor cholesky_core(const Tensor& a) {
       phi = sub(tril(phi), scale(mul(phi, eye_as(n, phi)), 0.5));
       Tensor linv = inv_core(L);
       return {sym(matmul(matmul(mT(linv), phi), linv))};
-    };
+    });
   }
   return l;
 }
@@ -315,28 +303,26 @@ std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
     });
     if (!want_q) q = empty({0}, a.dtype());
   }
-  if (auto node = lambda_node("LinalgQrBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(q, node);
-    autograd::set_history(r, node);
-    node->saved = {SavedVariable(q, true), SavedVariable(r, true)};
-    node->fn = [mode, m, n](const TensorList& g, const TensorList& s) -> TensorList {
-      EMBER_CHECK(mode != "r",
-                  "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
-                  "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
-      EMBER_CHECK(mode == "reduced" || m <= n,
-                  "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
-      const Tensor &Q = s[0], &R = s[1];
-      if (m >= n) return {qr_backward_tall(g[0], g[1], Q, R)};
-      // Wide: A = Q [X | Y] with R = [U | V]; X's part as square, Y's part is Q gV.
-      Tensor u = narrow(R, -1, 0, m), gu = narrow(g[1], -1, 0, m);
-      Tensor y = narrow(matmul(Q, R), -1, m, n - m), gv = narrow(g[1], -1, m, n - m);
-      Tensor gx = qr_backward_tall(add(g[0], matmul(y, mT(gv))), gu, Q, u);
-      Tensor gy = matmul(Q, gv);
-      // [gx | gy] = gx @ [I_m | 0] + gy @ (rows m.. of I_n), so the assembly stays differentiable.
-      Tensor px = matmul(gx, eye(m, n, Q.dtype()));
-      Tensor py = matmul(gy, narrow(eye(n, n, Q.dtype()), 0, m, n - m));
-      return {add(px, py)};
-    };
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
+    node->record(
+        "LinalgQrBackward0", {q, r}, {}, {q, r}, [mode, m, n](const TensorList& g, const TensorList& s) -> TensorList {
+          EMBER_CHECK(mode != "r",
+                      "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                      "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.");
+          EMBER_CHECK(mode == "reduced" || m <= n,
+                      "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.");
+          const Tensor &Q = s[0], &R = s[1];
+          if (m >= n) return {qr_backward_tall(g[0], g[1], Q, R)};
+          // Wide: A = Q [X | Y] with R = [U | V]; X's part as square, Y's part is Q gV.
+          Tensor u = narrow(R, -1, 0, m), gu = narrow(g[1], -1, 0, m);
+          Tensor y = narrow(matmul(Q, R), -1, m, n - m), gv = narrow(g[1], -1, m, n - m);
+          Tensor gx = qr_backward_tall(add(g[0], matmul(y, mT(gv))), gu, Q, u);
+          Tensor gy = matmul(Q, gv);
+          // [gx | gy] = gx @ [I_m | 0] + gy @ (rows m.. of I_n), so the assembly stays differentiable.
+          Tensor px = matmul(gx, eye(m, n, Q.dtype()));
+          Tensor py = matmul(gy, narrow(eye(n, n, Q.dtype()), 0, m, n - m));
+          return {add(px, py)};
+        });
   }
   return {q, r};
 }
@@ -430,13 +416,9 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
         }
       });
   }
-  if (auto node = lambda_node("LinalgEighBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(w, node);
-    if (want_vectors) autograd::set_history(v, node);
-    node->saved = {SavedVariable(w, true)};
-    if (want_vectors) node->saved.push_back(SavedVariable(v, true));
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
     // A = V diag(w) V^T: gA = V (diag(gw) + F o (V^T gV)) V^T, F_ij = 1 / (w_j - w_i).
-    node->fn = [want_vectors](const TensorList& g, const TensorList& s) -> TensorList {
+    LambdaBackward::Fn fn = [want_vectors](const TensorList& g, const TensorList& s) -> TensorList {
       const Tensor& W = s[0];
       EMBER_CHECK(want_vectors, "linalg.eigvalsh: gradients need the eigenvectors");
       const Tensor& V = s[1];
@@ -446,6 +428,10 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
       Tensor inner = add(diag_embed(g[0]), mul(F, matmul(mT(V), g[1])));
       return {matmul(matmul(V, inner), mT(V))};
     };
+    if (want_vectors)
+      node->record("LinalgEighBackward0", {w, v}, {}, {w, v}, std::move(fn));
+    else
+      node->record("LinalgEighBackward0", {w}, {}, {w}, std::move(fn));
   }
   return {w, v};
 }
@@ -486,18 +472,17 @@ Tensor extreme(const Tensor& t, std::vector<int64_t> dims, bool keepdim, bool is
     });
     r = reshape(r, keepdim ? keep_shape : kept);
   }
-  if (auto node = lambda_node(is_max ? "AmaxBackward0" : "AminBackward0", autograd::make_node<LambdaBackward>(t))) {
-    autograd::set_history(r, node);
-    node->saved = {SavedVariable(t, false), SavedVariable(r, true)};
-    node->fn = [keep_shape](const TensorList& g, const TensorList& s) -> TensorList {
-      Tensor res = reshape(s[1], keep_shape), gg = reshape(g[0], keep_shape);
-      Tensor mask = to_dtype(eq(s[0], res), s[0].dtype());
-      std::vector<int64_t> all;
-      for (int64_t d = 0; d < s[0].dim(); ++d)
-        if (keep_shape[d] == 1) all.push_back(d);
-      Tensor cnt = sum(mask, all, true);
-      return {mul(div(mask, cnt), gg)};
-    };
+  if (auto node = autograd::make_node<LambdaBackward>(t)) {
+    node->record(is_max ? "AmaxBackward0" : "AminBackward0", {r}, {t}, {r},
+                 [keep_shape](const TensorList& g, const TensorList& s) -> TensorList {
+                   Tensor res = reshape(s[1], keep_shape), gg = reshape(g[0], keep_shape);
+                   Tensor mask = to_dtype(eq(s[0], res), s[0].dtype());
+                   std::vector<int64_t> all;
+                   for (int64_t d = 0; d < s[0].dim(); ++d)
+                     if (keep_shape[d] == 1) all.push_back(d);
+                   Tensor cnt = sum(mask, all, true);
+                   return {mul(div(mask, cnt), gg)};
+                 });
   }
   return r;
 }
@@ -526,6 +511,41 @@ Tensor matrix_norm(const Tensor& a, const std::string& ord_str, double ord, int6
   return restore(squeeze(extreme(sums, {rows ? d0 : d1}, true, ord > 0), std::vector<int64_t>{d0, d1}));
 }
 
+// Note [det gradient on singular input]: d det(A)/dA is the cofactor matrix, det * A^{-T} only
+// where A is invertible. Matrices whose LU has a zero pivot (sign == 0) take the SVD form
+// A = U S Vh: cofactor = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, which holds for any rank
+// (zero below rank n-1). torch 2.13 gives this same value under create_graph=True; its plain
+// backward() returns zeros for exactly singular input, which gradcheck rejects.
+Tensor det_backward(const Tensor& g, const Tensor& a, const Tensor& det, const Tensor& sign) {
+  int64_t n = a.size(-1);
+  Tensor singular = eq(sign, wrapped(0));
+  bool any_singular;
+  {
+    autograd::NoGradGuard ng;
+    any_singular = n > 0 && item(any(singular)).to_bool();
+  }
+  auto mat = [](const Tensor& t) { return unsqueeze(unsqueeze(t, -1), -1); };
+  Tensor eye_n = eye_as(n, a);
+  // Invertible matrices: g det A^{-T}; singular ones are swapped for I so inv cannot fail.
+  Tensor a_inv = any_singular ? where(mat(singular), eye_n, a) : a;
+  Tensor grad = mul(mat(mul(g, det)), mT(inv_core(a_inv)));
+  if (!any_singular) return grad;
+  auto [U, S, Vh] = linalg_svd(a, false);
+  // prod_{j != i} s_j without dividing: exclusive cumulative products from both ends.
+  Shape ones_shape = S.sizes();
+  ones_shape.back() = 1;
+  Tensor one = ones(ones_shape, S.dtype());
+  Tensor left = cat({one, narrow(cumprod(S, -1), -1, 0, n - 1)}, -1);
+  Tensor right = flip(cat({one, narrow(cumprod(flip(S, {-1}), -1), -1, 0, n - 1)}, -1), {-1});
+  Tensor orient;
+  {
+    autograd::NoGradGuard ng;  // det(U) det(Vh) is +-1: a constant
+    orient = mul(linalg_slogdet(U).first, linalg_slogdet(Vh).first);
+  }
+  Tensor cof = matmul(mul(U, unsqueeze(mul(left, right), -2)), Vh);
+  return where(mat(singular), mul(mat(mul(g, orient)), cof), grad);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -546,15 +566,11 @@ Tensor linalg_det(const Tensor& a) {
       for (int64_t i = 0; i < d.numel(); ++i) d.data<T>()[i] = sign.data<T>()[i] * std::exp(logabs.data<T>()[i]);
     });
   }
-  if (auto node = lambda_node("LinalgDetBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(d, node);
-    node->saved = {SavedVariable(a, false), SavedVariable(d, true)};
-    // d det / dA = det * A^{-T}
-    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
-      Tensor c = unsqueeze(unsqueeze(mul(g[0], s[1]), -1), -1);
-      return {mul(c, mT(inv_core(s[0])))};
-    };
-  }
+  // sign is a plain constant (no history), only telling which matrices are singular.
+  if (auto node = autograd::make_node<LambdaBackward>(a))
+    node->record("LinalgDetBackward0", {d}, {a}, {d}, [sign](const TensorList& g, const TensorList& s) -> TensorList {
+      return {det_backward(g[0], s[0], s[1], sign)};
+    });
   return d;
 }
 
@@ -584,13 +600,22 @@ std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a) {
       }
     });
   }
-  if (auto node = lambda_node("LinalgSlogdetBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(sign, node);
-    autograd::set_history(logabs, node);
-    node->saved = {SavedVariable(a, false)};
-    node->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
-      return {mul(unsqueeze(unsqueeze(g[1], -1), -1), mT(inv_core(s[0])))};
-    };
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
+    bool any_singular = n > 0 && item(any(eq(sign, wrapped(0)))).to_bool();
+    // d log|det A| / dA = A^{-T}; log|det| of a singular matrix is -inf and its gradient
+    // unbounded: as torch, the LU solve then yields inf/nan instead of raising.
+    node->record("LinalgSlogdetBackward0", {sign, logabs}, {a}, {},
+                 [any_singular](const TensorList& g, const TensorList& s) -> TensorList {
+                   Tensor inv;
+                   if (any_singular) {
+                     autograd::NoGradGuard ng;
+                     int64_t n = s[0].size(-1);
+                     inv = solve_raw(s[0], expand(eye_as(n, s[0]), s[0].sizes()), "linalg.slogdet", false);
+                   } else {
+                     inv = inv_core(s[0]);
+                   }
+                   return {mul(unsqueeze(unsqueeze(g[1], -1), -1), mT(inv))};
+                 });
   }
   return {sign, logabs};
 }
@@ -632,14 +657,11 @@ std::pair<Tensor, Tensor> linalg_qr(const Tensor& a, const std::string& mode) {
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrices) {
   check_matrix(a, "linalg.svd");
   auto [u, s, vh] = svd_raw(a, full_matrices, true);
-  if (auto node = lambda_node("LinalgSvdBackward0", autograd::make_node<LambdaBackward>(a))) {
-    autograd::set_history(u, node);
-    autograd::set_history(s, node);
-    autograd::set_history(vh, node);
-    node->saved = {SavedVariable(u, true), SavedVariable(s, true), SavedVariable(vh, true)};
-    node->fn = [](const TensorList& g, const TensorList& sv) -> TensorList {
-      return {svd_backward(g[0], g[1], g[2], sv[0], sv[1], sv[2])};
-    };
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
+    node->record("LinalgSvdBackward0", {u, s, vh}, {}, {u, s, vh},
+                 [](const TensorList& g, const TensorList& sv) -> TensorList {
+                   return {svd_backward(g[0], g[1], g[2], sv[0], sv[1], sv[2])};
+                 });
   }
   return {u, s, vh};
 }
@@ -778,12 +800,11 @@ Tensor linalg_matrix_power(const Tensor& a, int64_t n) {
               a.size(-2), " by ", a.size(-1), " matrices");
   if (n == 0) {
     Tensor r = contiguous(expand(eye(a.size(-1), a.size(-1), a.dtype()), a.sizes()));
-    if (auto node = lambda_node("LinalgMatrixPowerBackward0", autograd::make_node<LambdaBackward>(a))) {
-      autograd::set_history(r, node);
-      Shape s = a.sizes();
-      ScalarType dt = a.dtype();
-      node->fn = [s, dt](const TensorList&, const TensorList&) -> TensorList { return {zeros(s, dt)}; };
-    }
+    if (auto node = autograd::make_node<LambdaBackward>(a))
+      node->record("LinalgMatrixPowerBackward0", {r}, {}, {},
+                   [s = a.sizes(), dt = a.dtype()](const TensorList&, const TensorList&) -> TensorList {
+                     return {zeros(s, dt)};
+                   });
     return r;
   }
   Tensor base = a;
@@ -820,16 +841,15 @@ Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
       copy_(dst, c);
     }
   }
-  if (auto node = lambda_node("LinalgCrossBackward0", autograd::make_node<LambdaBackward>(a, b))) {
-    autograd::set_history(out, node);
-    node->saved = {SavedVariable(a, false), SavedVariable(b, false)};
+  if (auto node = autograd::make_node<LambdaBackward>(a, b)) {
     // d(a x b): ga = b x g, gb = g x a (summed back over broadcasting).
-    node->fn = [d](const TensorList& g, const TensorList& s) -> TensorList {
-      Shape shape = g[0].sizes();
-      Tensor ga = linalg_cross(expand(s[1], shape), g[0], d);
-      Tensor gb = linalg_cross(g[0], expand(s[0], shape), d);
-      return {autograd::sum_to(ga, s[0].sizes()), autograd::sum_to(gb, s[1].sizes())};
-    };
+    node->record("LinalgCrossBackward0", {out}, {a, b}, {},
+                 [d](const TensorList& g, const TensorList& s) -> TensorList {
+                   Shape shape = g[0].sizes();
+                   Tensor ga = linalg_cross(expand(s[1], shape), g[0], d);
+                   Tensor gb = linalg_cross(g[0], expand(s[0], shape), d);
+                   return {autograd::sum_to(ga, s[0].sizes()), autograd::sum_to(gb, s[1].sizes())};
+                 });
   }
   return out;
 }

@@ -255,7 +255,7 @@ namespace ember {
   X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(square, Square) X(sin, Sin) \
   X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh)             \
   X(tanh, Tanh) X(asinh, Asinh) X(acosh, Acosh) X(atanh, Atanh) X(sigmoid, Sigmoid) X(erf, Erf)             \
-  X(erfc, Erfc) X(erfinv, Erfinv) X(lgamma, Lgamma) X(digamma, Digamma) X(trigamma, Trigamma)               \
+  X(erfc, Erfc) X(erfinv, Erfinv) X(lgamma, Lgamma) X(digamma, Digamma)                                       \
   X(floor, Floor) X(ceil, Ceil) X(trunc, Trunc) X(frac, Frac) X(reciprocal, Reciprocal) X(isnan, Isnan)     \
   X(isinf, Isinf) X(isfinite, Isfinite) X(isposinf, Isposinf) X(isneginf, Isneginf)                         \
   X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot) X(signbit, Signbit) X(relu, Relu) X(relu6, Relu6)   \
@@ -266,6 +266,7 @@ namespace ember {
 // Unary ops with arguments; their values travel in UnaryParams (meaning per op noted).
 #define EMBER_UNARY_PARAM_OPS(X)                                                                       \
   X(Logit)     /* p0 = eps, or < 0 for none */                                                         \
+  X(Polygamma) /* p0 = n (>= 0) */                                                                     \
   X(Round)     /* p0 = decimals */                                                                     \
   X(NanToNum)  /* p0 = nan, p1 = posinf, p2 = neginf; has_p1/has_p2 false -> the dtype's max/lowest */ \
   X(LeakyRelu) /* p0 = negative_slope */                                                               \
@@ -300,6 +301,7 @@ EMBER_UNARY_OPS(EMBER_DECLARE_UNARY)
 
 Tensor positive(const Tensor& a);  // returns `a` itself, as PyTorch (errors on bool)
 Tensor logit(const Tensor& a, std::optional<double> eps = std::nullopt);
+Tensor polygamma(int64_t n, const Tensor& a);  // n-th derivative of digamma
 Tensor round(const Tensor& a, int64_t decimals = 0);
 Tensor nan_to_num(const Tensor& a, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt);

@@ -17,8 +17,6 @@ namespace ember {
 namespace {
 using autograd::LambdaBackward;
 using autograd::make_node;
-using autograd::SavedVariable;
-using autograd::set_history;
 using autograd::TensorList;
 using reduce_detail::check_nonempty;
 using reduce_detail::Layout;
@@ -191,14 +189,11 @@ Tensor full_extremum(const Tensor& t, const char* name) {
   Mask mask = reduce_mask(t, std::nullopt);
   check_nonempty(t, mask, false, name);
   Tensor r = extremum_raw<Max>(t, mask, name);
-  if (auto n = make_node<LambdaBackward>(t)) {
-    n->name_ = Max ? "MaxBackward1" : "MinBackward1";
-    set_history(r, n);
-    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
-    n->fn = [mask](const TensorList& g, const TensorList& s) -> TensorList {
-      return {reduce_detail::evenly_distribute(g[0], s[0], s[1], mask)};
-    };
-  }
+  if (auto n = make_node<LambdaBackward>(t))
+    n->record(Max ? "MaxBackward1" : "MinBackward1", {r}, {t}, {r},
+              [mask](const TensorList& g, const TensorList& s) -> TensorList {
+                return {reduce_detail::evenly_distribute(g[0], s[0], s[1], mask)};
+              });
   return r;
 }
 
@@ -220,15 +215,11 @@ TensorPair dim_extremum(const Tensor& t, int64_t dim, bool keepdim, const char* 
   }
   values = keep_shape(values, t, mask, keepdim);
   indices = keep_shape(indices, t, mask, keepdim);
-  if (auto n = make_node<LambdaBackward>(t)) {
-    n->name_ = Max ? "MaxBackward0" : "MinBackward0";
-    n->saved = {SavedVariable(indices, false)};
-    Shape sizes = t.sizes();
-    n->fn = [dim, sizes, keepdim](const TensorList& g, const TensorList& s) -> TensorList {
-      return {reduce_detail::select_backward(g[0], dim, s[0], sizes, keepdim)};
-    };
-    set_history(values, n);
-  }
+  if (auto n = make_node<LambdaBackward>(t))
+    n->record(Max ? "MaxBackward0" : "MinBackward0", {values}, {indices}, {},
+              [dim, sizes = t.sizes(), keepdim](const TensorList& g, const TensorList& s) -> TensorList {
+                return {reduce_detail::select_backward(g[0], dim, s[0], sizes, keepdim)};
+              });
   return {values, indices};
 }
 
@@ -237,16 +228,12 @@ Tensor amax_impl(const Tensor& t, const OptDims& dims, bool keepdim, const char*
   Mask mask = reduce_mask(t, dims);
   check_nonempty(t, mask, dims_given(dims), name);
   Tensor r = keep_shape(extremum_raw<Max>(t, mask, name), t, mask, keepdim);
-  if (auto n = make_node<LambdaBackward>(t)) {
-    n->name_ = Max ? "AmaxBackward0" : "AminBackward0";
-    set_history(r, n);
-    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
-    int64_t nd = t.dim();
-    n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
-      return {reduce_detail::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0],
-                                               grad_keep(s[1], mask, keepdim, nd), mask)};
-    };
-  }
+  if (auto n = make_node<LambdaBackward>(t))
+    n->record(Max ? "AmaxBackward0" : "AminBackward0", {r}, {t}, {r},
+              [mask, keepdim, nd = t.dim()](const TensorList& g, const TensorList& s) -> TensorList {
+                return {reduce_detail::evenly_distribute(grad_keep(g[0], mask, keepdim, nd), s[0],
+                                                         grad_keep(s[1], mask, keepdim, nd), mask)};
+              });
   return r;
 }
 
@@ -386,22 +373,20 @@ Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool kee
   }
   r = keep_shape(r, t, mask, keepdim);
   if (auto n = make_node<LambdaBackward>(t)) {
-    n->name_ = take_sqrt ? "StdBackward0" : "VarBackward0";
-    set_history(r, n);
-    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
     int64_t nd = t.dim();
     double denom = static_cast<double>(count) - correction;
-    n->fn = [mask, keepdim, nd, denom, take_sqrt](const TensorList& g, const TensorList& s) -> TensorList {
-      const Tensor& x = s[0];
-      Tensor gk = grad_keep(g[0], mask, keepdim, nd);
-      Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
-      if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
-        Tensor r = grad_keep(s[1], mask, keepdim, nd);
-        Tensor scale = where(eq(r, num(0.0)), num(0.0), div(gk, r));
-        return {div(mul(scale, centered), num(denom))};
-      }
-      return {mul(mul(gk, num(2.0 / denom)), centered)};
-    };
+    n->record(take_sqrt ? "StdBackward0" : "VarBackward0", {r}, {t}, {r},
+              [mask, keepdim, nd, denom, take_sqrt](const TensorList& g, const TensorList& s) -> TensorList {
+                const Tensor& x = s[0];
+                Tensor gk = grad_keep(g[0], mask, keepdim, nd);
+                Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
+                if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
+                  Tensor r = grad_keep(s[1], mask, keepdim, nd);
+                  Tensor scale = where(eq(r, num(0.0)), num(0.0), div(gk, r));
+                  return {div(mul(scale, centered), num(denom))};
+                }
+                return {mul(mul(gk, num(2.0 / denom)), centered)};
+              });
   }
   return r;
 }
@@ -500,15 +485,11 @@ Tensor nansum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarT
   Mask mask = reduce_mask(x, dims);
   Tensor r = run_reduce(x, mask, out_dtype, "nansum", []<typename T, typename O>() { return NanSumOp<T, O>{}; });
   r = keep_shape(r, x, mask, keepdim);
-  if (auto n = make_node<LambdaBackward>(x)) {
-    n->name_ = "NansumBackward0";
-    n->saved = {SavedVariable(x, false)};
-    int64_t nd = x.dim();
-    n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
-      return {mul(grad_keep(g[0], mask, keepdim, nd), eq(s[0], s[0]))};
-    };
-    set_history(r, n);
-  }
+  if (auto n = make_node<LambdaBackward>(x))
+    n->record("NansumBackward0", {r}, {x}, {},
+              [mask, keepdim, nd = x.dim()](const TensorList& g, const TensorList& s) -> TensorList {
+                return {mul(grad_keep(g[0], mask, keepdim, nd), eq(s[0], s[0]))};
+              });
   return r;
 }
 
@@ -531,31 +512,29 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim, std::opti
   Tensor r = run_reduce(x, mask, out_dtype, "prod", []<typename T, typename O>() { return ProdOp<T, O>{}; });
   r = keep_shape(r, x, mask, keep);
   if (auto n = make_node<LambdaBackward>(x)) {
-    n->name_ = dim ? "ProdBackward1" : "ProdBackward0";
-    set_history(r, n);
-    n->saved = {SavedVariable(x, false), SavedVariable(r, true)};
     int64_t nd = x.dim();
-    n->fn = [mask, keep, nd](const TensorList& g, const TensorList& s) -> TensorList {
-      const Tensor& x = s[0];
-      Tensor gk = grad_keep(g[0], mask, keep, nd), rk = grad_keep(s[1], mask, keep, nd);
-      Tensor zero = num(0.0);
-      Tensor is_zero = eq(x, zero);
-      bool any_zero;
-      {
-        autograd::NoGradGuard ng;
-        any_zero = item(any(is_zero)).to_bool();
-      }
-      if (!any_zero) return {div(mul(gk, rk), x)};
-      // A slice with one zero: only the zero gets a gradient, the product of the others; with
-      // more zeros every gradient is 0. x1 (zeros made ones) keeps the formula differentiable.
-      std::vector<int64_t> dims = mask_dims(mask, nd);
-      Tensor x1 = where(is_zero, num(1.0), x);
-      Tensor zeros_in_slice = sum(is_zero, dims, /*keepdim=*/true);
-      Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : reshape(prod(x1), Shape(nd, 1));
-      Tensor others = mul(gk, p1);
-      Tensor single = mul(is_zero, eq(zeros_in_slice, num(1)));
-      return {where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1), where(single, others, zero))};
-    };
+    n->record(dim ? "ProdBackward1" : "ProdBackward0", {r}, {x}, {r},
+              [mask, keep, nd](const TensorList& g, const TensorList& s) -> TensorList {
+                const Tensor& x = s[0];
+                Tensor gk = grad_keep(g[0], mask, keep, nd), rk = grad_keep(s[1], mask, keep, nd);
+                Tensor zero = num(0.0);
+                Tensor is_zero = eq(x, zero);
+                bool any_zero;
+                {
+                  autograd::NoGradGuard ng;
+                  any_zero = item(any(is_zero)).to_bool();
+                }
+                if (!any_zero) return {div(mul(gk, rk), x)};
+                // A slice with one zero: only the zero gets a gradient, the product of the others; with
+                // more zeros every gradient is 0. x1 (zeros made ones) keeps the formula differentiable.
+                std::vector<int64_t> dims = mask_dims(mask, nd);
+                Tensor x1 = where(is_zero, num(1.0), x);
+                Tensor zeros_in_slice = sum(is_zero, dims, /*keepdim=*/true);
+                Tensor p1 = dims.size() == 1 ? prod(x1, dims[0], /*keepdim=*/true) : reshape(prod(x1), Shape(nd, 1));
+                Tensor others = mul(gk, p1);
+                Tensor single = mul(is_zero, eq(zeros_in_slice, num(1)));
+                return {where(eq(zeros_in_slice, num(0)), div(mul(gk, rk), x1), where(single, others, zero))};
+              });
   }
   return r;
 }
@@ -645,16 +624,12 @@ Tensor vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std:
   else
     run.template operator()<NormKind::P>();
   r = keep_shape(r, x, mask, keepdim);
-  if (auto n = make_node<LambdaBackward>(x)) {
-    n->name_ = "LinalgVectorNormBackward0";
-    set_history(r, n);
-    n->saved = {SavedVariable(x, false), SavedVariable(r, true)};
-    int64_t nd = x.dim();
-    n->fn = [mask, keepdim, nd, ord](const TensorList& g, const TensorList& s) -> TensorList {
-      return {vector_norm_backward(grad_keep(g[0], mask, keepdim, nd), s[0], grad_keep(s[1], mask, keepdim, nd), ord,
-                                   mask)};
-    };
-  }
+  if (auto n = make_node<LambdaBackward>(x))
+    n->record("LinalgVectorNormBackward0", {r}, {x}, {r},
+              [mask, keepdim, nd = x.dim(), ord](const TensorList& g, const TensorList& s) -> TensorList {
+                return {vector_norm_backward(grad_keep(g[0], mask, keepdim, nd), s[0],
+                                             grad_keep(s[1], mask, keepdim, nd), ord, mask)};
+              });
   return r;
 }
 
@@ -726,16 +701,12 @@ Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim) {
                          [&] { logsumexp_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner); });
   }
   r = keep_shape(r, x, mask, keepdim);
-  if (auto n = make_node<LambdaBackward>(x)) {
-    n->name_ = "LogsumexpBackward0";
-    set_history(r, n);
-    n->saved = {SavedVariable(x, false), SavedVariable(r, true)};
-    int64_t nd = x.dim();
-    n->fn = [mask, keepdim, nd](const TensorList& g, const TensorList& s) -> TensorList {
-      Tensor rk = grad_keep(s[1], mask, keepdim, nd);
-      return {mul(grad_keep(g[0], mask, keepdim, nd), ember::exp(sub(s[0], rk)))};
-    };
-  }
+  if (auto n = make_node<LambdaBackward>(x))
+    n->record("LogsumexpBackward0", {r}, {x}, {r},
+              [mask, keepdim, nd = x.dim()](const TensorList& g, const TensorList& s) -> TensorList {
+                Tensor rk = grad_keep(s[1], mask, keepdim, nd);
+                return {mul(grad_keep(g[0], mask, keepdim, nd), ember::exp(sub(s[0], rk)))};
+              });
   return r;
 }
 

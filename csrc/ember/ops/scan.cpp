@@ -160,16 +160,12 @@ TensorPair cum_extremum(const Tensor& t, int64_t dim, const char* name) {
       });
     });
   }
-  if (auto n = autograd::make_node<LambdaBackward>(t)) {
-    n->name_ = Max ? "CummaxBackward0" : "CumminBackward0";
-    n->saved = {SavedVariable(indices, false)};
-    Shape sizes = t.sizes();
-    n->fn = [dim, sizes](const TensorList& g, const TensorList& s) -> TensorList {
-      if (sizes.empty()) return {g[0]};
-      return {scatter_add(zeros(sizes, g[0].dtype()), dim, s[0], g[0])};
-    };
-    autograd::set_history(values, n);
-  }
+  if (auto n = autograd::make_node<LambdaBackward>(t))
+    n->record(Max ? "CummaxBackward0" : "CumminBackward0", {values}, {indices}, {},
+              [dim, sizes = t.sizes()](const TensorList& g, const TensorList& s) -> TensorList {
+                if (sizes.empty()) return {g[0]};
+                return {scatter_add(zeros(sizes, g[0].dtype()), dim, s[0], g[0])};
+              });
   return {values, indices};
 }
 
@@ -219,10 +215,7 @@ Tensor logcumsumexp(const Tensor& t, int64_t dim) {
     });
   }
   if (auto n = autograd::make_node<LambdaBackward>(t)) {
-    n->name_ = "LogcumsumexpBackward0";
-    autograd::set_history(y, n);
-    n->saved = {SavedVariable(t, false), SavedVariable(y, true)};
-    n->fn = [dim](const TensorList& g, const TensorList& s) -> TensorList {
+    n->record("LogcumsumexpBackward0", {y}, {t}, {y}, [dim](const TensorList& g, const TensorList& s) -> TensorList {
       const Tensor &x = s[0], &y = s[1];
       if (x.dim() == 0) return {g[0]};
       // grad_k = sum_{i >= k} g_i exp(x_k - y_i), summed in log space separately for the positive
@@ -238,7 +231,7 @@ Tensor logcumsumexp(const Tensor& t, int64_t dim) {
       Tensor gp = where(gt(g[0], num(0.0)), g[0], num(0.0));
       Tensor gn = where(lt(g[0], num(0.0)), neg(g[0]), num(0.0));
       return {sub(part(gp), part(gn))};
-    };
+    });
   }
   return y;
 }

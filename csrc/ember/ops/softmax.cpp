@@ -15,7 +15,6 @@
 namespace ember {
 namespace {
 using autograd::LambdaBackward;
-using autograd::SavedVariable;
 using autograd::TensorList;
 using cpu::vf8;
 
@@ -198,18 +197,14 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, std::optional<ScalarType> dtyp
     EMBER_DISPATCH_FLOAT(x.dtype(), kernel,
                          [&] { softmax_kernel(l.x.data<scalar_t>(), y.data<scalar_t>(), l.outer, l.R, l.inner, log); });
   }
-  if (auto n = autograd::make_node<LambdaBackward>(x)) {
-    n->name_ = log ? "LogSoftmaxBackward0" : "SoftmaxBackward0";
-    autograd::set_history(y, n);
-    n->saved = {SavedVariable(y, true)};
-    std::vector<int64_t> dims{dim};
-    n->fn = [dims, log](const TensorList& g, const TensorList& s) -> TensorList {
-      const Tensor& y = s[0];
-      if (log)  // d log_softmax: g - softmax * sum(g)
-        return {sub(g[0], mul(ember::exp(y), sum(g[0], dims, /*keepdim=*/true)))};
-      return {mul(y, sub(g[0], sum(mul(g[0], y), dims, /*keepdim=*/true)))};
-    };
-  }
+  if (auto n = autograd::make_node<LambdaBackward>(x))
+    n->record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {y}, {}, {y},
+              [dims = std::vector<int64_t>{dim}, log](const TensorList& g, const TensorList& s) -> TensorList {
+                const Tensor& y = s[0];
+                if (log)  // d log_softmax: g - softmax * sum(g)
+                  return {sub(g[0], mul(ember::exp(y), sum(g[0], dims, /*keepdim=*/true)))};
+                return {mul(y, sub(g[0], sum(mul(g[0], y), dims, /*keepdim=*/true)))};
+              });
   return y;
 }
 

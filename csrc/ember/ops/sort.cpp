@@ -19,7 +19,6 @@
 namespace ember {
 namespace {
 using autograd::LambdaBackward;
-using autograd::SavedVariable;
 using autograd::TensorList;
 using reduce_detail::Layout;
 
@@ -90,15 +89,11 @@ Shape with_size(const Tensor& t, int64_t dim, int64_t n) {
 // History for a (values, indices) result whose values were taken from t at indices along dim.
 void record_selection(const Tensor& t, Tensor& values, const Tensor& indices, int64_t dim, bool keepdim,
                       const char* name) {
-  if (auto n = autograd::make_node<LambdaBackward>(t)) {
-    n->name_ = name;
-    n->saved = {SavedVariable(indices, false)};
-    Shape sizes = t.sizes();
-    n->fn = [dim, sizes, keepdim](const TensorList& g, const TensorList& s) -> TensorList {
-      return {reduce_detail::select_backward(g[0], dim, s[0], sizes, keepdim)};
-    };
-    autograd::set_history(values, n);
-  }
+  if (auto n = autograd::make_node<LambdaBackward>(t))
+    n->record(name, {values}, {indices}, {},
+              [dim, sizes = t.sizes(), keepdim](const TensorList& g, const TensorList& s) -> TensorList {
+                return {reduce_detail::select_backward(g[0], dim, s[0], sizes, keepdim)};
+              });
 }
 
 // Selects one element per slice with pick(buf) -> position in buf after arranging it; returns
@@ -179,13 +174,11 @@ Tensor median_all(const Tensor& t, bool ignore_nan) {
     }
   }
   if (auto n = autograd::make_node<LambdaBackward>(t)) {
-    n->name_ = ignore_nan ? "NanmedianBackward0" : "MedianBackward0";
-    autograd::set_history(r, n);
-    n->saved = {SavedVariable(t, false), SavedVariable(r, true)};
     std::vector<bool> mask(std::max<int64_t>(t.dim(), 1), true);
-    n->fn = [mask](const TensorList& g, const TensorList& s) -> TensorList {
-      return {reduce_detail::evenly_distribute(g[0], s[0], s[1], mask)};
-    };
+    n->record(ignore_nan ? "NanmedianBackward0" : "MedianBackward0", {r}, {t}, {r},
+              [mask](const TensorList& g, const TensorList& s) -> TensorList {
+                return {reduce_detail::evenly_distribute(g[0], s[0], s[1], mask)};
+              });
   }
   return r;
 }

@@ -71,7 +71,6 @@ Info info(UnaryOp op) {
     case UnaryOp::Erfinv:      return {"erfinv", K::FloatValued, "ErfinvBackward0", kY};
     case UnaryOp::Lgamma:      return {"lgamma", K::FloatValued, "LgammaBackward0"};
     case UnaryOp::Digamma:     return {"digamma", K::FloatValued, "DigammaBackward0"};
-    case UnaryOp::Trigamma:    return {"trigamma", K::FloatValued, "PolygammaBackward0"};
     case UnaryOp::Floor:       return {"floor", K::Numeric, "FloorBackward0", kNone};
     case UnaryOp::Ceil:        return {"ceil", K::Numeric, "CeilBackward0", kNone};
     case UnaryOp::Trunc:       return {"trunc", K::Numeric, "TruncBackward0", kNone};
@@ -94,6 +93,7 @@ Info info(UnaryOp op) {
     case UnaryOp::Hardswish:   return {"hardswish", K::FloatOnly, "HardswishBackward0"};
     case UnaryOp::Logsigmoid:  return {"log_sigmoid", K::FloatOnly, "LogSigmoidBackward0"};
     case UnaryOp::Logit:       return {"logit", K::FloatValued, "LogitBackward0"};
+    case UnaryOp::Polygamma:   return {"polygamma", K::FloatValued, "PolygammaBackward0"};
     case UnaryOp::Round:       return {"round", K::Numeric, "RoundBackward0", kNone};
     case UnaryOp::NanToNum:    return {"nan_to_num", K::All, "NanToNumBackward0"};
     case UnaryOp::LeakyRelu:   return {"leaky_relu", K::FloatOnly, "LeakyReluBackward0"};
@@ -189,9 +189,9 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
     case UnaryOp::Lgamma:
       return mul(g, digamma(x));
     case UnaryOp::Digamma:
-      return mul(g, trigamma(x));
-    case UnaryOp::Trigamma:
-      EMBER_NOT_IMPLEMENTED("the derivative of polygamma(1, x) (polygamma(2, x)) is not implemented");
+      return mul(g, polygamma(1, x));
+    case UnaryOp::Polygamma:
+      return mul(g, polygamma(static_cast<int64_t>(p.p0) + 1, x));
     case UnaryOp::Frac:
       return g;
     case UnaryOp::Reciprocal:
@@ -337,6 +337,11 @@ Tensor positive(const Tensor& a) {
 
 Tensor logit(const Tensor& a, std::optional<double> eps) {
   return unary_op(UnaryOp::Logit, a, {}, false, {.p0 = eps.value_or(-1.0)});
+}
+
+Tensor polygamma(int64_t n, const Tensor& a) {
+  EMBER_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+  return unary_op(UnaryOp::Polygamma, a, {}, false, {.p0 = static_cast<double>(n)});
 }
 
 Tensor round(const Tensor& a, int64_t decimals) {
