@@ -403,7 +403,7 @@ Tensor to_impl(const Tensor& t, std::optional<ScalarType> dtype, std::optional<D
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
-  auto cls = nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr());
+  auto cls = nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable());
   cls.def_prop_ro("shape", [](const Tensor& t) { return size_object(t.sizes()); })
       .def(
           "size",

@@ -48,8 +48,38 @@ void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_ind
 void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 void bind_unary(nb::module_& m);
 void bind_reduce(nb::module_& m);  // reductions, scans, sorting (bind_reduce.cpp)
+void bind_pyobj(nb::module_& m);   // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+
+// The Python object already wrapping impl (a new reference), or null.
+PyObject* preserved_pyobj(TensorImpl* impl);
+// Records a freshly made ember.Tensor object as its impl's Python object.
+void register_pyobj(PyObject* o);
 
 }  // namespace ember::py
+
+namespace nanobind::detail {
+// Tensor -> Python: the impl's existing object if it has one (Note [PyObject preservation]);
+// otherwise a new object owning a copy of the handle, whatever the return value policy.
+template <>
+struct type_caster<ember::Tensor> : type_caster_base<ember::Tensor> {
+  template <typename T>
+  static handle from_cpp(T&& value, rv_policy, cleanup_list* cleanup) noexcept {
+    const ember::Tensor* p;
+    if constexpr (std::is_pointer_v<std::remove_reference_t<T>>)
+      p = value;
+    else
+      p = &value;
+    if (!p) return none().release();
+    if (PyObject* o = ember::py::preserved_pyobj(p->impl())) return o;
+    constexpr bool by_copy = std::is_pointer_v<std::remove_reference_t<T>> || std::is_lvalue_reference_v<T>;
+    rv_policy policy = rv_policy::move;
+    if (by_copy) policy = rv_policy::copy;
+    handle h = type_caster_base<ember::Tensor>::from_cpp(std::forward<T>(value), policy, cleanup);
+    ember::py::register_pyobj(h.ptr());
+    return h;
+  }
+};
+}  // namespace nanobind::detail
 
 // ScalarType <-> ember.dtype singleton objects.
 namespace nanobind::detail {

@@ -37,6 +37,7 @@ NB_MODULE(_C, m) {
   bind_ops(m);
   bind_interop(m);
   bind_autograd(m);
+  bind_pyobj(m);
   bind_random(m);
   bind_index(m);
   bind_linalg(m);

@@ -36,6 +36,12 @@ class IntrusivePtr {
     std::swap(p_, o.p_);
     return *this;
   }
+  // Takes over a reference the caller already counted (the inverse of release()).
+  static IntrusivePtr adopt(T* p) {
+    IntrusivePtr r;
+    r.p_ = p;
+    return r;
+  }
   template <typename... Args>
   static IntrusivePtr make(Args&&... args) {
     return IntrusivePtr(new T(std::forward<Args>(args)...));

@@ -14,7 +14,11 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape str
   refresh();
 }
 
-TensorImpl::~TensorImpl() = default;
+void (*pyobj_release_hook)(TensorImpl*, void*) = nullptr;
+
+TensorImpl::~TensorImpl() {
+  if (reinterpret_cast<uintptr_t>(pyobj) & 1) pyobj_release_hook(this, pyobj);  // Note [PyObject preservation]
+}
 
 namespace {
 SiteHook g_site_hook = nullptr;

@@ -105,7 +105,10 @@ class TensorImpl : public RefCounted {
   AutogradMeta* autograd_meta() const { return autograd_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMeta> m) { autograd_ = std::move(m); }
 
-  // Weak back-pointer to the Python object wrapping this impl (owned by the bindings).
+  // Note [PyObject preservation]: the one Python object wrapping this impl, managed by the
+  // bindings (python/src/pyobj.cpp). Normally the Python object owns the impl and this is a weak
+  // back-pointer; with the low bit set the impl owns the Python object instead (Python dropped it
+  // while C++ still used the impl), and ~TensorImpl releases it through pyobj_release_hook.
   void* pyobj = nullptr;
   // A 0-d tensor made from a Python number: type promotion ranks it below tensors.
   bool wrapped_number = false;
@@ -127,6 +130,9 @@ class TensorImpl : public RefCounted {
   IntrusivePtr<VersionCounter> version_;
   std::unique_ptr<AutogradMeta> autograd_;
 };
+
+// Installed by the Python bindings: drops the Python object an impl owns (Note [PyObject preservation]).
+extern void (*pyobj_release_hook)(TensorImpl* impl, void* pyobj);
 
 class Tensor {
  public:
