@@ -70,12 +70,13 @@ struct type_caster<ember::Tensor> : type_caster_base<ember::Tensor> {
     else
       p = &value;
     if (!p) return none().release();
-    if (PyObject* o = ember::py::preserved_pyobj(p->impl())) return o;
+    ember::TensorImpl* impl = p->impl();
+    if (impl && impl->pyobj) return ember::py::preserved_pyobj(impl);
     constexpr bool by_copy = std::is_pointer_v<std::remove_reference_t<T>> || std::is_lvalue_reference_v<T>;
     rv_policy policy = rv_policy::move;
     if (by_copy) policy = rv_policy::copy;
     handle h = type_caster_base<ember::Tensor>::from_cpp(std::forward<T>(value), policy, cleanup);
-    ember::py::register_pyobj(h.ptr());
+    if (impl && h.is_valid()) impl->pyobj = h.ptr();  // the new object's payload holds this same impl
     return h;
   }
 };

@@ -105,7 +105,8 @@ void bind_pyobj(nb::module_& m) {
     return base ? nb::cast(Tensor(base)) : nb::none();
   });
   // Both make a new TensorImpl (a Python object per impl): an alias, or a detached alias.
-  cls.def("as_subclass", [](const Tensor& t, nb::handle c) { return wrap_as(alias(t), c); }, nb::arg("cls"));
+  cls.def(
+      "as_subclass", [](const Tensor& t, nb::handle c) { return wrap_as(alias(t), c); }, nb::arg("cls"));
   cls.def_static(
       "_make_subclass",
       [](nb::handle c, const Tensor& data, bool require_grad) {

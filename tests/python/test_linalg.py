@@ -268,3 +268,29 @@ def test_einsum_uses_one_gemm(eq):
         nxt = [f for f, _ in fn.next_functions if f is not None]
         fn = nxt[0] if nxt else None
     assert "BmmBackward0" in names and "SumBackward1" not in names and "MulBackward0" not in names
+
+
+def test_det_gradient_on_singular_input_is_the_cofactor_matrix():
+    # torch's create_graph=True path (SVD) gives the cofactor matrix; its plain backward()
+    # returns zeros for exactly singular input (Note [det gradient on singular input]).
+    m = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]
+    a = ember.tensor(m, dtype=ember.float64, requires_grad=True)
+    ember.linalg.det(a).backward()
+    t = torch.tensor(m, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.linalg.det(t), t, create_graph=True)
+    assert_same(a.grad, g.detach(), rtol=1e-12, atol=1e-12)
+    assert ember.autograd.gradcheck(ember.linalg.det, (a.detach().requires_grad_(),))
+    # Rank n-2: the gradient is zero.
+    z = ember.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]], dtype=ember.float64, requires_grad=True)
+    ember.det(z).backward()
+    assert z.grad.abs().max().item() < 1e-12
+
+
+def test_slogdet_gradient_on_singular_input_is_not_finite_as_torch():
+    m = [[1.0, 2.0], [2.0, 4.0]]
+    a = ember.tensor(m, dtype=ember.float64, requires_grad=True)
+    ember.linalg.slogdet(a).logabsdet.backward()
+    t = torch.tensor(m, dtype=torch.float64, requires_grad=True)
+    torch.linalg.slogdet(t).logabsdet.backward()
+    assert not torch.isfinite(t.grad).all()
+    assert not ember.isfinite(a.grad).all().item()
