@@ -49,6 +49,7 @@ Tensor value_arg(nb::handle h, ScalarType dt, const char* op) {
   Scalar s;
   if (!to_scalar(h, s))
     throw ember::TypeError(detail::str_cat(op, "(): argument 'value' must be Number, not ", Py_TYPE(h.ptr())->tp_name));
+  check_number_fits(scalar_tensor(s, std::nullopt, true), dt);
   return to_dtype(scalar_tensor(s), dt);
 }
 Tensor long_index(nb::handle h) {
@@ -324,8 +325,11 @@ void bind_index(nb::module_& m) {
     nb::handle v = src.is_none() ? value : src;
     EMBER_CHECK_TYPEERR(!v.is_none(), "scatter() missing required argument 'src' or 'value'");
     Tensor s = nb::isinstance<Tensor>(v) ? nb::cast<Tensor>(v) : value_arg(v, t.dtype(), "scatter");
-    if (nb::isinstance<Tensor>(v))
+    if (nb::isinstance<Tensor>(v)) {
       EMBER_CHECK(s.dtype() == t.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+      EMBER_CHECK(ix.dim() == s.dim() || (ix.dim() == 0 && s.dim() == 0),
+                  "Index tensor must have the same number of dimensions as src tensor");
+    }
     return scatter(t, dim, ix, s, reduce.is_none() ? "" : nb::cast<std::string>(reduce));
   };
   m.def("scatter", scatter_f, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src") = none,
@@ -414,13 +418,20 @@ void bind_index(nb::module_& m) {
         return inplace(self, {}, "index_fill_", [&](const Tensor& t) { return ifill(t, dim, ix, value); });
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("value"));
-  auto iput = [](const Tensor& t, nb::handle indices, const Tensor& values, bool acc) {
+  // The functional forms require equal dtypes (t[i] = v converts instead, as in torch).
+  auto same_dtype = [](const Tensor& t, const Tensor& values) {
+    EMBER_CHECK(t.dtype() == values.dtype(), "Index put requires the source and destination dtypes match, got ",
+                dtype_name(t.dtype()), " for the destination and ", dtype_name(values.dtype()), " for the source.");
+  };
+  auto iput = [same_dtype](const Tensor& t, nb::handle indices, const Tensor& values, bool acc) {
+    same_dtype(t, values);
     return index_put(t, index_list(indices), values, acc);
   };
   m.def("index_put", iput, nb::arg("input"), nb::arg("indices"), nb::arg("values"), nb::arg("accumulate") = false);
   cls.def("index_put", iput, nb::arg("indices"), nb::arg("values"), nb::arg("accumulate") = false);
-  auto iput_ = [](nb::handle self, nb::handle indices, const Tensor& values, bool acc) {
+  auto iput_ = [same_dtype](nb::handle self, nb::handle indices, const Tensor& values, bool acc) {
     Tensor& t = nb::cast<Tensor&>(self);
+    same_dtype(t, values);
     index_put_(t, index_list(indices), values, acc);
     return nb::borrow(self);
   };

@@ -27,6 +27,7 @@ Shape sizes_from_args(nb::args args, const char* op_name);
 Shape sizes_from_handle(nb::handle h, const char* op_name);
 // Optional dims argument: None, int, or sequence of ints.
 OptDims dims_arg(nb::handle h);
+int64_t index_to_int64(PyObject* o);  // an int or __index__ object; OverflowError when it does not fit
 
 // View-op argument helpers shared by the Tensor methods and the ember.* functions (bind_tensor.cpp).
 MemoryFormat memory_format_arg(nb::handle h, MemoryFormat dflt, const char* op);  // None -> dflt

@@ -61,7 +61,7 @@ void TensorImpl::refresh() {
 int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok) {
   int64_t n = ndim;
   if (n == 0) {
-    EMBER_CHECK_INDEX(scalar_ok, "dimension specified as ", dim, " but tensor has no dimensions");
+    EMBER_CHECK_INDEX(scalar_ok, "Dimension specified as ", dim, " but tensor has no dimensions");
     n = 1;
   }
   EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,

@@ -420,6 +420,15 @@ Tensor& fill_(Tensor& t, Scalar value) {
   return t;
 }
 
+void check_number_fits(const Tensor& value, ScalarType dtype) {
+  if (!value.defined() || !is_wrapped_number(value)) return;
+  Scalar v = item(value);
+  EMBER_DISPATCH_ALL(dtype, "check_number_fits", [&] {
+    EMBER_CHECK(!overflows<scalar_t>(v), "value cannot be converted to type ", overflow_type_name(dtype),
+                " without overflow");
+  });
+}
+
 Tensor& fill_(Tensor& t, const Tensor& value) {
   EMBER_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
               " dimensions.");

@@ -281,6 +281,14 @@ TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, con
   }
   return out;
 }
+// A src tensor (not a fill value) must cover the index: same rank, no dim larger than src's.
+void check_scatter_src(const Tensor& index, const Tensor& src) {
+  if (index.dim() == 0 && src.dim() == 0) return;
+  EMBER_CHECK(index.dim() == src.dim(), "Index tensor must have the same number of dimensions as src tensor");
+  for (int64_t d = 0; d < index.dim(); ++d)
+    EMBER_CHECK(index.sizes()[d] <= src.sizes()[d], "Expected index ", index.shape_str(),
+                " to be no larger size than src ", src.shape_str());
+}
 template <typename F>
 auto as_runtime_error(F f) {
   try {
@@ -409,6 +417,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
 
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
   dim = wrap_dim(dim, t.dim());
+  check_number_fits(src, t.dtype());
   if (t.dim() == 0 || idx.dim() == 0)
     return reshape(scatter(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src, reduce),
                    t.sizes());
@@ -419,6 +428,7 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& sr
   return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
 }
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src) {
+  check_scatter_src(idx, src);
   return scatter(t, dim, idx, src, "add");
 }
 
@@ -426,6 +436,7 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
                       bool include_self) {
   EMBER_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
               "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+  check_scatter_src(idx, src);
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0)
     return reshape(scatter_reduce(reshape(t, {-1}), 0, reshape(idx, {-1}), reshape(src, {-1}), reduce, include_self),
@@ -467,16 +478,54 @@ Tensor reduce_identity(ScalarType dt, const std::string& reduce) {
   return EMBER_DISPATCH_ALL(dt, "scatter_reduce", [&] { return identity_t<scalar_t>(dt, reduce); });
 }
 
+namespace {
+// torch's source-shape rules for index_add/index_copy: source has self's shape except along dim,
+// where it has one slice per index (a 0-d source counts as one slice).
+void check_index_source(const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src, const char* op) {
+  EMBER_CHECK(src.dtype() == t.dtype(), op, "(): self (", dtype_name(t.dtype()), ") and source (",
+              dtype_name(src.dtype()), ") must have the same scalar type");
+  bool copy = std::string_view(op) == "index_copy_";
+  int64_t slices = src.dim() == 0 ? 1 : src.sizes()[t.dim() == 0 ? 0 : dim];
+  if (t.dim() == 0 || src.dim() == 0) {
+    bool ok = t.dim() == 0 && (copy ? src.dim() <= 1 : src.dim() == 0);
+    EMBER_CHECK(
+        ok, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+        shape_str(t.sizes()), " source.shape = ", shape_str(src.sizes()));
+  } else {
+    if (copy)
+      EMBER_CHECK_INDEX(src.dim() == t.dim(), op,
+                        "(): When source and destination are not scalars, their dimensionality must match. Source "
+                        "dimensionality (",
+                        src.dim(), "), destination dimensionality (", t.dim(), ")");
+    bool same = src.dim() == t.dim();
+    for (int64_t d = 0; same && d < t.dim(); ++d) same = d == dim || src.sizes()[d] == t.sizes()[d];
+    EMBER_CHECK(
+        same, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+        shape_str(t.sizes()), " source.shape = ", shape_str(src.sizes()));
+  }
+  if (copy)
+    EMBER_CHECK_INDEX(ix.numel() == slices, op, "(): Number of indices (", ix.numel(),
+                      ") should be equal to source.size(dim) (", slices, ")");
+  else
+    EMBER_CHECK(ix.numel() == slices, op, "(): Number of indices (", ix.numel(),
+                ") should be equal to source.size(dim): (", slices, "), for dim: ", dim);
+}
+}  // namespace
+
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
   Tensor ix = dim_index(index, "index_add");
   dim = wrap_dim(dim, t.dim());
+  check_index_source(t, dim, ix, src, "index_add_");
   Tensor v = alpha.to_double() == 1.0 ? src : mul(src, scalar_tensor(alpha, std::nullopt, true));
-  if (t.dim() == 0) return reshape(index_put_impl(reshape(t, {1}), {ix}, reshape(v, {-1}), IndexReduce::Add), {});
-  return index_put_impl(t, at_dim(dim, ix), v, IndexReduce::Add);
+  return as_runtime_error([&] {  // torch reports a bad index here as RuntimeError
+    if (t.dim() == 0) return reshape(index_put_impl(reshape(t, {1}), {ix}, reshape(v, {-1}), IndexReduce::Add), {});
+    return index_put_impl(t, at_dim(dim, ix), v, IndexReduce::Add);
+  });
 }
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor ix = dim_index(index, "index_copy");
   dim = wrap_dim(dim, t.dim());
+  check_index_source(t, dim, ix, src, "index_copy_");
   if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, reshape(src, {-1})), {});
   return index_put(t, at_dim(dim, ix), src);
 }
@@ -485,6 +534,7 @@ Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
   EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
   dim = wrap_dim(dim, t.dim());
+  check_number_fits(value, t.dtype());
   if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, value), {});
   return index_put(t, at_dim(dim, ix), value);
 }
@@ -503,6 +553,7 @@ void check_value(const Tensor& value, const char* op) {
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
   check_value(value, "masked_fill_");
+  check_number_fits(value, t.dtype());
   Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
   Tensor m = expand(mask, s);
   Tensor base = t.sizes() == s ? t : expand(t, s);
@@ -512,6 +563,7 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
 Tensor& masked_fill_(Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
   check_value(value, "masked_fill_");
+  check_number_fits(value, t.dtype());
   Tensor m = expand(mask, t.sizes());
   if (t.dim() == 0) {
     Tensor flat = view(t, {1});
@@ -559,7 +611,7 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "torch.take_along_dim(): dtype of indices should be Long but got ",
               dtype_name(idx.dtype()));
   if (!dim) return take(reshape(t, {-1}), reshape(idx, {-1}));
-  int64_t d = wrap_dim(*dim, t.dim());
+  int64_t d = wrap_dim(*dim, t.dim(), false);
   EMBER_CHECK(t.dim() == idx.dim(),
               "torch.take_along_dim(): input and indices should have the same number of "
               "dimensions, but got ",
@@ -573,6 +625,9 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
 }
 
 Tensor put(const Tensor& t, const Tensor& idx, const Tensor& source, bool accumulate) {
+  EMBER_CHECK(t.dtype() == source.dtype(),
+              "put_(): self and source expected to have the same dtype, but got self.dtype = ", dtype_name(t.dtype()),
+              " and source.dtype = ", dtype_name(source.dtype()));
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "put_(): Expected a long tensor for index, but got ",
               dtype_name(idx.dtype()));
   EMBER_CHECK(idx.numel() == source.numel(),

@@ -2,6 +2,7 @@
 // copies; gradients are LambdaBackward formulas written with ember ops (double backward works).
 // Note [LAPACK layout]: a row-major tensor's transpose is the column-major matrix LAPACK wants, so
 // inputs are copied as clone(A.mT).mT and outputs are returned as such transposed views.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -229,6 +230,8 @@ Tensor cholesky_core(const Tensor& a) {
         for (int64_t i = 0; i < B; ++i) {
           int info = 0;
           Lapack<T>::potrf('L', n, p + i * n * n, n, &info);
+          for (int64_t d = 0; d < n && info == 0; ++d)  // potrf lets NaN through; torch reports it as not PD
+            if (std::isnan(p[i * n * n + d * n + d])) info = static_cast<int>(d + 1);
           if (info > 0)
             throw LinAlgError(
                 detail::str_cat("linalg.cholesky: The factorization could not be completed because the input is not "
@@ -368,6 +371,11 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool comp
     Lapack<T>::gesdd(jobz, m, n, work_a.data<T>(), m, s.data<T>(), compute_uv ? u.data<T>() : &dummy, ldu,
                      compute_uv ? vh.data<T>() : &dummy, std::max(ldvt, 1), &wq, -1, iwork.data(), &info);
     std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+    const T* in = work_a.data<T>();
+    // gesdd returns garbage (no error) for NaN/inf input; torch raises.
+    EMBER_CHECK_TYPE(std::all_of(in, in + B * m * n, [](T v) { return std::isfinite(v); }), LinAlgError,
+                     "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
+                     "values.");
     for (int64_t i = 0; i < B; ++i) {
       Lapack<T>::gesdd(jobz, m, n, work_a.data<T>() + i * m * n, m, s.data<T>() + i * k,
                        compute_uv ? u.data<T>() + i * m * uc : &dummy, ldu,
@@ -786,17 +794,15 @@ Tensor linalg_matrix_power(const Tensor& a, int64_t n) {
     }
     return r;
   }
-  Tensor base = a;
-  if (n < 0) {
-    base = linalg_inv(a);
-    n = -n;
-  }
-  if (n == 1) return base.is_same(a) ? clone(a) : base;
+  Tensor base = n < 0 ? linalg_inv(a) : a;
+  // |n| as unsigned: -INT64_MIN does not fit int64_t.
+  uint64_t m = n < 0 ? uint64_t{0} - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  if (m == 1) return base.is_same(a) ? clone(a) : base;
   Tensor result;
-  while (n > 0) {  // square-and-multiply
-    if (n & 1) result = result.defined() ? matmul(result, base) : base;
-    n >>= 1;
-    if (n) base = matmul(base, base);
+  while (m > 0) {  // square-and-multiply
+    if (m & 1) result = result.defined() ? matmul(result, base) : base;
+    m >>= 1;
+    if (m) base = matmul(base, base);
   }
   return result;
 }

@@ -491,7 +491,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   Shape pa, pb, out;
   int64_t k = 1;
   for (size_t i = 0; i < dims_a.size(); ++i) {
-    int64_t da = wrap_dim(dims_a[i], a.dim()), db = wrap_dim(dims_b[i], b.dim());
+    int64_t da = wrap_dim(dims_a[i], a.dim(), false), db = wrap_dim(dims_b[i], b.dim(), false);
     EMBER_CHECK(a.sizes()[da] == b.sizes()[db], "contracted dimensions need to match, but first has size ",
                 a.sizes()[da], " in dim ", da, " and second has size ", b.sizes()[db], " in dim ", db);
     EMBER_CHECK(!ca[da] && !cb[db], "tensordot: a dimension appears twice in dims");

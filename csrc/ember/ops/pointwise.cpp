@@ -330,6 +330,8 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor 
   EMBER_CHECK(self.dtype() == end.dtype(), "expected dtype ", dtype_name(self.dtype()), " for `end` but got dtype ",
               dtype_name(end.dtype()));
   ScalarType dt = self.dtype();
+  EMBER_CHECK(weight.dim() == 0 || weight.dtype() == dt, "expected dtype ", dtype_name(dt),
+              " for `weight` but got dtype ", dtype_name(weight.dtype()));
   if (!is_floating_point(dt)) not_implemented("lerp", dt);
   auto raw = [&](Tensor o, bool ip) {
     Tensor w = to_dtype(weight, dt);
@@ -420,6 +422,8 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor ou
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   ScalarType dt = result_type({self, min, max});
   if ((dt == ScalarType::Bool && min.defined() && max.defined()) || is_complex(dt)) not_implemented("clamp", dt);
+  check_number_fits(min, dt);
+  check_number_fits(max, dt);
   auto raw = [&](Tensor o, bool ip) {
     // An absent bound is the type's extreme, so one kernel serves clamp, clamp_min and clamp_max.
     Tensor lo = min.defined() ? to_dtype(min, dt) : Tensor(), hi = max.defined() ? to_dtype(max, dt) : Tensor();
@@ -478,6 +482,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               cond.dtype() == ScalarType::Float32 ? "Float" : dtype_name(cond.dtype()));
   ScalarType dt = result_type(a, b);
+  check_number_fits(a, dt);
+  check_number_fits(b, dt);
   auto raw = [&](Tensor o, bool) {
     Tensor x = to_dtype(a, dt), y = to_dtype(b, dt);
     return ew::run("where", {cond, x, y}, dt, std::move(o), false, [&](const TensorIter& it) {

@@ -148,6 +148,7 @@ int64_t first_nan(const std::vector<Item<M>>& buf) {
 // Median along dim: with `ignore_nan` NaNs are dropped (all-NaN gives NaN at index 0);
 // otherwise any NaN makes the result that NaN, at its first position.
 TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_nan) {
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"median_cpu\" not implemented for 'Bool'");
   const char* name = ignore_nan ? "nanmedian" : "median";
   dim = wrap_dim(dim, t.dim());
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, name);
@@ -168,6 +169,7 @@ TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_na
 }
 
 Tensor median_all(const Tensor& t, bool ignore_nan) {
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"median_cpu\" not implemented for 'Bool'");
   Tensor flat = reshape(t, {-1});
   Tensor r;
   {
@@ -441,6 +443,7 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
 }
 
 TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"kthvalue_cpu\" not implemented for 'Bool'");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "kthvalue");

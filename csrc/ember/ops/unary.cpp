@@ -392,6 +392,8 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
   ScalarType dt = a.dtype();
   for (const std::optional<Scalar>& s : {min, max})
     if (s) dt = promote_types(dt, result_type(a, scalar_tensor(*s, std::nullopt, true)));
+  for (const std::optional<Scalar>& s : {min, max})
+    if (s) check_number_fits(scalar_tensor(*s, std::nullopt, true), dt);
   UnaryParams p{.p0 = min ? min->to_double() : 0.0, .p1 = max ? max->to_double() : 0.0};
   p.has_p0 = min.has_value(), p.has_p1 = max.has_value();
   return unary_op(UnaryOp::Clamp, to_dtype(a, dt), {}, false, p);
