@@ -289,6 +289,50 @@ auto as_runtime_error(F f) {
     throw Error(e.what());
   }
 }
+// Gradients of scatter_reduce's prod/amax/amin as torch defines them (s is src cut to index's shape,
+// r the result): amax/amin share the gradient evenly among the self and src values equal to the
+// result; prod divides the result by the factor, with the product of the others where the factor is
+// a lone zero. Built from differentiable ops so double backward works.
+TensorList scatter_reduce_grad(const Tensor& g, const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& s,
+                               const Tensor& r, const std::string& reduce, bool include_self) {
+  ScalarType dt = x.dtype();
+  Tensor kept;  // 1 where self takes part in the result: everywhere, or where nothing was scattered
+  {
+    NoGradGuard ng;
+    kept = include_self ? ones(x.sizes(), dt) : scatter(ones(x.sizes(), dt), dim, idx, num0(0, dt));
+  }
+  if (reduce == "amax" || reduce == "amin") {
+    Tensor xm, sm, count;
+    {
+      NoGradGuard ng;
+      xm = to_dtype(eq(x, r), dt);
+      sm = to_dtype(eq(s, gather(r, dim, idx)), dt);
+      count = scatter_add(xm, dim, idx, sm);  // counts self even when excluded, as torch does
+      xm = mul(xm, kept);
+    }
+    Tensor share = div(g, count);
+    return {mul(xm, share), mul(sm, gather(share, dim, idx))};
+  }
+  Tensor gx;
+  if (include_self) {
+    Tensor x_one = masked_fill(x, eq(x, num0(0, dt)), num0(1, dt));  // zeros of self replaced by 1
+    gx = div(mul(g, scatter_reduce(x_one, dim, idx, s, "prod", true)), x_one);
+  } else {
+    gx = mul(g, kept);
+  }
+  Tensor s_zero, lone_zero;
+  {
+    NoGradGuard ng;
+    s_zero = eq(s, num0(0, dt));
+    Tensor zeros_per_slot = gather(scatter_add(zeros(x.sizes(), dt), dim, idx, to_dtype(s_zero, dt)), dim, idx);
+    lone_zero = logical_and(s_zero, eq(zeros_per_slot, num0(1, dt)));
+  }
+  Tensor others = scatter_reduce(x, dim, idx, masked_fill(s, lone_zero, num0(1, dt)), "prod", include_self);
+  Tensor gs = where(lone_zero, gather(mul(g, others), dim, idx),
+                    div(gather(mul(g, r), dim, idx), masked_fill(s, s_zero, num0(1, dt))));
+  return {gx, gs};
+}
+
 IndexReduce scatter_mode(const std::string& reduce) {
   if (reduce.empty()) return IndexReduce::None;
   if (reduce == "add" || reduce == "sum") return IndexReduce::Add;
@@ -416,10 +460,31 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& sr
   if (idx.numel() == 0) return clone(t);
   EMBER_CHECK(src.dim() == 0 || src.dim() == idx.dim(),
               "Index tensor must have the same number of dimensions as src tensor");
-  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+  if (reduce.empty())
+    return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::None); });
+  // torch has no derivative for scatter with reduce=: the graph records a node that raises on backward.
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+  }
+  if (auto n = lambda_node("NotImplemented", {t, src})) {
+    n->fn = [](const TensorList&, const TensorList&) -> TensorList {
+      throw Error("derivative for aten::scatter is not implemented");
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src) {
-  return scatter(t, dim, idx, src, "add");
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0 || idx.dim() == 0)
+    return reshape(scatter_add(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src),
+                   t.sizes());
+  TensorVec ix = scatter_indices(t, dim, idx, "scatter_add");
+  if (idx.numel() == 0) return clone(t);
+  EMBER_CHECK(src.dim() == idx.dim(), "Index tensor must have the same number of dimensions as src tensor");
+  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::Add); });
 }
 
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
@@ -433,6 +498,22 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
   TensorVec ix = scatter_indices(t, dim, idx, "scatter_reduce");
   if (idx.numel() == 0) return clone(t);
   Tensor s = src_window(src, idx);
+  if (reduce == "prod" || reduce == "amax" || reduce == "amin") {
+    Tensor out;
+    {
+      NoGradGuard g;
+      Tensor base = include_self ? t : index_put(t, ix, reduce_identity(t.dtype(), reduce));
+      out = as_runtime_error([&] { return index_put_impl(base, ix, s, scatter_mode(reduce)); });
+    }
+    if (auto n = lambda_node("ScatterReduceBackward0", {t, s})) {
+      set_history(out, n);
+      n->saved = {SavedVariable(t, false), SavedVariable(s, false), SavedVariable(out, true)};
+      n->fn = [dim, idx, reduce, include_self](const TensorList& g, const TensorList& sv) -> TensorList {
+        return scatter_reduce_grad(g[0], sv[0], dim, idx, sv[1], sv[2], reduce, include_self);
+      };
+    }
+    return out;
+  }
   return as_runtime_error([&] {
     Tensor base = t;
     if (!include_self) base = index_put(t, ix, reduce_identity(t.dtype(), reduce));  // scattered slots restart
