@@ -123,6 +123,15 @@ OPS = [
         Sample("repeated_mixed", "iij,jk->ik", mk((3, 3, 4), dt, 26), mk((4, 2), dt, 27)),
         Sample("transposed", "ij,jk->ik", mk((4, 3), dt, 28).t(), mk((4, 5), dt, 29)),
     ], dtypes=FI, rtol=1e-5, method=False),
+    # Sublist form: integer labels per operand, an optional output sublist, Ellipsis for "...".
+    OpInfo("einsum_sublist", call=lambda lib, *a: lib.einsum(*a), samples=lambda dt: [
+        Sample("mm", mk((3, 4), dt, 1), [0, 1], mk((4, 5), dt, 2), [1, 2], [0, 2]),
+        Sample("implicit", mk((3, 4), dt, 3), [30, 1], mk((4, 5), dt, 4), [1, 0]),
+        Sample("ellipsis", mk((2, 3, 4), dt, 5), [Ellipsis, 0, 1], mk((4, 2), dt, 6), [1, 2], [Ellipsis, 0, 2]),
+        Sample("ellipsis_implicit", mk((2, 3), dt, 7), [0, Ellipsis], mk((2,), dt, 8), [0]),
+        Sample("trace", mk((4, 4), dt, 9), [51, 51]),
+        Sample("outer", mk((3,), dt, 10), [5], mk((2,), dt, 11), [7], [7, 5]),
+    ], dtypes=FI, rtol=1e-5, method=False),
     OpInfo("tensordot", samples=lambda dt: [
         Sample("int", mk((2, 3, 4), dt, 1), mk((3, 4, 5), dt, 2), dims=2),
         Sample("zero", mk((2, 3), dt, 3), mk((4,), dt, 4), dims=0),

@@ -55,3 +55,45 @@ def test_scatter_with_reduce_has_no_derivative(reduce):
     tx, ts = torch.rand(2, 3), torch.rand(2, 2)
     ti = torch.tensor([[0, 1], [1, 1]])
     assert_same(ember.scatter(E(tx), 1, E(ti), E(ts), reduce=reduce), torch.scatter(tx, 1, ti, ts, reduce=reduce))
+
+
+@pytest.mark.parametrize("args", [
+    lambda lib, a, b: (a, [0, 52]),
+    lambda lib, a, b: (a, [0, -1]),
+    lambda lib, a, b: (a,),
+    lambda lib, a, b: (a, [0, 1.5]),
+    lambda lib, a, b: (a, [0, Ellipsis, Ellipsis]),
+    lambda lib, a, b: (a, [0, 1], b, [2, 3], [4]),
+    lambda lib, a, b: (a, [0, 1], b, [0, 1]),  # label 1 sizes 3 and 2 differ
+])
+def test_einsum_sublist_errors_match_torch(args):
+    ta, tb = torch.rand(2, 3), torch.rand(2, 2)
+    same_error(lambda: ember.einsum(*args(ember, E(ta), E(tb))), lambda: torch.einsum(*args(torch, ta, tb)))
+
+
+def test_where_condition_only_is_nonzero_tuple():
+    t = torch.tensor([[0.0, 1.5], [2.0, 0.0]])
+    got, want = ember.where(E(t)), torch.where(t)
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    for v in [0.0, 3.0]:  # a 0-d condition counts as 1-d, also for nonzero(as_tuple=True)
+        (g,), (w,) = ember.where(ember.tensor(v)), torch.where(torch.tensor(v))
+        assert_same(g, w)
+        (g,), (w,) = ember.nonzero(ember.tensor(v), as_tuple=True), torch.nonzero(torch.tensor(v), as_tuple=True)
+        assert_same(g, w)
+    # One of input/other alone is a TypeError, as in torch.
+    same_error(lambda: ember.where(E(t) > 0, E(t)), lambda: torch.where(t > 0, t))
+    same_error(lambda: ember.where(E(t) > 0, other=E(t)), lambda: torch.where(t > 0, other=t))
+
+
+@pytest.mark.parametrize("size", [0, 5, 7, -1])
+@pytest.mark.parametrize("call", [
+    lambda lib, n: lib.repeat_interleave(lib.arange(3), 2, output_size=n),
+    lambda lib, n: lib.repeat_interleave(lib.arange(3), lib.tensor([1, 2, 3]), output_size=n),
+    lambda lib, n: lib.repeat_interleave(lib.tensor([1, 2, 3]), output_size=n),
+    lambda lib, n: lib.arange(6).reshape(2, 3).repeat_interleave(2, dim=1, output_size=n),
+    lambda lib, n: lib.repeat_interleave(lib.ones(2, 3), lib.tensor([1, 2]), dim=0, output_size=n),
+])
+def test_repeat_interleave_wrong_output_size_raises(size, call):
+    same_error(lambda: call(ember, size), lambda: call(torch, size))
