@@ -97,3 +97,25 @@ def test_where_condition_only_is_nonzero_tuple():
 ])
 def test_repeat_interleave_wrong_output_size_raises(size, call):
     same_error(lambda: call(ember, size), lambda: call(torch, size))
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd", "gelss"])
+def test_lstsq_drivers_outputs_rank_deficient(driver):
+    # Rank 2 of 3 columns: gelsd/gelss report it and drop the residuals, gelsy never returns
+    # residuals (gels assumes full rank: its result is undefined here).
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(6, 2, dtype=torch.float64, generator=g) @ torch.tensor([[1.0, 0, 1], [0, 1, 0]], dtype=torch.float64)
+    b = torch.randn(6, 2, dtype=torch.float64, generator=g)
+    want = torch.linalg.lstsq(a, b, driver=driver)
+    got = ember.linalg.lstsq(E(a), E(b), driver=driver)
+    assert_same(got.rank, want.rank)
+    assert tuple(got.residuals.shape) == tuple(want.residuals.shape) == (0,)
+    assert_same(got.solution, want.solution, rtol=1e-8)
+    assert tuple(got.singular_values.shape) == tuple(want.singular_values.shape)
+    if driver in ("gelsd", "gelss"):
+        assert_same(got.singular_values, want.singular_values, rtol=1e-10)
+
+
+def test_lstsq_unknown_driver_raises():
+    same_error(lambda: ember.linalg.lstsq(ember.ones(3, 2), ember.ones(3, 1), driver="gelsx"),
+               lambda: torch.linalg.lstsq(torch.ones(3, 2), torch.ones(3, 1), driver="gelsx"))
