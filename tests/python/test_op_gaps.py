@@ -119,3 +119,35 @@ def test_lstsq_drivers_outputs_rank_deficient(driver):
 def test_lstsq_unknown_driver_raises():
     same_error(lambda: ember.linalg.lstsq(ember.ones(3, 2), ember.ones(3, 1), driver="gelsx"),
                lambda: torch.linalg.lstsq(torch.ones(3, 2), torch.ones(3, 1), driver="gelsx"))
+
+
+def test_index_kernels_independent_of_thread_count():
+    # Large enough to split across threads; every result must equal the one-thread result exactly.
+    g = ember.Generator().manual_seed(5)
+    x = ember.rand(300, 400, generator=g)
+    idx2 = ember.randint(0, 300, (300, 400), generator=g)
+    idx1 = ember.randint(-400, 400, (500,), generator=g)
+    src = ember.rand(300, 400, generator=g)
+    mask = x > 0.3
+    ops = [
+        lambda: ember.gather(x, 0, idx2), lambda: ember.gather(x.t(), 1, idx2.t()),
+        lambda: x[:, idx1], lambda: x[idx1 % 300], lambda: x[mask], lambda: x.masked_fill(mask, -1.0),
+        lambda: x.scatter_add(0, idx2, src), lambda: x.index_put((idx1 % 300,), src[:1], accumulate=True),
+        lambda: ember.take(x, idx2), lambda: x.index_select(1, idx1 % 400),
+    ]
+    old = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        ref = [f() for f in ops]
+        for n in [2, 3, 4]:
+            ember.set_num_threads(n)
+            for f, r in zip(ops, ref):
+                assert ember.equal(f(), r)
+    finally:
+        ember.set_num_threads(old)
+    with pytest.raises(IndexError):  # a bad index found by a worker thread still raises
+        ember.set_num_threads(2)
+        try:
+            x[ember.tensor([0] * 40000 + [300])]
+        finally:
+            ember.set_num_threads(old)

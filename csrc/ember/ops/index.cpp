@@ -1,12 +1,14 @@
 // Advanced indexing and the ops built on it: index / index_put, gather / scatter, index_*,
 // masked_*, take / put, nonzero, searchsorted.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -111,12 +113,23 @@ Plan make_plan(const Tensor& t, const TensorVec& idx) {
     Tensor ix = contiguous(expand(idx[d], b));
     const int64_t* ip = ix.data<int64_t>();
     int64_t size = t.sizes()[d], stride = t.strides()[d];
-    for (int64_t i = 0; i < nb; ++i) {
-      int64_t v = ip[i];
-      EMBER_CHECK_INDEX(v >= -size && v < size, "index ", v, " is out of bounds for dimension ", d, " with size ",
-                        size);
-      p.mid[i] += (v < 0 ? v + size : v) * stride;
-    }
+    int64_t* mid = p.mid.data();
+    // Threads only flag a bad index (no throwing out of OpenMP); the first one is reported below.
+    std::atomic<bool> bad{false};
+    parallel_for(0, nb, kGrainSize, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t v = ip[i];
+        if (v < -size || v >= size) {
+          bad.store(true, std::memory_order_relaxed);
+          continue;
+        }
+        mid[i] += (v < 0 ? v + size : v) * stride;
+      }
+    });
+    if (bad.load())
+      for (int64_t i = 0; i < nb; ++i)
+        EMBER_CHECK_INDEX(ip[i] >= -size && ip[i] < size, "index ", ip[i], " is out of bounds for dimension ", d,
+                          " with size ", size);
   }
   p.pre = dim_offsets(t, pre_dims);
   p.post = dim_offsets(t, post_dims);
@@ -138,11 +151,28 @@ template <size_t N>
 struct Bytes {
   char b[N];
 };
+// Reads are independent, so the (pre, mid) rows split across threads; each writes its own
+// output range, and the result does not depend on the thread count.
 template <size_t N>
 void gather_bytes(const Plan& p, const char* src, char* dst) {
   const Bytes<N>* s = reinterpret_cast<const Bytes<N>*>(src);
   Bytes<N>* d = reinterpret_cast<Bytes<N>*>(dst);
-  for_each_offset(p, [&](int64_t k, int64_t off) { d[k] = s[off]; });
+  int64_t nmid = static_cast<int64_t>(p.mid.size()), npost = static_cast<int64_t>(p.post.size());
+  int64_t rows = static_cast<int64_t>(p.pre.size()) * nmid;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(npost, 1));
+  parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    int64_t a = lo / nmid, m = lo % nmid;  // one division per chunk, then counters
+    Bytes<N>* o = d + lo * npost;
+    for (int64_t r = lo; r < hi; ++r) {
+      const Bytes<N>* row = s + p.pre[a] + p.mid[m];
+      if (npost == 1) {
+        *o++ = row[p.post[0]];
+      } else {
+        for (int64_t c = 0; c < npost; ++c) *o++ = row[p.post[c]];
+      }
+      if (++m == nmid) m = 0, ++a;
+    }
+  });
 }
 template <size_t N>
 void scatter_bytes(const Plan& p, const char* src, char* dst) {
@@ -584,11 +614,10 @@ void check_value(const Tensor& value, const char* op) {
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
   check_value(value, "masked_fill_");
-  Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
-  Tensor m = expand(mask, s);
-  Tensor base = t.sizes() == s ? t : expand(t, s);
-  if (base.dim() == 0) return reshape(index_put(reshape(base, {1}), {reshape(m, {1})}, value), {});
-  return index_put(base, {m}, value);
+  broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
+  // An elementwise select (parallel, vectorized) rather than an index_put over nonzero(mask);
+  // value takes self's dtype first, as torch's masked_fill casts it.
+  return where(mask, cast_to(value, t.dtype()), t);
 }
 Tensor& masked_fill_(Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
