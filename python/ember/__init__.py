@@ -45,8 +45,9 @@ from ember._C import (  # noqa: F401  (reductions, scans, sorting: python/src/bi
 from ember import return_types  # noqa: F401
 from ember._size import Size  # noqa: F401
 from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
-    mv, dot, vdot, addmm, addmv, baddbmm, addbmm, einsum, tensordot,
+    mv, dot, vdot, addmm, addmv, baddbmm, addbmm, tensordot,
 )
+from ember.functional import einsum  # noqa: F401
 from ember import linalg  # noqa: F401
 from ember.linalg import _svd as svd, _cholesky as cholesky, _qr as qr, _slogdet as slogdet  # noqa: F401
 inverse = linalg.inv

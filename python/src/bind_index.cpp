@@ -139,6 +139,13 @@ bool side_right(bool right, nb::handle side) {
 
 }  // namespace
 
+// nonzero(as_tuple=True) and where(condition): one index tensor per dim (a 0-d input counts as 1-d).
+nb::object nonzero_tuple(const Tensor& t) {
+  Tensor r = nonzero(t);
+  if (t.dim() == 0) return nb::cast(to_tuple({zeros({r.size(0)}, ScalarType::Int64)}));
+  return nb::cast(to_tuple(unbind(r, 1)));
+}
+
 void bind_index(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   auto none = nb::none();
@@ -231,9 +238,18 @@ void bind_index(nb::module_& m) {
       "tile", [](const Tensor& t, nb::handle dims) { return tile(t, int_or_ints(dims, "tile")); }, nb::arg("input"),
       nb::arg("dims"));
   cls.def("tile", [](const Tensor& t, nb::args args) { return tile(t, sizes_from_args(args, "tile")); });
-  auto rep_il = [](const Tensor& t, nb::handle repeats, nb::handle dim, nb::handle) {
-    if (repeats.is_none()) return repeat_interleave_indices(t);
-    return repeat_interleave(t, repeats_arg(repeats), opt_int(dim));
+  // output_size only saves torch a device sync; here it is checked against the result's length.
+  auto rep_il = [](const Tensor& t, nb::handle repeats, nb::handle dim, nb::handle output_size) {
+    Tensor r =
+        repeats.is_none() ? repeat_interleave_indices(t) : repeat_interleave(t, repeats_arg(repeats), opt_int(dim));
+    if (!output_size.is_none()) {
+      int64_t want = nb::cast<int64_t>(output_size);
+      int64_t got = repeats.is_none() || dim.is_none() ? r.numel() : r.size(nb::cast<int64_t>(dim));
+      if (!repeats.is_none() && !nb::isinstance<Tensor>(repeats))
+        EMBER_CHECK(want == got, "repeat_interleave: Invalid output_size, expected ", got, " but got ", want);
+      EMBER_CHECK(want == got, "allocated size does not match required size");
+    }
+    return r;
   };
   m.def("repeat_interleave", rep_il, nb::arg("input"), nb::arg("repeats") = none, nb::arg("dim") = none, nb::kw_only(),
         nb::arg("output_size") = none);
@@ -483,10 +499,8 @@ void bind_index(nb::module_& m) {
       nb::arg("index"), nb::arg("source"), nb::arg("accumulate") = false);
 
   auto nz = [](const Tensor& t, bool as_tuple) -> nb::object {
-    Tensor r = nonzero(t);
-    if (!as_tuple) return nb::cast(r);
-    if (t.dim() == 0) return nb::cast(to_tuple({reshape(r, {-1})}));
-    return nb::cast(to_tuple(unbind(r, 1)));
+    if (as_tuple) return nonzero_tuple(t);
+    return nb::cast(nonzero(t));
   };
   m.def("nonzero", nz, nb::arg("input"), nb::kw_only(), nb::arg("as_tuple") = false);
   cls.def("nonzero", nz, nb::kw_only(), nb::arg("as_tuple") = false);

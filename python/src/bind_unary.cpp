@@ -3,6 +3,7 @@
 #include "common.h"
 
 namespace ember::py {
+nb::object nonzero_tuple(const Tensor& t);  // bind_index.cpp
 namespace {
 
 Tensor out_arg(nb::handle out) { return out.is_none() ? Tensor() : nb::cast<Tensor>(out); }
@@ -402,9 +403,9 @@ void bind_unary(nb::module_& m) {
   }
   m.def(
       "where",
-      [](const Tensor& cond, nb::handle a, nb::handle b, nb::handle out) {
-        if (a.is_none() && b.is_none()) EMBER_NOT_IMPLEMENTED("where(condition) (nonzero) is not implemented yet");
-        return where(cond, tensor_arg(a, "where"), tensor_arg(b, "where"), out_arg(out));
+      [](const Tensor& cond, nb::handle a, nb::handle b, nb::handle out) -> nb::object {
+        if (a.is_none() && b.is_none() && out.is_none()) return nonzero_tuple(cond);
+        return nb::cast(where(cond, tensor_arg(a, "where"), tensor_arg(b, "where"), out_arg(out)));
       },
       nb::arg("condition"), nb::arg("input") = nb::none(), nb::arg("other") = nb::none(), nb::kw_only(),
       nb::arg("out") = nb::none());

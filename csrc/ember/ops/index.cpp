@@ -1,12 +1,14 @@
 // Advanced indexing and the ops built on it: index / index_put, gather / scatter, index_*,
 // masked_*, take / put, nonzero, searchsorted.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -111,12 +113,23 @@ Plan make_plan(const Tensor& t, const TensorVec& idx) {
     Tensor ix = contiguous(expand(idx[d], b));
     const int64_t* ip = ix.data<int64_t>();
     int64_t size = t.sizes()[d], stride = t.strides()[d];
-    for (int64_t i = 0; i < nb; ++i) {
-      int64_t v = ip[i];
-      EMBER_CHECK_INDEX(v >= -size && v < size, "index ", v, " is out of bounds for dimension ", d, " with size ",
-                        size);
-      p.mid[i] += (v < 0 ? v + size : v) * stride;
-    }
+    int64_t* mid = p.mid.data();
+    // Threads only flag a bad index (no throwing out of OpenMP); the first one is reported below.
+    std::atomic<bool> bad{false};
+    parallel_for(0, nb, kGrainSize, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t v = ip[i];
+        if (v < -size || v >= size) {
+          bad.store(true, std::memory_order_relaxed);
+          continue;
+        }
+        mid[i] += (v < 0 ? v + size : v) * stride;
+      }
+    });
+    if (bad.load())
+      for (int64_t i = 0; i < nb; ++i)
+        EMBER_CHECK_INDEX(ip[i] >= -size && ip[i] < size, "index ", ip[i], " is out of bounds for dimension ", d,
+                          " with size ", size);
   }
   p.pre = dim_offsets(t, pre_dims);
   p.post = dim_offsets(t, post_dims);
@@ -138,11 +151,28 @@ template <size_t N>
 struct Bytes {
   char b[N];
 };
+// Reads are independent, so the (pre, mid) rows split across threads; each writes its own
+// output range, and the result does not depend on the thread count.
 template <size_t N>
 void gather_bytes(const Plan& p, const char* src, char* dst) {
   const Bytes<N>* s = reinterpret_cast<const Bytes<N>*>(src);
   Bytes<N>* d = reinterpret_cast<Bytes<N>*>(dst);
-  for_each_offset(p, [&](int64_t k, int64_t off) { d[k] = s[off]; });
+  int64_t nmid = static_cast<int64_t>(p.mid.size()), npost = static_cast<int64_t>(p.post.size());
+  int64_t rows = static_cast<int64_t>(p.pre.size()) * nmid;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(npost, 1));
+  parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    int64_t a = lo / nmid, m = lo % nmid;  // one division per chunk, then counters
+    Bytes<N>* o = d + lo * npost;
+    for (int64_t r = lo; r < hi; ++r) {
+      const Bytes<N>* row = s + p.pre[a] + p.mid[m];
+      if (npost == 1) {
+        *o++ = row[p.post[0]];
+      } else {
+        for (int64_t c = 0; c < npost; ++c) *o++ = row[p.post[c]];
+      }
+      if (++m == nmid) m = 0, ++a;
+    }
+  });
 }
 template <size_t N>
 void scatter_bytes(const Plan& p, const char* src, char* dst) {
@@ -297,6 +327,50 @@ auto as_runtime_error(F f) {
     throw Error(e.what());
   }
 }
+// Gradients of scatter_reduce's prod/amax/amin as torch defines them (s is src cut to index's shape,
+// r the result): amax/amin share the gradient evenly among the self and src values equal to the
+// result; prod divides the result by the factor, with the product of the others where the factor is
+// a lone zero. Built from differentiable ops so double backward works.
+TensorList scatter_reduce_grad(const Tensor& g, const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& s,
+                               const Tensor& r, const std::string& reduce, bool include_self) {
+  ScalarType dt = x.dtype();
+  Tensor kept;  // 1 where self takes part in the result: everywhere, or where nothing was scattered
+  {
+    NoGradGuard ng;
+    kept = include_self ? ones(x.sizes(), dt) : scatter(ones(x.sizes(), dt), dim, idx, num0(0, dt));
+  }
+  if (reduce == "amax" || reduce == "amin") {
+    Tensor xm, sm, count;
+    {
+      NoGradGuard ng;
+      xm = to_dtype(eq(x, r), dt);
+      sm = to_dtype(eq(s, gather(r, dim, idx)), dt);
+      count = scatter_add(xm, dim, idx, sm);  // counts self even when excluded, as torch does
+      xm = mul(xm, kept);
+    }
+    Tensor share = div(g, count);
+    return {mul(xm, share), mul(sm, gather(share, dim, idx))};
+  }
+  Tensor gx;
+  if (include_self) {
+    Tensor x_one = masked_fill(x, eq(x, num0(0, dt)), num0(1, dt));  // zeros of self replaced by 1
+    gx = div(mul(g, scatter_reduce(x_one, dim, idx, s, "prod", true)), x_one);
+  } else {
+    gx = mul(g, kept);
+  }
+  Tensor s_zero, lone_zero;
+  {
+    NoGradGuard ng;
+    s_zero = eq(s, num0(0, dt));
+    Tensor zeros_per_slot = gather(scatter_add(zeros(x.sizes(), dt), dim, idx, to_dtype(s_zero, dt)), dim, idx);
+    lone_zero = logical_and(s_zero, eq(zeros_per_slot, num0(1, dt)));
+  }
+  Tensor others = scatter_reduce(x, dim, idx, masked_fill(s, lone_zero, num0(1, dt)), "prod", include_self);
+  Tensor gs = where(lone_zero, gather(mul(g, others), dim, idx),
+                    div(gather(mul(g, r), dim, idx), masked_fill(s, s_zero, num0(1, dt))));
+  return {gx, gs};
+}
+
 IndexReduce scatter_mode(const std::string& reduce) {
   if (reduce.empty()) return IndexReduce::None;
   if (reduce == "add" || reduce == "sum") return IndexReduce::Add;
@@ -425,11 +499,31 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& sr
   if (idx.numel() == 0) return clone(t);
   EMBER_CHECK(src.dim() == 0 || src.dim() == idx.dim(),
               "Index tensor must have the same number of dimensions as src tensor");
-  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+  if (reduce.empty())
+    return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::None); });
+  // torch has no derivative for scatter with reduce=: the graph records a node that raises on backward.
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+  }
+  if (auto n = lambda_node("NotImplemented", {t, src})) {
+    n->fn = [](const TensorList&, const TensorList&) -> TensorList {
+      throw Error("derivative for aten::scatter is not implemented");
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src) {
   check_scatter_src(idx, src);
-  return scatter(t, dim, idx, src, "add");
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0 || idx.dim() == 0)
+    return reshape(scatter_add(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src),
+                   t.sizes());
+  TensorVec ix = scatter_indices(t, dim, idx, "scatter_add");
+  if (idx.numel() == 0) return clone(t);
+  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::Add); });
 }
 
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
@@ -444,6 +538,22 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
   TensorVec ix = scatter_indices(t, dim, idx, "scatter_reduce");
   if (idx.numel() == 0) return clone(t);
   Tensor s = src_window(src, idx);
+  if (reduce == "prod" || reduce == "amax" || reduce == "amin") {
+    Tensor out;
+    {
+      NoGradGuard g;
+      Tensor base = include_self ? t : index_put(t, ix, reduce_identity(t.dtype(), reduce));
+      out = as_runtime_error([&] { return index_put_impl(base, ix, s, scatter_mode(reduce)); });
+    }
+    if (auto n = lambda_node("ScatterReduceBackward0", {t, s})) {
+      set_history(out, n);
+      n->saved = {SavedVariable(t, false), SavedVariable(s, false), SavedVariable(out, true)};
+      n->fn = [dim, idx, reduce, include_self](const TensorList& g, const TensorList& sv) -> TensorList {
+        return scatter_reduce_grad(g[0], sv[0], dim, idx, sv[1], sv[2], reduce, include_self);
+      };
+    }
+    return out;
+  }
   return as_runtime_error([&] {
     Tensor base = t;
     if (!include_self) base = index_put(t, ix, reduce_identity(t.dtype(), reduce));  // scattered slots restart
@@ -554,11 +664,10 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
   check_value(value, "masked_fill_");
   check_number_fits(value, t.dtype());
-  Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
-  Tensor m = expand(mask, s);
-  Tensor base = t.sizes() == s ? t : expand(t, s);
-  if (base.dim() == 0) return reshape(index_put(reshape(base, {1}), {reshape(m, {1})}, value), {});
-  return index_put(base, {m}, value);
+  broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
+  // An elementwise select (parallel, vectorized) rather than an index_put over nonzero(mask);
+  // value takes self's dtype first, as torch's masked_fill casts it.
+  return where(mask, cast_to(value, t.dtype()), t);
 }
 Tensor& masked_fill_(Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");

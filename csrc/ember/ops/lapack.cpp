@@ -27,6 +27,12 @@ extern "C" {
   void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,              \
                  const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);                        \
   void p##gelsy_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, int* jpvt, \
+                 const T* rcond, int* rank, T* work, const int* lwork, int* info);                                   \
+  void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,          \
+                const int* ldb, T* work, const int* lwork, int* info, size_t);                                       \
+  void p##gelsd_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,      \
+                 const T* rcond, int* rank, T* work, const int* lwork, int* iwork, int* info);                       \
+  void p##gelss_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,      \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);
 EMBER_LAPACK_DECL(float, s)
 EMBER_LAPACK_DECL(double, d)
@@ -68,6 +74,18 @@ struct Lapack;
     static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work,  \
                       int lwork, int* info) {                                                                        \
       p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                            \
+    }                                                                                                                \
+    static void gels(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* work, int lwork, int* info) {          \
+      char tr = 'N';                                                                                                 \
+      p##gels_(&tr, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);                                         \
+    }                                                                                                                \
+    static void gelsd(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,       \
+                      int lwork, int* iwork, int* info) {                                                            \
+      p##gelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);                        \
+    }                                                                                                                \
+    static void gelss(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,       \
+                      int lwork, int* info) {                                                                        \
+      p##gelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);                               \
     }                                                                                                                \
   };
 EMBER_LAPACK_IMPL(float, s)
@@ -681,8 +699,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
   check_float(b, "torch.linalg.lstsq");
   EMBER_CHECK(a.dtype() == b.dtype(), "torch.linalg.lstsq: Expected input and other to have the same dtype, but got ",
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
-  if (driver != "gelsy")
-    EMBER_NOT_IMPLEMENTED("torch.linalg.lstsq: driver '", driver, "' is not supported; Ember implements 'gelsy'");
+  EMBER_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss",
+              "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(b.sizes().begin(), b.sizes().end()) ==
                                                                Shape(a.sizes().begin(), a.sizes().end() - 1));
   Tensor B = vector ? unsqueeze(b, -1) : b;
@@ -694,12 +712,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
   Shape batch = broadcast_shapes(batch_shape(a), batch_shape(B), "torch.linalg.lstsq");
   Tensor A = expand(a, with(batch, {m, n}));
   Tensor Bx = expand(B, with(batch, {m, k}));
-  int64_t nb = nbatch(batch), mx = std::max(m, n);
-  Tensor rank = empty(batch, ScalarType::Int64), sol;
+  int64_t nb = nbatch(batch), mx = std::max(m, n), mn = std::min(m, n);
+  // What torch returns per driver: rank for all but gels, singular values for gelsd/gelss.
+  bool has_rank = driver != "gels", has_sv = driver == "gelsd" || driver == "gelss";
+  Tensor rank = has_rank ? zeros(batch, ScalarType::Int64) : empty({0}, ScalarType::Int64);
+  Tensor sv = has_sv ? zeros(with(batch, {mn}), a.dtype()) : empty({0}, a.dtype());
+  Tensor sol, bw;
   {
     autograd::NoGradGuard g;
     Tensor aw = fortran_copy(A);
-    Tensor bw = fortran_empty(batch, mx, k, a.dtype());
+    bw = fortran_empty(batch, mx, k, a.dtype());
     if (bw.numel() > 0) {
       fill_(bw, 0);
       Tensor head = narrow(bw, -2, 0, m);
@@ -710,30 +732,53 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
       T rc = rcond ? static_cast<T>(*rcond) : std::numeric_limits<T>::epsilon() * static_cast<T>(mx);
       std::vector<int> jpvt(std::max<int64_t>(n, 1));
       for (int64_t i = 0; i < nb; ++i) {
-        int info = 0, r = 0;
-        if (m == 0 || n == 0) {
-          rank.data<int64_t>()[i] = 0;
-          continue;
-        }
-        std::fill(jpvt.begin(), jpvt.end(), 0);
+        if (m == 0 || n == 0) continue;
+        int info = 0, r = 0, iwq = 0;
         T wq;
         T* pa = aw.data<T>() + i * m * n;
         T* pb = bw.data<T>() + i * mx * k;
-        Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, &wq, -1, &info);
+        T* ps = has_sv ? sv.data<T>() + i * mn : nullptr;
+        // Each driver twice: a workspace query (lwork = -1), then the solve.
+        auto call = [&](T* work, int lwork, int* iwork) {
+          if (driver == "gels") {
+            Lapack<T>::gels(m, n, k, pa, m, pb, mx, work, lwork, &info);
+          } else if (driver == "gelsd") {
+            Lapack<T>::gelsd(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, iwork, &info);
+          } else if (driver == "gelss") {
+            Lapack<T>::gelss(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, &info);
+          } else {
+            std::fill(jpvt.begin(), jpvt.end(), 0);
+            Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work, lwork, &info);
+          }
+        };
+        call(&wq, -1, &iwq);
         std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
-        Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work.data(), static_cast<int>(work.size()),
-                         &info);
-        rank.data<int64_t>()[i] = r;
+        std::vector<int> iwork(std::max(1, iwq));
+        call(work.data(), static_cast<int>(work.size()), iwork.data());
+        if (has_rank) rank.data<int64_t>()[i] = r;
       }
     });
     sol = narrow(bw, -2, 0, n);
     if (n > mx) sol = zeros(with(batch, {n, k}), a.dtype());
   }
   // Gradients: the same least-squares solution written as pinv(A) @ B.
-  if (autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b)))
-    sol = matmul(linalg_pinv(A), Bx);
+  bool grad = autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b));
+  if (grad) sol = matmul(linalg_pinv(A), Bx);
+  // Squared residuals of each column, only for tall full-rank systems and not from gelsy (torch's rule).
+  Tensor res = empty({0}, a.dtype());
+  bool full_rank = !has_rank || rank.numel() == 0 || item(amin(rank)).to_int() == n;
+  if (m > n && driver != "gelsy" && full_rank) {
+    if (grad) {
+      Tensor d = sub(matmul(A, sol), Bx);
+      res = sum(mul(d, d), std::vector<int64_t>{-2});
+    } else {
+      autograd::NoGradGuard g;
+      Tensor d = narrow(bw, -2, n, m - n);
+      res = sum(mul(d, d), std::vector<int64_t>{-2});
+    }
+  }
   if (vector) sol = squeeze(sol, std::vector<int64_t>{-1});
-  return {sol, empty({0}, a.dtype()), rank, empty({0}, a.dtype())};
+  return {sol, res, rank, sv};
 }
 
 namespace {
