@@ -48,7 +48,8 @@ void bind_random(nb::module_& m);
 void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_index.cpp)
 void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 void bind_unary(nb::module_& m);
-void bind_reduce(nb::module_& m);  // reductions, scans, sorting (bind_reduce.cpp)
+void bind_reduce(nb::module_& m);   // reductions, scans, sorting (bind_reduce.cpp)
+void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
 
 }  // namespace ember::py
 

@@ -27,6 +27,11 @@ bool to_scalar(nb::handle h, Scalar& out) {
     out = Scalar(PyFloat_AS_DOUBLE(o));
     return true;
   }
+  if (PyComplex_Check(o)) {  // also numpy.complex128, a complex subclass
+    Py_complex c = PyComplex_AsCComplex(o);
+    out = Scalar(std::complex<double>(c.real, c.imag));
+    return true;
+  }
   if (nb::isinstance<Tensor>(h)) {
     const Tensor& t = nb::cast<const Tensor&>(h);
     if (t.numel() != 1 || t.dim() != 0) return false;
@@ -41,6 +46,12 @@ bool to_scalar(nb::handle h, Scalar& out) {
   }
   if (PyIndex_Check(o)) {
     out = Scalar(index_to_int64(o));
+    return true;
+  }
+  if (tname == "numpy.complex64" || tname == "numpy.complex128" || tname == "numpy.clongdouble") {
+    Py_complex c = PyComplex_AsCComplex(o);  // through __complex__
+    if (c.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    out = Scalar(std::complex<double>(c.real, c.imag));
     return true;
   }
   if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {

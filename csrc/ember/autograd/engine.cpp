@@ -78,6 +78,7 @@ TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, c
     Tensor g = i < grad_roots.size() ? grad_roots[i] : Tensor();
     if (!g.defined()) {
       EMBER_CHECK(r.numel() == 1, "grad can be implicitly created only for scalar outputs");
+      EMBER_CHECK(!is_complex(r.dtype()), "grad can be implicitly created only for real scalar outputs");
       g = ones(r.sizes(), r.dtype());
     } else {
       EMBER_CHECK(g.sizes() == r.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ", g.shape_str(),

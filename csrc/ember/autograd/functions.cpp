@@ -3,12 +3,19 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd {
 namespace {
 Tensor num(Scalar s) { return scalar_tensor(s, std::nullopt, /*wrapped=*/true); }
-Tensor cast_like(const Tensor& g, ScalarType dtype) { return g.dtype() == dtype ? g : to_dtype(g, dtype); }
+// A real input of an op with a complex result gets the real part of its complex gradient.
+Tensor cast_like(const Tensor& g, ScalarType dtype) {
+  if (g.dtype() == dtype) return g;
+  return to_dtype(is_complex(g.dtype()) && !is_complex(dtype) ? real(g) : g, dtype);
+}
+// Complex gradients multiply by the conjugate of each partial derivative (PyTorch's convention).
+Tensor cj(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
 bool wants(const Node& n, size_t i) { return i < n.next_edges.size() && n.next_edges[i].valid(); }
 }  // namespace
 
@@ -27,7 +34,8 @@ TensorList AddBackward0::apply(TensorList&& grads) {
   TensorList out(2);
   if (wants(*this, 0)) out[0] = cast_like(sum_to(g, self_sizes), self_dtype);
   if (wants(*this, 1)) {
-    Tensor go = alpha.to_double() == 1.0 && !alpha.is_bool() ? g : mul(g, num(alpha));
+    bool one = !alpha.is_bool() && alpha.to_complex() == std::complex<double>(1.0);
+    Tensor go = one ? g : mul(g, num(alpha.is_complex() ? Scalar(std::conj(alpha.to_complex())) : alpha));
     out[1] = cast_like(sum_to(go, other_sizes), other_dtype);
   }
   return out;
@@ -38,8 +46,8 @@ TensorList MulBackward0::apply(TensorList&& grads) {
   auto me = shared_from_this();
   Tensor a = self.unpack(me), b = other.unpack(me);
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = cast_like(sum_to(mul(g, b), a.sizes()), a.dtype());
-  if (wants(*this, 1)) out[1] = cast_like(sum_to(mul(g, a), b.sizes()), b.dtype());
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(mul(g, cj(b)), a.sizes()), a.dtype());
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(mul(g, cj(a)), b.sizes()), b.dtype());
   return out;
 }
 
@@ -48,8 +56,8 @@ TensorList DivBackward0::apply(TensorList&& grads) {
   auto me = shared_from_this();
   Tensor a = self.unpack(me), b = other.unpack(me);
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = cast_like(sum_to(div(g, b), a.sizes()), a.dtype());
-  if (wants(*this, 1)) out[1] = cast_like(sum_to(neg(div(mul(g, a), mul(b, b))), b.sizes()), b.dtype());
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(div(g, cj(b)), a.sizes()), a.dtype());
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(neg(div(mul(g, cj(a)), cj(mul(b, b)))), b.sizes()), b.dtype());
   return out;
 }
 
@@ -68,7 +76,7 @@ TensorList PowBackward0::apply(TensorList&& grads) {
     }
     Tensor d = mul(e, pow(a, em1));
     d = mul(d, ne(e, num(0)));
-    out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
+    out[0] = cast_like(sum_to(mul(g, cj(d)), a.sizes()), a.dtype());
   }
   if (wants(*this, 1))
     EMBER_NOT_IMPLEMENTED(
@@ -100,8 +108,8 @@ TensorList MmBackward0::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   auto me = shared_from_this();
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = mm(g, t_(mat2.unpack(me)));
-  if (wants(*this, 1)) out[1] = mm(t_(self.unpack(me)), g);
+  if (wants(*this, 0)) out[0] = mm(g, cj(t_(mat2.unpack(me))));
+  if (wants(*this, 1)) out[1] = mm(cj(t_(self.unpack(me))), g);
   return out;
 }
 
@@ -109,8 +117,8 @@ TensorList BmmBackward0::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   auto me = shared_from_this();
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = bmm(g, transpose(mat2.unpack(me), 1, 2));
-  if (wants(*this, 1)) out[1] = bmm(transpose(self.unpack(me), 1, 2), g);
+  if (wants(*this, 0)) out[0] = bmm(g, cj(transpose(mat2.unpack(me), 1, 2)));
+  if (wants(*this, 1)) out[1] = bmm(cj(transpose(self.unpack(me), 1, 2)), g);
   return out;
 }
 

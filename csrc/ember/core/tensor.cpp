@@ -1,5 +1,8 @@
 #include "ember/core/tensor.h"
 
+#include <cstdio>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 namespace ember {
@@ -28,6 +31,23 @@ void throw_inference_inplace() {
       "a normal tensor before doing inplace update.");
 }
 void set_mutation_site_hook(SiteHook hook) { g_site_hook = hook; }
+
+namespace {
+WarnHook g_warn_hook = nullptr;
+std::mutex g_warned_mutex;
+std::set<std::string> g_warned;
+}  // namespace
+void set_warn_hook(WarnHook hook) { g_warn_hook = hook; }
+void warn_once(const std::string& msg) {
+  {
+    std::lock_guard<std::mutex> lock(g_warned_mutex);
+    if (!g_warned.insert(msg).second) return;
+  }
+  if (g_warn_hook)
+    g_warn_hook(msg);
+  else
+    std::fprintf(stderr, "Warning: %s\n", msg.c_str());
+}
 std::string current_site() { return g_site_hook ? g_site_hook() : std::string(); }
 void record_mutation(VersionCounter& vc, const char* op) {
   std::string site = g_site_hook ? g_site_hook() : std::string();

@@ -583,9 +583,11 @@ TensorPair aminmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(t.dtype()), "argmax(): does not support complex input");
   return arg_impl<true>(t, dim, keepdim, "argmax");
 }
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(t.dtype()), "argmin(): does not support complex input");
   return arg_impl<false>(t, dim, keepdim, "argmin");
 }
 

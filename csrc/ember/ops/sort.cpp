@@ -393,6 +393,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& t, bool sort_first,
 
 TensorPair sort(const Tensor& t, int64_t dim, bool descending, bool stable) {
   (void)stable;  // always stable
+  EMBER_CHECK(!is_complex(t.dtype()), " Sort does not support complex dtypes on CPU");
   dim = wrap_dim(dim, t.dim());
   Tensor values = empty(t.sizes(), t.dtype()), indices = empty(t.sizes(), ScalarType::Int64);
   if (t.numel() > 0) {
@@ -420,6 +421,7 @@ Tensor argsort(const Tensor& t, int64_t dim, bool descending, bool stable) {
 
 TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;  // results always come sorted, which torch allows for sorted=False
+  EMBER_CHECK(!is_complex(t.dtype()), "topk does not support complex dtypes on CPU");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   EMBER_CHECK(k >= 0 && k <= size, "selected index k out of range");
