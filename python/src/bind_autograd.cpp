@@ -270,9 +270,11 @@ void bind_autograd(nb::module_& m) {
   // Forward-mode AD (ember.autograd.forward_ad; Note [Forward AD]).
   namespace fw = ag::forward_ad;
   m.def("_enter_dual_level", [] { return fw::enter_level(); });
-  m.def("_exit_dual_level", [](int64_t level) { fw::exit_level(level); }, nb::arg("level"));
   m.def(
-      "_make_dual", [](const Tensor& t, const Tensor& tangent, int64_t level) { return fw::make_dual(t, tangent, level); },
+      "_exit_dual_level", [](int64_t level) { fw::exit_level(level); }, nb::arg("level"));
+  m.def(
+      "_make_dual",
+      [](const Tensor& t, const Tensor& tangent, int64_t level) { return fw::make_dual(t, tangent, level); },
       nb::arg("tensor"), nb::arg("tangent"), nb::arg("level"));
   m.def(
       "_unpack_dual",

@@ -27,9 +27,9 @@ thread_local int64_t t_hidden_from = INT64_MAX;  // levels >= this are invisible
 // An op whose output tangents are still to be computed (Note [Forward AD]).
 struct Pending {
   std::shared_ptr<Node> node;
-  bool records = false;                                 // false: forward-only, outputs get no grad_fn
+  bool records = false;                                  // false: forward-only, outputs get no grad_fn
   std::vector<std::pair<int64_t, TensorList>> tangents;  // per level: the inputs' tangents
-  TensorList outputs;                                   // by output number
+  TensorList outputs;                                    // by output number
 };
 thread_local std::vector<Pending> t_pending;
 
@@ -114,8 +114,7 @@ struct EdgeSwap {
 // J t from the backward formula: g(u) = J^T u is linear in u, so d<g(u), t>/du = J t.
 TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool records) {
   if (node.is_python())
-    throw NotImplementedError("forward AD through the custom autograd.Function " + node.name() +
-                              " is not supported");
+    throw NotImplementedError("forward AD through the custom autograd.Function " + node.name() + " is not supported");
   bool outer_grad = GradMode::is_enabled();
   AutoGradMode on(true);
   TensorList us;
@@ -193,8 +192,7 @@ void exit_level(int64_t level) {
               "Trying to exit a forward AD level that was not the last one that was created. This is not "
               "supported.");
   // Queued tangents of this level are never computed.
-  for (Pending& p : t_pending)
-    std::erase_if(p.tangents, [level](const auto& lt) { return lt.first == level; });
+  for (Pending& p : t_pending) std::erase_if(p.tangents, [level](const auto& lt) { return lt.first == level; });
   std::erase_if(t_pending, [](const Pending& p) { return p.tangents.empty(); });
   for (auto& w : g_levels.back().holders)
     if (auto g = w.lock()) std::erase_if(g->by_level, [level](const auto& lt) { return lt.first == level; });
@@ -296,16 +294,15 @@ Tensor make_dual(const Tensor& primal, const Tensor& tan, int64_t level) {
   if (level < 0) level = innermost_level();
   EMBER_CHECK(find_level(level), "Invalid level given to _make_dual");
   if (!differentiable(primal.dtype()))
-    throw ValueError(
-        ember::detail::str_cat("Expected primal to be floating point or complex, but got: torch.", dtype_name(primal.dtype())));
+    throw ValueError(ember::detail::str_cat("Expected primal to be floating point or complex, but got: torch.",
+                                            dtype_name(primal.dtype())));
   if (!differentiable(tan.dtype()))
-    throw ValueError(
-        ember::detail::str_cat("Expected tangent to be floating point or complex, but got: torch.", dtype_name(tan.dtype())));
+    throw ValueError(ember::detail::str_cat("Expected tangent to be floating point or complex, but got: torch.",
+                                            dtype_name(tan.dtype())));
   EMBER_CHECK(tan.sizes() == primal.sizes(),
               "Trying to set a forward gradient that has a different size than that of the original Tensor, "
               "this is not supported. Tensor is of size ",
-              shape_str(primal.sizes()), " while the given forward gradient is of size ", shape_str(tan.sizes()),
-              ".");
+              shape_str(primal.sizes()), " while the given forward gradient is of size ", shape_str(tan.sizes()), ".");
   EMBER_CHECK(!own_tangent(primal, level).defined(),
               "Making a dual Tensor based on a Tensor that already has a forward gradient at the same level ", level,
               " is not supported.");

@@ -145,8 +145,8 @@ TensorList DivBackward0::jvp(const TensorList& t) {
   auto me = shared_from_this();
   Tensor a = self.unpack(me), b = other.unpack(me);
   // d(a / b) = da / b - a db / b^2
-  return {add_opt(t[0].defined() ? div(t[0], b) : Tensor(),
-                  t[1].defined() ? neg(div(mul(a, t[1]), mul(b, b))) : Tensor())};
+  return {
+      add_opt(t[0].defined() ? div(t[0], b) : Tensor(), t[1].defined() ? neg(div(mul(a, t[1]), mul(b, b))) : Tensor())};
 }
 
 TensorList NegBackward0::jvp(const TensorList& t) { return {t[0].defined() ? neg(t[0]) : Tensor()}; }

@@ -722,8 +722,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
     if (n > mx) sol = zeros(with(batch, {n, k}), a.dtype());
   }
   // Gradients: the same least-squares solution written as pinv(A) @ B.
-  if (autograd::needs_history({&a, &b}))
-    sol = matmul(linalg_pinv(A), Bx);
+  if (autograd::needs_history({&a, &b})) sol = matmul(linalg_pinv(A), Bx);
   if (vector) sol = squeeze(sol, std::vector<int64_t>{-1});
   return {sol, empty({0}, a.dtype()), rank, empty({0}, a.dtype())};
 }
