@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ember/autograd/accumulate.h"
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/ops.h"
@@ -69,6 +70,8 @@ void set_python_node_runner(PythonNodeRunner runner) { g_python_runner = runner;
 
 TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, const TensorList& inputs,
                         const BackwardOptions& opts) {
+  // Queued forward-mode tangents need saved tensors this pass may free.
+  if (forward_ad::is_active()) forward_ad::flush();
   AutoGradMode mode(opts.create_graph);
   // Root gradients.
   std::vector<std::pair<Edge, Tensor>> root_edges;

@@ -1,5 +1,6 @@
 #include "ember/autograd/functions.h"
 
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
@@ -130,6 +131,51 @@ TensorList CopyBackwards::apply(TensorList&& grads) {
   return out;
 }
 
+// ---- forward mode (Note [Forward AD]): tangents of the outputs from those of the inputs ----
+
+namespace {
+Tensor add_opt(const Tensor& a, const Tensor& b) { return !a.defined() ? b : !b.defined() ? a : add(a, b); }
+}  // namespace
+
+TensorList AddBackward0::jvp(const TensorList& t) {
+  Tensor b = t[1];
+  if (b.defined() && !(alpha.to_double() == 1.0 && !alpha.is_bool())) b = mul(b, num(alpha));
+  return {add_opt(t[0], b)};  // broadcast to the output's shape when stored
+}
+
+TensorList MulBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), b = other.unpack(me);
+  return {add_opt(t[0].defined() ? mul(t[0], b) : Tensor(), t[1].defined() ? mul(a, t[1]) : Tensor())};
+}
+
+TensorList DivBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), b = other.unpack(me);
+  // d(a / b) = da / b - a db / b^2
+  return {
+      add_opt(t[0].defined() ? div(t[0], b) : Tensor(), t[1].defined() ? neg(div(mul(a, t[1]), mul(b, b))) : Tensor())};
+}
+
+TensorList NegBackward0::jvp(const TensorList& t) { return {t[0].defined() ? neg(t[0]) : Tensor()}; }
+
+TensorList SumBackward1::jvp(const TensorList& t) {
+  if (!t[0].defined()) return {Tensor()};
+  return {dims.empty() && !keepdim ? sum(t[0]) : sum(t[0], dims.empty() ? OptDims() : OptDims(dims), keepdim)};
+}
+
+TensorList MmBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  return {add_opt(t[0].defined() ? mm(t[0], mat2.unpack(me)) : Tensor(),
+                  t[1].defined() ? mm(self.unpack(me), t[1]) : Tensor())};
+}
+
+TensorList BmmBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  return {add_opt(t[0].defined() ? bmm(t[0], mat2.unpack(me)) : Tensor(),
+                  t[1].defined() ? bmm(self.unpack(me), t[1]) : Tensor())};
+}
+
 // ---- in-place ops and views ----
 
 namespace {
@@ -251,6 +297,7 @@ Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& 
 
 void set_view_history(const Tensor& input, const Tensor& view, const char* name,
                       std::function<Tensor(const Tensor&)> backward) {
+  if (forward_ad::is_active()) forward_ad::on_view(input, view);
   if (!GradMode::is_enabled() || !requires_grad(input)) return;
   auto n = std::make_shared<ViewBackward>();
   n->name_ = name;

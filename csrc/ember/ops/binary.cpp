@@ -4,6 +4,7 @@
 #include "ember/autograd/record.h"
 #include "ember/cpu/complex_kernels.h"
 #include "ember/cpu/loops.h"
+#include "ember/ops/elementwise.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -383,7 +384,7 @@ bool is_differentiable(BinaryOp op) { return op < BinaryOp::Eq; }
 }  // namespace
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
-  if (is_differentiable(op) && GradMode::is_enabled() && (requires_grad(a) || requires_grad(b))) {
+  if (is_differentiable(op) && needs_history({&a, &b})) {
     if (inplace) {
       check_inplace(a, true);
       Tensor prev = clone(a);
@@ -396,12 +397,10 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool
         NoGradGuard no_grad;
         copy_(out, r);
       }
-      rebase_history(a, grad_fn(r));
+      if (auto fn = grad_fn(r)) rebase_history(a, fn);
       return a;
     }
-    EMBER_CHECK(!out.defined(), op_name(op),
-                "(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad.");
+    ew::check_no_out_grad(op_name(op), out, {&a, &b});
     Tensor r = binary_op_raw(op, a, b, Tensor(), false, alpha);
     if (auto node = binary_node(op, a, b, r, alpha)) set_history(r, node);
     return r;

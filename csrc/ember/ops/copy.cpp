@@ -387,6 +387,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
     n->src_dtype = src.dtype();
     autograd::rebase_history(dst, n);
   }
+  if (autograd::forward_ad::is_active()) autograd::forward_ad::on_copy(dst, src);
   return dst;
 }
 
@@ -443,6 +444,7 @@ Tensor& fill_(Tensor& t, Scalar value) {
     n->next_edges = {autograd::gradient_edge(t)};
     autograd::rebase_history(t, n);
   }
+  if (autograd::forward_ad::is_active()) autograd::forward_ad::on_copy(t, Tensor());
   return t;
 }
 
@@ -464,6 +466,7 @@ Tensor& fill_(Tensor& t, const Tensor& value) {
   Tensor v = to_dtype(value, t.dtype());  // converts like copy_ (wrapping), not like a number
   EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "fill_", [&] { fill_raw<scalar_t>(t, *v.data<scalar_t>()); });
   t.bump_version();
+  if (autograd::forward_ad::is_active()) autograd::forward_ad::on_copy(t, value);
   return t;
 }
 

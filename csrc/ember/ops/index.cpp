@@ -18,13 +18,9 @@ using namespace autograd;
 
 // A LambdaBackward over a runtime list of inputs (null when nothing needs a gradient).
 std::shared_ptr<LambdaBackward> lambda_node(const char* name, const TensorVec& inputs) {
-  if (!GradMode::is_enabled()) return nullptr;
-  bool any = false;
-  for (const Tensor& t : inputs) any = any || (t.defined() && requires_grad(t));
-  if (!any) return nullptr;
-  auto n = std::make_shared<LambdaBackward>();
+  auto n = make_node_list<LambdaBackward>(inputs);
+  if (!n) return nullptr;
   n->name_ = name;
-  for (const Tensor& t : inputs) n->next_edges.push_back(t.defined() ? gradient_edge(t) : Edge{});
   return n;
 }
 Tensor cast_to(const Tensor& g, ScalarType dt) { return g.dtype() == dt ? g : to_dtype(g, dt); }
@@ -446,14 +442,14 @@ Tensor index_put_reduce(const Tensor& t, const TensorVec& indices, const Tensor&
 }
 
 Tensor& index_put_(Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate) {
-  if (inplace_needs_grad(t, {&values})) {
+  if (inplace_needs_history(t, {&values})) {
     check_inplace(t, true);
     Tensor r = index_put(clone(t), indices, values, accumulate);
     {
       NoGradGuard g;
       copy_(t, r);
     }
-    rebase_history(t, grad_fn(r));
+    if (auto fn = grad_fn(r)) rebase_history(t, fn);
     return t;
   }
   put_raw(t, expand_masks(t, indices), values, accumulate ? IndexReduce::Add : IndexReduce::None);

@@ -672,7 +672,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrice
 
 Tensor linalg_svdvals(const Tensor& a) {
   check_matrix(a, "linalg.svdvals");
-  if (autograd::GradMode::is_enabled() && autograd::requires_grad(a)) return std::get<1>(linalg_svd(a, false));
+  if (autograd::needs_history({&a})) return std::get<1>(linalg_svd(a, false));
   return std::get<1>(svd_raw(a, false, false));
 }
 
@@ -689,7 +689,7 @@ Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
   check_square(a, "linalg.eigvalsh");
   EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
-  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  bool grad = autograd::needs_history({&a});
   return eigh_core(a, static_cast<char>(std::toupper(uplo[0])), grad).first;
 }
 
@@ -762,7 +762,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
     if (n > mx) sol = zeros(with(batch, {n, k}), a.dtype());
   }
   // Gradients: the same least-squares solution written as pinv(A) @ B.
-  bool grad = autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b));
+  bool grad = autograd::needs_history({&a, &b});
   if (grad) sol = matmul(linalg_pinv(A), Bx);
   // Squared residuals of each column, only for tall full-rank systems and not from gelsy (torch's rule).
   Tensor res = empty({0}, a.dtype());
@@ -804,7 +804,7 @@ Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
 Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   check_matrix(a, "linalg.pinv");
   auto [at, rt] = tolerances(a, atol, rtol);
-  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  bool grad = autograd::needs_history({&a});
   if (hermitian && !grad) {  // with grad, the SVD path gives the general pinv gradient (as torch)
     auto [w, v] = eigh_core(a, 'L', true);
     Tensor mask = kept_mask(abs_(autograd::detach(w)), at, rt);

@@ -289,10 +289,10 @@ template <typename Raw, typename Record>
 Tensor ternary_driver(const char* name, const Tensor& self, std::initializer_list<const Tensor*> inputs, Tensor out,
                       bool inplace, const Raw& raw, const Record& record,
                       const std::function<Tensor(const Tensor&)>& redo) {
-  bool grad = autograd::GradMode::is_enabled() && autograd::any_requires_grad(inputs);
+  bool grad = autograd::needs_history(inputs);
   if (!grad) return raw(std::move(out), inplace);
   if (inplace) return ew::inplace_with_grad(self, redo);
-  ew::check_no_out_grad(name, out);
+  ew::check_no_out_grad(name, out, inputs);
   Tensor r = raw(Tensor(), false);
   record(r);
   return r;
@@ -304,9 +304,9 @@ const char* pointwise_op_name(PointwiseOp op) { return info(op).name; }
 
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
   const Info inf = info(op);
-  if (inf.node && autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b))) {
+  if (inf.node && autograd::needs_history({&a, &b})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return pointwise_op(op, prev, b); });
-    ew::check_no_out_grad(inf.name, out);
+    ew::check_no_out_grad(inf.name, out, {&a, &b});
     Tensor y = pointwise_raw(op, inf, a, b, Tensor(), false);
     if (auto n = autograd::make_node<LambdaBackward>(a, b)) {
       n->name_ = inf.node;

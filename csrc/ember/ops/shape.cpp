@@ -323,10 +323,8 @@ Tensor triangle(const Tensor& t, int64_t k, bool lower) {
         std::memset(row, 0, to * es);
       }
     }
-  if (GradMode::is_enabled() && requires_grad(t)) {
-    auto n = std::make_shared<LambdaBackward>();
+  if (auto n = make_node<LambdaBackward>(t)) {
     n->name_ = lower ? "TrilBackward0" : "TriuBackward0";
-    n->next_edges.push_back(gradient_edge(t));
     n->fn = [k, lower](const TensorList& g, const TensorList&) -> TensorList {
       return {lower ? tril(g[0], k) : triu(g[0], k)};
     };

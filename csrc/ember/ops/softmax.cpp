@@ -209,6 +209,13 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, std::optional<ScalarType> dtyp
         return {sub(g[0], mul(ember::exp(y), sum(g[0], dims, /*keepdim=*/true)))};
       return {mul(y, sub(g[0], sum(mul(g[0], y), dims, /*keepdim=*/true)))};
     };
+    n->jvp_fn = [dims, log](const TensorList& t, const TensorList& s) -> TensorList {
+      if (!t[0].defined()) return {Tensor()};
+      const Tensor& y = s[0];
+      if (log)  // t - sum(softmax * t)
+        return {sub(t[0], sum(mul(ember::exp(y), t[0]), dims, /*keepdim=*/true))};
+      return {mul(y, sub(t[0], sum(mul(t[0], y), dims, /*keepdim=*/true)))};
+    };
   }
   return y;
 }

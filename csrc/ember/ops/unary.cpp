@@ -353,9 +353,9 @@ const char* unary_op_name(UnaryOp op) { return info(op).name; }
 
 Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryParams p) {
   const Info inf = info(op);
-  if (inf.node && autograd::GradMode::is_enabled() && autograd::requires_grad(a)) {
+  if (inf.node && autograd::needs_history({&a})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return unary_op(op, prev, {}, false, p); });
-    ew::check_no_out_grad(inf.name, out);
+    ew::check_no_out_grad(inf.name, out, {&a});
     Tensor y = unary_raw(op, inf, a, Tensor(), false, p);
     if (auto n = autograd::make_node<LambdaBackward>(a)) {
       n->name_ = inf.node;
@@ -368,6 +368,12 @@ Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryPara
           return {complex_derivative(op, g[0], x, s[1], p)};
         return {derivative(op, g[0], x, s[1], p)};
       };
+      // Elementwise, so the Jacobian is diagonal: J t is the backward formula applied to t
+      // (for real inputs; complex backward formulas conjugate).
+      if (!is_complex(a.dtype()))
+        n->jvp_fn = [op, p](const autograd::TensorList& t, const autograd::TensorList& s) -> autograd::TensorList {
+          return {t[0].defined() ? derivative(op, t[0], s[0], s[1], p) : Tensor()};
+        };
     }
     return y;
   }
