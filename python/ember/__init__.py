@@ -42,11 +42,16 @@ from ember._C import (  # noqa: F401  (reductions, scans, sorting: python/src/bi
     cumsum, cumprod, cummax, cummin, logcumsumexp, sort, argsort, msort, topk, kthvalue, median, nanmedian,
     mode, quantile, nanquantile, unique, unique_consecutive, bincount, histc,
 )
+from ember._C import (  # noqa: F401  (complex numbers: python/src/bind_complex.cpp)
+    view_as_real, view_as_complex, real, imag, conj, conj_physical, resolve_conj, resolve_neg, is_conj, is_neg,
+    angle, polar, complex,
+)
 from ember import return_types  # noqa: F401
 from ember._size import Size  # noqa: F401
 from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
-    mv, dot, vdot, addmm, addmv, baddbmm, addbmm, einsum, tensordot,
+    mv, dot, vdot, addmm, addmv, baddbmm, addbmm, tensordot,
 )
+from ember.functional import einsum  # noqa: F401
 from ember import linalg  # noqa: F401
 from ember.linalg import _svd as svd, _cholesky as cholesky, _qr as qr, _slogdet as slogdet  # noqa: F401
 inverse = linalg.inv

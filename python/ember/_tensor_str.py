@@ -163,6 +163,8 @@ def _value_formatter(kind, values):
     choice and the column width depend only on the finite non-zero values;
     when there are none, the integral style with width 1 is used.
     """
+    if kind == "complex":
+        return _complex_formatter(values)
     if kind != "float":
         return str, max(len(str(v)) for v in values)
     prec = PRINT_OPTS.precision
@@ -190,6 +192,23 @@ def _value_formatter(kind, values):
     return fmt, max((len(fmt(v)) for v in nonzero), default=1)
 
 
+def _complex_formatter(values):
+    """Complex values: the real and imaginary parts each get a float formatter
+    of their own (as PyTorch does); the imaginary part is padded, stripped and
+    given a sign.  The text is not padded further, so ``width`` (used only to
+    count elements per line) is real width + imaginary width + 1."""
+    rfmt, rwidth = _value_formatter("float", [v.real for v in values])
+    ifmt, iwidth = _value_formatter("float", [v.imag for v in values])
+
+    def fmt(v):
+        real = rfmt(v.real).rjust(rwidth)
+        imag = (ifmt(v.imag).rjust(iwidth) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+    fmt.padded = True
+    return fmt, rwidth + iwidth + 1
+
+
 # --------------------------------------------------------------------------
 # Layout
 # --------------------------------------------------------------------------
@@ -198,7 +217,8 @@ def _layout(data, ndim, indent, fmt, width):
     """Render nested ``data`` of rank ``ndim`` whose ``[`` sits at column
     ``indent``."""
     if ndim == 1:
-        items = [" ..." if v is _SKIP else fmt(v).rjust(width) for v in data]
+        pad = 0 if getattr(fmt, "padded", False) else width
+        items = [" ..." if v is _SKIP else fmt(v).rjust(pad) for v in data]
         per_line = max(1, (PRINT_OPTS.linewidth - indent) // (width + 2))
         lines = [", ".join(items[i:i + per_line])
                  for i in range(0, len(items), per_line)]
@@ -211,10 +231,11 @@ def _layout(data, ndim, indent, fmt, width):
 
 
 def _is_default_dtype(name, default_dtype):
-    """Whether a dtype named ``name`` is the default floating dtype."""
-    if default_dtype is not None:
-        return name == _dtype_name(default_dtype())
-    return name == "float32"
+    """Whether a dtype named ``name`` is the default floating dtype or the
+    complex dtype that goes with it."""
+    default = _dtype_name(default_dtype()) if default_dtype is not None else "float32"
+    complex_default = "complex128" if default == "float64" else "complex64"
+    return name in (default, complex_default)
 
 
 def tensor_repr(t, prefix_name="tensor", default_dtype=None):
@@ -229,15 +250,12 @@ def tensor_repr(t, prefix_name="tensor", default_dtype=None):
             Tensors of the default floating dtype, ``int64`` and ``bool``
             print no ``dtype=`` suffix (except empty ``int64``/``bool``
             tensors, which do).
-
-    Raises:
-        NotImplementedError: for complex tensors.
     """
     opts = PRINT_OPTS
     name = _dtype_name(t.dtype)
     if name.startswith("complex"):
-        raise NotImplementedError("printing complex tensors is not supported")
-    if name == "bool":
+        kind = "complex"
+    elif name == "bool":
         kind = "bool"
     elif name.startswith(("int", "uint")):
         kind = "int"

@@ -107,7 +107,24 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, tol=None)
     """Number of singular values above max(atol, rtol * max(S))."""
     if tol is not None:
         atol, rtol = tol, 0.0
+    for name, v in (("atol", atol), ("rtol", rtol)):
+        if v is not None and not isinstance(v, (int, float, _C.Tensor)):
+            raise TypeError(f"linalg_matrix_rank(): argument '{name}' must be Tensor or float, not {type(v).__name__}")
+    if any(isinstance(v, _C.Tensor) and v.dim() > 0 for v in (atol, rtol)):
+        return _finish(_matrix_rank_tensor_tol(A, atol, rtol, hermitian), out)
     return _finish(_L.matrix_rank(A, _num(atol), _num(rtol), hermitian), out)
+
+
+def _matrix_rank_tensor_tol(A, atol, rtol, hermitian):
+    """Tolerances given as tensors broadcast against A's batch shape, as torch's."""
+    import ember
+    S = eigvalsh(A).abs() if hermitian else svdvals(A)
+    if rtol is None:
+        rtol = 0.0 if atol is not None else ember.finfo(A.dtype).eps * max(A.shape[-2], A.shape[-1])
+    smax = S.amax(-1) if S.shape[-1] > 0 else ember.zeros(S.shape[:-1], dtype=S.dtype)
+    tol = ember.maximum(ember.as_tensor(atol if atol is not None else 0.0, dtype=S.dtype),
+                        ember.as_tensor(rtol, dtype=S.dtype) * smax)
+    return (S > tol.unsqueeze(-1)).sum(-1)
 
 
 def matrix_power(A, n, *, out=None):

@@ -1,6 +1,7 @@
 // Autograd from Python: Tensor.backward/grad/hooks, graph nodes, autograd.grad, grad modes,
 // and the node type behind ember.autograd.Function.
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 
 #include "common.h"
@@ -265,6 +266,23 @@ void bind_autograd(nb::module_& m) {
       nb::arg("outputs"), nb::arg("grad_outputs").none(), nb::arg("keep_graph"), nb::arg("create_graph"),
       nb::arg("inputs").none(), nb::arg("allow_unused"), nb::arg("accumulate"));
   m.def("is_grad_enabled", [] { return ag::GradMode::is_enabled(); });
+
+  // Forward-mode AD (ember.autograd.forward_ad; Note [Forward AD]).
+  namespace fw = ag::forward_ad;
+  m.def("_enter_dual_level", [] { return fw::enter_level(); });
+  m.def(
+      "_exit_dual_level", [](int64_t level) { fw::exit_level(level); }, nb::arg("level"));
+  m.def(
+      "_make_dual",
+      [](const Tensor& t, const Tensor& tangent, int64_t level) { return fw::make_dual(t, tangent, level); },
+      nb::arg("tensor"), nb::arg("tangent"), nb::arg("level"));
+  m.def(
+      "_unpack_dual",
+      [](const Tensor& t, int64_t level) -> std::pair<Tensor, nb::object> {
+        auto [p, tan] = fw::unpack_dual(t, level);
+        return {p, tan.defined() ? nb::cast(tan) : nb::none()};
+      },
+      nb::arg("tensor"), nb::arg("level"));
   m.def("_set_grad_enabled", [](bool v) { ag::GradMode::set_enabled(v); });
   m.def("is_inference_mode_enabled", [] { return ag::InferenceMode::is_enabled(); });
   m.def("_set_inference_mode", [](bool v) { ag::InferenceMode::set_enabled(v); });
@@ -306,6 +324,11 @@ void bind_autograd(nb::module_& m) {
             if (nb::isinstance<Tensor>(x) && nb::cast<const Tensor&>(x).is_same(t)) return true;
           return false;
         };
+        if (ag::forward_ad::is_active())
+          for (nb::handle a : args)
+            if (nb::isinstance<Tensor>(a) && ag::forward_ad::any_has_tangent({&nb::cast<const Tensor&>(a)}))
+              throw NotImplementedError("forward AD through the custom autograd.Function " +
+                                        nb::cast<std::string>(name) + " is not supported (it has no jvp)");
         nb::list result;
         std::shared_ptr<PyNode> node;
         if (any && ag::GradMode::is_enabled()) {

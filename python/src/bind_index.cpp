@@ -49,6 +49,7 @@ Tensor value_arg(nb::handle h, ScalarType dt, const char* op) {
   Scalar s;
   if (!to_scalar(h, s))
     throw ember::TypeError(detail::str_cat(op, "(): argument 'value' must be Number, not ", Py_TYPE(h.ptr())->tp_name));
+  check_number_fits(scalar_tensor(s, std::nullopt, true), dt);
   return to_dtype(scalar_tensor(s), dt);
 }
 Tensor long_index(nb::handle h) {
@@ -137,6 +138,13 @@ bool side_right(bool right, nb::handle side) {
 }
 
 }  // namespace
+
+// nonzero(as_tuple=True) and where(condition): one index tensor per dim (a 0-d input counts as 1-d).
+nb::object nonzero_tuple(const Tensor& t) {
+  Tensor r = nonzero(t);
+  if (t.dim() == 0) return nb::cast(to_tuple({zeros({r.size(0)}, ScalarType::Int64)}));
+  return nb::cast(to_tuple(unbind(r, 1)));
+}
 
 void bind_index(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
@@ -230,9 +238,18 @@ void bind_index(nb::module_& m) {
       "tile", [](const Tensor& t, nb::handle dims) { return tile(t, int_or_ints(dims, "tile")); }, nb::arg("input"),
       nb::arg("dims"));
   cls.def("tile", [](const Tensor& t, nb::args args) { return tile(t, sizes_from_args(args, "tile")); });
-  auto rep_il = [](const Tensor& t, nb::handle repeats, nb::handle dim, nb::handle) {
-    if (repeats.is_none()) return repeat_interleave_indices(t);
-    return repeat_interleave(t, repeats_arg(repeats), opt_int(dim));
+  // output_size only saves torch a device sync; here it is checked against the result's length.
+  auto rep_il = [](const Tensor& t, nb::handle repeats, nb::handle dim, nb::handle output_size) {
+    Tensor r =
+        repeats.is_none() ? repeat_interleave_indices(t) : repeat_interleave(t, repeats_arg(repeats), opt_int(dim));
+    if (!output_size.is_none()) {
+      int64_t want = nb::cast<int64_t>(output_size);
+      int64_t got = repeats.is_none() || dim.is_none() ? r.numel() : r.size(nb::cast<int64_t>(dim));
+      if (!repeats.is_none() && !nb::isinstance<Tensor>(repeats))
+        EMBER_CHECK(want == got, "repeat_interleave: Invalid output_size, expected ", got, " but got ", want);
+      EMBER_CHECK(want == got, "allocated size does not match required size");
+    }
+    return r;
   };
   m.def("repeat_interleave", rep_il, nb::arg("input"), nb::arg("repeats") = none, nb::arg("dim") = none, nb::kw_only(),
         nb::arg("output_size") = none);
@@ -324,8 +341,11 @@ void bind_index(nb::module_& m) {
     nb::handle v = src.is_none() ? value : src;
     EMBER_CHECK_TYPEERR(!v.is_none(), "scatter() missing required argument 'src' or 'value'");
     Tensor s = nb::isinstance<Tensor>(v) ? nb::cast<Tensor>(v) : value_arg(v, t.dtype(), "scatter");
-    if (nb::isinstance<Tensor>(v))
+    if (nb::isinstance<Tensor>(v)) {
       EMBER_CHECK(s.dtype() == t.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+      EMBER_CHECK(ix.dim() == s.dim() || (ix.dim() == 0 && s.dim() == 0),
+                  "Index tensor must have the same number of dimensions as src tensor");
+    }
     return scatter(t, dim, ix, s, reduce.is_none() ? "" : nb::cast<std::string>(reduce));
   };
   m.def("scatter", scatter_f, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("src") = none,
@@ -414,13 +434,20 @@ void bind_index(nb::module_& m) {
         return inplace(self, {}, "index_fill_", [&](const Tensor& t) { return ifill(t, dim, ix, value); });
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("value"));
-  auto iput = [](const Tensor& t, nb::handle indices, const Tensor& values, bool acc) {
+  // The functional forms require equal dtypes (t[i] = v converts instead, as in torch).
+  auto same_dtype = [](const Tensor& t, const Tensor& values) {
+    EMBER_CHECK(t.dtype() == values.dtype(), "Index put requires the source and destination dtypes match, got ",
+                dtype_name(t.dtype()), " for the destination and ", dtype_name(values.dtype()), " for the source.");
+  };
+  auto iput = [same_dtype](const Tensor& t, nb::handle indices, const Tensor& values, bool acc) {
+    same_dtype(t, values);
     return index_put(t, index_list(indices), values, acc);
   };
   m.def("index_put", iput, nb::arg("input"), nb::arg("indices"), nb::arg("values"), nb::arg("accumulate") = false);
   cls.def("index_put", iput, nb::arg("indices"), nb::arg("values"), nb::arg("accumulate") = false);
-  auto iput_ = [](nb::handle self, nb::handle indices, const Tensor& values, bool acc) {
+  auto iput_ = [same_dtype](nb::handle self, nb::handle indices, const Tensor& values, bool acc) {
     Tensor& t = nb::cast<Tensor&>(self);
+    same_dtype(t, values);
     index_put_(t, index_list(indices), values, acc);
     return nb::borrow(self);
   };
@@ -472,10 +499,8 @@ void bind_index(nb::module_& m) {
       nb::arg("index"), nb::arg("source"), nb::arg("accumulate") = false);
 
   auto nz = [](const Tensor& t, bool as_tuple) -> nb::object {
-    Tensor r = nonzero(t);
-    if (!as_tuple) return nb::cast(r);
-    if (t.dim() == 0) return nb::cast(to_tuple({reshape(r, {-1})}));
-    return nb::cast(to_tuple(unbind(r, 1)));
+    if (as_tuple) return nonzero_tuple(t);
+    return nb::cast(nonzero(t));
   };
   m.def("nonzero", nz, nb::arg("input"), nb::kw_only(), nb::arg("as_tuple") = false);
   cls.def("nonzero", nz, nb::kw_only(), nb::arg("as_tuple") = false);

@@ -205,7 +205,18 @@ T convert_scalar(const Scalar& s) {
 
 template <typename T>
 T leaf_value(PyObject* o) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (is_complex_v<T>) {
+    if (is_tensor(o)) return T(tensor_leaf(o, false).to_complex());
+    if (PyBool_Check(o)) return T(o == Py_True ? 1 : 0);
+    if (PyLong_Check(o)) {
+      double v = PyLong_AsDouble(o);
+      if (v == -1.0 && PyErr_Occurred()) throw_python();
+      return T(static_cast<real_t<T>>(v));
+    }
+    Py_complex c = PyComplex_AsCComplex(o);  // floats and anything with __complex__/__float__
+    if (c.real == -1.0 && PyErr_Occurred()) throw_python();
+    return T(static_cast<real_t<T>>(c.real), static_cast<real_t<T>>(c.imag));
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (PyBool_Check(o)) return o == Py_True;
     if (is_tensor(o)) return tensor_leaf(o, false).to_bool();
     if (PyLong_Check(o)) {
@@ -218,7 +229,8 @@ T leaf_value(PyObject* o) {
     if (PyFloat_CheckExact(o)) return T(static_cast<opmath_t<T>>(PyFloat_AS_DOUBLE(o)));
     if (is_tensor(o)) return convert_scalar<T>(tensor_leaf(o, false));
     if (PyBool_Check(o)) return T(static_cast<opmath_t<T>>(o == Py_True ? 1.0 : 0.0));
-    if (PyComplex_Check(o)) EMBER_NOT_IMPLEMENTED("ember.tensor(): complex numbers are not supported yet");
+    if (PyComplex_Check(o))  // PyTorch: a complex number does not convert to a real type
+      throw ember::TypeError("must be real number, not complex");
     double v = PyLong_Check(o) ? PyLong_AsDouble(o) : PyFloat_AsDouble(o);  // big ints are fine here
     if (v == -1.0 && PyErr_Occurred()) throw_python();
     return T(static_cast<opmath_t<T>>(v));
@@ -258,7 +270,7 @@ void fill(PyObject* seq, const Shape& sizes, size_t dim, T*& out) {
           p[i] = T(static_cast<opmath_t<T>>(PyFloat_AS_DOUBLE(o)));
           continue;
         }
-      } else if constexpr (!std::is_same_v<T, bool>) {
+      } else if constexpr (!std::is_same_v<T, bool> && !is_complex_v<T>) {
         if (PyLong_CheckExact(o)) {
           p[i] = int_from_int64<T>(unpack_int64(o));
           continue;
@@ -355,10 +367,9 @@ Tensor tensor_from_data(nb::handle data, std::optional<ScalarType> dtype) {
 
   Shape sizes = infer_shape(o);
   ScalarType dt = dtype ? *dtype : infer_dtype_of(o);
-  if (is_complex(dt)) EMBER_NOT_IMPLEMENTED("ember.tensor(): complex tensors are not supported yet");
   Tensor out = empty(sizes, dt);
   if (out.numel() == 0) return out;
-  EMBER_DISPATCH_ALL(dt, "tensor", [&] {
+  EMBER_DISPATCH_ALL_AND_COMPLEX(dt, "tensor", [&] {
     scalar_t* p = out.data<scalar_t>();
     if (sizes.empty())
       *p = leaf_value<scalar_t>(o);

@@ -59,18 +59,22 @@ void bind_linalg(nb::module_& m) {
       "tensordot",
       [](const Tensor& a, const Tensor& b, nb::handle dims) {
         if (nb::isinstance<nb::int_>(dims)) return tensordot(a, b, nb::cast<int64_t>(dims));
+        nb::object seq = nb::borrow(dims);  // owned: a converted tensor must outlive the loop below
         if (nb::isinstance<Tensor>(dims)) {
           Tensor d = nb::cast<Tensor>(dims);
           if (d.dim() == 0) return tensordot(a, b, item(d).to_int());
-          dims = nb::cast(nb::module_::import_("builtins").attr("list")(dims.attr("tolist")()));
+          seq = dims.attr("tolist")();
         }
         std::vector<nb::object> pair;
-        for (nb::handle h : dims) pair.push_back(nb::borrow(h));
+        for (nb::handle h : seq) pair.push_back(nb::borrow(h));
         if (pair.size() != 2) throw nb::value_error("tensordot expects dims to be an int or a pair of lists");
         auto as_list = [](nb::handle h) {
           if (nb::isinstance<nb::int_>(h)) return Shape{nb::cast<int64_t>(h)};
           Shape s;
-          for (nb::handle x : h) s.push_back(nb::cast<int64_t>(x));
+          for (nb::handle x : h) {
+            if (!nb::isinstance<nb::int_>(x)) throw nb::type_error("tensordot expects dims to contain ints");
+            s.push_back(nb::cast<int64_t>(x));
+          }
           return s;
         };
         return tensordot(a, b, as_list(pair[0]), as_list(pair[1]));
@@ -113,9 +117,10 @@ void bind_linalg(nb::module_& m) {
       [](const Tensor& a, nb::handle ord, nb::handle dim, bool keepdim) {
         std::optional<double> o;
         std::string os;
-        if (nb::isinstance<nb::str>(ord))
+        if (nb::isinstance<nb::str>(ord)) {
           os = nb::cast<std::string>(ord);
-        else if (!ord.is_none())
+          EMBER_CHECK(os == "fro" || os == "nuc", "linalg.matrix_norm: Order ", os, " not supported.");
+        } else if (!ord.is_none())
           o = nb::cast<double>(ord);
         return linalg_norm(a, o, os, dims_arg(dim), keepdim);
       },

@@ -44,11 +44,15 @@ void def_dunders(nb::class_<Tensor>& cls, BinaryOp op, const char* dunder, const
 }
 
 // One binding per binary op: function (a, b, *, out=None), method, in-place method, dunders.
+// number_first: torch.fn(2, t) is accepted (torch has a Number-self overload; comparisons do not).
 void def_binary(nb::module_& m, nb::class_<Tensor>& cls, const char* name, BinaryOp op, const char* dunder,
-                const char* rdunder, const char* idunder) {
+                const char* rdunder, const char* idunder, bool number_first = true) {
   m.def(
       name,
-      [op, name](nb::handle a, nb::handle b, nb::handle out) {
+      [op, name, number_first](nb::handle a, nb::handle b, nb::handle out) {
+        if (!nb::isinstance<Tensor>(a) && (!number_first || !nb::isinstance<Tensor>(b)))
+          throw ember::TypeError(detail::str_cat(name, "(): argument 'input' (position 1) must be Tensor, not ",
+                                                 Py_TYPE(a.ptr())->tp_name));
         return binary_op(op, tensor_arg(a, name), tensor_arg(b, name), out_tensor(out));
       },
       nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
@@ -116,12 +120,12 @@ void bind_ops(nb::module_& m) {
   def_binary(m, cls, "floor_divide", BinaryOp::DivFloor, "__floordiv__", "__rfloordiv__", "__ifloordiv__");
   def_binary(m, cls, "remainder", BinaryOp::Remainder, "__mod__", "__rmod__", "__imod__");
   def_binary(m, cls, "pow", BinaryOp::Pow, "__pow__", "__rpow__", "__ipow__");
-  def_binary(m, cls, "eq", BinaryOp::Eq, "__eq__", nullptr, nullptr);
-  def_binary(m, cls, "ne", BinaryOp::Ne, "__ne__", nullptr, nullptr);
-  def_binary(m, cls, "lt", BinaryOp::Lt, "__lt__", nullptr, nullptr);
-  def_binary(m, cls, "le", BinaryOp::Le, "__le__", nullptr, nullptr);
-  def_binary(m, cls, "gt", BinaryOp::Gt, "__gt__", nullptr, nullptr);
-  def_binary(m, cls, "ge", BinaryOp::Ge, "__ge__", nullptr, nullptr);
+  def_binary(m, cls, "eq", BinaryOp::Eq, "__eq__", nullptr, nullptr, false);
+  def_binary(m, cls, "ne", BinaryOp::Ne, "__ne__", nullptr, nullptr, false);
+  def_binary(m, cls, "lt", BinaryOp::Lt, "__lt__", nullptr, nullptr, false);
+  def_binary(m, cls, "le", BinaryOp::Le, "__le__", nullptr, nullptr, false);
+  def_binary(m, cls, "gt", BinaryOp::Gt, "__gt__", nullptr, nullptr, false);
+  def_binary(m, cls, "ge", BinaryOp::Ge, "__ge__", nullptr, nullptr, false);
   def_binary(m, cls, "true_divide", BinaryOp::Div, "__truediv__", "__rtruediv__", "__itruediv__");
   def_dunders(cls, BinaryOp::Add, "__add__", "__radd__", "__iadd__");
   def_dunders(cls, BinaryOp::Sub, "__sub__", "__rsub__", "__isub__");

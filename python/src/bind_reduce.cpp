@@ -71,11 +71,13 @@ std::optional<ScalarType> dtype_or_out(nb::handle dtype, nb::handle out) {
 
 // An int argument (dim, k) given as a handle: TypeError for anything else, as torch's parser.
 int64_t int_arg(nb::handle h, const char* name, const char* arg = "dim") {
+  Tensor* t = nullptr;  // a 0-d integer tensor is an int to torch's parser
+  if (nb::try_cast<Tensor*>(h, t) && t && t->dim() == 0 && is_integral(t->dtype(), false)) return item(*t).to_int();
   if (PyBool_Check(h.ptr()) ||
       (!PyLong_Check(h.ptr()) && !(PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && !nb::isinstance<Tensor>(h))))
     throw ember::TypeError(
         detail::str_cat(name, "(): argument '", arg, "' must be int, not ", Py_TYPE(h.ptr())->tp_name));
-  return static_cast<int64_t>(PyNumber_AsSsize_t(h.ptr(), PyExc_OverflowError));
+  return index_to_int64(h.ptr());
 }
 
 std::optional<int64_t> opt_int(nb::handle h, const char* name) {
@@ -143,9 +145,12 @@ Tensor norm_any(const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb:
 }
 
 // max/min: full (no dim), with dim ((values, indices)), or elementwise with a tensor `other`.
-nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, bool keepdim, nb::handle other, nb::handle out) {
+// keepdim is None when not given: max(t, tensor) is elementwise, max(t, tensor, keepdim=...) the dim form.
+nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, nb::handle keepdim_h, nb::handle other,
+                   nb::handle out) {
   const char* name = is_max ? "max" : "min";
-  if (other.is_none() && nb::isinstance<Tensor>(dim)) other = dim, dim = nb::none();
+  bool keepdim = !keepdim_h.is_none() && nb::cast<bool>(keepdim_h);
+  if (other.is_none() && keepdim_h.is_none() && nb::isinstance<Tensor>(dim)) other = dim, dim = nb::none();
   if (!other.is_none()) {
     Tensor r = is_max ? maximum(t, nb::cast<Tensor>(other)) : minimum(t, nb::cast<Tensor>(other));
     return (write_out(out, r, name));
@@ -208,17 +213,17 @@ void bind_reduce(nb::module_& m) {
     const char* name = is_max ? "max" : "min";
     m.def(
         name,
-        [is_max](const Tensor& t, nb::handle dim, bool keepdim, nb::handle other, nb::handle out) {
+        [is_max](const Tensor& t, nb::handle dim, nb::handle keepdim, nb::handle other, nb::handle out) {
           return max_min(is_max, t, dim, keepdim, other, out);
         },
-        nb::arg("input"), nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(), nb::arg("other") = none,
+        nb::arg("input"), nb::arg("dim") = none, nb::arg("keepdim") = none, nb::kw_only(), nb::arg("other") = none,
         nb::arg("out") = none);
     cls.def(
         name,
-        [is_max](const Tensor& t, nb::handle dim, bool keepdim, nb::handle other) {
+        [is_max](const Tensor& t, nb::handle dim, nb::handle keepdim, nb::handle other) {
           return max_min(is_max, t, dim, keepdim, other, nb::none());
         },
-        nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(), nb::arg("other") = none);
+        nb::arg("dim") = none, nb::arg("keepdim") = none, nb::kw_only(), nb::arg("other") = none);
     const char* aname = is_max ? "amax" : "amin";
     m.def(
         aname,

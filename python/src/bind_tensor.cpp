@@ -19,20 +19,29 @@ nb::object size_object(IntArrayRef sizes) {
 nb::object scalar_to_py(const Scalar& s) {
   if (s.is_bool()) return nb::bool_(s.to_bool());
   if (s.is_integral()) return nb::int_(s.to_int());
+  if (s.is_complex()) {
+    std::complex<double> c = s.to_complex();
+    return nb::steal(PyComplex_FromDoubles(c.real(), c.imag()));
+  }
   return nb::float_(s.to_double());
+}
+
+template <typename T>
+nb::object py_value(T v) {
+  if constexpr (is_complex_v<T>)
+    return nb::steal(PyComplex_FromDoubles(v.real(), v.imag()));
+  else if constexpr (std::is_same_v<T, bool>)
+    return nb::bool_(v);
+  else if constexpr (std::is_integral_v<T>)
+    return nb::int_(static_cast<int64_t>(v));
+  else
+    return nb::float_(static_cast<double>(static_cast<opmath_t<T>>(v)));
 }
 
 nb::object tolist_rec(const Tensor& t, const char* p, int64_t d) {
   if (d == t.dim()) {
-    return EMBER_DISPATCH_ALL(t.dtype(), "tolist", [&]() -> nb::object {
-      scalar_t v = *reinterpret_cast<const scalar_t*>(p);
-      if constexpr (std::is_same_v<scalar_t, bool>)
-        return nb::bool_(v);
-      else if constexpr (std::is_integral_v<scalar_t>)
-        return nb::int_(static_cast<int64_t>(v));
-      else
-        return nb::float_(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
-    });
+    return EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "tolist",
+                                          [&] { return py_value(*reinterpret_cast<const scalar_t*>(p)); });
   }
   nb::list l;
   int64_t step = t.strides()[d] * static_cast<int64_t>(t.element_size());
@@ -353,7 +362,13 @@ void warn_once(const std::string& msg) {
   if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
 }
 
-// x.T, x.mT, x.H, x.mH, x.adjoint() on real tensors (conjugation is the identity).
+// Core warnings (ember::warn_once) as UserWarnings; may run on an engine thread without the GIL.
+void core_warning(const std::string& msg) {
+  nb::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
+}
+
+// x.T, x.mT, x.H, x.mH, x.adjoint() (the H forms conjugate complex tensors).
 Tensor reverse_dims(const Tensor& t) {
   if (t.dim() == 0)
     warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.");
@@ -375,22 +390,22 @@ Tensor matrix_transpose(const Tensor& t, const char* name) {
                       : n == "mH" ? "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj()."
                                   : "adjoint() is deprecated on 0-D tensors. Consider using x.conj().";
     warn_once(msg);
-    return alias(t);
+    return n == "mT" || !is_complex(t.dtype()) ? alias(t) : conj(t);
   }
   EMBER_CHECK(t.dim() >= 2, "tensor.", name, " is only supported on matrices or batches of matrices. Got ", t.dim(),
               "-D tensor.");
-  return transpose(t, -2, -1);
+  return n == "mT" ? transpose(t, -2, -1) : conj(transpose(t, -2, -1));
 }
 
 // x.H: the conjugate transpose of a matrix.
 Tensor matrix_h(const Tensor& t) {
   if (t.dim() == 0) {
     warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().");
-    return alias(t);
+    return is_complex(t.dtype()) ? conj(t) : alias(t);
   }
   EMBER_CHECK(t.dim() == 2, "tensor.H is only supported on matrices (2-D tensors). Got ", t.dim(), "-D tensor.",
               t.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
-  return transpose(t, 0, 1);
+  return conj(transpose(t, 0, 1));
 }
 
 namespace {
@@ -403,6 +418,7 @@ Tensor to_impl(const Tensor& t, std::optional<ScalarType> dtype, std::optional<D
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
+  set_warn_hook(&core_warning);
   auto cls = nb::class_<Tensor>(m, "Tensor", nb::dynamic_attr(), nb::is_weak_referenceable());
   cls.def_prop_ro("shape", [](const Tensor& t) { return size_object(t.sizes()); })
       .def(
@@ -470,8 +486,25 @@ void bind_tensor(nb::module_& m) {
              EMBER_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
              return item(t).to_bool();
            })
-      .def("__float__", [](const Tensor& t) { return item(t).to_double(); })
-      .def("__int__", [](const Tensor& t) { return item(t).to_int(); })
+      .def("__float__",
+           [](const Tensor& t) {
+             Scalar s = item(t);
+             EMBER_CHECK(!s.is_complex() || s.to_complex().imag() == 0,
+                         "value cannot be converted to type double without overflow");
+             return s.to_double();
+           })
+      .def("__int__",
+           [](const Tensor& t) {
+             Scalar s = item(t);
+             EMBER_CHECK(!s.is_complex() || s.to_complex().imag() == 0,
+                         "value cannot be converted to type int64_t without overflow");
+             return s.to_int();
+           })
+      .def("__complex__",
+           [](const Tensor& t) {
+             std::complex<double> c = item(t).to_complex();
+             return nb::steal(PyComplex_FromDoubles(c.real(), c.imag()));
+           })
       .def("__index__",
            [](const Tensor& t) {
              EMBER_CHECK_TYPEERR(is_integral(t.dtype(), true) && t.numel() == 1,

@@ -3,6 +3,7 @@
 #include "common.h"
 
 namespace ember::py {
+nb::object nonzero_tuple(const Tensor& t);  // bind_index.cpp
 namespace {
 
 Tensor out_arg(nb::handle out) { return out.is_none() ? Tensor() : nb::cast<Tensor>(out); }
@@ -58,14 +59,18 @@ Tensor other_arg(nb::handle b, const char* name, bool numbers) {
   return tensor_arg(b, name);
 }
 
+// number_first: torch.fn(2, t) is accepted (torch has a Number-self overload, e.g. bitwise ops).
 void def_pointwise(nb::module_& m, nb::class_<Tensor>& cls, const char* name, PointwiseOp op, bool inplace,
-                   bool numbers, const char* alias = nullptr) {
+                   bool numbers, const char* alias = nullptr, bool number_first = false) {
   for (const char* n : {name, alias}) {
     if (!n) continue;
     m.def(
         n,
-        [op, name, numbers](const Tensor& a, nb::handle b, nb::handle out) {
-          return pointwise_op(op, a, other_arg(b, name, numbers), out_arg(out));
+        [op, name, numbers, number_first](nb::handle a, nb::handle b, nb::handle out) {
+          if (!nb::isinstance<Tensor>(a) && (!number_first || !nb::isinstance<Tensor>(b)))
+            throw ember::TypeError(detail::str_cat(name, "(): argument 'input' (position 1) must be Tensor, not ",
+                                                   Py_TYPE(a.ptr())->tp_name));
+          return pointwise_op(op, tensor_arg(a, name), other_arg(b, name, numbers), out_arg(out));
         },
         nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
     cls.def(
@@ -362,11 +367,11 @@ void bind_unary(nb::module_& m) {
   def_pointwise(m, cls, "logical_and", PointwiseOp::LogicalAnd, true, false);
   def_pointwise(m, cls, "logical_or", PointwiseOp::LogicalOr, true, false);
   def_pointwise(m, cls, "logical_xor", PointwiseOp::LogicalXor, true, false);
-  def_pointwise(m, cls, "bitwise_and", PointwiseOp::BitwiseAnd, true, true);
-  def_pointwise(m, cls, "bitwise_or", PointwiseOp::BitwiseOr, true, true);
-  def_pointwise(m, cls, "bitwise_xor", PointwiseOp::BitwiseXor, true, true);
-  def_pointwise(m, cls, "bitwise_left_shift", PointwiseOp::LeftShift, true, true);
-  def_pointwise(m, cls, "bitwise_right_shift", PointwiseOp::RightShift, true, true);
+  def_pointwise(m, cls, "bitwise_and", PointwiseOp::BitwiseAnd, true, true, nullptr, true);
+  def_pointwise(m, cls, "bitwise_or", PointwiseOp::BitwiseOr, true, true, nullptr, true);
+  def_pointwise(m, cls, "bitwise_xor", PointwiseOp::BitwiseXor, true, true, nullptr, true);
+  def_pointwise(m, cls, "bitwise_left_shift", PointwiseOp::LeftShift, true, true, nullptr, true);
+  def_pointwise(m, cls, "bitwise_right_shift", PointwiseOp::RightShift, true, true, nullptr, true);
   def_operator(cls, PointwiseOp::BitwiseAnd, "__and__", "__rand__", "__iand__");
   def_operator(cls, PointwiseOp::BitwiseOr, "__or__", "__ror__", "__ior__");
   def_operator(cls, PointwiseOp::BitwiseXor, "__xor__", "__rxor__", "__ixor__");
@@ -417,9 +422,9 @@ void bind_unary(nb::module_& m) {
   }
   m.def(
       "where",
-      [](const Tensor& cond, nb::handle a, nb::handle b, nb::handle out) {
-        if (a.is_none() && b.is_none()) EMBER_NOT_IMPLEMENTED("where(condition) (nonzero) is not implemented yet");
-        return where(cond, tensor_arg(a, "where"), tensor_arg(b, "where"), out_arg(out));
+      [](const Tensor& cond, nb::handle a, nb::handle b, nb::handle out) -> nb::object {
+        if (a.is_none() && b.is_none() && out.is_none()) return nonzero_tuple(cond);
+        return nb::cast(where(cond, tensor_arg(a, "where"), tensor_arg(b, "where"), out_arg(out)));
       },
       nb::arg("condition"), nb::arg("input") = nb::none(), nb::arg("other") = nb::none(), nb::kw_only(),
       nb::arg("out") = nb::none());

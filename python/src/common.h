@@ -27,6 +27,7 @@ Shape sizes_from_args(nb::args args, const char* op_name);
 Shape sizes_from_handle(nb::handle h, const char* op_name);
 // Optional dims argument: None, int, or sequence of ints.
 OptDims dims_arg(nb::handle h);
+int64_t index_to_int64(PyObject* o);  // an int or __index__ object; OverflowError when it does not fit
 
 // View-op argument helpers shared by the Tensor methods and the ember.* functions (bind_tensor.cpp).
 MemoryFormat memory_format_arg(nb::handle h, MemoryFormat dflt, const char* op);  // None -> dflt
@@ -47,8 +48,9 @@ void bind_random(nb::module_& m);
 void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_index.cpp)
 void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 void bind_unary(nb::module_& m);
-void bind_reduce(nb::module_& m);  // reductions, scans, sorting (bind_reduce.cpp)
-void bind_pyobj(nb::module_& m);   // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+void bind_reduce(nb::module_& m);   // reductions, scans, sorting (bind_reduce.cpp)
+void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
+void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -27,6 +27,11 @@ bool to_scalar(nb::handle h, Scalar& out) {
     out = Scalar(PyFloat_AS_DOUBLE(o));
     return true;
   }
+  if (PyComplex_Check(o)) {  // also numpy.complex128, a complex subclass
+    Py_complex c = PyComplex_AsCComplex(o);
+    out = Scalar(std::complex<double>(c.real, c.imag));
+    return true;
+  }
   if (nb::isinstance<Tensor>(h)) {
     const Tensor& t = nb::cast<const Tensor&>(h);
     if (t.numel() != 1 || t.dim() != 0) return false;
@@ -40,7 +45,13 @@ bool to_scalar(nb::handle h, Scalar& out) {
     return true;
   }
   if (PyIndex_Check(o)) {
-    out = Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, PyExc_OverflowError)));
+    out = Scalar(index_to_int64(o));
+    return true;
+  }
+  if (tname == "numpy.complex64" || tname == "numpy.complex128" || tname == "numpy.clongdouble") {
+    Py_complex c = PyComplex_AsCComplex(o);  // through __complex__
+    if (c.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    out = Scalar(std::complex<double>(c.real, c.imag));
     return true;
   }
   if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
@@ -61,13 +72,19 @@ Tensor tensor_arg(nb::handle h, const char* op_name) {
       detail::str_cat(op_name, "(): argument 'other' must be Tensor or Number, not ", Py_TYPE(h.ptr())->tp_name));
 }
 
+int64_t index_to_int64(PyObject* o) {
+  Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();  // OverflowError, as torch's parser
+  return static_cast<int64_t>(v);
+}
+
 Shape sizes_from_handle(nb::handle h, const char* op_name) {
   Shape s;
   if (PyLong_Check(h.ptr())) {
     s.push_back(nb::cast<int64_t>(h));
     return s;
   }
-  if (!PySequence_Check(h.ptr()) || nb::isinstance<Tensor>(h))
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()) || nb::isinstance<Tensor>(h))
     throw ember::TypeError(detail::str_cat(
         op_name, "(): argument 'size' must be tuple of ints, but found element of type ", Py_TYPE(h.ptr())->tp_name));
   for (nb::handle item : h) {
@@ -75,7 +92,7 @@ Shape sizes_from_handle(nb::handle h, const char* op_name) {
       throw ember::TypeError(detail::str_cat(op_name,
                                              "(): argument 'size' must be tuple of ints, but found element of type ",
                                              Py_TYPE(item.ptr())->tp_name));
-    s.push_back(static_cast<int64_t>(PyNumber_AsSsize_t(item.ptr(), PyExc_OverflowError)));
+    s.push_back(index_to_int64(item.ptr()));
   }
   return s;
 }

@@ -43,4 +43,5 @@ NB_MODULE(_C, m) {
   bind_linalg(m);
   bind_unary(m);
   bind_reduce(m);
+  bind_complex(m);
 }

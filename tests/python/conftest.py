@@ -31,7 +31,8 @@ def assert_same(e, t, rtol=None, atol=None, check_stride=False):
         assert e.stride() == t.stride()
     ev, tv = e.tolist(), t.tolist()
     if rtol is None:
-        rtol = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-12}.get(dtype_name(t.dtype), 0)
+        rtol = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-12, "complex64": 1e-5,
+                "complex128": 1e-12}.get(dtype_name(t.dtype), 0)
     if atol is None:
         atol = rtol
     _cmp(ev, tv, rtol, atol)
@@ -42,6 +43,14 @@ def _cmp(a, b, rtol, atol):
         assert isinstance(a, list) and len(a) == len(b)
         for x, y in zip(a, b):
             _cmp(x, y, rtol, atol)
+        return
+    if isinstance(b, complex):  # nan/inf part by part, otherwise relative to |b|
+        assert isinstance(a, complex), f"{a} vs {b}"
+        if not (math.isfinite(b.real) and math.isfinite(b.imag)):
+            _cmp(a.real, b.real, rtol, atol)
+            _cmp(a.imag, b.imag, rtol, atol)
+            return
+        assert abs(a - b) <= atol + rtol * abs(b), f"{a} vs {b}"
         return
     if isinstance(b, float):
         if math.isnan(b):

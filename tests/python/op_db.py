@@ -14,6 +14,7 @@ ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16"
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
 NUMERIC = INTS + FLOATS
+COMPLEX = ["complex64", "complex128"]
 
 
 class Sample:
@@ -64,6 +65,10 @@ def make_tensor(shape, dtype, seed=0, low=None, high=None):
         return torch.randint(lo, hi, shape, generator=g).to(dt)
     lo = -3.0 if low is None else low
     hi = 3.0 if high is None else high
+    if dtype in COMPLEX:  # real and imaginary parts both in [lo, hi)
+        re = torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo
+        im = torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo
+        return torch.complex(re, im).to(dt)
     return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dt)
 
 
@@ -88,6 +93,8 @@ def binary_samples(dtype, low=None, high=None, other_low=None, other_high=None):
     scalar = 2 if dtype in INTS or dtype == "bool" else 1.5
     if dtype == "bool":
         scalar = True
+    if dtype in COMPLEX:
+        scalar = 1.5 - 0.5j
     return [
         Sample("same", a((3, 4), 1), b((3, 4), 2)),
         Sample("broadcast", a((3, 1), 3), b((4,), 4)),
@@ -115,31 +122,34 @@ def _binary(name, **kw):
 
 
 OPS = [
-    OpInfo("neg", samples=lambda dt: unary_samples(dt), dtypes=[d for d in NUMERIC if d != "uint8"], inplace="neg_"),
+    OpInfo("neg", samples=lambda dt: unary_samples(dt), dtypes=[d for d in NUMERIC if d != "uint8"] + COMPLEX,
+           inplace="neg_", grad_dtypes=("float64", "complex128")),
     OpInfo("relu", samples=lambda dt: unary_samples(dt), dtypes=NUMERIC, inplace="relu_"),
-    _binary("add", dtypes=ALL),
-    _binary("sub", dtypes=NUMERIC),
-    _binary("mul", dtypes=ALL),
-    OpInfo("div", samples=lambda dt: binary_samples(dt, other_low=0.5, other_high=3), dtypes=FLOATS),
-    OpInfo("remainder", samples=lambda dt: binary_samples(dt, other_low=1, other_high=5), dtypes=NUMERIC,
+    _binary("add", dtypes=ALL + COMPLEX, grad_dtypes=("float64", "complex128")),
+    _binary("sub", dtypes=NUMERIC + COMPLEX, grad_dtypes=("float64", "complex128")),
+    _binary("mul", dtypes=ALL + COMPLEX, grad_dtypes=("float64", "complex128")),
+    OpInfo("div", samples=lambda dt: binary_samples(dt, other_low=0.5, other_high=3), dtypes=FLOATS + COMPLEX,
+           grad_dtypes=("float64", "complex128")),
+    OpInfo("remainder", samples=lambda dt: binary_samples(dt, other_low=1, other_high=5), dtypes=NUMERIC + COMPLEX,
            grad=False),
-    OpInfo("floor_divide", samples=lambda dt: binary_samples(dt, other_low=1, other_high=5), dtypes=NUMERIC,
+    OpInfo("floor_divide", samples=lambda dt: binary_samples(dt, other_low=1, other_high=5),
+           dtypes=NUMERIC + COMPLEX,
            grad=False),
     OpInfo("pow", samples=lambda dt: [Sample("pos_base", make_tensor((3, 4), dt, 1, 0.5, 2),
                                              make_tensor((3, 4), dt, 2, 0, 3)),
                                       Sample("scalar_exp", make_tensor((3, 4), dt, 3, 0.5, 2), 2),
                                       Sample("broadcast", make_tensor((3, 1), dt, 4, 0.5, 2),
                                              make_tensor((4,), dt, 5, 0, 2))],
-           dtypes=FLOATS),
-    OpInfo("sum", samples=lambda dt: reduction_samples(dt), dtypes=ALL),
-    OpInfo("mean", samples=lambda dt: reduction_samples(dt), dtypes=FLOATS),
+           dtypes=FLOATS + COMPLEX),
+    OpInfo("sum", samples=lambda dt: reduction_samples(dt), dtypes=ALL + COMPLEX, grad_dtypes=("float64", "complex128")),
+    OpInfo("mean", samples=lambda dt: reduction_samples(dt), dtypes=FLOATS + COMPLEX, grad_dtypes=("float64", "complex128")),
     OpInfo("matmul", samples=lambda dt: [
         Sample("mm", make_tensor((3, 4), dt, 1), make_tensor((4, 5), dt, 2)),
         Sample("mv", make_tensor((3, 4), dt, 3), make_tensor((4,), dt, 4)),
         Sample("bmm_broadcast", make_tensor((2, 3, 4), dt, 5), make_tensor((4, 2), dt, 6)),
         Sample("transposed", make_tensor((4, 3), dt, 7).t(), make_tensor((5, 4), dt, 8).t()),
-    ], dtypes=["float32", "float64", "int64"], rtol=1e-4),
-] + [OpInfo(n, samples=lambda dt: binary_samples(dt), dtypes=ALL, grad=False)
+    ], dtypes=["float32", "float64", "int64"] + COMPLEX, rtol=1e-4, grad_dtypes=("float64", "complex128")),
+] + [OpInfo(n, samples=lambda dt: binary_samples(dt), dtypes=ALL + COMPLEX, grad=False)
      for n in ("eq", "ne", "lt", "le", "gt", "ge")]
 
 

@@ -86,6 +86,18 @@ def _qr_proj(lib, a, mode="reduced"):
     return Q @ Q.mT + (R.mT @ R).sum()  # both invariant under Q->QD, R->DR (D = diag(+-1))
 
 
+
+
+def _lstsq_driver_row(driver, field):
+    def samples(dt):
+        out = [Sample("tall", mk((5, 3), dt, 1), mk((5, 2), dt, 2)),
+               Sample("batched", mk((2, 5, 3), dt, 5), mk((1, 5, 2), dt, 6)),
+               Sample("vector", mk((5, 3), dt, 7), mk((5,), dt, 8))]
+        if field != "residuals":  # wide: empty residuals (torch's carry a grad_fn, ember's do not)
+            out.append(Sample("wide", mk((3, 5), dt, 9), mk((3, 2), dt, 10)))
+        return out
+    return L(f"lstsq_{driver}_{field}", lambda lib, a, b: getattr(lib.linalg.lstsq(a, b, driver=driver), field),
+             samples, dtypes=FI, grad=field != "singular_values")
 OPS = [
     OpInfo("mv", samples=lambda dt: [Sample("2d", mk((3, 4), dt, 1), mk((4,), dt, 2)),
                                      Sample("transposed", mk((4, 3), dt, 3).t(), mk((4,), dt, 4))],
@@ -132,6 +144,15 @@ OPS = [
         Sample("repeated_mixed", "iij,jk->ik", mk((3, 3, 4), dt, 26), mk((4, 2), dt, 27)),
         Sample("transposed", "ij,jk->ik", mk((4, 3), dt, 28).t(), mk((4, 5), dt, 29)),
     ], dtypes=FI, rtol=1e-5, method=False),
+    # Sublist form: integer labels per operand, an optional output sublist, Ellipsis for "...".
+    OpInfo("einsum_sublist", call=lambda lib, *a: lib.einsum(*a), samples=lambda dt: [
+        Sample("mm", mk((3, 4), dt, 1), [0, 1], mk((4, 5), dt, 2), [1, 2], [0, 2]),
+        Sample("implicit", mk((3, 4), dt, 3), [30, 1], mk((4, 5), dt, 4), [1, 0]),
+        Sample("ellipsis", mk((2, 3, 4), dt, 5), [Ellipsis, 0, 1], mk((4, 2), dt, 6), [1, 2], [Ellipsis, 0, 2]),
+        Sample("ellipsis_implicit", mk((2, 3), dt, 7), [0, Ellipsis], mk((2,), dt, 8), [0]),
+        Sample("trace", mk((4, 4), dt, 9), [51, 51]),
+        Sample("outer", mk((3,), dt, 10), [5], mk((2,), dt, 11), [7], [7, 5]),
+    ], dtypes=FI, rtol=1e-5, method=False),
     OpInfo("tensordot", samples=lambda dt: [
         Sample("int", mk((2, 3, 4), dt, 1), mk((3, 4, 5), dt, 2), dims=2),
         Sample("zero", mk((2, 3), dt, 3), mk((4,), dt, 4), dims=0),
@@ -177,6 +198,11 @@ OPS = [
         Sample("square", square((3, 3), dt, 3), mk((3, 2), dt, 4)),
         Sample("batched", mk((2, 5, 3), dt, 5), mk((1, 5, 2), dt, 6)),
         Sample("vector", mk((5, 3), dt, 7), mk((5,), dt, 8))], dtypes=FI),
+    # Other drivers: residuals for tall full-rank systems (not gelsy), singular values from gelsd/gelss.
+    *[_lstsq_driver_row(d, field) for d in ["gels", "gelsd", "gelss"]
+      for field in ["solution", "residuals", "singular_values"]],
+    L("lstsq_wide_residuals", lambda lib, a, b: lib.linalg.lstsq(a, b, driver="gelsd").residuals, lambda dt: [
+        Sample("wide", mk((3, 5), dt, 9), mk((3, 2), dt, 10))], dtypes=FI, grad=False),
     L("pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), rect_samples, dtypes=F),
     L("pinv_hermitian", lambda lib, a: lib.linalg.pinv(symm(a), hermitian=True),
       lambda dt: [Sample("2d", square((3, 3), dt, 7)), Sample("batched", square((2, 4, 4), dt, 8))], dtypes=F),

@@ -5,16 +5,25 @@ the same exception type, so dtype support is tested both ways.
 """
 import math
 
-from op_db import ALL, FLOATS, OpInfo, Sample, binary_samples, make_tensor, unary_samples
+from op_db import ALL, COMPLEX, FLOATS, OpInfo, Sample, binary_samples, make_tensor, unary_samples
+
+_REAL = ALL
+ALL = ALL + COMPLEX  # torch's support (or its error) is checked for complex too
+# Holomorphic ops (and abs) whose complex gradients are checked in complex128 too.
+_COMPLEX_GRAD = {"abs", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+                 "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+                 "acosh", "atanh", "sigmoid"}
 
 
 def _unary(name, low=None, high=None, call=None, extra=None, **kw):
     """A unary row: the standard layouts over [low, high), plus `extra(dtype)` samples."""
     def samples(dt):
         lo, hi = low, high
-        if dt not in FLOATS and low is not None:  # integer draws: keep a non-empty range
+        if dt not in FLOATS and dt not in COMPLEX and low is not None:  # integer draws: keep a non-empty range
             lo, hi = math.floor(low), max(math.ceil(high), math.floor(low) + 1)
         return unary_samples(dt, lo, hi) + (extra(dt) if extra else [])
+    if name in _COMPLEX_GRAD:
+        kw.setdefault("grad_dtypes", ("float64", "complex128"))
     return OpInfo(name, call=call, samples=samples, dtypes=kw.pop("dtypes", ALL), domain=(low, high), **kw)
 
 
@@ -79,7 +88,7 @@ UNARY = [
 ACTIVATIONS = [
     _functional("relu"), _functional("relu6", -8, 8), _functional("leaky_relu", extra=_kw(negative_slope=0.2)),
     _functional("elu", extra=_kw(alpha=0.5)), _functional("selu"), _functional("celu", extra=_kw(alpha=2.0)),
-    _functional("gelu", -5, 5, extra=_kw(approximate="tanh")), _functional("silu"), _functional("mish"),
+    _functional("gelu", -5, 5, extra=_kw(approximate="tanh")), _functional("silu", dtypes=_REAL),  # torch's complex silu: not done in ember _functional("mish"),
     _functional("softplus", extra=lambda dt: [Sample("beta_threshold", make_tensor((4, 5), dt, 14), beta=2,
                                                      threshold=1.5)]),
     _functional("softsign"), _functional("hardtanh", extra=lambda dt: [

@@ -84,6 +84,44 @@ def test_gradients_match_torch_and_gradcheck(op, sample):
     assert ember.autograd.gradcheck(f, inputs)
 
 
+def complex_grad_cases():
+    for op in OPS:
+        if not op.grad or "complex128" not in op.grad_dtypes:
+            continue
+        for s in op.samples("complex128"):
+            if any(isinstance(a, torch.Tensor) and a.numel() == 0 for a in s.args):
+                continue
+            yield pytest.param(op, s, id=f"{op.name}-{s.name}")
+
+
+@pytest.mark.parametrize("op,sample", list(complex_grad_cases()))
+def test_complex_gradients_match_torch_and_gradcheck(op, sample):
+    """PyTorch's convention: the gradient of a real loss is dL/dx + i dL/dy (conjugate Wirtinger)."""
+    t_args = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    e_args = [to_ember(a).detach().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    t_out = op.call(torch, *t_args, **sample.kwargs)
+    e_out = op.call(ember, *e_args, **sample.kwargs)
+    n = max(t_out.numel(), 1)
+    w = torch.complex(torch.linspace(-1, 1, n, dtype=torch.float64), torch.linspace(0.5, -2, n, dtype=torch.float64))
+    w = w[: t_out.numel()].reshape(t_out.shape)
+    if not t_out.is_complex():
+        w = w.real
+    (t_out * w).sum().real.backward()
+    (e_out * to_ember(w)).sum().real.backward()
+    for ta, ea in zip(t_args, e_args):
+        if isinstance(ta, torch.Tensor):
+            assert_same(ea.grad, ta.grad)
+    diff = [i for i, a in enumerate(e_args) if isinstance(a, ember.Tensor)]
+
+    def f(*xs):
+        args = list(e_args)
+        for i, x in zip(diff, xs):
+            args[i] = x
+        return op.call(ember, *args, **sample.kwargs)
+    inputs = tuple(to_ember(sample.args[i]).detach().requires_grad_() for i in diff)
+    assert ember.autograd.gradcheck(f, inputs)
+
+
 # Differentiable rows without a gradgradcheck, each because torch itself has no double backward
 # for it (so there is nothing to match). Keep this list to what torch does not support.
 GRADGRAD_EXCEPTIONS = {}

@@ -380,9 +380,9 @@ def test_prefix_name():
             == "param([[1., 2.],\n       [3., 4.]])")
 
 
-def test_complex_not_supported():
-    with pytest.raises(NotImplementedError):
-        ts.tensor_repr(T([1 + 2j]))
+def test_complex_matches_torch():  # the formatter is duck-typed: it prints torch tensors like torch
+    t = torch.tensor([1 + 2j, -3.25 - 0.5j])
+    assert ts.tensor_repr(t, default_dtype=torch.get_default_dtype) == repr(t)
 
 
 # --------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ember/autograd/accumulate.h"
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/ops.h"
@@ -69,6 +70,8 @@ void set_python_node_runner(PythonNodeRunner runner) { g_python_runner = runner;
 
 TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, const TensorList& inputs,
                         const BackwardOptions& opts) {
+  // Queued forward-mode tangents need saved tensors this pass may free.
+  if (forward_ad::is_active()) forward_ad::flush();
   AutoGradMode mode(opts.create_graph);
   // Root gradients.
   std::vector<std::pair<Edge, Tensor>> root_edges;
@@ -78,6 +81,7 @@ TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, c
     Tensor g = i < grad_roots.size() ? grad_roots[i] : Tensor();
     if (!g.defined()) {
       EMBER_CHECK(r.numel() == 1, "grad can be implicitly created only for scalar outputs");
+      EMBER_CHECK(!is_complex(r.dtype()), "grad can be implicitly created only for real scalar outputs");
       g = ones(r.sizes(), r.dtype());
     } else {
       EMBER_CHECK(g.sizes() == r.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ", g.shape_str(),

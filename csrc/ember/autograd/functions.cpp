@@ -1,14 +1,22 @@
 #include "ember/autograd/functions.h"
 
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd {
 namespace {
 Tensor num(Scalar s) { return scalar_tensor(s, std::nullopt, /*wrapped=*/true); }
-Tensor cast_like(const Tensor& g, ScalarType dtype) { return g.dtype() == dtype ? g : to_dtype(g, dtype); }
+// A real input of an op with a complex result gets the real part of its complex gradient.
+Tensor cast_like(const Tensor& g, ScalarType dtype) {
+  if (g.dtype() == dtype) return g;
+  return to_dtype(is_complex(g.dtype()) && !is_complex(dtype) ? real(g) : g, dtype);
+}
+// Complex gradients multiply by the conjugate of each partial derivative (PyTorch's convention).
+Tensor cj(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
 bool wants(const Node& n, size_t i) { return i < n.next_edges.size() && n.next_edges[i].valid(); }
 }  // namespace
 
@@ -27,7 +35,8 @@ TensorList AddBackward0::apply(TensorList&& grads) {
   TensorList out(2);
   if (wants(*this, 0)) out[0] = cast_like(sum_to(g, self_sizes), self_dtype);
   if (wants(*this, 1)) {
-    Tensor go = alpha.to_double() == 1.0 && !alpha.is_bool() ? g : mul(g, num(alpha));
+    bool one = !alpha.is_bool() && alpha.to_complex() == std::complex<double>(1.0);
+    Tensor go = one ? g : mul(g, num(alpha.is_complex() ? Scalar(std::conj(alpha.to_complex())) : alpha));
     out[1] = cast_like(sum_to(go, other_sizes), other_dtype);
   }
   return out;
@@ -38,8 +47,8 @@ TensorList MulBackward0::apply(TensorList&& grads) {
   auto me = shared_from_this();
   Tensor a = self.unpack(me), b = other.unpack(me);
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = cast_like(sum_to(mul(g, b), a.sizes()), a.dtype());
-  if (wants(*this, 1)) out[1] = cast_like(sum_to(mul(g, a), b.sizes()), b.dtype());
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(mul(g, cj(b)), a.sizes()), a.dtype());
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(mul(g, cj(a)), b.sizes()), b.dtype());
   return out;
 }
 
@@ -48,8 +57,8 @@ TensorList DivBackward0::apply(TensorList&& grads) {
   auto me = shared_from_this();
   Tensor a = self.unpack(me), b = other.unpack(me);
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = cast_like(sum_to(div(g, b), a.sizes()), a.dtype());
-  if (wants(*this, 1)) out[1] = cast_like(sum_to(neg(div(mul(g, a), mul(b, b))), b.sizes()), b.dtype());
+  if (wants(*this, 0)) out[0] = cast_like(sum_to(div(g, cj(b)), a.sizes()), a.dtype());
+  if (wants(*this, 1)) out[1] = cast_like(sum_to(neg(div(mul(g, cj(a)), cj(mul(b, b)))), b.sizes()), b.dtype());
   return out;
 }
 
@@ -68,13 +77,13 @@ TensorList PowBackward0::apply(TensorList&& grads) {
     }
     Tensor d = mul(e, pow(a, em1));
     d = where(eq(e, num(0)), zeros(d.sizes(), d.dtype()), d);  // where, not a mask product: 0 * inf is nan
-    out[0] = cast_like(sum_to(mul(g, d), a.sizes()), a.dtype());
+    out[0] = cast_like(sum_to(mul(g, cj(d)), a.sizes()), a.dtype());
   }
   if (wants(*this, 1)) {
     // d/de a^e = a^e log(a); 0 where a == 0 and e >= 0 (a^e is 0 or 1 there: no 0 * -inf).
     Tensor d = mul(pow(a, e), log(a));
     d = where(logical_and(eq(a, num(0)), ge(e, num(0))), zeros(d.sizes(), d.dtype()), d);
-    out[1] = cast_like(sum_to(mul(g, d), e.sizes()), e.dtype());
+    out[1] = cast_like(sum_to(mul(g, cj(d)), e.sizes()), e.dtype());
   }
   return out;
 }
@@ -95,8 +104,8 @@ TensorList MmBackward0::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   auto me = shared_from_this();
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = mm(g, t_(mat2.unpack(me)));
-  if (wants(*this, 1)) out[1] = mm(t_(self.unpack(me)), g);
+  if (wants(*this, 0)) out[0] = mm(g, cj(t_(mat2.unpack(me))));
+  if (wants(*this, 1)) out[1] = mm(cj(t_(self.unpack(me))), g);
   return out;
 }
 
@@ -104,8 +113,8 @@ TensorList BmmBackward0::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   auto me = shared_from_this();
   TensorList out(2);
-  if (wants(*this, 0)) out[0] = bmm(g, transpose(mat2.unpack(me), 1, 2));
-  if (wants(*this, 1)) out[1] = bmm(transpose(self.unpack(me), 1, 2), g);
+  if (wants(*this, 0)) out[0] = bmm(g, cj(transpose(mat2.unpack(me), 1, 2)));
+  if (wants(*this, 1)) out[1] = bmm(cj(transpose(self.unpack(me), 1, 2)), g);
   return out;
 }
 
@@ -126,6 +135,49 @@ void LambdaBackward::record(const char* name, std::initializer_list<Tensor> outp
   for (const Tensor& t : inputs) saved.emplace_back(t, false);
   for (const Tensor& t : saved_outputs) saved.emplace_back(t, true);
   fn = std::move(f);
+}
+
+// ---- forward mode (Note [Forward AD]): tangents of the outputs from those of the inputs ----
+
+namespace {
+Tensor add_opt(const Tensor& a, const Tensor& b) { return !a.defined() ? b : !b.defined() ? a : add(a, b); }
+}  // namespace
+
+TensorList AddBackward0::jvp(const TensorList& t) {
+  Tensor b = t[1];
+  if (b.defined() && !(alpha.to_double() == 1.0 && !alpha.is_bool())) b = mul(b, num(alpha));
+  return {add_opt(t[0], b)};  // broadcast to the output's shape when stored
+}
+
+TensorList MulBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), b = other.unpack(me);
+  return {add_opt(t[0].defined() ? mul(t[0], b) : Tensor(), t[1].defined() ? mul(a, t[1]) : Tensor())};
+}
+
+TensorList DivBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  Tensor a = self.unpack(me), b = other.unpack(me);
+  // d(a / b) = da / b - a db / b^2
+  return {
+      add_opt(t[0].defined() ? div(t[0], b) : Tensor(), t[1].defined() ? neg(div(mul(a, t[1]), mul(b, b))) : Tensor())};
+}
+
+TensorList SumBackward1::jvp(const TensorList& t) {
+  if (!t[0].defined()) return {Tensor()};
+  return {dims.empty() && !keepdim ? sum(t[0]) : sum(t[0], dims.empty() ? OptDims() : OptDims(dims), keepdim)};
+}
+
+TensorList MmBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  return {add_opt(t[0].defined() ? mm(t[0], mat2.unpack(me)) : Tensor(),
+                  t[1].defined() ? mm(self.unpack(me), t[1]) : Tensor())};
+}
+
+TensorList BmmBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  return {add_opt(t[0].defined() ? bmm(t[0], mat2.unpack(me)) : Tensor(),
+                  t[1].defined() ? bmm(self.unpack(me), t[1]) : Tensor())};
 }
 
 // ---- in-place ops and views ----
@@ -253,6 +305,7 @@ Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& 
 
 void set_view_history(const Tensor& input, const Tensor& view, const char* name,
                       std::function<Tensor(const Tensor&)> backward) {
+  if (forward_ad::is_active()) forward_ad::on_view(input, view);
   if (!GradMode::is_enabled() || !requires_grad(input)) return;
   auto n = std::make_shared<ViewBackward>();
   n->name_ = name;

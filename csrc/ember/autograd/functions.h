@@ -32,6 +32,7 @@ struct AddBackward0 : Named<kAddBackward0> {  // also sub (alpha negated)
   Shape self_sizes, other_sizes;
   ScalarType self_dtype, other_dtype;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
 };
 struct SubBackward0 : AddBackward0 {
   std::string name() const override { return kSubBackward0; }
@@ -39,11 +40,13 @@ struct SubBackward0 : AddBackward0 {
 struct MulBackward0 : Named<kMulBackward0> {
   SavedVariable self, other;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
   void release_variables() override { self.reset(), other.reset(); }
 };
 struct DivBackward0 : Named<kDivBackward0> {
   SavedVariable self, other;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
   void release_variables() override { self.reset(), other.reset(); }
 };
 struct PowBackward0 : Named<kPowBackward0> {
@@ -56,23 +59,28 @@ struct SumBackward1 : Named<kSumBackward1> {
   std::vector<int64_t> dims;  // reduced dims, wrapped; empty = all
   bool keepdim = false;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
 };
 struct MmBackward0 : Named<kMmBackward0> {
   SavedVariable self, mat2;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
   void release_variables() override { self.reset(), mat2.reset(); }
 };
 struct BmmBackward0 : Named<kBmmBackward0> {
   SavedVariable self, mat2;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
   void release_variables() override { self.reset(), mat2.reset(); }
 };
 struct ToCopyBackward0 : Named<kToCopyBackward0> {
   ScalarType self_dtype;
   TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override { return {t[0]}; }  // cast to the output dtype later
 };
 struct CloneBackward0 : Named<kCloneBackward0> {
   TensorList apply(TensorList&& grads) override { return {grads[0]}; }
+  TensorList jvp(const TensorList& t) override { return {t[0]}; }
 };
 // copy_(self, src): self's old value gets no gradient; src gets grad summed to its shape.
 struct CopyBackwards : Named<kCopyBackwards> {
@@ -90,7 +98,17 @@ struct LambdaBackward : Node {
   std::string name_;
   std::vector<SavedVariable> saved;
   Fn fn;
+  // Optional forward-mode formula (tangents, saved) -> output tangents; without it forward AD
+  // derives the tangents from fn (Note [Forward AD]).
+  std::function<TensorList(const TensorList& tangents, const TensorList& saved)> jvp_fn;
   std::string name() const override { return name_; }
+  TensorList jvp(const TensorList& t) override {
+    if (!jvp_fn) return {};
+    TensorList s;
+    auto me = shared_from_this();
+    for (const SavedVariable& v : saved) s.push_back(v.unpack(me));
+    return jvp_fn(t, s);
+  }
   // The usual recording in one call: names the node, makes it the history of `outputs`, then
   // saves `inputs` followed by `saved_outputs` (outputs are saved after set_history, as they must
   // be) for `f(grads, saved)`. Use as `if (auto n = make_node<LambdaBackward>(x)) n->record(...)`.

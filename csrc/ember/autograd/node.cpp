@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "ember/autograd/accumulate.h"
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/ops/ops.h"
 
@@ -70,13 +71,16 @@ Edge gradient_edge(const Tensor& t) {
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
   if (AnomalyMode::is_enabled() && fn->forward_site.empty()) fn->forward_site = current_site();
   AutogradMetaImpl& m = meta_or_create(out);
-  m.output_nr = fn->add_input_metadata(out);
+  uint32_t nr = fn->add_input_metadata(out);
+  if (forward_ad::is_active() && forward_ad::on_set_history(out, fn)) return;  // forward-only: no history
+  m.output_nr = nr;
   m.grad_fn = fn;
   m.requires_grad = false;
 }
 
 Tensor detach(const Tensor& t) {
   NoGradGuard no_history;
+  forward_ad::HideLevelsGuard no_tangent(0);  // no forward gradient either (and no queued one is computed)
   Tensor d = alias(t);
   d.impl()->view_base = IntrusivePtr<TensorImpl>();  // shares data, but autograd treats it as standalone
   return d;

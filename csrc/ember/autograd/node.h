@@ -46,6 +46,12 @@ class Node : public std::enable_shared_from_this<Node> {
   // False: the engine passes undefined (None) for outputs that got no gradient, instead of zeros
   // (autograd.Function's ctx.set_materialize_grads(False)).
   virtual bool materialize_grads() const { return true; }
+  // Forward mode (Note [Forward AD]): the outputs' tangents from the inputs' (one per next edge,
+  // undefined = zero). Empty: no formula here, the tangents are derived from apply().
+  virtual std::vector<Tensor> jvp(const std::vector<Tensor>& tangents) {
+    (void)tangents;
+    return {};
+  }
 
   uint32_t add_input_metadata(const Tensor& t);
   size_t num_inputs() const { return input_meta_.size(); }
@@ -62,6 +68,10 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t seq_;
 };
 
+struct ForwardGrads {
+  std::vector<std::pair<int64_t, Tensor>> by_level;
+};
+
 // Per-tensor autograd state (hangs off TensorImpl).
 struct AutogradMetaImpl : AutogradMeta {
   bool requires_grad = false;  // leaf flag; non-leaves require grad through grad_fn
@@ -73,8 +83,9 @@ struct AutogradMetaImpl : AutogradMeta {
   std::shared_ptr<Tensor> retained_grad;  // written by retain_grad's hook (which must not own the tensor)
   std::vector<GradHook> hooks;            // leaf hooks, run by AccumulateGrad before accumulating
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
-  // Forward-mode tangent (forward_ad), one level.
-  Tensor fw_grad;
+  // Forward-mode tangents, one per dual level (Note [Forward AD]); shared with the level's
+  // registry so that leaving the level clears them.
+  std::shared_ptr<ForwardGrads> fw;
 };
 
 AutogradMetaImpl* meta(const Tensor& t);  // null when the tensor never touched autograd

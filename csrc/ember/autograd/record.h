@@ -2,6 +2,7 @@
 // asks make_node<T>(inputs...) for a node; null means nothing to record (grad mode off or no
 // input requires grad), so ops pay one check on the fast path.
 #pragma once
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
 
@@ -13,11 +14,38 @@ inline bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
   return false;
 }
 
+// True when an op on these inputs must record: for reverse mode, or because an input has a
+// forward-mode tangent (Note [Forward AD]).
+inline bool needs_history(std::initializer_list<const Tensor*> ts) {
+  return (GradMode::is_enabled() && any_requires_grad(ts)) ||
+         (forward_ad::is_active() && forward_ad::any_has_tangent(ts));
+}
+
 template <typename NodeT, typename... Ts>
 std::shared_ptr<NodeT> make_node(const Ts&... inputs) {
-  if (!GradMode::is_enabled() || !any_requires_grad({&inputs...})) return nullptr;
+  bool records = GradMode::is_enabled() && any_requires_grad({&inputs...});
+  bool forward = forward_ad::is_active() && forward_ad::any_has_tangent({&inputs...});
+  if (!records && !forward) return nullptr;
   auto node = std::make_shared<NodeT>();
   node->next_edges = {gradient_edge(inputs)...};
+  if (forward) forward_ad::capture_inputs(node, {&inputs...}, records);
+  return node;
+}
+
+// make_node over a runtime list of inputs (undefined entries are absent optional inputs).
+template <typename NodeT>
+std::shared_ptr<NodeT> make_node_list(const std::vector<Tensor>& inputs) {
+  std::vector<const Tensor*> ptrs;
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  bool records = false, forward = false;
+  for (const Tensor* t : ptrs) records = records || (t->defined() && requires_grad(*t));
+  records = records && GradMode::is_enabled();
+  if (forward_ad::is_active())
+    for (const Tensor* t : ptrs) forward = forward || forward_ad::any_has_tangent({t});
+  if (!records && !forward) return nullptr;
+  auto node = std::make_shared<NodeT>();
+  for (const Tensor& t : inputs) node->next_edges.push_back(gradient_edge(t));
+  if (forward) forward_ad::capture_inputs(node, ptrs, records);
   return node;
 }
 
@@ -38,6 +66,12 @@ inline bool inplace_needs_grad(const Tensor& self, std::initializer_list<const T
   for (const Tensor* t : others)
     if (t && t->defined() && requires_grad(*t)) return true;
   return false;
+}
+// ... or because a tangent is involved: such ops run out of place and copy_ the result into
+// self, and copy_ updates self's tangent (Note [Forward AD]).
+inline bool inplace_needs_history(const Tensor& self, std::initializer_list<const Tensor*> others) {
+  return inplace_needs_grad(self, others) ||
+         (forward_ad::is_active() && (forward_ad::any_has_tangent({&self}) || forward_ad::any_has_tangent(others)));
 }
 
 // Gradient of as_strided (and unfold): scatter-adds g at the view's storage positions, then

@@ -42,6 +42,19 @@
 #define EMBER_DISPATCH_INTEGRAL(dtype, name, ...) \
   EMBER_DISPATCH_SWITCH(dtype, name, EMBER_TYPE_CASE(Bool, bool, __VA_ARGS__) EMBER_INT_CASES(__VA_ARGS__))
 
+// Complex cases are kept out of the macros above: only the dispatches that support complex
+// pay for the extra instantiations.
+#define EMBER_COMPLEX_CASES(...)                               \
+  EMBER_TYPE_CASE(Complex64, std::complex<float>, __VA_ARGS__) \
+  EMBER_TYPE_CASE(Complex128, std::complex<double>, __VA_ARGS__)
+#define EMBER_DISPATCH_ALL_AND_COMPLEX(dtype, name, ...)                                      \
+  EMBER_DISPATCH_SWITCH(dtype, name,                                                          \
+                        EMBER_TYPE_CASE(Bool, bool, __VA_ARGS__) EMBER_INT_CASES(__VA_ARGS__) \
+                            EMBER_FLOAT_CASES(__VA_ARGS__) EMBER_COMPLEX_CASES(__VA_ARGS__))
+#define EMBER_DISPATCH_FLOAT_AND_COMPLEX(dtype, name, ...) \
+  EMBER_DISPATCH_SWITCH(dtype, name, EMBER_FLOAT_CASES(__VA_ARGS__) EMBER_COMPLEX_CASES(__VA_ARGS__))
+#define EMBER_DISPATCH_COMPLEX(dtype, name, ...) EMBER_DISPATCH_SWITCH(dtype, name, EMBER_COMPLEX_CASES(__VA_ARGS__))
+
 namespace ember {
 // Type used for arithmetic on T: 16-bit floats compute in float.
 template <typename T>

@@ -32,6 +32,12 @@ ScalarType complex_for(ScalarType real) {
   return real == S::Float64 ? S::Complex128 : S::Complex64;
 }
 
+ScalarType to_real(ScalarType t) {
+  if (t == S::Complex64) return S::Float32;
+  if (t == S::Complex128) return S::Float64;
+  return t;
+}
+
 ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == S::Undefined) return b;

@@ -46,6 +46,23 @@ ScalarType default_dtype();  // float32 unless set_default_dtype changed it
 void set_default_dtype(ScalarType t);
 ScalarType complex_for(ScalarType real);  // float32 -> complex64, ...
 
+// std::complex<float>/<double> element types; real_t is the type of their parts.
+template <typename T>
+inline constexpr bool is_complex_v = false;
+template <typename T>
+inline constexpr bool is_complex_v<std::complex<T>> = true;
+template <typename T>
+struct RealType {
+  using type = T;
+};
+template <typename T>
+struct RealType<std::complex<T>> {
+  using type = T;
+};
+template <typename T>
+using real_t = typename RealType<T>::type;
+ScalarType to_real(ScalarType t);  // complex64 -> float32, complex128 -> float64, others unchanged
+
 template <typename T>
 struct CppTypeToScalar;
 #define EMBER_MAP_TYPE(T, S)                           \

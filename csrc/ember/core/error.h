@@ -31,6 +31,12 @@ class LinAlgError : public Error {  // -> ember.linalg.LinAlgError (a RuntimeErr
   using Error::Error;
 };
 
+// PyTorch's TORCH_WARN_ONCE: each message is reported once per process through a hook (the
+// Python bindings install one that raises a UserWarning); without a hook it goes to stderr.
+using WarnHook = void (*)(const std::string&);
+void set_warn_hook(WarnHook hook);
+void warn_once(const std::string& msg);
+
 namespace detail {
 template <typename... Args>
 std::string str_cat(const Args&... args) {

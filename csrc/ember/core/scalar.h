@@ -1,5 +1,6 @@
-// A Python-number-like value: bool, integer or floating (complex later).
+// A Python-number-like value: bool, integer, floating or complex.
 #pragma once
+#include <complex>
 #include <cstdint>
 #include <type_traits>
 
@@ -9,24 +10,31 @@ namespace ember {
 
 class Scalar {
  public:
-  enum class Kind : int8_t { Bool, Int, Float };
+  enum class Kind : int8_t { Bool, Int, Float, Complex };
   Scalar() : Scalar(int64_t(0)) {}
-  Scalar(bool b) : kind_(Kind::Bool), i_(b) {}     // NOLINT
-  Scalar(int v) : kind_(Kind::Int), i_(v) {}       // NOLINT
-  Scalar(int64_t v) : kind_(Kind::Int), i_(v) {}   // NOLINT
-  Scalar(double v) : kind_(Kind::Float), d_(v) {}  // NOLINT
-  Scalar(float v) : kind_(Kind::Float), d_(v) {}   // NOLINT
+  Scalar(bool b) : kind_(Kind::Bool), i_(b) {}                                           // NOLINT
+  Scalar(int v) : kind_(Kind::Int), i_(v) {}                                             // NOLINT
+  Scalar(int64_t v) : kind_(Kind::Int), i_(v) {}                                         // NOLINT
+  Scalar(double v) : kind_(Kind::Float), d_(v) {}                                        // NOLINT
+  Scalar(float v) : kind_(Kind::Float), d_(v) {}                                         // NOLINT
+  Scalar(std::complex<double> v) : kind_(Kind::Complex), d_(v.real()), im_(v.imag()) {}  // NOLINT
+  Scalar(std::complex<float> v) : Scalar(std::complex<double>(v)) {}                     // NOLINT
 
   Kind kind() const { return kind_; }
   bool is_bool() const { return kind_ == Kind::Bool; }
   bool is_integral() const { return kind_ == Kind::Int; }
   bool is_floating() const { return kind_ == Kind::Float; }
-  double to_double() const { return kind_ == Kind::Float ? d_ : static_cast<double>(i_); }
-  int64_t to_int() const { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
-  bool to_bool() const { return kind_ == Kind::Float ? d_ != 0 : i_ != 0; }
+  bool is_complex() const { return kind_ == Kind::Complex; }
+  // Real numbers read a complex value's real part (as a complex -> real cast does).
+  double to_double() const { return has_double() ? d_ : static_cast<double>(i_); }
+  int64_t to_int() const { return has_double() ? static_cast<int64_t>(d_) : i_; }
+  bool to_bool() const { return has_double() ? (d_ != 0 || im_ != 0) : i_ != 0; }
+  std::complex<double> to_complex() const { return {to_double(), im_}; }
   template <typename T>
   T to() const {
-    if constexpr (std::is_same_v<T, bool>)
+    if constexpr (is_complex_v<T>)
+      return T(to_complex());
+    else if constexpr (std::is_same_v<T, bool>)
       return to_bool();
     else if constexpr (std::is_integral_v<T>)
       return static_cast<T>(to_int());
@@ -37,15 +45,20 @@ class Scalar {
   }
   // dtype a tensor made from this number gets (Python float -> default dtype).
   ScalarType natural_dtype() const {
-    return kind_ == Kind::Bool ? ScalarType::Bool : kind_ == Kind::Int ? ScalarType::Int64 : default_dtype();
+    return kind_ == Kind::Bool      ? ScalarType::Bool
+           : kind_ == Kind::Int     ? ScalarType::Int64
+           : kind_ == Kind::Complex ? complex_for(default_dtype())
+                                    : default_dtype();
   }
 
  private:
+  bool has_double() const { return kind_ == Kind::Float || kind_ == Kind::Complex; }
   Kind kind_;
   union {
     int64_t i_;
-    double d_;
+    double d_;  // the real part of a complex value
   };
+  double im_ = 0;
 };
 
 }  // namespace ember

@@ -1,5 +1,8 @@
 #include "ember/core/tensor.h"
 
+#include <cstdio>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 namespace ember {
@@ -32,6 +35,23 @@ void throw_inference_inplace() {
       "a normal tensor before doing inplace update.");
 }
 void set_mutation_site_hook(SiteHook hook) { g_site_hook = hook; }
+
+namespace {
+WarnHook g_warn_hook = nullptr;
+std::mutex g_warned_mutex;
+std::set<std::string> g_warned;
+}  // namespace
+void set_warn_hook(WarnHook hook) { g_warn_hook = hook; }
+void warn_once(const std::string& msg) {
+  {
+    std::lock_guard<std::mutex> lock(g_warned_mutex);
+    if (!g_warned.insert(msg).second) return;
+  }
+  if (g_warn_hook)
+    g_warn_hook(msg);
+  else
+    std::fprintf(stderr, "Warning: %s\n", msg.c_str());
+}
 std::string current_site() { return g_site_hook ? g_site_hook() : std::string(); }
 void record_mutation(VersionCounter& vc, const char* op) {
   std::string site = g_site_hook ? g_site_hook() : std::string();
@@ -65,7 +85,7 @@ void TensorImpl::refresh() {
 int64_t wrap_dim(int64_t dim, int64_t ndim, bool scalar_ok) {
   int64_t n = ndim;
   if (n == 0) {
-    EMBER_CHECK_INDEX(scalar_ok, "dimension specified as ", dim, " but tensor has no dimensions");
+    EMBER_CHECK_INDEX(scalar_ok, "Dimension specified as ", dim, " but tensor has no dimensions");
     n = 1;
   }
   EMBER_CHECK_INDEX(dim >= -n && dim < n, "Dimension out of range (expected to be in range of [", -n, ", ", n - 1,

@@ -20,39 +20,36 @@ namespace ember::math {
 
 // ---- float: vectorizable ----
 
-// 2^n for integral-valued float n in [-126, 127], built in the exponent bits.
-EMBER_MATH_INLINE float pow2i(float n) {
-  // (n + 127) + 2^23 puts n + 127 in the low mantissa bits; shifting left by 23 moves it into
-  // the exponent field and drops the 2^23 marker.
-  uint32_t bits = std::bit_cast<uint32_t>((n + 127.0f) + 8388608.0f);
-  return std::bit_cast<float>(bits << 23);
+// e^x over float's whole range (subnormal results and inf included, NaN propagates), within
+// 2 ulp. One body for a float (auto-vectorized in the unary loops) and for an explicit lane type
+// (cpu::exp8 in vec_math.h drives softmax and logsumexp): F is float or a GCC vector of floats,
+// I the int32 of the same shape. Cephes' reduction x = n ln2 + r with a degree-7 polynomial for
+// e^r; 2^n is applied as two factors so n in [-150, 128] never leaves the normal exponent range.
+template <typename F, typename I>
+EMBER_MATH_INLINE F exp_lanes(F x) {
+  const F zero{};
+  // Clamps written as x86 max/min (the second operand, x, comes through when it is NaN). Below
+  // -104 the result rounds to 0 and above 89 it overflows to inf with no further select.
+  F xc = zero - 104.0f > x ? zero - 104.0f : x;
+  xc = zero + 89.0f < xc ? zero + 89.0f : xc;
+  const float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer...
+  const F t = xc * 1.44269504088896341f + kRound;
+  const F n = t - kRound;
+  const I ni = std::bit_cast<I>(t) - std::bit_cast<int32_t>(kRound);  // ...kept in the low bits
+  F r = xc - n * 0.693359375f;                                        // ln2 split so n * ln2_hi is exact
+  r = r - n * -2.12194440e-4f;
+  F p = zero + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const I n1 = ni >> 1, n2 = ni - n1;
+  return (p * std::bit_cast<F>((n1 + 127) << 23)) * std::bit_cast<F>((n2 + 127) << 23);
 }
 
-// min/max as selects: std::fmin/fmax are library calls unless -ffinite-math-only. NaN x
-// passes through (callers patch NaN at the end).
-EMBER_MATH_INLINE float clamp_sel(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
-
-// e^x with the result's full range (subnormals included); about 1 ulp.
-EMBER_MATH_INLINE float exp(float x) {
-  const float xc = clamp_sel(x, -104.0f, 89.0f);
-  const float n = std::floor(xc * 1.44269504088896341f + 0.5f);
-  float r = std::fma(n, -0.693145751953125f, xc);  // ln2 split so n * ln2_hi is exact
-  r = std::fma(n, -1.42860682030941723212e-6f, r);
-  // e^r on |r| <= ln2/2: 1 + r + r^2 * P(r), P Cephes' expf minimax polynomial (about 1 ulp).
-  float p = 1.9875691500e-4f;
-  p = std::fma(p, r, 1.3981999507e-3f);
-  p = std::fma(p, r, 8.3334519073e-3f);
-  p = std::fma(p, r, 4.1665795894e-2f);
-  p = std::fma(p, r, 1.6666665459e-1f);
-  p = std::fma(p, r, 5.0000001201e-1f);
-  p = std::fma(p, r * r, r) + 1.0f;
-  // Two factors keep each 2^k a normal float while the product reaches subnormals and 2^128.
-  const float n1 = std::floor(n * 0.5f);
-  float y = p * pow2i(n1) * pow2i(n - n1);
-  y = x > 88.7228317f ? std::numeric_limits<float>::infinity() : y;
-  y = x < -103.972084f ? 0.0f : y;
-  return x != x ? x : y;
-}
+EMBER_MATH_INLINE float exp(float x) { return exp_lanes<float, int32_t>(x); }
 
 EMBER_MATH_INLINE float sigmoid(float x) { return 1.0f / (1.0f + math::exp(-x)); }
 

@@ -2,7 +2,9 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/cpu/complex_kernels.h"
 #include "ember/cpu/loops.h"
+#include "ember/ops/elementwise.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -14,6 +16,7 @@ struct PromotionState {
     ScalarType dt = t.dtype();
     if (t.impl()->wrapped_number) {
       if (is_floating_point(dt)) dt = default_dtype();
+      if (is_complex(dt)) dt = complex_for(default_dtype());
       wrapped = promote_types(wrapped, dt);
     } else if (t.dim() == 0) {
       zero = promote_types(zero, dt);
@@ -24,7 +27,15 @@ struct PromotionState {
   // A lower-priority group only matters when it is of a higher category.
   static ScalarType combine(ScalarType higher, ScalarType lower) {
     if (higher == ScalarType::Undefined) return lower;
-    if (lower == ScalarType::Undefined || is_complex(higher) || is_floating_point(higher)) return higher;
+    if (lower == ScalarType::Undefined || is_complex(higher)) return higher;
+    if (is_complex(lower)) {  // a float keeps its precision: float32 + complex128 0-d is complex64
+      if (higher == ScalarType::Float16)
+        EMBER_NOT_IMPLEMENTED(
+            "complex32 (ComplexHalf) is not supported: a float16 tensor combined with a complex number");
+      if (is_floating_point(higher)) return complex_for(higher);
+      return lower;
+    }
+    if (is_floating_point(higher)) return higher;
     if (higher == ScalarType::Bool || is_floating_point(lower) || is_complex(lower))
       return promote_types(higher, lower);
     return higher;
@@ -217,6 +228,7 @@ void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
 }
 
 void run_kernel(BinaryOp op, const TensorIter& it, ScalarType compute, Scalar alpha) {
+  if (is_complex(compute)) return cpu::complex_binary_kernel(op, it, compute, alpha);
   EMBER_DISPATCH_ALL(compute, op_name(op), [&] { run_kernel_t<scalar_t>(op, it, alpha); });
 }
 
@@ -254,10 +266,20 @@ Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, 
     throw Error(
         "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
         "mask, use the `~` or `logical_not()` operator instead.");
+  if (is_complex(common) &&
+      (op == BinaryOp::DivTrunc || op == BinaryOp::DivFloor || op == BinaryOp::Remainder || op >= BinaryOp::Lt)) {
+    const char* kname = op == BinaryOp::DivTrunc   ? "div_trunc_cpu"
+                        : op == BinaryOp::DivFloor ? "div_floor_cpu"
+                                                   : nullptr;
+    EMBER_NOT_IMPLEMENTED("\"", kname ? kname : name, kname ? "" : "_cpu", "\" not implemented for '",
+                          dtype_name(common), "'");
+  }
   if (op == BinaryOp::Add || op == BinaryOp::Sub) {
-    EMBER_CHECK(!(is_integral(common, true) && alpha.is_floating()),
+    EMBER_CHECK(!(is_integral(common, true) && (alpha.is_floating() || alpha.is_complex())),
                 "For integral input tensors, argument alpha must not be a floating point number.");
     EMBER_CHECK(!(alpha.is_bool() && common != ScalarType::Bool), "Boolean alpha only supported for Boolean results.");
+    EMBER_CHECK(!alpha.is_complex() || is_complex(common),
+                "For non-complex input tensors, argument alpha must not be a complex number.");
   }
   ScalarType result = is_comparison(op) ? ScalarType::Bool : common;
   Tensor ca = to_dtype(a, common), cb = to_dtype(b, common);
@@ -306,6 +328,7 @@ std::shared_ptr<Node> binary_node(BinaryOp op, const Tensor& a, const Tensor& b,
       if (!n) return nullptr;
       n->alpha = op == BinaryOp::Sub ? Scalar(-alpha.to_double()) : alpha;
       if (op == BinaryOp::Sub && alpha.is_integral()) n->alpha = Scalar(-alpha.to_int());
+      if (op == BinaryOp::Sub && alpha.is_complex()) n->alpha = Scalar(-alpha.to_complex());
       n->self_sizes = a.sizes(), n->other_sizes = b.sizes();
       n->self_dtype = a.dtype(), n->other_dtype = b.dtype();
       return n;
@@ -361,7 +384,7 @@ bool is_differentiable(BinaryOp op) { return op < BinaryOp::Eq; }
 }  // namespace
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
-  if (is_differentiable(op) && GradMode::is_enabled() && (requires_grad(a) || requires_grad(b))) {
+  if (is_differentiable(op) && needs_history({&a, &b})) {
     if (inplace) {
       check_inplace(a, true);
       Tensor prev = clone(a);
@@ -374,12 +397,10 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool
         NoGradGuard no_grad;
         copy_(out, r);
       }
-      rebase_history(a, grad_fn(r));
+      if (auto fn = grad_fn(r)) rebase_history(a, fn);
       return a;
     }
-    EMBER_CHECK(!out.defined(), op_name(op),
-                "(): functions with out=... arguments don't support automatic "
-                "differentiation, but one of the arguments requires grad.");
+    ew::check_no_out_grad(op_name(op), out, {&a, &b});
     Tensor r = binary_op_raw(op, a, b, Tensor(), false, alpha);
     if (auto node = binary_node(op, a, b, r, alpha)) set_history(r, node);
     return r;

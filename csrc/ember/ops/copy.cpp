@@ -32,6 +32,15 @@ inline To convert(From v) {
   using M = opmath_t<From>;
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (is_complex_v<From>) {  // complex -> real keeps the real part
+    if constexpr (is_complex_v<To>)
+      return To(v);
+    else if constexpr (std::is_same_v<To, bool>)
+      return v != From(0);
+    else
+      return convert<To>(v.real());
+  } else if constexpr (is_complex_v<To>) {
+    return To(static_cast<real_t<To>>(static_cast<M>(v)));
   } else if constexpr (std::is_same_v<To, bool>) {
     return static_cast<M>(v) != M(0);
   } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
@@ -48,9 +57,9 @@ inline To convert(From v) {
 }
 
 void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
-  EMBER_DISPATCH_ALL(dst, "copy_", [&] {
+  EMBER_DISPATCH_ALL_AND_COMPLEX(dst, "copy_", [&] {
     using out_t = scalar_t;
-    EMBER_DISPATCH_ALL(src, "copy_", [&] {
+    EMBER_DISPATCH_ALL_AND_COMPLEX(src, "copy_", [&] {
       using in_t = scalar_t;
       it.for_each([](char** d, const int64_t* s, int64_t n) {
         if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
@@ -74,6 +83,8 @@ void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
 // Copies src (same shape) into a fresh or checked dst without touching versions.
 void copy_into(Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
+  if (is_complex(src.dtype()) && !is_complex(dst.dtype()))
+    warn_once("Casting complex values to real discards the imaginary part");
   TensorIter it(dst, {src}, dst.dtype(), "copy_");
   copy_kernel(it, dst.dtype(), src.dtype());
 }
@@ -204,9 +215,10 @@ const char* overflow_type_name(ScalarType t) {
 // from as low as -max, infinities fit floating types, NaN fits no integer type).
 template <typename T>
 bool overflows(const Scalar& v) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (std::is_same_v<T, bool> || is_complex_v<T>) {
     return false;
   } else {
+    if (v.is_complex() && v.to_complex().imag() != 0) return true;  // as PyTorch: 1j fits no real type
     if (v.is_bool()) return false;
     using Lim = std::numeric_limits<T>;
     double hi;
@@ -241,12 +253,14 @@ bool overflows(const Scalar& v) {
 
 template <typename T>
 T scalar_to(const Scalar& v) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (is_complex_v<T>) {
+    return T(v.to_complex());
+  } else if constexpr (std::is_same_v<T, bool>) {
     return v.to_bool();
   } else if constexpr (std::is_integral_v<T>) {
-    return v.is_floating() ? convert<T>(v.to_double()) : static_cast<T>(v.to_int());
+    return !v.is_integral() ? convert<T>(v.to_double()) : static_cast<T>(v.to_int());
   } else {
-    return v.is_floating() ? T(static_cast<opmath_t<T>>(v.to_double())) : T(static_cast<opmath_t<T>>(v.to_int()));
+    return !v.is_integral() ? T(static_cast<opmath_t<T>>(v.to_double())) : T(static_cast<opmath_t<T>>(v.to_int()));
   }
 }
 
@@ -262,6 +276,18 @@ void fill_raw(Tensor& t, T v) {
       for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(d[0] + k * s[0]) = v;
     });
   }
+}
+
+template <typename T>
+Scalar scalar_of(T v) {
+  if constexpr (is_complex_v<T>)
+    return Scalar(std::complex<double>(v));
+  else if constexpr (std::is_same_v<T, bool>)
+    return Scalar(v);
+  else if constexpr (std::is_integral_v<T>)
+    return Scalar(static_cast<int64_t>(v));
+  else
+    return Scalar(static_cast<double>(static_cast<opmath_t<T>>(v)));
 }
 
 }  // namespace
@@ -361,6 +387,7 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
     n->src_dtype = src.dtype();
     autograd::rebase_history(dst, n);
   }
+  if (autograd::forward_ad::is_active()) autograd::forward_ad::on_copy(dst, src);
   return dst;
 }
 
@@ -406,7 +433,7 @@ Tensor clone(const Tensor& t, MemoryFormat format) {
 Tensor& fill_(Tensor& t, Scalar value) {
   bool grad = autograd::inplace_needs_grad(t, {});
   if (grad) autograd::check_inplace(t, false);
-  EMBER_DISPATCH_ALL(t.dtype(), "fill_", [&] {
+  EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "fill_", [&] {
     EMBER_CHECK(!overflows<scalar_t>(value), "value cannot be converted to type ", overflow_type_name(t.dtype()),
                 " without overflow");
     fill_raw<scalar_t>(t, scalar_to<scalar_t>(value));
@@ -417,7 +444,17 @@ Tensor& fill_(Tensor& t, Scalar value) {
     n->next_edges = {autograd::gradient_edge(t)};
     autograd::rebase_history(t, n);
   }
+  if (autograd::forward_ad::is_active()) autograd::forward_ad::on_copy(t, Tensor());
   return t;
+}
+
+void check_number_fits(const Tensor& value, ScalarType dtype) {
+  if (!value.defined() || !is_wrapped_number(value)) return;
+  Scalar v = item(value);
+  EMBER_DISPATCH_ALL(dtype, "check_number_fits", [&] {
+    EMBER_CHECK(!overflows<scalar_t>(v), "value cannot be converted to type ", overflow_type_name(dtype),
+                " without overflow");
+  });
 }
 
 Tensor& fill_(Tensor& t, const Tensor& value) {
@@ -427,8 +464,9 @@ Tensor& fill_(Tensor& t, const Tensor& value) {
               "unsupported operation: more than one element of the written-to tensor refers to a single memory "
               "location. Please clone() the tensor before performing the operation.");
   Tensor v = to_dtype(value, t.dtype());  // converts like copy_ (wrapping), not like a number
-  EMBER_DISPATCH_ALL(t.dtype(), "fill_", [&] { fill_raw<scalar_t>(t, *v.data<scalar_t>()); });
+  EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "fill_", [&] { fill_raw<scalar_t>(t, *v.data<scalar_t>()); });
   t.bump_version();
+  if (autograd::forward_ad::is_active()) autograd::forward_ad::on_copy(t, value);
   return t;
 }
 
@@ -448,15 +486,7 @@ Tensor& resize_(Tensor& t, IntArrayRef sizes) {
 
 Scalar item(const Tensor& t) {
   EMBER_CHECK(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
-  return EMBER_DISPATCH_ALL(t.dtype(), "item", [&]() -> Scalar {
-    scalar_t v = *t.data<scalar_t>();
-    if constexpr (std::is_same_v<scalar_t, bool>)
-      return Scalar(v);
-    else if constexpr (std::is_integral_v<scalar_t>)
-      return Scalar(static_cast<int64_t>(v));
-    else
-      return Scalar(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
-  });
+  return EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "item", [&] { return scalar_of(*t.data<scalar_t>()); });
 }
 
 bool is_wrapped_number(const Tensor& t) { return t.impl()->wrapped_number; }

@@ -67,10 +67,13 @@ Tensor inplace_with_grad(Tensor self, const F& f) {
   return self;
 }
 
-inline void check_no_out_grad(const char* name, const Tensor& out) {
-  EMBER_CHECK(!out.defined(), name,
+inline void check_no_out_grad(const char* name, const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  if (!out.defined()) return;
+  EMBER_CHECK(!(autograd::GradMode::is_enabled() && autograd::any_requires_grad(inputs)), name,
               "(): functions with out=... arguments don't support automatic differentiation, but one of the "
               "arguments requires grad.");
+  throw NotImplementedError(std::string("Trying to use forward AD with ") + name +
+                            "_out that does not support it because it is an out= function");
 }
 
 }  // namespace ember::ew

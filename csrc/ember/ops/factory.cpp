@@ -19,7 +19,6 @@ void check_sizes(IntArrayRef sizes, const char* op) {
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
   check_sizes(sizes, "empty_strided");
   EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
-  EMBER_CHECK(!is_complex(dtype), "complex dtypes are not supported yet");
   int64_t extent = 1;  // elements the layout touches
   bool empty_tensor = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -35,7 +34,6 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
 
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   check_sizes(sizes, "empty");
-  EMBER_CHECK(!is_complex(dtype), "complex dtypes are not supported yet");
   size_t nbytes = static_cast<size_t>(numel_of(sizes)) * element_size(dtype);
   Storage st = StorageImpl::allocate(nbytes, allocator_for(device));
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(st), dtype, Shape(sizes.begin(), sizes.end()),
@@ -66,10 +64,11 @@ Tensor scalar_tensor(Scalar s, std::optional<ScalarType> dtype, bool wrapped) {
   ScalarType dt = dtype     ? *dtype
                   : wrapped ? (s.is_bool()       ? ScalarType::Bool
                                : s.is_integral() ? ScalarType::Int64
+                               : s.is_complex()  ? ScalarType::Complex128
                                                  : ScalarType::Float64)
                             : s.natural_dtype();
   Tensor t = empty({}, dt);
-  EMBER_DISPATCH_ALL(dt, "scalar_tensor", [&] { *t.data<scalar_t>() = s.to<scalar_t>(); });
+  EMBER_DISPATCH_ALL_AND_COMPLEX(dt, "scalar_tensor", [&] { *t.data<scalar_t>() = s.to<scalar_t>(); });
   t.impl()->wrapped_number = wrapped;
   return t;
 }
@@ -152,7 +151,7 @@ Tensor eye(int64_t n, int64_t m, ScalarType dtype, Device device) {
   EMBER_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   EMBER_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
   Tensor t = zeros({n, m}, dtype, device);
-  EMBER_DISPATCH_ALL(dtype, "eye", [&] {
+  EMBER_DISPATCH_ALL_AND_COMPLEX(dtype, "eye", [&] {
     scalar_t* p = t.data<scalar_t>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = scalar_t(1);
   });

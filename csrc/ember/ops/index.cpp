@@ -1,12 +1,14 @@
 // Advanced indexing and the ops built on it: index / index_put, gather / scatter, index_*,
 // masked_*, take / put, nonzero, searchsorted.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -16,13 +18,9 @@ using namespace autograd;
 
 // A LambdaBackward over a runtime list of inputs (null when nothing needs a gradient).
 std::shared_ptr<LambdaBackward> lambda_node(const char* name, const TensorVec& inputs) {
-  if (!GradMode::is_enabled()) return nullptr;
-  bool any = false;
-  for (const Tensor& t : inputs) any = any || (t.defined() && requires_grad(t));
-  if (!any) return nullptr;
-  auto n = std::make_shared<LambdaBackward>();
+  auto n = make_node_list<LambdaBackward>(inputs);
+  if (!n) return nullptr;
   n->name_ = name;
-  for (const Tensor& t : inputs) n->next_edges.push_back(t.defined() ? gradient_edge(t) : Edge{});
   return n;
 }
 Tensor cast_to(const Tensor& g, ScalarType dt) { return g.dtype() == dt ? g : to_dtype(g, dt); }
@@ -111,12 +109,23 @@ Plan make_plan(const Tensor& t, const TensorVec& idx) {
     Tensor ix = contiguous(expand(idx[d], b));
     const int64_t* ip = ix.data<int64_t>();
     int64_t size = t.sizes()[d], stride = t.strides()[d];
-    for (int64_t i = 0; i < nb; ++i) {
-      int64_t v = ip[i];
-      EMBER_CHECK_INDEX(v >= -size && v < size, "index ", v, " is out of bounds for dimension ", d, " with size ",
-                        size);
-      p.mid[i] += (v < 0 ? v + size : v) * stride;
-    }
+    int64_t* mid = p.mid.data();
+    // Threads only flag a bad index (no throwing out of OpenMP); the first one is reported below.
+    std::atomic<bool> bad{false};
+    parallel_for(0, nb, kGrainSize, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t v = ip[i];
+        if (v < -size || v >= size) {
+          bad.store(true, std::memory_order_relaxed);
+          continue;
+        }
+        mid[i] += (v < 0 ? v + size : v) * stride;
+      }
+    });
+    if (bad.load())
+      for (int64_t i = 0; i < nb; ++i)
+        EMBER_CHECK_INDEX(ip[i] >= -size && ip[i] < size, "index ", ip[i], " is out of bounds for dimension ", d,
+                          " with size ", size);
   }
   p.pre = dim_offsets(t, pre_dims);
   p.post = dim_offsets(t, post_dims);
@@ -138,11 +147,28 @@ template <size_t N>
 struct Bytes {
   char b[N];
 };
+// Reads are independent, so the (pre, mid) rows split across threads; each writes its own
+// output range, and the result does not depend on the thread count.
 template <size_t N>
 void gather_bytes(const Plan& p, const char* src, char* dst) {
   const Bytes<N>* s = reinterpret_cast<const Bytes<N>*>(src);
   Bytes<N>* d = reinterpret_cast<Bytes<N>*>(dst);
-  for_each_offset(p, [&](int64_t k, int64_t off) { d[k] = s[off]; });
+  int64_t nmid = static_cast<int64_t>(p.mid.size()), npost = static_cast<int64_t>(p.post.size());
+  int64_t rows = static_cast<int64_t>(p.pre.size()) * nmid;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(npost, 1));
+  parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    int64_t a = lo / nmid, m = lo % nmid;  // one division per chunk, then counters
+    Bytes<N>* o = d + lo * npost;
+    for (int64_t r = lo; r < hi; ++r) {
+      const Bytes<N>* row = s + p.pre[a] + p.mid[m];
+      if (npost == 1) {
+        *o++ = row[p.post[0]];
+      } else {
+        for (int64_t c = 0; c < npost; ++c) *o++ = row[p.post[c]];
+      }
+      if (++m == nmid) m = 0, ++a;
+    }
+  });
 }
 template <size_t N>
 void scatter_bytes(const Plan& p, const char* src, char* dst) {
@@ -281,6 +307,14 @@ TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, con
   }
   return out;
 }
+// A src tensor (not a fill value) must cover the index: same rank, no dim larger than src's.
+void check_scatter_src(const Tensor& index, const Tensor& src) {
+  if (index.dim() == 0 && src.dim() == 0) return;
+  EMBER_CHECK(index.dim() == src.dim(), "Index tensor must have the same number of dimensions as src tensor");
+  for (int64_t d = 0; d < index.dim(); ++d)
+    EMBER_CHECK(index.sizes()[d] <= src.sizes()[d], "Expected index ", index.shape_str(),
+                " to be no larger size than src ", src.shape_str());
+}
 template <typename F>
 auto as_runtime_error(F f) {
   try {
@@ -289,6 +323,50 @@ auto as_runtime_error(F f) {
     throw Error(e.what());
   }
 }
+// Gradients of scatter_reduce's prod/amax/amin as torch defines them (s is src cut to index's shape,
+// r the result): amax/amin share the gradient evenly among the self and src values equal to the
+// result; prod divides the result by the factor, with the product of the others where the factor is
+// a lone zero. Built from differentiable ops so double backward works.
+TensorList scatter_reduce_grad(const Tensor& g, const Tensor& x, int64_t dim, const Tensor& idx, const Tensor& s,
+                               const Tensor& r, const std::string& reduce, bool include_self) {
+  ScalarType dt = x.dtype();
+  Tensor kept;  // 1 where self takes part in the result: everywhere, or where nothing was scattered
+  {
+    NoGradGuard ng;
+    kept = include_self ? ones(x.sizes(), dt) : scatter(ones(x.sizes(), dt), dim, idx, num0(0, dt));
+  }
+  if (reduce == "amax" || reduce == "amin") {
+    Tensor xm, sm, count;
+    {
+      NoGradGuard ng;
+      xm = to_dtype(eq(x, r), dt);
+      sm = to_dtype(eq(s, gather(r, dim, idx)), dt);
+      count = scatter_add(xm, dim, idx, sm);  // counts self even when excluded, as torch does
+      xm = mul(xm, kept);
+    }
+    Tensor share = div(g, count);
+    return {mul(xm, share), mul(sm, gather(share, dim, idx))};
+  }
+  Tensor gx;
+  if (include_self) {
+    Tensor x_one = masked_fill(x, eq(x, num0(0, dt)), num0(1, dt));  // zeros of self replaced by 1
+    gx = div(mul(g, scatter_reduce(x_one, dim, idx, s, "prod", true)), x_one);
+  } else {
+    gx = mul(g, kept);
+  }
+  Tensor s_zero, lone_zero;
+  {
+    NoGradGuard ng;
+    s_zero = eq(s, num0(0, dt));
+    Tensor zeros_per_slot = gather(scatter_add(zeros(x.sizes(), dt), dim, idx, to_dtype(s_zero, dt)), dim, idx);
+    lone_zero = logical_and(s_zero, eq(zeros_per_slot, num0(1, dt)));
+  }
+  Tensor others = scatter_reduce(x, dim, idx, masked_fill(s, lone_zero, num0(1, dt)), "prod", include_self);
+  Tensor gs = where(lone_zero, gather(mul(g, others), dim, idx),
+                    div(gather(mul(g, r), dim, idx), masked_fill(s, s_zero, num0(1, dt))));
+  return {gx, gs};
+}
+
 IndexReduce scatter_mode(const std::string& reduce) {
   if (reduce.empty()) return IndexReduce::None;
   if (reduce == "add" || reduce == "sum") return IndexReduce::Add;
@@ -364,14 +442,14 @@ Tensor index_put_reduce(const Tensor& t, const TensorVec& indices, const Tensor&
 }
 
 Tensor& index_put_(Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate) {
-  if (inplace_needs_grad(t, {&values})) {
+  if (inplace_needs_history(t, {&values})) {
     check_inplace(t, true);
     Tensor r = index_put(clone(t), indices, values, accumulate);
     {
       NoGradGuard g;
       copy_(t, r);
     }
-    rebase_history(t, grad_fn(r));
+    if (auto fn = grad_fn(r)) rebase_history(t, fn);
     return t;
   }
   put_raw(t, expand_masks(t, indices), values, accumulate ? IndexReduce::Add : IndexReduce::None);
@@ -409,6 +487,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
 
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
   dim = wrap_dim(dim, t.dim());
+  check_number_fits(src, t.dtype());
   if (t.dim() == 0 || idx.dim() == 0)
     return reshape(scatter(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src, reduce),
                    t.sizes());
@@ -416,16 +495,38 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& sr
   if (idx.numel() == 0) return clone(t);
   EMBER_CHECK(src.dim() == 0 || src.dim() == idx.dim(),
               "Index tensor must have the same number of dimensions as src tensor");
-  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+  if (reduce.empty())
+    return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::None); });
+  // torch has no derivative for scatter with reduce=: the graph records a node that raises on backward.
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+  }
+  if (auto n = lambda_node("NotImplemented", {t, src})) {
+    n->fn = [](const TensorList&, const TensorList&) -> TensorList {
+      throw Error("derivative for aten::scatter is not implemented");
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src) {
-  return scatter(t, dim, idx, src, "add");
+  check_scatter_src(idx, src);
+  dim = wrap_dim(dim, t.dim());
+  if (t.dim() == 0 || idx.dim() == 0)
+    return reshape(scatter_add(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src),
+                   t.sizes());
+  TensorVec ix = scatter_indices(t, dim, idx, "scatter_add");
+  if (idx.numel() == 0) return clone(t);
+  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::Add); });
 }
 
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
                       bool include_self) {
   EMBER_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
               "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+  check_scatter_src(idx, src);
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0)
     return reshape(scatter_reduce(reshape(t, {-1}), 0, reshape(idx, {-1}), reshape(src, {-1}), reduce, include_self),
@@ -433,6 +534,22 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
   TensorVec ix = scatter_indices(t, dim, idx, "scatter_reduce");
   if (idx.numel() == 0) return clone(t);
   Tensor s = src_window(src, idx);
+  if (reduce == "prod" || reduce == "amax" || reduce == "amin") {
+    Tensor out;
+    {
+      NoGradGuard g;
+      Tensor base = include_self ? t : index_put(t, ix, reduce_identity(t.dtype(), reduce));
+      out = as_runtime_error([&] { return index_put_impl(base, ix, s, scatter_mode(reduce)); });
+    }
+    if (auto n = lambda_node("ScatterReduceBackward0", {t, s})) {
+      set_history(out, n);
+      n->saved = {SavedVariable(t, false), SavedVariable(s, false), SavedVariable(out, true)};
+      n->fn = [dim, idx, reduce, include_self](const TensorList& g, const TensorList& sv) -> TensorList {
+        return scatter_reduce_grad(g[0], sv[0], dim, idx, sv[1], sv[2], reduce, include_self);
+      };
+    }
+    return out;
+  }
   return as_runtime_error([&] {
     Tensor base = t;
     if (!include_self) base = index_put(t, ix, reduce_identity(t.dtype(), reduce));  // scattered slots restart
@@ -467,16 +584,54 @@ Tensor reduce_identity(ScalarType dt, const std::string& reduce) {
   return EMBER_DISPATCH_ALL(dt, "scatter_reduce", [&] { return identity_t<scalar_t>(dt, reduce); });
 }
 
+namespace {
+// torch's source-shape rules for index_add/index_copy: source has self's shape except along dim,
+// where it has one slice per index (a 0-d source counts as one slice).
+void check_index_source(const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src, const char* op) {
+  EMBER_CHECK(src.dtype() == t.dtype(), op, "(): self (", dtype_name(t.dtype()), ") and source (",
+              dtype_name(src.dtype()), ") must have the same scalar type");
+  bool copy = std::string_view(op) == "index_copy_";
+  int64_t slices = src.dim() == 0 ? 1 : src.sizes()[t.dim() == 0 ? 0 : dim];
+  if (t.dim() == 0 || src.dim() == 0) {
+    bool ok = t.dim() == 0 && (copy ? src.dim() <= 1 : src.dim() == 0);
+    EMBER_CHECK(
+        ok, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+        shape_str(t.sizes()), " source.shape = ", shape_str(src.sizes()));
+  } else {
+    if (copy)
+      EMBER_CHECK_INDEX(src.dim() == t.dim(), op,
+                        "(): When source and destination are not scalars, their dimensionality must match. Source "
+                        "dimensionality (",
+                        src.dim(), "), destination dimensionality (", t.dim(), ")");
+    bool same = src.dim() == t.dim();
+    for (int64_t d = 0; same && d < t.dim(); ++d) same = d == dim || src.sizes()[d] == t.sizes()[d];
+    EMBER_CHECK(
+        same, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
+        shape_str(t.sizes()), " source.shape = ", shape_str(src.sizes()));
+  }
+  if (copy)
+    EMBER_CHECK_INDEX(ix.numel() == slices, op, "(): Number of indices (", ix.numel(),
+                      ") should be equal to source.size(dim) (", slices, ")");
+  else
+    EMBER_CHECK(ix.numel() == slices, op, "(): Number of indices (", ix.numel(),
+                ") should be equal to source.size(dim): (", slices, "), for dim: ", dim);
+}
+}  // namespace
+
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
   Tensor ix = dim_index(index, "index_add");
   dim = wrap_dim(dim, t.dim());
+  check_index_source(t, dim, ix, src, "index_add_");
   Tensor v = alpha.to_double() == 1.0 ? src : mul(src, scalar_tensor(alpha, std::nullopt, true));
-  if (t.dim() == 0) return reshape(index_put_impl(reshape(t, {1}), {ix}, reshape(v, {-1}), IndexReduce::Add), {});
-  return index_put_impl(t, at_dim(dim, ix), v, IndexReduce::Add);
+  return as_runtime_error([&] {  // torch reports a bad index here as RuntimeError
+    if (t.dim() == 0) return reshape(index_put_impl(reshape(t, {1}), {ix}, reshape(v, {-1}), IndexReduce::Add), {});
+    return index_put_impl(t, at_dim(dim, ix), v, IndexReduce::Add);
+  });
 }
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor ix = dim_index(index, "index_copy");
   dim = wrap_dim(dim, t.dim());
+  check_index_source(t, dim, ix, src, "index_copy_");
   if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, reshape(src, {-1})), {});
   return index_put(t, at_dim(dim, ix), src);
 }
@@ -485,6 +640,7 @@ Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
   EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
   dim = wrap_dim(dim, t.dim());
+  check_number_fits(value, t.dtype());
   if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, value), {});
   return index_put(t, at_dim(dim, ix), value);
 }
@@ -503,15 +659,16 @@ void check_value(const Tensor& value, const char* op) {
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
   check_value(value, "masked_fill_");
-  Shape s = broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
-  Tensor m = expand(mask, s);
-  Tensor base = t.sizes() == s ? t : expand(t, s);
-  if (base.dim() == 0) return reshape(index_put(reshape(base, {1}), {reshape(m, {1})}, value), {});
-  return index_put(base, {m}, value);
+  check_number_fits(value, t.dtype());
+  broadcast_shapes(t.sizes(), mask.sizes(), "masked_fill");
+  // An elementwise select (parallel, vectorized) rather than an index_put over nonzero(mask);
+  // value takes self's dtype first, as torch's masked_fill casts it.
+  return where(mask, cast_to(value, t.dtype()), t);
 }
 Tensor& masked_fill_(Tensor& t, const Tensor& mask, const Tensor& value) {
   check_mask(mask, "masked_fill_");
   check_value(value, "masked_fill_");
+  check_number_fits(value, t.dtype());
   Tensor m = expand(mask, t.sizes());
   if (t.dim() == 0) {
     Tensor flat = view(t, {1});
@@ -559,7 +716,7 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "torch.take_along_dim(): dtype of indices should be Long but got ",
               dtype_name(idx.dtype()));
   if (!dim) return take(reshape(t, {-1}), reshape(idx, {-1}));
-  int64_t d = wrap_dim(*dim, t.dim());
+  int64_t d = wrap_dim(*dim, t.dim(), false);
   EMBER_CHECK(t.dim() == idx.dim(),
               "torch.take_along_dim(): input and indices should have the same number of "
               "dimensions, but got ",
@@ -573,6 +730,9 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
 }
 
 Tensor put(const Tensor& t, const Tensor& idx, const Tensor& source, bool accumulate) {
+  EMBER_CHECK(t.dtype() == source.dtype(),
+              "put_(): self and source expected to have the same dtype, but got self.dtype = ", dtype_name(t.dtype()),
+              " and source.dtype = ", dtype_name(source.dtype()));
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "put_(): Expected a long tensor for index, but got ",
               dtype_name(idx.dtype()));
   EMBER_CHECK(idx.numel() == source.numel(),

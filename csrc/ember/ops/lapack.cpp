@@ -2,6 +2,7 @@
 // copies; gradients are LambdaBackward formulas written with ember ops (double backward works).
 // Note [LAPACK layout]: a row-major tensor's transpose is the column-major matrix LAPACK wants, so
 // inputs are copied as clone(A.mT).mT and outputs are returned as such transposed views.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -26,6 +27,12 @@ extern "C" {
   void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,              \
                  const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);                        \
   void p##gelsy_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, int* jpvt, \
+                 const T* rcond, int* rank, T* work, const int* lwork, int* info);                                   \
+  void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,          \
+                const int* ldb, T* work, const int* lwork, int* info, size_t);                                       \
+  void p##gelsd_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,      \
+                 const T* rcond, int* rank, T* work, const int* lwork, int* iwork, int* info);                       \
+  void p##gelss_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,      \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);
 EMBER_LAPACK_DECL(float, s)
 EMBER_LAPACK_DECL(double, d)
@@ -66,6 +73,18 @@ struct Lapack;
     static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work,  \
                       int lwork, int* info) {                                                                        \
       p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                            \
+    }                                                                                                                \
+    static void gels(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* work, int lwork, int* info) {          \
+      char tr = 'N';                                                                                                 \
+      p##gels_(&tr, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);                                         \
+    }                                                                                                                \
+    static void gelsd(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,       \
+                      int lwork, int* iwork, int* info) {                                                            \
+      p##gelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);                        \
+    }                                                                                                                \
+    static void gelss(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,       \
+                      int lwork, int* info) {                                                                        \
+      p##gelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);                               \
     }                                                                                                                \
   };
 EMBER_LAPACK_IMPL(float, s)
@@ -219,6 +238,8 @@ Tensor cholesky_core(const Tensor& a) {
         for (int64_t i = 0; i < B; ++i) {
           int info = 0;
           Lapack<T>::potrf('L', n, p + i * n * n, n, &info);
+          for (int64_t d = 0; d < n && info == 0; ++d)  // potrf lets NaN through; torch reports it as not PD
+            if (std::isnan(p[i * n * n + d * n + d])) info = static_cast<int>(d + 1);
           if (info > 0)
             throw LinAlgError(
                 detail::str_cat("linalg.cholesky: The factorization could not be completed because the input is not "
@@ -354,6 +375,11 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool comp
     Lapack<T>::gesdd(jobz, m, n, work_a.data<T>(), m, s.data<T>(), compute_uv ? u.data<T>() : &dummy, ldu,
                      compute_uv ? vh.data<T>() : &dummy, std::max(ldvt, 1), &wq, -1, iwork.data(), &info);
     std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+    const T* in = work_a.data<T>();
+    // gesdd returns garbage (no error) for NaN/inf input; torch raises.
+    EMBER_CHECK_TYPE(std::all_of(in, in + B * m * n, [](T v) { return std::isfinite(v); }), LinAlgError,
+                     "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
+                     "values.");
     for (int64_t i = 0; i < B; ++i) {
       Lapack<T>::gesdd(jobz, m, n, work_a.data<T>() + i * m * n, m, s.data<T>() + i * k,
                        compute_uv ? u.data<T>() + i * m * uc : &dummy, ldu,
@@ -668,7 +694,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrice
 
 Tensor linalg_svdvals(const Tensor& a) {
   check_matrix(a, "linalg.svdvals");
-  if (autograd::GradMode::is_enabled() && autograd::requires_grad(a)) return std::get<1>(linalg_svd(a, false));
+  if (autograd::needs_history({&a})) return std::get<1>(linalg_svd(a, false));
   return std::get<1>(svd_raw(a, false, false));
 }
 
@@ -685,7 +711,7 @@ Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
   check_square(a, "linalg.eigvalsh");
   EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
-  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  bool grad = autograd::needs_history({&a});
   return eigh_core(a, static_cast<char>(std::toupper(uplo[0])), grad).first;
 }
 
@@ -695,8 +721,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
   check_float(b, "torch.linalg.lstsq");
   EMBER_CHECK(a.dtype() == b.dtype(), "torch.linalg.lstsq: Expected input and other to have the same dtype, but got ",
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
-  if (driver != "gelsy")
-    EMBER_NOT_IMPLEMENTED("torch.linalg.lstsq: driver '", driver, "' is not supported; Ember implements 'gelsy'");
+  EMBER_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss",
+              "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(b.sizes().begin(), b.sizes().end()) ==
                                                                Shape(a.sizes().begin(), a.sizes().end() - 1));
   Tensor B = vector ? unsqueeze(b, -1) : b;
@@ -708,12 +734,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
   Shape batch = broadcast_shapes(batch_shape(a), batch_shape(B), "torch.linalg.lstsq");
   Tensor A = expand(a, with(batch, {m, n}));
   Tensor Bx = expand(B, with(batch, {m, k}));
-  int64_t nb = nbatch(batch), mx = std::max(m, n);
-  Tensor rank = empty(batch, ScalarType::Int64), sol;
+  int64_t nb = nbatch(batch), mx = std::max(m, n), mn = std::min(m, n);
+  // What torch returns per driver: rank for all but gels, singular values for gelsd/gelss.
+  bool has_rank = driver != "gels", has_sv = driver == "gelsd" || driver == "gelss";
+  Tensor rank = has_rank ? zeros(batch, ScalarType::Int64) : empty({0}, ScalarType::Int64);
+  Tensor sv = has_sv ? zeros(with(batch, {mn}), a.dtype()) : empty({0}, a.dtype());
+  Tensor sol, bw;
   {
     autograd::NoGradGuard g;
     Tensor aw = fortran_copy(A);
-    Tensor bw = fortran_empty(batch, mx, k, a.dtype());
+    bw = fortran_empty(batch, mx, k, a.dtype());
     if (bw.numel() > 0) {
       fill_(bw, 0);
       Tensor head = narrow(bw, -2, 0, m);
@@ -724,30 +754,53 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
       T rc = rcond ? static_cast<T>(*rcond) : std::numeric_limits<T>::epsilon() * static_cast<T>(mx);
       std::vector<int> jpvt(std::max<int64_t>(n, 1));
       for (int64_t i = 0; i < nb; ++i) {
-        int info = 0, r = 0;
-        if (m == 0 || n == 0) {
-          rank.data<int64_t>()[i] = 0;
-          continue;
-        }
-        std::fill(jpvt.begin(), jpvt.end(), 0);
+        if (m == 0 || n == 0) continue;
+        int info = 0, r = 0, iwq = 0;
         T wq;
         T* pa = aw.data<T>() + i * m * n;
         T* pb = bw.data<T>() + i * mx * k;
-        Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, &wq, -1, &info);
+        T* ps = has_sv ? sv.data<T>() + i * mn : nullptr;
+        // Each driver twice: a workspace query (lwork = -1), then the solve.
+        auto call = [&](T* work, int lwork, int* iwork) {
+          if (driver == "gels") {
+            Lapack<T>::gels(m, n, k, pa, m, pb, mx, work, lwork, &info);
+          } else if (driver == "gelsd") {
+            Lapack<T>::gelsd(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, iwork, &info);
+          } else if (driver == "gelss") {
+            Lapack<T>::gelss(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, &info);
+          } else {
+            std::fill(jpvt.begin(), jpvt.end(), 0);
+            Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work, lwork, &info);
+          }
+        };
+        call(&wq, -1, &iwq);
         std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
-        Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work.data(), static_cast<int>(work.size()),
-                         &info);
-        rank.data<int64_t>()[i] = r;
+        std::vector<int> iwork(std::max(1, iwq));
+        call(work.data(), static_cast<int>(work.size()), iwork.data());
+        if (has_rank) rank.data<int64_t>()[i] = r;
       }
     });
     sol = narrow(bw, -2, 0, n);
     if (n > mx) sol = zeros(with(batch, {n, k}), a.dtype());
   }
   // Gradients: the same least-squares solution written as pinv(A) @ B.
-  if (autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b)))
-    sol = matmul(linalg_pinv(A), Bx);
+  bool grad = autograd::needs_history({&a, &b});
+  if (grad) sol = matmul(linalg_pinv(A), Bx);
+  // Squared residuals of each column, only for tall full-rank systems and not from gelsy (torch's rule).
+  Tensor res = empty({0}, a.dtype());
+  bool full_rank = !has_rank || rank.numel() == 0 || item(amin(rank)).to_int() == n;
+  if (m > n && driver != "gelsy" && full_rank) {
+    if (grad) {
+      Tensor d = sub(matmul(A, sol), Bx);
+      res = sum(mul(d, d), std::vector<int64_t>{-2});
+    } else {
+      autograd::NoGradGuard g;
+      Tensor d = narrow(bw, -2, n, m - n);
+      res = sum(mul(d, d), std::vector<int64_t>{-2});
+    }
+  }
   if (vector) sol = squeeze(sol, std::vector<int64_t>{-1});
-  return {sol, empty({0}, a.dtype()), rank, empty({0}, a.dtype())};
+  return {sol, res, rank, sv};
 }
 
 namespace {
@@ -773,7 +826,7 @@ Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
 Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   check_matrix(a, "linalg.pinv");
   auto [at, rt] = tolerances(a, atol, rtol);
-  bool grad = autograd::GradMode::is_enabled() && autograd::requires_grad(a);
+  bool grad = autograd::needs_history({&a});
   if (hermitian && !grad) {  // with grad, the SVD path gives the general pinv gradient (as torch)
     auto [w, v] = eigh_core(a, 'L', true);
     Tensor mask = kept_mask(abs_(autograd::detach(w)), at, rt);
@@ -807,17 +860,15 @@ Tensor linalg_matrix_power(const Tensor& a, int64_t n) {
                    });
     return r;
   }
-  Tensor base = a;
-  if (n < 0) {
-    base = linalg_inv(a);
-    n = -n;
-  }
-  if (n == 1) return base.is_same(a) ? clone(a) : base;
+  Tensor base = n < 0 ? linalg_inv(a) : a;
+  // |n| as unsigned: -INT64_MIN does not fit int64_t.
+  uint64_t m = n < 0 ? uint64_t{0} - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  if (m == 1) return base.is_same(a) ? clone(a) : base;
   Tensor result;
-  while (n > 0) {  // square-and-multiply
-    if (n & 1) result = result.defined() ? matmul(result, base) : base;
-    n >>= 1;
-    if (n) base = matmul(base, base);
+  while (m > 0) {  // square-and-multiply
+    if (m & 1) result = result.defined() ? matmul(result, base) : base;
+    m >>= 1;
+    if (m) base = matmul(base, base);
   }
   return result;
 }

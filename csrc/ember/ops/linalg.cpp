@@ -8,6 +8,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -29,18 +30,24 @@ std::optional<MatLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int
 template <typename T>
 void gemm_one(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m, int64_t n,
               int64_t k) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_complex_v<T>) {
     auto la = blas_layout(m, k, as0, as1), lb = blas_layout(k, n, bs0, bs1);
     if (la && lb && m > 0 && n > 0 && k > 0) {
       auto ta = la->trans ? CblasTrans : CblasNoTrans, tb = lb->trans ? CblasTrans : CblasNoTrans;
+      const T one(1), zero(0);
       if constexpr (std::is_same_v<T, float>)
         cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, la->ld, b, lb->ld, 0.0f, c, n);
-      else
+      else if constexpr (std::is_same_v<T, double>)
         cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, la->ld, b, lb->ld, 0.0, c, n);
+      else if constexpr (std::is_same_v<T, std::complex<float>>)
+        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, la->ld, b, lb->ld, &zero, c, n);
+      else
+        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, la->ld, b, lb->ld, &zero, c, n);
       return;
     }
   }
-  using A = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+  using A = std::conditional_t<std::is_integral_v<T>, int64_t,
+                               std::conditional_t<is_complex_v<T>, std::complex<double>, double>>;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       A acc = 0;
@@ -60,7 +67,7 @@ Tensor batched_mm(const Tensor& a, const Tensor& b) {
   Tensor out = empty({B, m, n}, a.dtype());
   if (out.numel() == 0) return out;
   if (k == 0) return fill_(out, 0);
-  EMBER_DISPATCH_ALL(a.dtype(), "matmul", [&] {
+  EMBER_DISPATCH_ALL_AND_COMPLEX(a.dtype(), "matmul", [&] {
     const scalar_t* pa = a.data<scalar_t>();
     const scalar_t* pb = b.data<scalar_t>();
     scalar_t* pc = out.data<scalar_t>();
@@ -167,7 +174,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 // ---- products built on mm/bmm: their gradients come from mm/bmm, mul and add ----
 namespace {
 Tensor scaled(const Tensor& t, const Scalar& s) {
-  if (!s.is_bool() && s.to_double() == 1.0) return t;
+  if (!s.is_bool() && s.to_complex() == std::complex<double>(1.0)) return t;
   return mul(t, scalar_tensor(s, std::nullopt, true));
 }
 // beta * input + alpha * prod with input broadcast to prod's shape (input ignored when beta == 0).
@@ -183,7 +190,7 @@ Tensor add_product(const char* op, const Tensor& input, const Tensor& prod, cons
   EMBER_CHECK(input.dtype() == prod.dtype(), op, ": expected input and the matrices to have the same dtype, but got ",
               dtype_name(input.dtype()), " and ", dtype_name(prod.dtype()));
   Tensor p = scaled(prod, alpha);
-  if (!beta.is_bool() && beta.to_double() == 0.0) return p;
+  if (!beta.is_bool() && beta.to_complex() == std::complex<double>(0.0)) return p;
   return add(scaled(expand(input, target), beta), p);
 }
 }  // namespace
@@ -205,10 +212,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), Shape{});
 }
 
-Tensor vdot(const Tensor& a, const Tensor& b) {
-  EMBER_CHECK(!is_complex(a.dtype()), "vdot: complex tensors are not supported yet");
-  return dot(a, b);
-}
+Tensor vdot(const Tensor& a, const Tensor& b) { return dot(is_complex(a.dtype()) ? conj(a) : a, b); }
 
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
   return add_product("addmm", input, mm(m1, m2), beta, alpha);
@@ -491,7 +495,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   Shape pa, pb, out;
   int64_t k = 1;
   for (size_t i = 0; i < dims_a.size(); ++i) {
-    int64_t da = wrap_dim(dims_a[i], a.dim()), db = wrap_dim(dims_b[i], b.dim());
+    int64_t da = wrap_dim(dims_a[i], a.dim(), false), db = wrap_dim(dims_b[i], b.dim(), false);
     EMBER_CHECK(a.sizes()[da] == b.sizes()[db], "contracted dimensions need to match, but first has size ",
                 a.sizes()[da], " in dim ", da, " and second has size ", b.sizes()[db], " in dim ", db);
     EMBER_CHECK(!ca[da] && !cb[db], "tensordot: a dimension appears twice in dims");

@@ -58,6 +58,9 @@ bool is_non_overlapping_and_dense(const Tensor& t);
 // ... without overflow", as PyTorch). fill_ with a 0-d tensor converts like copy_ instead.
 Tensor& fill_(Tensor& t, Scalar value);
 Tensor& fill_(Tensor& t, const Tensor& value);
+// For ops that store a Python number into a tensor of `dtype` (masked_fill, where, clamp, ...):
+// raises torch's "value cannot be converted ... without overflow" when it does not fit.
+void check_number_fits(const Tensor& value, ScalarType dtype);
 // Resizes in place, keeping the data; does not bump the version (callers that are user-facing
 // in-place ops do, as PyTorch's resize_ does).
 Tensor& resize_(Tensor& t, IntArrayRef sizes);

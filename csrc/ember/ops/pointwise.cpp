@@ -6,7 +6,13 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/cpu/loops.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/elementwise.h"
+
+// addcmul/addcdiv take complex too; the macro lives here so other ops do not instantiate it.
+#define EMBER_DISPATCH_NUMERIC_AND_COMPLEX(dtype, name, ...) \
+  EMBER_DISPATCH_SWITCH(dtype, name,                         \
+                        EMBER_INT_CASES(__VA_ARGS__) EMBER_FLOAT_CASES(__VA_ARGS__) EMBER_COMPLEX_CASES(__VA_ARGS__))
 
 namespace ember {
 namespace {
@@ -163,7 +169,12 @@ bool any_zero(const Tensor& t) {
 }
 
 ScalarType binary_compute_dtype(const Info& inf, ScalarType common) {
-  if (is_complex(common)) not_implemented(inf.name, common);
+  if (is_complex(common)) {
+    if (inf.kind == Kind::Logical) return ScalarType::Bool;  // on z != 0
+    if (inf.kind == Kind::All)  // maximum, minimum, fmax, fmin: no order on complex numbers
+      throw Error(detail::str_cat(inf.name, " not implemented for complex tensors."));
+    not_implemented(inf.name, common);
+  }
   switch (inf.kind) {
     case Kind::FloatValued:
       return is_floating_point(common) ? common : default_dtype();
@@ -189,7 +200,10 @@ ScalarType binary_compute_dtype(const Info& inf, ScalarType common) {
 Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
   ScalarType compute = binary_compute_dtype(inf, result_type(a, b));
   ScalarType result = inf.kind == Kind::Logical ? ScalarType::Bool : compute;
-  Tensor ca = to_dtype(a, compute), cb = to_dtype(b, compute);
+  auto nonzero = [](const Tensor& t) { return ne(t, scalar_tensor(Scalar(0), std::nullopt, /*wrapped=*/true)); };
+  bool complex_logical = inf.kind == Kind::Logical && (is_complex(a.dtype()) || is_complex(b.dtype()));
+  Tensor ca = complex_logical ? nonzero(a) : to_dtype(a, compute),
+         cb = complex_logical ? nonzero(b) : to_dtype(b, compute);
   if (op == PointwiseOp::Fmod && is_integral(compute, false) && cb.numel() > 0 && any_zero(cb))
     throw Error("ZeroDivisionError");
   return ew::run(inf.name, {ca, cb}, result, std::move(out), inplace, [&](const TensorIter& it) {
@@ -275,10 +289,10 @@ template <typename Raw, typename Record>
 Tensor ternary_driver(const char* name, const Tensor& self, std::initializer_list<const Tensor*> inputs, Tensor out,
                       bool inplace, const Raw& raw, const Record& record,
                       const std::function<Tensor(const Tensor&)>& redo) {
-  bool grad = autograd::GradMode::is_enabled() && autograd::any_requires_grad(inputs);
+  bool grad = autograd::needs_history(inputs);
   if (!grad) return raw(std::move(out), inplace);
   if (inplace) return ew::inplace_with_grad(self, redo);
-  ew::check_no_out_grad(name, out);
+  ew::check_no_out_grad(name, out, inputs);
   Tensor r = raw(Tensor(), false);
   record(r);
   return r;
@@ -290,9 +304,9 @@ const char* pointwise_op_name(PointwiseOp op) { return info(op).name; }
 
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
   const Info inf = info(op);
-  if (inf.node && autograd::GradMode::is_enabled() && (autograd::requires_grad(a) || autograd::requires_grad(b))) {
+  if (inf.node && autograd::needs_history({&a, &b})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return pointwise_op(op, prev, b); });
-    ew::check_no_out_grad(inf.name, out);
+    ew::check_no_out_grad(inf.name, out, {&a, &b});
     Tensor y = pointwise_raw(op, inf, a, b, Tensor(), false);
     if (auto n = autograd::make_node<LambdaBackward>(a, b)) {
       n->name_ = inf.node;
@@ -330,15 +344,18 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor 
   EMBER_CHECK(self.dtype() == end.dtype(), "expected dtype ", dtype_name(self.dtype()), " for `end` but got dtype ",
               dtype_name(end.dtype()));
   ScalarType dt = self.dtype();
-  if (!is_floating_point(dt)) not_implemented("lerp", dt);
+  EMBER_CHECK(weight.dim() == 0 || weight.dtype() == dt, "expected dtype ", dtype_name(dt),
+              " for `weight` but got dtype ", dtype_name(weight.dtype()));
+  if (!is_floating_point(dt) && !is_complex(dt)) not_implemented("lerp", dt);
   auto raw = [&](Tensor o, bool ip) {
     Tensor w = to_dtype(weight, dt);
     return ew::run("lerp", {self, end, w}, dt, std::move(o), ip, [&](const TensorIter& it) {
-      EMBER_DISPATCH_FLOAT(dt, "lerp", [&] {
+      EMBER_DISPATCH_FLOAT_AND_COMPLEX(dt, "lerp", [&] {
         using M = opmath_t<scalar_t>;
         ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t s, scalar_t e, scalar_t w_) {
           const M a = s, b = e, t = w_;
-          return static_cast<scalar_t>(std::fabs(t) < M(0.5) ? a + t * (b - a) : b - (b - a) * (M(1) - t));
+          using R = decltype(std::abs(t));  // |w| for complex weights, as PyTorch
+          return static_cast<scalar_t>(std::abs(t) < R(0.5) ? a + t * (b - a) : b - (b - a) * (M(1) - t));
         });
       });
     });
@@ -349,7 +366,8 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor 
       n->saved = {SavedVariable(self, false), SavedVariable(end, false), SavedVariable(weight, false)};
       n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
         // g - g * w rather than g * (1 - w): a Python-number w stays a double.
-        Tensor ge = mul(g[0], s[2]), gs = sub(g[0], ge), gw = mul(g[0], sub(s[1], s[0]));
+        // Complex: g times the conjugate of each partial derivative (conj is the identity on reals).
+        Tensor ge = mul(g[0], conj(s[2])), gs = sub(g[0], ge), gw = mul(g[0], conj(sub(s[1], s[0])));
         return {reduce_to(gs, s[0]), reduce_to(ge, s[1]), reduce_to(gw, s[2])};
       };
       autograd::set_history(r, n);
@@ -372,11 +390,11 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
         "tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value "
         "* tensor1 / tensor2), for all dtypes.");
   ScalarType dt = result_type({self, t1, t2});
-  if (dt == ScalarType::Bool || is_complex(dt)) not_implemented(name, dt);
+  if (dt == ScalarType::Bool) not_implemented(name, dt);
   auto raw = [&](Tensor o, bool ip) {
     Tensor a = to_dtype(self, dt), b = to_dtype(t1, dt), c = to_dtype(t2, dt);
     return ew::run(name, {a, b, c}, dt, std::move(o), ip, [&](const TensorIter& it) {
-      EMBER_DISPATCH_NUMERIC(dt, name, [&] {
+      EMBER_DISPATCH_NUMERIC_AND_COMPLEX(dt, name, [&] {
         using M = opmath_t<scalar_t>;
         const M v = value.to<M>();
         if (is_div)
@@ -394,11 +412,13 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
     if (auto n = autograd::make_node<LambdaBackward>(self, t1, t2)) {
       n->name_ = is_div ? "AddcdivBackward0" : "AddcmulBackward0";
       n->saved = {SavedVariable(self, false), SavedVariable(t1, false), SavedVariable(t2, false)};
-      double v = value.to_double();
+      // Complex: g times the conjugate of each partial derivative (conj is the identity on reals).
+      Scalar v = value.is_complex() ? Scalar(std::conj(value.to_complex())) : value;
       n->fn = [is_div, v](const TensorList& g, const TensorList& s) -> TensorList {
-        Tensor gv = mul(g[0], num(v));
-        Tensor g1 = is_div ? div(gv, s[2]) : mul(gv, s[2]);
-        Tensor g2 = is_div ? neg(div(mul(gv, s[1]), mul(s[2], s[2]))) : mul(gv, s[1]);
+        Tensor gv = mul(g[0], scalar_tensor(v, std::nullopt, /*wrapped=*/true));
+        Tensor c1 = conj(s[1]), c2 = conj(s[2]);
+        Tensor g1 = is_div ? div(gv, c2) : mul(gv, c2);
+        Tensor g2 = is_div ? neg(div(mul(gv, c1), mul(c2, c2))) : mul(gv, c1);
         return {reduce_to(g[0], s[0]), reduce_to(g1, s[1]), reduce_to(g2, s[2])};
       };
       autograd::set_history(r, n);
@@ -420,6 +440,8 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor ou
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   ScalarType dt = result_type({self, min, max});
   if ((dt == ScalarType::Bool && min.defined() && max.defined()) || is_complex(dt)) not_implemented("clamp", dt);
+  check_number_fits(min, dt);
+  check_number_fits(max, dt);
   auto raw = [&](Tensor o, bool ip) {
     // An absent bound is the type's extreme, so one kernel serves clamp, clamp_min and clamp_max.
     Tensor lo = min.defined() ? to_dtype(min, dt) : Tensor(), hi = max.defined() ? to_dtype(max, dt) : Tensor();
@@ -478,10 +500,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
               cond.dtype() == ScalarType::Float32 ? "Float" : dtype_name(cond.dtype()));
   ScalarType dt = result_type(a, b);
+  check_number_fits(a, dt);
+  check_number_fits(b, dt);
   auto raw = [&](Tensor o, bool) {
     Tensor x = to_dtype(a, dt), y = to_dtype(b, dt);
     return ew::run("where", {cond, x, y}, dt, std::move(o), false, [&](const TensorIter& it) {
-      EMBER_DISPATCH_ALL(dt, "where", [&] {
+      EMBER_DISPATCH_ALL_AND_COMPLEX(dt, "where", [&] {
         ternary_loop<scalar_t, bool, scalar_t, scalar_t>(it, [](bool c, scalar_t u, scalar_t v) { return c ? u : v; });
       });
     });
@@ -518,11 +542,12 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
   EMBER_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got ", atol);
   autograd::NoGradGuard no_grad;
   Tensor close = eq(a, b);
-  if (equal_nan && is_floating_point(a.dtype())) close = logical_or(close, logical_and(isnan(a), isnan(b)));
+  if (equal_nan && (is_floating_point(a.dtype()) || is_complex(a.dtype())))
+    close = logical_or(close, logical_and(isnan(a), isnan(b)));
   if (rtol == 0 && atol == 0) return close;
   // Integers compare in double so |a - b| cannot overflow.
-  Tensor x = is_floating_point(a.dtype()) ? a : to_dtype(a, ScalarType::Float64);
-  Tensor y = is_floating_point(b.dtype()) ? b : to_dtype(b, ScalarType::Float64);
+  Tensor x = is_floating_point(a.dtype()) || is_complex(a.dtype()) ? a : to_dtype(a, ScalarType::Float64);
+  Tensor y = is_floating_point(b.dtype()) || is_complex(b.dtype()) ? b : to_dtype(b, ScalarType::Float64);
   Tensor diff = abs(sub(x, y));
   Tensor allowed = add(num(atol), mul(num(rtol), abs(y)));
   return logical_or(close, logical_and(isfinite(diff), le(diff, allowed)));

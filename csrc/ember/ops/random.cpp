@@ -14,6 +14,7 @@
 #include "ember/core/philox.h"
 #include "ember/cpu/iter.h"
 #include "ember/cpu/random_math.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -290,6 +291,11 @@ Tensor normal_tensors(const Tensor* mean_t, double mean_s, const Tensor* std_t, 
 
 Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
   ScalarType dt = self.dtype();
+  if (is_complex(dt)) {  // as PyTorch: both parts uniform, drawn as the (..., 2) real view
+    Tensor parts = view_as_real(self);
+    uniform_(parts, from, to, gen);
+    return self;
+  }
   if (!is_floating_point(dt)) EMBER_NOT_IMPLEMENTED("\"uniform_\" not implemented for '", dtype_name(dt), "'");
   double hi = float_max(dt);
   EMBER_CHECK(from >= -hi && from <= hi, "from is out of bounds for ", dtype_name(dt));
@@ -311,6 +317,11 @@ Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
 
 Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (is_complex(self.dtype())) {  // as PyTorch: each part normal with std / sqrt(2), so E|z - mean|^2 = std^2
+    Tensor parts = view_as_real(self);
+    normal_(parts, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
   if (!is_floating_point(self.dtype()))
     EMBER_NOT_IMPLEMENTED("\"normal_\" not implemented for '", dtype_name(self.dtype()), "'");
   return fill_dense(self, [&](Tensor& out) { normal_fill(out, mean, std, gen); });

@@ -8,6 +8,7 @@
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/vec_math.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
 
@@ -144,7 +145,18 @@ Tensor sum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType
   Tensor r;
   {
     autograd::NoGradGuard raw;  // the internal reshape is not part of the history
-    r = t.numel() == 0 ? zeros(shape, out_dtype) : reshape(sum_impl(x, mask, out_dtype), shape);
+    if (t.numel() == 0) {
+      r = zeros(shape, out_dtype);
+    } else if (is_complex(out_dtype) && x.dim() == 0) {
+      r = to_dtype(x, out_dtype, true);
+    } else if (is_complex(out_dtype)) {  // sums of the (..., 2) real pairs
+      std::vector<bool> m2 = mask;
+      m2.push_back(false);
+      Tensor parts = sum_impl(view_as_real(to_dtype(x, out_dtype)), m2, to_real(out_dtype));
+      r = reshape(view_as_complex(parts), shape);
+    } else {
+      r = reshape(sum_impl(x, mask, out_dtype), shape);
+    }
   }
   if (auto n = autograd::make_node<autograd::SumBackward1>(x)) {
     n->self_sizes = x.sizes();

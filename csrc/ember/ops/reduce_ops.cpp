@@ -267,8 +267,10 @@ Tensor arg_impl(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const
 
 template <bool All>
 Tensor all_any(const Tensor& t, const OptDims& dims, bool keepdim, const char* name) {
-  Mask mask = reduce_mask(t, dims);
   ScalarType out_dtype = t.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
+  // An explicit empty dim list reduces nothing here (unlike sum's legacy "all dims").
+  if (dims && dims->empty()) return to_dtype(ne(t, scalar_tensor(Scalar(0), t.dtype())), out_dtype);
+  Mask mask = reduce_mask(t, dims);
   Tensor r = run_reduce_one<bool>(t, mask, ScalarType::Bool, name,
                                   []<typename T, typename O>() { return AllAnyOp<T, O, All>{}; });
   return keep_shape(to_dtype(r, out_dtype), t, mask, keepdim);
@@ -560,9 +562,11 @@ TensorPair aminmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor argmax(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(t.dtype()), "argmax(): does not support complex input");
   return arg_impl<true>(t, dim, keepdim, "argmax");
 }
 Tensor argmin(const Tensor& t, std::optional<int64_t> dim, bool keepdim) {
+  EMBER_CHECK(!is_complex(t.dtype()), "argmin(): does not support complex input");
   return arg_impl<false>(t, dim, keepdim, "argmin");
 }
 

@@ -229,7 +229,7 @@ Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims) {
               ", dims:", dims.size());
   Tensor r = t;
   for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = wrap_dim(dims[i], t.dim()), n = t.sizes()[d];
+    int64_t d = wrap_dim(dims[i], t.dim(), false), n = t.sizes()[d];
     if (n == 0) continue;
     int64_t s = ((shifts[i] % n) + n) % n;
     if (s == 0) continue;
@@ -323,10 +323,8 @@ Tensor triangle(const Tensor& t, int64_t k, bool lower) {
         std::memset(row, 0, to * es);
       }
     }
-  if (GradMode::is_enabled() && requires_grad(t)) {
-    auto n = std::make_shared<LambdaBackward>();
+  if (auto n = make_node<LambdaBackward>(t)) {
     n->name_ = lower ? "TrilBackward0" : "TriuBackward0";
-    n->next_edges.push_back(gradient_edge(t));
     n->fn = [k, lower](const TensorList& g, const TensorList&) -> TensorList {
       return {lower ? tril(g[0], k) : triu(g[0], k)};
     };
@@ -403,6 +401,7 @@ Tensor diag(const Tensor& t, int64_t k) {
 }
 Tensor trace(const Tensor& t) {
   EMBER_CHECK(t.dim() == 2, "trace: expected a matrix, but got tensor with dim ", t.dim());
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"trace\" not implemented for 'Bool'");
   return sum(diagonal(t, 0, 0, 1));
 }
 Tensor outer(const Tensor& a, const Tensor& b) {

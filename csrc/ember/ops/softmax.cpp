@@ -197,14 +197,23 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, std::optional<ScalarType> dtyp
     EMBER_DISPATCH_FLOAT(x.dtype(), kernel,
                          [&] { softmax_kernel(l.x.data<scalar_t>(), y.data<scalar_t>(), l.outer, l.R, l.inner, log); });
   }
-  if (auto n = autograd::make_node<LambdaBackward>(x))
+  if (auto n = autograd::make_node<LambdaBackward>(x)) {
+    std::vector<int64_t> dims{dim};
     n->record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {y}, {}, {y},
-              [dims = std::vector<int64_t>{dim}, log](const TensorList& g, const TensorList& s) -> TensorList {
+              [dims, log](const TensorList& g, const TensorList& s) -> TensorList {
                 const Tensor& y = s[0];
                 if (log)  // d log_softmax: g - softmax * sum(g)
                   return {sub(g[0], mul(ember::exp(y), sum(g[0], dims, /*keepdim=*/true)))};
                 return {mul(y, sub(g[0], sum(mul(g[0], y), dims, /*keepdim=*/true)))};
               });
+    n->jvp_fn = [dims, log](const TensorList& t, const TensorList& s) -> TensorList {
+      if (!t[0].defined()) return {Tensor()};
+      const Tensor& y = s[0];
+      if (log)  // t - sum(softmax * t)
+        return {sub(t[0], sum(mul(ember::exp(y), t[0]), dims, /*keepdim=*/true))};
+      return {mul(y, sub(t[0], sum(mul(t[0], y), dims, /*keepdim=*/true)))};
+    };
+  }
   return y;
 }
 

@@ -143,6 +143,7 @@ int64_t first_nan(const std::vector<Item<M>>& buf) {
 // Median along dim: with `ignore_nan` NaNs are dropped (all-NaN gives NaN at index 0);
 // otherwise any NaN makes the result that NaN, at its first position.
 TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_nan) {
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"median_cpu\" not implemented for 'Bool'");
   const char* name = ignore_nan ? "nanmedian" : "median";
   dim = wrap_dim(dim, t.dim());
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, name);
@@ -163,6 +164,7 @@ TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_na
 }
 
 Tensor median_all(const Tensor& t, bool ignore_nan) {
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"median_cpu\" not implemented for 'Bool'");
   Tensor flat = reshape(t, {-1});
   Tensor r;
   {
@@ -384,6 +386,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& t, bool sort_first,
 
 TensorPair sort(const Tensor& t, int64_t dim, bool descending, bool stable) {
   (void)stable;  // always stable
+  EMBER_CHECK(!is_complex(t.dtype()), " Sort does not support complex dtypes on CPU");
   dim = wrap_dim(dim, t.dim());
   Tensor values = empty(t.sizes(), t.dtype()), indices = empty(t.sizes(), ScalarType::Int64);
   if (t.numel() > 0) {
@@ -411,6 +414,7 @@ Tensor argsort(const Tensor& t, int64_t dim, bool descending, bool stable) {
 
 TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;  // results always come sorted, which torch allows for sorted=False
+  EMBER_CHECK(!is_complex(t.dtype()), "topk does not support complex dtypes on CPU");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   EMBER_CHECK(k >= 0 && k <= size, "selected index k out of range");
@@ -434,6 +438,7 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
 }
 
 TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
+  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"kthvalue_cpu\" not implemented for 'Bool'");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "kthvalue");

@@ -5,7 +5,9 @@
 #include <numbers>
 
 #include "ember/autograd/functions.h"
+#include "ember/cpu/complex_kernels.h"
 #include "ember/cpu/unary_kernels.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/elementwise.h"
 
 namespace ember {
@@ -258,10 +260,49 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
   }
 }
 
+// PyTorch's convention for complex inputs: the gradient is g * conj(f'(z)) for holomorphic f.
+// f' has real coefficients in every formula of derivative(), so conj(f'(z)) = f'(conj(z)).
+Tensor complex_derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, const UnaryParams& p) {
+  switch (op) {
+    case UnaryOp::Abs:  // real result: g * z / |z|
+      return mul(g, sgn(x));
+    case UnaryOp::Sgn:
+      EMBER_NOT_IMPLEMENTED("the derivative of sgn for complex inputs is not implemented");
+    case UnaryOp::Neg:
+    case UnaryOp::NanToNum:
+      return derivative(op, g, x, y, p);
+    default:
+      return derivative(op, g, x.defined() ? conj(x) : x, y.defined() ? conj(y) : y, p);
+  }
+}
+
 // Dtype the kernel computes in, after checking the input dtype is supported.
 ScalarType compute_dtype(UnaryOp op, const Info& inf, ScalarType in, const UnaryParams& p) {
   auto not_impl = [&] { EMBER_NOT_IMPLEMENTED("\"", inf.name, "\" not implemented for '", dtype_name(in), "'"); };
-  if (is_complex(in)) not_impl();
+  if (is_complex(in)) {
+    switch (op) {
+      case UnaryOp::Sign:
+        EMBER_NOT_IMPLEMENTED(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.");
+      case UnaryOp::Floor:
+      case UnaryOp::Ceil:
+      case UnaryOp::Trunc:
+        EMBER_NOT_IMPLEMENTED(inf.name, " is not supported for complex inputs");
+      case UnaryOp::Relu:
+      case UnaryOp::Relu6:
+      case UnaryOp::Hardtanh:
+      case UnaryOp::Clamp:
+        EMBER_NOT_IMPLEMENTED("clamp is not supported for complex types");
+      case UnaryOp::Isposinf:
+      case UnaryOp::Isneginf:
+        throw Error(detail::str_cat(inf.name, " does not support complex inputs."));
+      case UnaryOp::Signbit:
+        EMBER_NOT_IMPLEMENTED("signbit is not implemented for complex tensors.");
+      default:
+        if (!cpu::complex_unary_supported(op)) not_impl();
+        return in;
+    }
+  }
   if (in == ScalarType::Bool) {
     if (op == UnaryOp::Neg)
       throw Error(
@@ -296,6 +337,11 @@ ScalarType compute_dtype(UnaryOp op, const Info& inf, ScalarType in, const Unary
 Tensor unary_raw(UnaryOp op, const Info& inf, const Tensor& a, Tensor out, bool inplace, const UnaryParams& p) {
   ScalarType compute = compute_dtype(op, inf, a.dtype(), p);
   ScalarType result = inf.kind == Kind::Predicate ? ScalarType::Bool : compute;
+  if (is_complex(compute)) {
+    if (op == UnaryOp::Abs) result = to_real(compute);
+    return ew::run(inf.name, {a}, result, std::move(out), inplace,
+                   [&](const TensorIter& it) { cpu::complex_unary_kernel(op, it, compute, p); });
+  }
   Tensor ca = to_dtype(a, compute);
   return ew::run(inf.name, {ca}, result, std::move(out), inplace,
                  [&](const TensorIter& it) { cpu::unary_kernel(op, it, compute, p); });
@@ -307,9 +353,9 @@ const char* unary_op_name(UnaryOp op) { return info(op).name; }
 
 Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryParams p) {
   const Info inf = info(op);
-  if (inf.node && autograd::GradMode::is_enabled() && autograd::requires_grad(a)) {
+  if (inf.node && autograd::needs_history({&a})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return unary_op(op, prev, {}, false, p); });
-    ew::check_no_out_grad(inf.name, out);
+    ew::check_no_out_grad(inf.name, out, {&a});
     Tensor y = unary_raw(op, inf, a, Tensor(), false, p);
     if (auto n = autograd::make_node<LambdaBackward>(a)) {
       n->name_ = inf.node;
@@ -317,8 +363,17 @@ Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryPara
       n->saved = {inf.saves & kX ? autograd::SavedVariable(a, false) : autograd::SavedVariable(),
                   inf.saves & kY ? autograd::SavedVariable(y, true) : autograd::SavedVariable()};
       n->fn = [op, p](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
-        return {derivative(op, g[0], s[0], s[1], p)};
+        const Tensor& x = s[0];
+        if ((x.defined() && is_complex(x.dtype())) || (s[1].defined() && is_complex(s[1].dtype())))
+          return {complex_derivative(op, g[0], x, s[1], p)};
+        return {derivative(op, g[0], x, s[1], p)};
       };
+      // Elementwise, so the Jacobian is diagonal: J t is the backward formula applied to t
+      // (for real inputs; complex backward formulas conjugate).
+      if (!is_complex(a.dtype()))
+        n->jvp_fn = [op, p](const autograd::TensorList& t, const autograd::TensorList& s) -> autograd::TensorList {
+          return {t[0].defined() ? derivative(op, t[0], s[0], s[1], p) : Tensor()};
+        };
     }
     return y;
   }
@@ -397,6 +452,8 @@ Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> m
   ScalarType dt = a.dtype();
   for (const std::optional<Scalar>& s : {min, max})
     if (s) dt = promote_types(dt, result_type(a, scalar_tensor(*s, std::nullopt, true)));
+  for (const std::optional<Scalar>& s : {min, max})
+    if (s) check_number_fits(scalar_tensor(*s, std::nullopt, true), dt);
   UnaryParams p{.p0 = min ? min->to_double() : 0.0, .p1 = max ? max->to_double() : 0.0};
   p.has_p0 = min.has_value(), p.has_p1 = max.has_value();
   return unary_op(UnaryOp::Clamp, to_dtype(a, dt), {}, false, p);

@@ -1,78 +1,77 @@
-"""Forward-mode AD: dual_level, make_dual, unpack_dual.
+"""Forward-mode AD: dual_level, make_dual, unpack_dual (the API of torch.autograd.forward_ad).
 
-Note [Forward mode by double vjp]: tangents are not propagated op by op. make_dual returns a
-primal that records reverse-mode history; unpack_dual(y) computes the tangent J·t exactly with
-two reverse passes: g(u) = (dy/dx)^T u is linear in u, so d/du <g(u), t> = J t. Every op with
-a (differentiable) backward formula therefore supports forward mode, at about three times the
-cost of a forward pass. Dual tensors report requires_grad=True, unlike PyTorch's.
+Note [Forward AD] (csrc/ember/autograd/forward_ad.h): tangents are state in C++, one per tensor
+per dual level, and every op propagates them as it runs: explicit formulas for the common ops
+(elementwise, sum, matmul), views share their base's tangent, copy_ and every in-place op update
+the destination's tangent, and any other differentiable op derives its output tangents exactly
+from its backward formula (a local double vjp). Duals keep requires_grad=False and have no
+grad_fn; tangents are ordinary tensors, differentiable by reverse mode. Leaving a level clears its
+tangents. Unlike PyTorch, dual levels may be nested (torch raises); an inner level's computation
+is differentiated at the outer levels only.
 """
 from collections import namedtuple
 
-import ember
+from ember import _C
 
-UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
-_levels = []  # one list of (primal, tangent) per open dual_level
-
-
-class dual_level:
-    """Context manager scoping dual tensors; tangents are dropped on exit."""
-
-    def __enter__(self):
-        _levels.append([])
-        return len(_levels) - 1
-
-    def __exit__(self, *exc):
-        _levels.pop()
+_current_level = -1
 
 
 def enter_dual_level():
-    _levels.append([])
-    return len(_levels) - 1
+    """Open a new forward AD level; returns its index."""
+    global _current_level
+    new_level = _C._enter_dual_level()
+    _current_level = new_level
+    return new_level
 
 
 def exit_dual_level(*, level=None):
-    _levels.pop()
-
-
-def _level(level):
-    if not _levels:
-        raise RuntimeError("make_dual/unpack_dual must be called inside a dual_level context (forward AD)")
-    return _levels[-1 if level is None else level]
+    """Close a forward AD level (the innermost one by default); its tangents are cleared."""
+    global _current_level
+    if level is None:
+        level = _current_level
+    if level != _current_level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
+                           "not supported.")
+    _C._exit_dual_level(level=level)
+    _current_level = level - 1
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A tensor whose forward-mode derivative is `tangent`."""
-    if tuple(tangent.shape) != tuple(tensor.shape):
-        raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the original "
-                           f"Tensor, this is not supported. Tensor is of size {tuple(tensor.shape)} while the given "
-                           f"forward gradient is of size {tuple(tangent.shape)}.")
-    if not tensor.is_floating_point():
-        raise ValueError("Expected primal to be floating point")
-    primal = tensor.detach().requires_grad_()
-    _level(level).append((primal, tangent.detach()))
-    return primal
+    """A view of `tensor` that carries `tangent` as its forward gradient at `level`.
+
+    The tangent must have the primal's size and a floating point or complex dtype; it is laid out
+    like the primal (copied when its strides differ).
+    """
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                           "enter_dual_level() first.")
+    return _C._make_dual(tensor, tangent, level=level)
+
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = """Namedtuple returned by :func:`unpack_dual`: the primal view and the tangent
+(None when the tensor has no tangent at that level)."""
 
 
 def unpack_dual(tensor, *, level=None):
-    """(primal, tangent) of `tensor`; tangent is None when it does not depend on any dual."""
-    duals = _level(level)
-    for p, t in duals:
-        if p is tensor:
-            return UnpackedDualTensor(tensor.detach(), t)
-    if not tensor.requires_grad or not duals:
+    """(primal, tangent) of `tensor` at `level`; tangent is None when it has none."""
+    if level is None:
+        level = _current_level
+    if level < 0:
         return UnpackedDualTensor(tensor, None)
-    primals = [p for p, _ in duals]
-    with ember.enable_grad():
-        u = ember.zeros_like(tensor).requires_grad_()
-        grads = ember.autograd.grad(tensor, primals, u, create_graph=True, allow_unused=True)
-        terms = [(g * t).sum() for g, (_, t) in zip(grads, duals) if g is not None and g.requires_grad]
-        if not terms:
-            return UnpackedDualTensor(tensor.detach(), None)
-        s = terms[0]
-        for term in terms[1:]:
-            s = s + term
-        (tangent,) = ember.autograd.grad(s, u, allow_unused=True)
-    if tangent is None:
-        tangent = ember.zeros_like(tensor)
-    return UnpackedDualTensor(tensor.detach(), tangent.detach())
+    primal, tangent = _C._unpack_dual(tensor, level=level)
+    return UnpackedDualTensor(primal, tangent)
+
+
+class dual_level:
+    """Context manager for a forward AD level: duals made inside hold their tangents until exit."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        exit_dual_level()

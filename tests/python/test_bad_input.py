@@ -1,0 +1,102 @@
+"""Regression tests for inputs the argument fuzzer (fuzz_ops.py) found mishandled: each must
+behave as in torch (same exception type, or the same result)."""
+import pytest
+
+import ember
+from conftest import torch
+
+NAN = float("nan")
+
+# Each case is evaluated with `lib` bound to torch and to ember.
+CASES = [
+    "lib.tensordot(lib.randn(2, 3, 4), lib.randn(3, 4, 5), dims=lib.randn(4, dtype=lib.float64))",
+    "lib.tensordot(lib.tensor(1.), lib.randn(4, 3, 2), dims=([0, 1], [1, 0]))",
+    "lib.roll(lib.tensor(3), (1, -2), (0, 1))",
+    "lib.roll(lib.tensor(3.), 1, 0)",
+    "lib.take_along_dim(lib.tensor(2.), lib.tensor(0), 0)",
+    "lib.index_add(lib.zeros(3, 4), 0, lib.tensor([0, 1]), lib.ones(2, 5))",
+    "lib.index_add(lib.zeros(3, 4), 0, lib.tensor([0, 1]), lib.ones(3, 4))",
+    "lib.index_add(lib.zeros(3, 4), 0, lib.tensor([5]), lib.ones(1, 4))",
+    "lib.index_add(lib.zeros(3, 4), 0, lib.tensor([0]), lib.ones(1, 4, dtype=lib.float64))",
+    "lib.index_add(lib.tensor(1.), 0, lib.tensor([0]), lib.ones(1))",
+    "lib.index_copy(lib.zeros(3, 4), 0, lib.tensor([0, 1]), lib.ones(3, 4))",
+    "lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([0]), lib.ones(3, 1, 1))",
+    "lib.index_copy(lib.zeros(3, 4), 0, lib.tensor([0]), lib.tensor(1.))",
+    "lib.zeros(2, dtype=lib.int8).masked_fill(lib.tensor([True, False]), 1000)",
+    "lib.zeros(2, dtype=lib.float16).masked_fill(lib.tensor([True, False]), 1e10)",
+    "lib.where(lib.tensor([True, False]), lib.zeros(2, dtype=lib.int8), 1000)",
+    "lib.clamp(lib.zeros(2, dtype=lib.uint8), 0, 1000)",
+    "lib.zeros(2, dtype=lib.int8).index_fill(0, lib.tensor([0]), 1000)",
+    "lib.zeros(2, dtype=lib.int8).scatter(0, lib.tensor([0]), 1000)",
+    "lib.zeros(4).scatter_add(0, lib.tensor([0, 1, 2, 3, 3]), lib.tensor(1.))",
+    "lib.zeros(4).scatter(0, lib.tensor([0, 1]), lib.tensor(1.))",
+    "lib.zeros(4).scatter_reduce(0, lib.tensor([0, 1, 2]), lib.tensor(1.), 'amax')",
+    "lib.ones(4).put(lib.tensor([0]), lib.tensor([1]))",
+    "lib.zeros(3, dtype=lib.bfloat16).index_put((lib.tensor([0]),), lib.tensor([1]))",
+    "lib.eq(2, lib.ones(2))",
+    "lib.ge(2.5, lib.ones(2))",
+    "lib.bitwise_and(2, lib.ones(2, dtype=lib.int64))",
+    "lib.bitwise_left_shift(2, lib.ones(2, dtype=lib.int64))",
+    "lib.bitwise_or(True, -1)",
+    "lib.remainder(0, 2)",
+    "lib.sum(lib.ones(2), '')",
+    "lib.median(lib.ones(2, 3, dtype=lib.bool))",
+    "lib.nanmedian(lib.ones(2, 3, dtype=lib.bool), 0)",
+    "lib.kthvalue(lib.ones(2, dtype=lib.bool), 1)",
+    "lib.trace(lib.ones(2, 2, dtype=lib.bool))",
+    "lib.lerp(lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.int64))",
+    "lib.lerp(lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.float64), lib.tensor(0.5))",
+    "lib.linalg.norm(lib.ones(3, 4), '')",
+    "lib.linalg.svdvals(lib.tensor([[NAN, 1.], [1., 1.]]))",
+    "lib.linalg.pinv(lib.tensor([[NAN, 1.], [1., 1.]]))",
+    "lib.linalg.cholesky(lib.tensor([[NAN, 1.], [1., 1.]]))",
+    "lib.linalg.matrix_rank(lib.eye(3), atol=[1, 2])",
+    "lib.max(lib.ones(3, 4), lib.tensor(3), keepdim=False)",
+    "lib.max(lib.ones(3, 4), lib.tensor(1.), keepdim=True)",
+]
+
+
+def _eval(expr, lib):
+    return eval(expr, {"lib": lib, "NAN": NAN})
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_bad_input_matches_torch(expr):
+    try:
+        expected = _eval(expr, torch)
+    except Exception as e:
+        kind = type(e).__mro__[1] if type(e).__name__.startswith("_") else type(e)  # _LinAlgError -> RuntimeError
+        if kind is AssertionError:  # torch's Python-level asserts; ember raises a proper error type
+            kind = Exception
+        with pytest.raises(kind):
+            _eval(expr, ember)
+        return
+    got = _eval(expr, ember)
+    exp = expected if isinstance(expected, (tuple, list)) else [expected]
+    res = got if isinstance(got, (tuple, list)) else [got]
+    for e, g in zip(exp, res):
+        assert e.tolist() == g.tolist()
+
+
+def test_matrix_power_most_negative_exponent():
+    # -(-2**63) overflows int64; ember must still square-and-multiply |n| times (torch hangs here).
+    r = ember.linalg.matrix_power(ember.eye(2, dtype=ember.float64) * 2, -2**63)
+    assert r.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+@pytest.mark.parametrize("fn", ["any", "all"])
+def test_any_all_empty_dim_list_reduces_nothing(fn):
+    x = [[0, 1], [2, 0]]
+    for dt in ("int64", "uint8", "float32"):
+        t = getattr(torch, fn)(torch.tensor(x, dtype=getattr(torch, dt)), dim=[])
+        e = getattr(ember, fn)(ember.tensor(x, dtype=getattr(ember, dt)), dim=[])
+        assert e.tolist() == t.tolist() and str(e.dtype)[6:] == str(t.dtype)[6:]
+
+
+def test_matrix_rank_tensor_tolerances_broadcast():
+    a = torch.randn(2, 4, 4, generator=torch.Generator().manual_seed(0))
+    b = ember.from_numpy(a.numpy())
+    for kw in (dict(atol=[0.1, 100.0]), dict(rtol=[0.5, 0.01]), dict(atol=[[[0.1]]])):
+        t = torch.linalg.matrix_rank(a, **{k: torch.tensor(v) for k, v in kw.items()})
+        e = ember.linalg.matrix_rank(b, **{k: ember.tensor(v) for k, v in kw.items()})
+        assert e.tolist() == t.tolist()
