@@ -20,7 +20,8 @@ void bind_complex(nb::module_& m) {
   m.def("real", &real, nb::arg("input"));
   m.def("imag", &imag, nb::arg("input"));
   m.def("is_conj", &is_conj, nb::arg("input"));
-  m.def("is_neg", [](const Tensor&) { return false; }, nb::arg("input"));
+  m.def(
+      "is_neg", [](const Tensor&) { return false; }, nb::arg("input"));
   cls.def("is_conj", &is_conj);
   cls.def("is_neg", [](const Tensor&) { return false; });
   // x.real / x.imag are views; assigning to them writes through (as torch's setters).

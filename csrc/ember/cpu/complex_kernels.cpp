@@ -159,8 +159,8 @@ void unary_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
       break;
     }
     default:
-      EMBER_NOT_IMPLEMENTED("\"", unary_op_name(op), "\" not implemented for '",
-                            dtype_name(CppTypeToScalar<C>::value), "'");
+      EMBER_NOT_IMPLEMENTED("\"", unary_op_name(op), "\" not implemented for '", dtype_name(CppTypeToScalar<C>::value),
+                            "'");
   }
 }
 
