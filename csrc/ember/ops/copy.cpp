@@ -449,7 +449,7 @@ Tensor& fill_(Tensor& t, Scalar value) {
 }
 
 void check_number_fits(const Tensor& value, ScalarType dtype) {
-  if (!value.defined() || !is_wrapped_number(value)) return;
+  if (!value.defined() || !is_wrapped_number(value) || is_complex(dtype)) return;
   Scalar v = item(value);
   EMBER_DISPATCH_ALL(dtype, "check_number_fits", [&] {
     EMBER_CHECK(!overflows<scalar_t>(v), "value cannot be converted to type ", overflow_type_name(dtype),

@@ -538,6 +538,7 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
     Tensor out;
     {
       NoGradGuard g;
+      autograd::forward_ad::HideLevelsGuard raw(0);  // the node below carries the tangent, not these steps
       Tensor base = include_self ? t : index_put(t, ix, reduce_identity(t.dtype(), reduce));
       out = as_runtime_error([&] { return index_put_impl(base, ix, s, scatter_mode(reduce)); });
     }
