@@ -73,8 +73,10 @@ def test_forward_ad_matches_reverse_and_torch(op, sample):
             expected = tfwAD.unpack_dual(op.call(torch, *t_duals, **sample.kwargs)).tangent
     except (NotImplementedError, RuntimeError):
         expected = None  # torch has no forward formula for this op
-    if expected is not None:
-        assert_same(tangent, expected, rtol=1e-9)
+    # grad_ref_create_graph: torch's first-order formula is wrong on this input (Note [det gradient
+    # on singular input]); the reverse-mode check below still holds ember to the right value.
+    if expected is not None and not op.grad_ref_create_graph:
+        assert_same(tangent, expected, rtol=max(1e-9, op.grad_rtol or 0))
     assert_same(tangent, _reverse_jvp(op, e_args, sample, tangents).detach(), rtol=1e-9)
 
 
