@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "ember/autograd/engine.h"
+#include "ember/autograd/forward_ad_custom.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/ops/ops.h"
@@ -335,6 +336,48 @@ std::pair<Tensor, Tensor> unpack_dual(const Tensor& t, int64_t level) {
     if (l.idx != level)
       if (Tensor o = tangent(t, l.idx); o.defined()) store(primal, o, l.idx);
   return {primal, tan};
+}
+
+std::vector<int64_t> levels_with_tangents(const TensorList& ts) {
+  std::vector<int64_t> out;
+  for (const Level& l : g_levels) {
+    if (l.idx >= t_hidden_from) continue;
+    for (const Tensor& t : ts)
+      if (t.defined() && tangent(t, l.idx).defined()) {
+        out.push_back(l.idx);
+        break;
+      }
+  }
+  return out;
+}
+
+void set_tangent(const Tensor& t, const Tensor& tan_in, int64_t level, bool inplace) {
+  EMBER_CHECK(find_level(level), "Invalid level given to set a forward gradient");
+  EMBER_CHECK(tan_in.sizes() == t.sizes(),
+              "Trying to set a forward gradient that has a different size than that of the original Tensor, "
+              "this is not supported. Tensor is of size ",
+              shape_str(t.sizes()), " while the given forward gradient is of size ", shape_str(tan_in.sizes()), ".");
+  HideLevelsGuard hide(level);
+  Tensor tan = tan_in.dtype() == t.dtype() ? tan_in : to_dtype(tan_in, t.dtype());
+  if (!inplace || !t.impl()->view_base) {
+    store(t, laid_like(t, tan), level);
+    return;
+  }
+  // In place on a view without a tangent: the base gets a zero tangent the view's is a view of.
+  Tensor owner(t.impl()->view_base);
+  Tensor z = own_tangent(owner, level);
+  if (!z.defined()) {
+    z = zeros_laid_like(owner, t.dtype());
+    store(owner, z, level);
+  }
+  Tensor dt = as_strided(z, t.sizes(), t.strides(), t.storage_offset());
+  store(t, dt, level);
+  copy_(dt, tan);
+}
+
+Tensor alias_without_tangents(const Tensor& t) {
+  HideLevelsGuard hide(0);
+  return alias(t);
 }
 
 }  // namespace ember::autograd::forward_ad
