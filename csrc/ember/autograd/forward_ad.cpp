@@ -325,6 +325,7 @@ std::pair<Tensor, Tensor> unpack_dual(const Tensor& t, int64_t level) {
   if (g_levels.empty()) return {t, Tensor()};
   if (level < 0) level = innermost_level();
   EMBER_CHECK(find_level(level), "Invalid level given to _fw_primal");
+  if (level >= t_hidden_from) return {t, Tensor()};  // as torch with forward grad disabled
   Tensor tan = tangent(t, level);
   if (!tan.defined()) return {t, Tensor()};
   Tensor primal;

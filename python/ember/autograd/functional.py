@@ -150,13 +150,14 @@ def _jacfwd(func, inputs, strict, vectorize):
             row.append(jac.reshape(tuple(out.shape) + tuple(x.shape)))
             c += n
         result.append(tuple(row))
+    # As torch's forward-mode: lists where the inputs were a tuple.
     if single_out and single_in:
         return result[0][0]
     if single_out:
-        return result[0]
+        return list(result[0])
     if single_in:
         return tuple(r[0] for r in result)
-    return tuple(result)
+    return [list(r) for r in result]
 
 
 def _stack(ts):
