@@ -6,6 +6,7 @@
 #include "ember/autograd/forward_ad_custom.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd::forward_ad {
@@ -135,6 +136,9 @@ TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool record
   bool keep_history = records;
   for (size_t i = 0; i < gs.size() && i < tangents.size(); ++i) {
     if (!gs[i].defined() || !tangents[i].defined()) continue;
+    if (is_complex(gs[i].dtype()) || is_complex(tangents[i].dtype()))
+      throw NotImplementedError("forward AD through " + node.name() +
+                                " with complex tensors is not supported (it has no explicit jvp formula)");
     if (!requires_grad(gs[i])) {
       // Not differentiable in the incoming gradient: fine only when it is identically zero.
       NoGradGuard ng;
@@ -254,13 +258,27 @@ bool on_set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
   return false;
 }
 
+// The tangent's whole buffer reinterpreted as `dtype` (complex <-> its real type), so a view's
+// sizes, strides and offset apply to it as they do to the view's storage.
+Tensor reinterpreted_buffer(const Tensor& tan, ScalarType dtype) {
+  int64_t n = storage_numel(tan);
+  if (is_complex(dtype)) {
+    if (n % 2) return {};
+    return view_as_complex(as_strided(tan, {n / 2, 2}, {2, 1}, 0));
+  }
+  return view_as_real(as_strided(tan, {n}, {1}, 0));
+}
+
 void on_view(const Tensor& input, const Tensor& view) {
-  if (!differentiable(view.dtype()) || view.dtype() != input.dtype()) return;
+  if (!differentiable(view.dtype())) return;
+  bool reinterpret = view.dtype() != input.dtype();  // view_as_real, view_as_complex, .real, .imag
+  if (reinterpret && to_real(view.dtype()) != to_real(input.dtype())) return;
   for (const Level& l : g_levels) {
     if (l.idx >= t_hidden_from) continue;
     Tensor it = tangent(input, l.idx);
     if (!it.defined()) continue;
     HideLevelsGuard hide(l.idx);
+    if (reinterpret && !(it = reinterpreted_buffer(it, view.dtype())).defined()) continue;
     store(view, as_strided(it, view.sizes(), view.strides(), view.storage_offset()), l.idx);
   }
 }
