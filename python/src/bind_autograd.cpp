@@ -10,6 +10,7 @@
 
 #include "ember/autograd/accumulate.h"
 #include "ember/autograd/engine.h"
+#include "ember/autograd/forward_ad_custom.h"
 #include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
@@ -283,6 +284,34 @@ void bind_autograd(nb::module_& m) {
         return {p, tan.defined() ? nb::cast(tan) : nb::none()};
       },
       nb::arg("tensor"), nb::arg("level"));
+  // For custom Functions' jvp (python/ember/autograd/function.py).
+  struct HideLevels {
+    int64_t level;
+    std::unique_ptr<fw::HideLevelsGuard> guard;
+  };
+  nb::class_<HideLevels>(m, "_HideDualLevels")
+      .def("__init__",
+           [](HideLevels* h, int64_t level) {
+             new (h) HideLevels{level, nullptr};
+           })
+      .def("__enter__", [](HideLevels& h) { h.guard = std::make_unique<fw::HideLevelsGuard>(h.level); })
+      .def("__exit__", [](HideLevels& h, nb::args) { h.guard.reset(); });
+  m.def("_fw_levels_with_tangents", [](nb::handle ts) { return fw::levels_with_tangents(tensors_of(ts)); });
+  m.def("_fw_tangent", [](const Tensor& t, int64_t level) -> nb::object {
+    Tensor tan = fw::tangent(t, level);
+    return tan.defined() ? nb::cast(tan) : nb::none();
+  });
+  m.def(
+      "_fw_set_tangent",
+      [](const Tensor& t, const Tensor& tan, int64_t level, bool inplace) { fw::set_tangent(t, tan, level, inplace); },
+      nb::arg("tensor"), nb::arg("tangent"), nb::arg("level"), nb::arg("inplace"));
+  m.def("_fw_alias", [](const Tensor& t) { return fw::alias_without_tangents(t); });
+  // (is a view, its root TensorImpl, its TensorImpl) for the jvp checks.
+  m.def("_fw_view_root", [](const Tensor& t) {
+    const TensorImpl* b = t.impl()->view_base ? t.impl()->view_base.get() : t.impl();
+    return nb::make_tuple(static_cast<bool>(t.impl()->view_base), reinterpret_cast<uintptr_t>(b),
+                          reinterpret_cast<uintptr_t>(t.impl()));
+  });
   m.def("_set_grad_enabled", [](bool v) { ag::GradMode::set_enabled(v); });
   m.def("is_inference_mode_enabled", [] { return ag::InferenceMode::is_enabled(); });
   m.def("_set_inference_mode", [](bool v) { ag::InferenceMode::set_enabled(v); });
@@ -324,11 +353,6 @@ void bind_autograd(nb::module_& m) {
             if (nb::isinstance<Tensor>(x) && nb::cast<const Tensor&>(x).is_same(t)) return true;
           return false;
         };
-        if (ag::forward_ad::is_active())
-          for (nb::handle a : args)
-            if (nb::isinstance<Tensor>(a) && ag::forward_ad::any_has_tangent({&nb::cast<const Tensor&>(a)}))
-              throw NotImplementedError("forward AD through the custom autograd.Function " +
-                                        nb::cast<std::string>(name) + " is not supported (it has no jvp)");
         nb::list result;
         std::shared_ptr<PyNode> node;
         if (any && ag::GradMode::is_enabled()) {

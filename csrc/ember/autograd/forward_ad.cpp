@@ -3,8 +3,10 @@
 #include <climits>
 
 #include "ember/autograd/engine.h"
+#include "ember/autograd/forward_ad_custom.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd::forward_ad {
@@ -134,6 +136,9 @@ TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool record
   bool keep_history = records;
   for (size_t i = 0; i < gs.size() && i < tangents.size(); ++i) {
     if (!gs[i].defined() || !tangents[i].defined()) continue;
+    if (is_complex(gs[i].dtype()) || is_complex(tangents[i].dtype()))
+      throw NotImplementedError("forward AD through " + node.name() +
+                                " with complex tensors is not supported (it has no explicit jvp formula)");
     if (!requires_grad(gs[i])) {
       // Not differentiable in the incoming gradient: fine only when it is identically zero.
       NoGradGuard ng;
@@ -253,13 +258,27 @@ bool on_set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
   return false;
 }
 
+// The tangent's whole buffer reinterpreted as `dtype` (complex <-> its real type), so a view's
+// sizes, strides and offset apply to it as they do to the view's storage.
+Tensor reinterpreted_buffer(const Tensor& tan, ScalarType dtype) {
+  int64_t n = storage_numel(tan);
+  if (is_complex(dtype)) {
+    if (n % 2) return {};
+    return view_as_complex(as_strided(tan, {n / 2, 2}, {2, 1}, 0));
+  }
+  return view_as_real(as_strided(tan, {n}, {1}, 0));
+}
+
 void on_view(const Tensor& input, const Tensor& view) {
-  if (!differentiable(view.dtype()) || view.dtype() != input.dtype()) return;
+  if (!differentiable(view.dtype())) return;
+  bool reinterpret = view.dtype() != input.dtype();  // view_as_real, view_as_complex, .real, .imag
+  if (reinterpret && to_real(view.dtype()) != to_real(input.dtype())) return;
   for (const Level& l : g_levels) {
     if (l.idx >= t_hidden_from) continue;
     Tensor it = tangent(input, l.idx);
     if (!it.defined()) continue;
     HideLevelsGuard hide(l.idx);
+    if (reinterpret && !(it = reinterpreted_buffer(it, view.dtype())).defined()) continue;
     store(view, as_strided(it, view.sizes(), view.strides(), view.storage_offset()), l.idx);
   }
 }
@@ -324,6 +343,7 @@ std::pair<Tensor, Tensor> unpack_dual(const Tensor& t, int64_t level) {
   if (g_levels.empty()) return {t, Tensor()};
   if (level < 0) level = innermost_level();
   EMBER_CHECK(find_level(level), "Invalid level given to _fw_primal");
+  if (level >= t_hidden_from) return {t, Tensor()};  // as torch with forward grad disabled
   Tensor tan = tangent(t, level);
   if (!tan.defined()) return {t, Tensor()};
   Tensor primal;
@@ -335,6 +355,48 @@ std::pair<Tensor, Tensor> unpack_dual(const Tensor& t, int64_t level) {
     if (l.idx != level)
       if (Tensor o = tangent(t, l.idx); o.defined()) store(primal, o, l.idx);
   return {primal, tan};
+}
+
+std::vector<int64_t> levels_with_tangents(const TensorList& ts) {
+  std::vector<int64_t> out;
+  for (const Level& l : g_levels) {
+    if (l.idx >= t_hidden_from) continue;
+    for (const Tensor& t : ts)
+      if (t.defined() && tangent(t, l.idx).defined()) {
+        out.push_back(l.idx);
+        break;
+      }
+  }
+  return out;
+}
+
+void set_tangent(const Tensor& t, const Tensor& tan_in, int64_t level, bool inplace) {
+  EMBER_CHECK(find_level(level), "Invalid level given to set a forward gradient");
+  EMBER_CHECK(tan_in.sizes() == t.sizes(),
+              "Trying to set a forward gradient that has a different size than that of the original Tensor, "
+              "this is not supported. Tensor is of size ",
+              shape_str(t.sizes()), " while the given forward gradient is of size ", shape_str(tan_in.sizes()), ".");
+  HideLevelsGuard hide(level);
+  Tensor tan = tan_in.dtype() == t.dtype() ? tan_in : to_dtype(tan_in, t.dtype());
+  if (!inplace || !t.impl()->view_base) {
+    store(t, laid_like(t, tan), level);
+    return;
+  }
+  // In place on a view without a tangent: the base gets a zero tangent the view's is a view of.
+  Tensor owner(t.impl()->view_base);
+  Tensor z = own_tangent(owner, level);
+  if (!z.defined()) {
+    z = zeros_laid_like(owner, t.dtype());
+    store(owner, z, level);
+  }
+  Tensor dt = as_strided(z, t.sizes(), t.strides(), t.storage_offset());
+  store(t, dt, level);
+  copy_(dt, tan);
+}
+
+Tensor alias_without_tangents(const Tensor& t) {
+  HideLevelsGuard hide(0);
+  return alias(t);
 }
 
 }  // namespace ember::autograd::forward_ad

@@ -73,6 +73,9 @@ Tensor conj_physical(const Tensor& t) {
     n->fn = [](const autograd::TensorList& g, const autograd::TensorList&) -> autograd::TensorList {
       return {conj_physical(g[0])};
     };
+    n->jvp_fn = [](const autograd::TensorList& t, const autograd::TensorList&) -> autograd::TensorList {
+      return {t[0].defined() ? conj_physical(t[0]) : Tensor()};
+    };
     autograd::set_history(out, n);
   }
   return out;

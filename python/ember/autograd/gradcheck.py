@@ -62,6 +62,33 @@ def _analytical_jacobian(outputs, inputs, idx, create_graph=False):
     return rows
 
 
+def _forward_jacobian(fn, inputs, idx):
+    """Column j: the forward-mode JVP of every tensor output with the unit tangent at inputs[idx].flat[j].
+
+    cols[j][k] is None for an output that is not floating point (it gets no tangent).
+    """
+    from ember.autograd import forward_ad as fwAD
+    x = inputs[idx].detach()
+    cols = []
+    for j in range(x.numel()):
+        t = ember.zeros_like(x)
+        t.reshape(-1)[j] = 1.0
+        with fwAD.dual_level():
+            args = list(inputs)
+            args[idx] = fwAD.make_dual(x, t)
+            col = []
+            for o in _as_tuple(fn(*args)):
+                if not isinstance(o, _C.Tensor):
+                    continue
+                if not o.is_floating_point():
+                    col.append(None)
+                    continue
+                tan = fwAD.unpack_dual(o).tangent
+                col.append([0.0] * o.numel() if tan is None else tan.detach().reshape(-1).tolist())
+        cols.append(col)
+    return cols
+
+
 def _realify(func, inputs):
     """Complex inputs and outputs as their view_as_real pairs, so the real check applies.
 
@@ -87,6 +114,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
               fast_mode=False, masked=None):
     """True when autograd's gradients of `func` at `inputs` match central finite differences."""
+    assert check_forward_ad or check_backward_ad, \
+        "Expected at least one of check_forward_ad or check_backward_ad to be True"
     func, inputs = _realify(func, _as_tuple(inputs))
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, _C.Tensor) and x.requires_grad]
     for i in diff_idx:
@@ -97,6 +126,23 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "point." % i)
     for idx in diff_idx:
         numerical = _numerical_jacobian(func, inputs, idx, eps)
+        if check_forward_ad:
+            forward = _forward_jacobian(func, inputs, idx)
+            for j, col in enumerate(forward):
+                for k, f_out in enumerate(col):
+                    if f_out is None:  # not a differentiable output
+                        continue
+                    for i, a in enumerate(f_out):
+                        n = numerical[j][k][i]
+                        if abs(a - n) > atol + rtol * abs(n):
+                            msg = (f"Jacobian computed with forward mode mismatch for output {k} with respect to "
+                                   f"input {idx},\nnumerical:{n}\nanalytical:{a}\n(at output element {i}, input "
+                                   f"element {j})")
+                            if raise_exception:
+                                raise GradcheckError(msg)
+                            return False
+        if not check_backward_ad:
+            continue
         # Recompute after the perturbations: they bumped the inputs' versions.
         outputs = _flat_outputs(func, inputs)
         analytical = _analytical_jacobian(outputs, inputs, idx)
