@@ -441,6 +441,24 @@ void scatter_walk(const Walk& w, const Side& dst, const Side& val, T* out, const
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K, 1));
   parallel_for(0, w.O * N, grain, [&](int64_t lo, int64_t hi) {
     bool b = false;
+    if (N == 1) {  // dim is the last non-trivial dim: one (o) per thread-owned row
+      for (int64_t o = lo; o < hi; ++o) {
+        T* obase = out + dst.outer[o];
+        const T* vrow = v + val.outer[o];
+        const int64_t* ir = w.ip + o * K;
+        for (int64_t k = 0; k < K; ++k) {
+          int64_t x = ir[k];
+          if (x < -size || x >= size) {
+            b = true;
+            continue;
+          }
+          T& slot = obase[(x < 0 ? x + size : x) * od];
+          slot = op(slot, vrow[k * vd]);
+        }
+      }
+      if (b) bad.store(true, std::memory_order_relaxed);
+      return;
+    }
     for (int64_t o = lo / N; o * N < hi; ++o) {
       int64_t i0 = std::max<int64_t>(lo - o * N, 0), i1 = std::min<int64_t>(hi - o * N, N);
       T* obase = out + dst.outer[o];
