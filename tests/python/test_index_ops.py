@@ -309,3 +309,72 @@ def test_broadcast_shapes():
     assert ember.broadcast_shapes((2, 1), (3,), 1) == torch.broadcast_shapes((2, 1), (3,), 1)
     with pytest.raises(RuntimeError):
         ember.broadcast_shapes((2,), (3,))
+
+
+# Layouts the direct gather/scatter kernels (Note [Gather/scatter kernels]) walk: dims before and
+# after the indexed one, an index smaller than self, a larger src, transposed self / index / src,
+# int32 indices and a 0-d src. Each case builds (self, dim, index, src) with either library.
+def _gs_cases():
+    rng = np.random.default_rng(3)
+    cases = []
+    for dim in range(3):
+        ishape = [3, 4, 5]
+        ishape[dim] = 7
+        x = rng.random((4, 5, 6))
+        idx = rng.integers(-(4, 5, 6)[dim], (4, 5, 6)[dim], ishape)
+        src = rng.random((8, 8, 8))
+        cases.append(lambda lib, x=x, dim=dim, idx=idx, src=src: (lib.tensor(x), dim, lib.tensor(idx), lib.tensor(src)))
+        cases.append(lambda lib, x=x, dim=dim, idx=idx, src=src: (
+            lib.tensor(x.transpose(2, 1, 0).copy()).permute(2, 1, 0), dim,
+            lib.tensor(idx.astype(np.int32)), lib.tensor(src).transpose(1, 2)))
+    x, idx, src = rng.random((6, 5)), rng.integers(0, 6, (9, 5)), rng.random((5, 9))
+    cases.append(lambda lib: (lib.tensor(x).t(), 1, lib.tensor(idx).t()[:, 2:7], lib.tensor(src)))
+    cases.append(lambda lib: (lib.tensor(x).t(), 0, lib.tensor(idx)[:4, :] % 5, lib.tensor(src).t()))
+    return cases
+
+
+GS_CASES = _gs_cases()
+
+
+@pytest.mark.parametrize("case", range(len(GS_CASES)))
+def test_gather_scatter_layouts_match_torch(case):
+    x, dim, idx, src = GS_CASES[case](torch)
+    ex, _, ei, es = GS_CASES[case](ember)
+    # torch's gather/scatter reject negative indices; ember wraps them as advanced indexing does
+    idx = torch.where(idx < 0, idx + x.shape[dim], idx).to(idx.dtype)
+    assert_same(ember.gather(ex, dim, ei), torch.gather(x, dim, idx))
+    assert_same(ex.scatter(dim, ei, es), x.scatter(dim, idx, src))
+    assert_same(ex.scatter(dim, ei, 2.5), x.scatter(dim, idx, 2.5))
+    assert_same(ex.scatter_add(dim, ei, es), x.scatter_add(dim, idx, src))
+    for red in ["sum", "prod", "mean", "amax", "amin"]:
+        for inc in [True, False]:
+            assert_same(ex.scatter_reduce(dim, ei, es, red, include_self=inc),
+                        x.scatter_reduce(dim, idx, src, red, include_self=inc))
+    for red in ["add", "multiply"]:
+        assert_same(ex.scatter(dim, ei, es, reduce=red), x.scatter(dim, idx, src, reduce=red))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "complex64"])
+def test_gather_scatter_dtypes(dtype):
+    g = torch.Generator().manual_seed(4)
+    x = (torch.rand(6, 7, generator=g) * 5).to(getattr(torch, dtype))
+    src = (torch.rand(6, 7, generator=g) * 5).to(getattr(torch, dtype))
+    idx = torch.randint(0, 6, (5, 7), generator=g)
+    conv = (lambda t: ember.tensor(t.float().numpy()).to(ember.bfloat16)) if dtype == "bfloat16" else \
+        (lambda t: ember.tensor(t.numpy()))
+    ex, es, ei = conv(x), conv(src), ember.tensor(idx.numpy())
+    assert_same(ember.gather(ex, 0, ei), torch.gather(x, 0, idx))
+    assert_same(ex.scatter(0, ei, es), x.scatter(0, idx, src))
+    if dtype not in ("bool", "complex64"):  # ember has no complex scatter reductions
+        assert_same(ex.scatter_add(0, ei, es), x.scatter_add(0, idx, src))
+
+
+def test_gather_scatter_bad_index_raises_runtime_error():
+    x = ember.zeros(3, 40000)
+    for bad in [40000, -40001]:
+        idx = ember.zeros(3, 40000, dtype=ember.int64)
+        idx[2, 39999] = bad
+        for f in [lambda: ember.gather(x, 1, idx), lambda: x.scatter_add(1, idx, x), lambda: x.scatter(1, idx, 1.0),
+                  lambda: x.scatter_reduce(1, idx, x, "amax")]:
+            with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 40000"):
+                f()

@@ -134,6 +134,10 @@ def test_index_kernels_independent_of_thread_count():
         lambda: x[:, idx1], lambda: x[idx1 % 300], lambda: x[mask], lambda: x.masked_fill(mask, -1.0),
         lambda: x.scatter_add(0, idx2, src), lambda: x.index_put((idx1 % 300,), src[:1], accumulate=True),
         lambda: ember.take(x, idx2), lambda: x.index_select(1, idx1 % 400),
+        lambda: ember.gather(x, 1, idx2 % 400), lambda: x.scatter_add(1, idx2, src),
+        lambda: x.t().scatter_add(0, idx2.t(), src.t()), lambda: x.scatter(0, idx2, src),
+        lambda: x.scatter_reduce(1, idx2, src, "mean", include_self=False),
+        lambda: x.scatter_reduce(0, idx2, src, "amax"), lambda: ember.nonzero(mask),
     ]
     old = ember.get_num_threads()
     try:
@@ -149,5 +153,12 @@ def test_index_kernels_independent_of_thread_count():
         ember.set_num_threads(2)
         try:
             x[ember.tensor([0] * 40000 + [300])]
+        finally:
+            ember.set_num_threads(old)
+    for f in [lambda: ember.gather(x, 0, idx2 + 1), lambda: x.scatter_add(0, idx2 + 1, src)]:
+        ember.set_num_threads(2)
+        try:
+            with pytest.raises(RuntimeError, match="index 300 is out of bounds for dimension"):
+                f()
         finally:
             ember.set_num_threads(old)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "ember/autograd/functions.h"
@@ -192,32 +193,36 @@ void move_elements(size_t esize, const Plan& p, const char* src, char* dst, bool
   EMBER_NOT_IMPLEMENTED("index: element size ", esize);
 }
 
+// One step of an index/scatter reduction, in T's opmath type (shared by index_put and scatter).
+template <typename T>
+inline T combine(T dst, T val, IndexReduce mode) {
+  using M = opmath_t<T>;
+  M a = static_cast<M>(dst), b = static_cast<M>(val);
+  M r;
+  if constexpr (std::is_same_v<T, bool>) {
+    r = mode == IndexReduce::Add || mode == IndexReduce::Max ? (a || b) : (a && b);
+  } else {
+    switch (mode) {
+      case IndexReduce::Add:
+        r = static_cast<M>(a + b);
+        break;
+      case IndexReduce::Mul:
+        r = static_cast<M>(a * b);
+        break;
+      case IndexReduce::Max:
+        r = (b > a || b != b) ? b : a;
+        break;
+      default:
+        r = (b < a || b != b) ? b : a;
+        break;
+    }
+  }
+  return static_cast<T>(r);
+}
+
 template <typename T>
 void reduce_into(const Plan& p, const T* v, T* dst, IndexReduce mode) {
-  using M = opmath_t<T>;
-  for_each_offset(p, [&](int64_t k, int64_t off) {
-    M a = static_cast<M>(dst[off]), b = static_cast<M>(v[k]);
-    M r;
-    if constexpr (std::is_same_v<T, bool>) {
-      r = mode == IndexReduce::Add || mode == IndexReduce::Max ? (a || b) : (a && b);
-    } else {
-      switch (mode) {
-        case IndexReduce::Add:
-          r = static_cast<M>(a + b);
-          break;
-        case IndexReduce::Mul:
-          r = static_cast<M>(a * b);
-          break;
-        case IndexReduce::Max:
-          r = (b > a || b != b) ? b : a;
-          break;
-        default:
-          r = (b < a || b != b) ? b : a;
-          break;
-      }
-    }
-    dst[off] = static_cast<T>(r);
-  });
+  for_each_offset(p, [&](int64_t k, int64_t off) { dst[off] = combine(dst[off], v[k], mode); });
 }
 
 // Writes values (broadcast to the index result) into t without autograd.
@@ -261,13 +266,19 @@ const char* reduce_name(IndexReduce m) {
   }
 }
 
-Tensor index_put_impl(const Tensor& t, const TensorVec& indices, const Tensor& values, IndexReduce mode) {
+// `raw`, when given, computes the result into the contiguous copy of t in place of the plan
+// (scatter's kernels); the recorded node is the same either way.
+Tensor index_put_impl(const Tensor& t, const TensorVec& indices, const Tensor& values, IndexReduce mode,
+                      const std::function<void(const Tensor&)>& raw = {}) {
   TensorVec idx = expand_masks(t, indices);
   Tensor out;
   {
     NoGradGuard g;
     out = clone(t, MemoryFormat::Contiguous);
-    put_raw(out, idx, values, mode);
+    if (raw)
+      raw(out);
+    else
+      put_raw(out, idx, values, mode);
   }
   if (auto n = lambda_node("IndexPutBackward0", {t, values})) {
     Shape vs = values.sizes();
@@ -306,6 +317,267 @@ TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, con
     out.push_back(view(arange(0, index.sizes()[d], 1, ScalarType::Int64), s));
   }
   return out;
+}
+// Note [Gather/scatter kernels]
+// gather and scatter* view the index as [O, K, N]: O the positions of the dims before dim, K =
+// index.size(dim), N the positions of the dims after it. An (o, i) pair names one position of t's
+// other dims (index is no larger than t there), so scatter threads own disjoint (o, i) ranges and
+// write disjoint elements, each applying its K updates in increasing k: the order the serial
+// index_put plan used, so results match it and do not depend on the thread count. Offsets of a
+// tensor for o and i come from tables of size O and N (any strides), or i * stride when the
+// inner dims collapse to one stride. Index values wrap when negative, as in advanced indexing.
+struct Side {  // where one tensor's elements lie, for the [O, K, N] walk
+  std::vector<int64_t> outer, inner;
+  int64_t dim_stride = 0, inner_stride = 0;
+  bool linear = false;  // inner[i] == i * inner_stride
+};
+// Row-major element offsets of the positions of `sizes`' dims [lo, hi) under `strides`.
+std::vector<int64_t> span_offsets(const Shape& sizes, const Shape& strides, int64_t lo, int64_t hi) {
+  int64_t n = 1;
+  for (int64_t d = lo; d < hi; ++d) n *= sizes[d];
+  std::vector<int64_t> out(n, 0);
+  std::vector<int64_t> pos(hi - lo, 0);
+  int64_t off = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    out[j] = off;
+    for (int64_t d = hi - 1; d >= lo; --d) {
+      off += strides[d];
+      if (++pos[d - lo] < sizes[d]) break;
+      off -= strides[d] * sizes[d];
+      pos[d - lo] = 0;
+    }
+  }
+  return out;
+}
+// `sizes` is the index's shape (the walk), `strides` the tensor's own.
+Side make_side(const Shape& sizes, const Shape& strides, int64_t dim) {
+  Side s;
+  int64_t nd = static_cast<int64_t>(sizes.size());
+  s.outer = span_offsets(sizes, strides, 0, dim);
+  s.inner = span_offsets(sizes, strides, dim + 1, nd);
+  s.dim_stride = strides[dim];
+  s.inner_stride = s.inner.size() > 1 ? s.inner[1] : 0;
+  s.linear = true;
+  for (size_t i = 0; i < s.inner.size() && s.linear; ++i)
+    s.linear = s.inner[i] == static_cast<int64_t>(i) * s.inner_stride;
+  return s;
+}
+struct Walk {
+  int64_t O = 1, K = 1, N = 1, size = 0;  // size: t.size(dim), the bound on index values
+  const int64_t* ip = nullptr;            // contiguous int64 index
+};
+Walk make_walk(const Tensor& t, int64_t dim, const Tensor& ix64) {
+  Walk w;
+  const Shape& s = ix64.sizes();
+  for (int64_t d = 0; d < dim; ++d) w.O *= s[d];
+  w.K = s[dim];
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(s.size()); ++d) w.N *= s[d];
+  w.size = t.sizes()[dim];
+  w.ip = ix64.data<int64_t>();
+  return w;
+}
+inline int64_t inner_at(const Side& s, int64_t i) { return s.linear ? i * s.inner_stride : s.inner[i]; }
+// The first out-of-range index in row-major order, raised as torch does (RuntimeError).
+[[noreturn]] void throw_bad_index(const Walk& w, int64_t dim) {
+  int64_t n = w.O * w.K * w.N;
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t v = w.ip[j];
+    if (v < -w.size || v >= w.size)
+      throw Error(detail::str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ", w.size));
+  }
+  throw Error("index out of bounds");  // unreachable: a thread flagged a bad index
+}
+
+// Reads are independent: the (o, k) rows split across threads, each writing its own output range.
+template <size_t B, bool Linear>
+void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::atomic<bool>& bad) {
+  const Bytes<B>* s = reinterpret_cast<const Bytes<B>*>(s_);
+  Bytes<B>* d = reinterpret_cast<Bytes<B>*>(d_);
+  int64_t rows = w.O * w.K, N = w.N, size = w.size, sd = src.dim_stride;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / N);
+  parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+    int64_t o = lo / w.K, k = lo % w.K;
+    bool b = false;
+    if (N == 1) {
+      const int64_t* ip = w.ip;
+      const Bytes<B>* base = s + src.outer[o];
+      for (int64_t r = lo; r < hi; ++r) {
+        int64_t v = ip[r];
+        if (v < -size || v >= size) {
+          b = true;
+        } else {
+          d[r] = base[(v < 0 ? v + size : v) * sd];
+        }
+        if (++k == w.K) {
+          k = 0;
+          if (++o < w.O) base = s + src.outer[o];
+        }
+      }
+    } else {
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t* ir = w.ip + r * N;
+        Bytes<B>* out = d + r * N;
+        const Bytes<B>* base = s + src.outer[o];
+        for (int64_t i = 0; i < N; ++i) {
+          int64_t v = ir[i];
+          if (v < -size || v >= size) {
+            b = true;
+            continue;
+          }
+          int64_t off = (v < 0 ? v + size : v) * sd;
+          out[i] = base[off + (Linear ? i * src.inner_stride : src.inner[i])];
+        }
+        if (++k == w.K) k = 0, ++o;
+      }
+    }
+    if (b) bad.store(true, std::memory_order_relaxed);
+  });
+}
+
+// out[o, index[o, k, i], i] = op(that, v[o, k, i]); threads own disjoint (o, i) ranges.
+template <typename T, bool Linear, typename Op>
+void scatter_walk(const Walk& w, const Side& dst, const Side& val, T* out, const T* v, Op op, std::atomic<bool>& bad) {
+  int64_t N = w.N, K = w.K, size = w.size, od = dst.dim_stride, vd = val.dim_stride;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K, 1));
+  parallel_for(0, w.O * N, grain, [&](int64_t lo, int64_t hi) {
+    bool b = false;
+    if (N == 1) {  // dim is the last non-trivial dim: one (o) per thread-owned row
+      for (int64_t o = lo; o < hi; ++o) {
+        T* obase = out + dst.outer[o];
+        const T* vrow = v + val.outer[o];
+        const int64_t* ir = w.ip + o * K;
+        for (int64_t k = 0; k < K; ++k) {
+          int64_t x = ir[k];
+          if (x < -size || x >= size) {
+            b = true;
+            continue;
+          }
+          T& slot = obase[(x < 0 ? x + size : x) * od];
+          slot = op(slot, vrow[k * vd]);
+        }
+      }
+      if (b) bad.store(true, std::memory_order_relaxed);
+      return;
+    }
+    for (int64_t o = lo / N; o * N < hi; ++o) {
+      int64_t i0 = std::max<int64_t>(lo - o * N, 0), i1 = std::min<int64_t>(hi - o * N, N);
+      T* obase = out + dst.outer[o];
+      const T* vrow = v + val.outer[o];
+      for (int64_t k = 0; k < K; ++k, vrow += vd) {
+        const int64_t* ir = w.ip + (o * K + k) * N;
+        for (int64_t i = i0; i < i1; ++i) {
+          int64_t x = ir[i];
+          if (x < -size || x >= size) {
+            b = true;
+            continue;
+          }
+          T& slot = obase[(x < 0 ? x + size : x) * od + (Linear ? i * dst.inner_stride : dst.inner[i])];
+          slot = op(slot, vrow[Linear ? i * val.inner_stride : val.inner[i]]);
+        }
+      }
+    }
+    if (b) bad.store(true, std::memory_order_relaxed);
+  });
+}
+
+// gather's raw compute: out (contiguous, index's shape) = t[..., index, ...] along dim.
+Tensor gather_raw(const Tensor& t, int64_t dim, const Tensor& index) {
+  Tensor ix = contiguous(cast_to(index, ScalarType::Int64));
+  Tensor out = empty(ix.sizes(), t.dtype());
+  if (out.numel() == 0) return out;
+  Walk w = make_walk(t, dim, ix);
+  Side src = make_side(ix.sizes(), t.strides(), dim);
+  std::atomic<bool> bad{false};
+  const char* s = static_cast<const char*>(t.data_ptr());
+  char* d = static_cast<char*>(out.data_ptr());
+  auto run = [&](auto bytes) {
+    constexpr size_t B = decltype(bytes)::value;
+    src.linear ? gather_walk<B, true>(w, src, s, d, bad) : gather_walk<B, false>(w, src, s, d, bad);
+  };
+  switch (t.element_size()) {
+    case 1:
+      run(std::integral_constant<size_t, 1>());
+      break;
+    case 2:
+      run(std::integral_constant<size_t, 2>());
+      break;
+    case 4:
+      run(std::integral_constant<size_t, 4>());
+      break;
+    case 8:
+      run(std::integral_constant<size_t, 8>());
+      break;
+    case 16:
+      run(std::integral_constant<size_t, 16>());
+      break;
+    default:
+      EMBER_NOT_IMPLEMENTED("gather: element size ", t.element_size());
+  }
+  if (bad.load()) throw_bad_index(w, dim);
+  return out;
+}
+
+// scatter's raw compute into `out` (a fresh contiguous tensor of t's shape): values is a 0-d
+// tensor or index's shape, cast to out's dtype here.
+void scatter_raw(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& values, IndexReduce mode) {
+  Tensor ix = contiguous(cast_to(index, ScalarType::Int64));
+  if (ix.numel() == 0) return;
+  Tensor v = expand(cast_to(values, out.dtype()), ix.sizes());
+  Walk w = make_walk(out, dim, ix);
+  Side dst = make_side(ix.sizes(), out.strides(), dim), val = make_side(ix.sizes(), v.strides(), dim);
+  bool linear = dst.linear && val.linear;
+  std::atomic<bool> bad{false};
+  auto run = [&](auto* o, const auto* vp, auto op) {
+    linear ? scatter_walk<std::remove_pointer_t<decltype(o)>, true>(w, dst, val, o, vp, op, bad)
+           : scatter_walk<std::remove_pointer_t<decltype(o)>, false>(w, dst, val, o, vp, op, bad);
+  };
+  if (mode == IndexReduce::None) {
+    auto copy = [](auto, auto b) { return b; };
+    auto as = [&](auto bytes) {
+      using E = Bytes<decltype(bytes)::value>;
+      run(static_cast<E*>(out.data_ptr()), static_cast<const E*>(v.data_ptr()), copy);
+    };
+    switch (out.element_size()) {
+      case 1:
+        as(std::integral_constant<size_t, 1>());
+        break;
+      case 2:
+        as(std::integral_constant<size_t, 2>());
+        break;
+      case 4:
+        as(std::integral_constant<size_t, 4>());
+        break;
+      case 8:
+        as(std::integral_constant<size_t, 8>());
+        break;
+      case 16:
+        as(std::integral_constant<size_t, 16>());
+        break;
+      default:
+        EMBER_NOT_IMPLEMENTED("scatter: element size ", out.element_size());
+    }
+  } else {
+    EMBER_DISPATCH_ALL(out.dtype(), "index_put", [&] {  // the name errors always gave
+      scalar_t* o = out.data<scalar_t>();
+      const scalar_t* vp = v.data<scalar_t>();
+      switch (mode) {
+        case IndexReduce::Add:
+          return run(o, vp, [](scalar_t a, scalar_t b) { return combine(a, b, IndexReduce::Add); });
+        case IndexReduce::Mul:
+          return run(o, vp, [](scalar_t a, scalar_t b) { return combine(a, b, IndexReduce::Mul); });
+        case IndexReduce::Max:
+          return run(o, vp, [](scalar_t a, scalar_t b) { return combine(a, b, IndexReduce::Max); });
+        default:
+          return run(o, vp, [](scalar_t a, scalar_t b) { return combine(a, b, IndexReduce::Min); });
+      }
+    });
+  }
+  if (bad.load()) throw_bad_index(w, dim);
+}
+// index_put_impl over scatter's index list (same node), computed by scatter_raw.
+Tensor scatter_put(const Tensor& t, int64_t dim, const Tensor& idx, const TensorVec& ix, const Tensor& values,
+                   IndexReduce mode) {
+  return index_put_impl(t, ix, values, mode, [&](const Tensor& out) { scatter_raw(out, dim, idx, values, mode); });
 }
 // A src tensor (not a fill value) must cover the index: same rank, no dim larger than src's.
 void check_scatter_src(const Tensor& index, const Tensor& src) {
@@ -398,30 +670,68 @@ TensorVec at_dim(int64_t dim, const Tensor& index) {
 }
 }  // namespace
 
+// Fixed chunks (independent of the thread count): count the hits of each in parallel, take the
+// prefix sums as output offsets, then fill each chunk's rows in parallel, walking its coordinates
+// with counters. Rows come out in row-major order as a serial scan gives them.
 Tensor nonzero(const Tensor& t) {
   Tensor c = contiguous(t);
-  std::vector<int64_t> hits;
+  int64_t n = c.numel(), nd = t.dim();
+  const Shape& sz = t.sizes();
+  int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(n / kGrainSize, 1024));
+  int64_t cs = (n + chunks - 1) / std::max<int64_t>(chunks, 1);
+  std::vector<int64_t> start(chunks + 1, 0);
+  Tensor out;
   EMBER_DISPATCH_ALL(c.dtype(), "nonzero", [&] {
     const scalar_t* p = c.data<scalar_t>();
-    for (int64_t i = 0; i < c.numel(); ++i)
-      if (static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0)) hits.push_back(i);
+    auto hit = [&](int64_t i) { return static_cast<opmath_t<scalar_t>>(p[i]) != opmath_t<scalar_t>(0); };
+    parallel_for(0, chunks, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t j = lo; j < hi; ++j) {
+        int64_t cnt = 0;
+        for (int64_t i = j * cs, e = std::min(n, (j + 1) * cs); i < e; ++i) cnt += hit(i) ? 1 : 0;
+        start[j + 1] = cnt;
+      }
+    });
+    for (int64_t j = 0; j < chunks; ++j) start[j + 1] += start[j];
+    out = empty({start[chunks], nd}, ScalarType::Int64);
+    int64_t* o = out.data<int64_t>();
+    parallel_for(0, chunks, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> pos(nd, 0);
+      for (int64_t j = lo; j < hi; ++j) {
+        int64_t b = j * cs, e = std::min(n, (j + 1) * cs);
+        if (start[j + 1] == start[j]) continue;
+        int64_t rem = b;
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          pos[d] = rem % sz[d];
+          rem /= sz[d];
+        }
+        int64_t* row = o + start[j] * nd;
+        for (int64_t i = b; i < e; ++i) {
+          if (hit(i)) {
+            for (int64_t d = 0; d < nd; ++d) row[d] = pos[d];
+            row += nd;
+          }
+          for (int64_t d = nd - 1; d >= 0; --d) {
+            if (++pos[d] < sz[d]) break;
+            pos[d] = 0;
+          }
+        }
+      }
+    });
   });
-  int64_t nd = t.dim(), n = static_cast<int64_t>(hits.size());
-  Tensor out = empty({n, nd}, ScalarType::Int64);
-  int64_t* o = out.data<int64_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t rem = hits[i];
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      o[i * nd + d] = rem % t.sizes()[d];
-      rem /= t.sizes()[d];
-    }
-  }
   return out;
 }
 
-Tensor index(const Tensor& t, const TensorVec& indices) {
+namespace {
+// `raw`, when given, computes the result in place of the plan (gather's kernel); same node.
+Tensor index_impl(const Tensor& t, const TensorVec& indices, const std::function<Tensor()>& raw) {
   TensorVec idx = expand_masks(t, indices);
-  Tensor out = index_raw(t, idx);
+  Tensor out;
+  if (raw) {
+    NoGradGuard g;
+    out = raw();
+  } else {
+    out = index_raw(t, idx);
+  }
   if (auto n = lambda_node("IndexBackward0", {t})) {
     Shape ts = t.sizes();
     ScalarType td = t.dtype();
@@ -433,6 +743,9 @@ Tensor index(const Tensor& t, const TensorVec& indices) {
   }
   return out;
 }
+}  // namespace
+
+Tensor index(const Tensor& t, const TensorVec& indices) { return index_impl(t, indices, {}); }
 
 Tensor index_put(const Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate) {
   return index_put_impl(t, indices, values, accumulate ? IndexReduce::Add : IndexReduce::None);
@@ -482,7 +795,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
   if (t.dim() == 0 || idx.dim() == 0) return reshape(gather(reshape(t, {-1}), 0, reshape(idx, {-1})), idx.sizes());
   TensorVec ix = scatter_indices(t, dim, idx, "gather");
   if (idx.numel() == 0) return empty(idx.sizes(), t.dtype());
-  return as_runtime_error([&] { return index(t, ix); });
+  return index_impl(t, ix, [&] { return gather_raw(t, dim, idx); });
 }
 
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
@@ -496,12 +809,12 @@ Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& sr
   EMBER_CHECK(src.dim() == 0 || src.dim() == idx.dim(),
               "Index tensor must have the same number of dimensions as src tensor");
   if (reduce.empty())
-    return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::None); });
+    return as_runtime_error([&] { return scatter_put(t, dim, idx, ix, src_window(src, idx), IndexReduce::None); });
   // torch has no derivative for scatter with reduce=: the graph records a node that raises on backward.
   Tensor out;
   {
     NoGradGuard g;
-    out = as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), scatter_mode(reduce)); });
+    out = as_runtime_error([&] { return scatter_put(t, dim, idx, ix, src_window(src, idx), scatter_mode(reduce)); });
   }
   if (auto n = lambda_node("NotImplemented", {t, src})) {
     n->fn = [](const TensorList&, const TensorList&) -> TensorList {
@@ -519,7 +832,7 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor
                    t.sizes());
   TensorVec ix = scatter_indices(t, dim, idx, "scatter_add");
   if (idx.numel() == 0) return clone(t);
-  return as_runtime_error([&] { return index_put_impl(t, ix, src_window(src, idx), IndexReduce::Add); });
+  return as_runtime_error([&] { return scatter_put(t, dim, idx, ix, src_window(src, idx), IndexReduce::Add); });
 }
 
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
@@ -539,8 +852,9 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
     {
       NoGradGuard g;
       autograd::forward_ad::HideLevelsGuard raw(0);  // the node below carries the tangent, not these steps
-      Tensor base = include_self ? t : index_put(t, ix, reduce_identity(t.dtype(), reduce));
-      out = as_runtime_error([&] { return index_put_impl(base, ix, s, scatter_mode(reduce)); });
+      Tensor base =
+          include_self ? t : scatter_put(t, dim, idx, ix, reduce_identity(t.dtype(), reduce), IndexReduce::None);
+      out = as_runtime_error([&] { return scatter_put(base, dim, idx, ix, s, scatter_mode(reduce)); });
     }
     if (auto n = lambda_node("ScatterReduceBackward0", {t, s})) {
       set_history(out, n);
@@ -553,15 +867,16 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
   }
   return as_runtime_error([&] {
     Tensor base = t;
-    if (!include_self) base = index_put(t, ix, reduce_identity(t.dtype(), reduce));  // scattered slots restart
+    if (!include_self)  // scattered slots restart
+      base = scatter_put(t, dim, idx, ix, reduce_identity(t.dtype(), reduce), IndexReduce::None);
     if (reduce == "mean") {
-      Tensor sumr = index_put_impl(base, ix, s, IndexReduce::Add);
+      Tensor sumr = scatter_put(base, dim, idx, ix, s, IndexReduce::Add);
       Tensor cnt = ones(t.sizes(), t.dtype());
-      if (!include_self) cnt = index_put(cnt, ix, num0(0, t.dtype()));
-      cnt = index_put_impl(cnt, ix, ones(s.sizes(), t.dtype()), IndexReduce::Add);
+      if (!include_self) cnt = scatter_put(cnt, dim, idx, ix, num0(0, t.dtype()), IndexReduce::None);
+      cnt = scatter_put(cnt, dim, idx, ix, ones(s.sizes(), t.dtype()), IndexReduce::Add);
       return is_floating_point(t.dtype()) ? div(sumr, cnt) : div(sumr, cnt, "floor");
     }
-    return index_put_impl(base, ix, s, scatter_mode(reduce));
+    return scatter_put(base, dim, idx, ix, s, scatter_mode(reduce));
   });
 }
 
