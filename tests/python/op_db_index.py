@@ -3,7 +3,10 @@
 Index tensors are built inside `call` (lib.tensor(...)), so every tensor in a sample is a
 differentiable input for the generic gradient tests.
 """
-from op_db import ALL, FLOATS, NUMERIC, OpInfo, Sample, make_tensor
+from op_db import ALL, COMPLEX, FLOATS, NUMERIC, OpInfo, Sample, make_tensor
+
+ALLC = ALL + COMPLEX
+NUMC = NUMERIC + COMPLEX
 
 
 def _s(*shapes, seed=1):
@@ -22,7 +25,9 @@ def _noncontig(dt):
     return [Sample("transposed", make_tensor((5, 4), dt, 3).t())]
 
 
-def _op(name, call, shapes, dtypes=ALL, grad=True, extra=None, **kw):
+def _op(name, call, shapes, dtypes=ALLC, grad=True, extra=None, **kw):
+    """Complex dtypes in `dtypes` get their gradients checked in complex128 too."""
+    kw.setdefault("grad_dtypes", ("float64", "complex128") if "complex128" in dtypes else ("float64",))
     def samples(dt):
         s = _s(*shapes)(dt)
         if extra:
@@ -72,9 +77,9 @@ OPS = [
     _op("diag_mat", lambda lib, a: lib.diag(a, -1), [((4, 5),)], extra=_noncontig),
     _op("diagonal", lambda lib, a: lib.diagonal(a, 1, 0, 2) * 1, [((3, 2, 4),)]),
     _op("diag_embed", lambda lib, a: lib.diag_embed(a, -1, 0, 2), [((3, 2),)]),
-    _op("trace", lambda lib, a: lib.trace(a), [((4, 3),)], dtypes=NUMERIC),
-    _op("outer", lambda lib, a, b: lib.outer(a, b), [((3,), (4,))], dtypes=NUMERIC),
-    _op("kron", lambda lib, a, b: lib.kron(a, b), [((2, 3), (3, 2)), ((2,), (2, 2))], dtypes=NUMERIC),
+    _op("trace", lambda lib, a: lib.trace(a), [((4, 3),)], dtypes=NUMC),
+    _op("outer", lambda lib, a, b: lib.outer(a, b), [((3,), (4,))], dtypes=NUMC),
+    _op("kron", lambda lib, a, b: lib.kron(a, b), [((2, 3), (3, 2)), ((2,), (2, 2))], dtypes=NUMC),
     _op("rot90", lambda lib, a: lib.rot90(a, 1, (0, 1)), [((3, 4),)]),
     _op("rot90_k3", lambda lib, a: lib.rot90(a, -1, (1, 2)), [((2, 3, 4),)]),
     _op("narrow_copy", lambda lib, a: lib.narrow_copy(a, 1, 1, 2), [((3, 4),)]),
@@ -94,15 +99,15 @@ OPS = [
     _op("scatter", lambda lib, a, s: lib.scatter(a, 1, L(lib, [[0, 2], [1, 3]]), s), [((2, 4), (2, 2))]),
     _op("scatter_value", lambda lib, a: a.scatter(0, L(lib, [[1, 0, 2]]), 2), [((3, 3),)], grad=False),
     _op("scatter_add", lambda lib, a, s: lib.scatter_add(a, 1, L(lib, [[0, 0, 3], [1, 1, 1]]), s),
-        [((2, 4), (2, 3))], dtypes=NUMERIC),
+        [((2, 4), (2, 3))], dtypes=NUMC),
     _op("scatter_reduce_sum", lambda lib, a, s: a.scatter_reduce(0, L(lib, [0, 1, 0, 1, 2]), s, "sum"),
-        [((3,), (5,))], dtypes=NUMERIC),
+        [((3,), (5,))], dtypes=NUMC),
     _op("scatter_reduce_mean_noself",
         lambda lib, a, s: a.scatter_reduce(0, L(lib, [0, 1, 0, 1, 2]), s, "mean", include_self=False),
         [((4,), (5,))], dtypes=FLOATS),
     _op("scatter_reduce_amax",
         lambda lib, a, s: a.scatter_reduce(0, L(lib, [0, 1, 0, 1, 2]), s, "amax", include_self=False),
-        [((4,), (5,))], dtypes=NUMERIC),
+        [((4,), (5,))], dtypes=NUMC),
     _op("scatter_reduce_amax_self", lambda lib, a, s: a.scatter_reduce(1, L(lib, [[0, 2, 0], [1, 1, 3]]), s, "amax"),
         [((2, 4), (2, 3))], dtypes=NUMERIC),
     _op("scatter_reduce_amin", lambda lib, a, s: a.scatter_reduce(0, L(lib, [0, 1, 0, 1, 2]), s, "amin"),
@@ -114,23 +119,23 @@ OPS = [
         [((4,), (5,))], dtypes=FLOATS),
     _op("scatter_reduce_prod_noself",
         lambda lib, a, s: a.scatter_reduce(1, L(lib, [[0, 2, 0], [1, 1, 3]]), s, "prod", include_self=False),
-        [((2, 4), (2, 3))], dtypes=NUMERIC),
+        [((2, 4), (2, 3))], dtypes=NUMC),
     # Lone and repeated zeros in self and src: the prod gradient's special cases.
     _op("scatter_reduce_prod_zeros",
         lambda lib, a, s: (a * L(lib, [0, 1, 1, 0])).scatter_reduce(
             0, L(lib, [0, 1, 1, 2, 2, 3]), s * L(lib, [1, 0, 1, 0, 0, 1]), "prod"),
         [((4,), (6,))], dtypes=["float32", "float64"]),
     _op("scatter_multiply", lambda lib, a, s: a.scatter(1, L(lib, [[0, 2], [1, 1]]), s, reduce="multiply"),
-        [((2, 4), (2, 2))], dtypes=NUMERIC, grad=False),
+        [((2, 4), (2, 2))], dtypes=NUMC, grad=False),
     _op("scatter_value_add", lambda lib, a: a.scatter(0, L(lib, [[1, 0, 1]]), 2, reduce="add"),
-        [((3, 3),)], dtypes=NUMERIC, grad=False),
+        [((3, 3),)], dtypes=NUMC, grad=False),
     _op("index_add", lambda lib, a, s: a.index_add(1, L(lib, [0, 2, 0]), s, alpha=2), [((2, 4), (2, 3))],
-        dtypes=NUMERIC),
+        dtypes=NUMC),
     _op("index_copy", lambda lib, a, s: a.index_copy(0, L(lib, [2, 0]), s), [((3, 2), (2, 2))]),
-    _op("index_fill", lambda lib, a: a.index_fill(1, L(lib, [0, 2]), -1), [((2, 4),)], dtypes=NUMERIC),
+    _op("index_fill", lambda lib, a: a.index_fill(1, L(lib, [0, 2]), -1), [((2, 4),)], dtypes=NUMC),
     _op("index_put", lambda lib, a, v: a.index_put((L(lib, [0, 2]), L(lib, [1, 1])), v), [((3, 4), (2,))]),
     _op("index_put_acc", lambda lib, a, v: a.index_put((L(lib, [0, 0]),), v, accumulate=True),
-        [((3, 4), (4,))], dtypes=NUMERIC),
+        [((3, 4), (4,))], dtypes=NUMC),
     _op("take", lambda lib, a: lib.take(a, L(lib, [[0, 5], [-1, 2]])), [((3, 4),)], extra=_noncontig),
     _op("take_along_dim", lambda lib, a: lib.take_along_dim(a, L(lib, [[0], [2], [1]]), 1), [((3, 4),)]),
     _op("take_along_dim_flat", lambda lib, a: lib.take_along_dim(a, L(lib, [0, 7])), [((3, 4),)]),
@@ -140,15 +145,15 @@ OPS = [
     _op("where_cond", lambda lib, a: lib.stack(lib.where(a)), [((3, 4),), ((),), ((0, 2),), ((2, 1, 3),)],
         grad=False),
     _op("argwhere", lambda lib, a: lib.argwhere(a), [((2, 3, 2),)], grad=False),
-    _op("masked_select", lambda lib, a: lib.masked_select(a, a > a.flatten()[0]), [((3, 4),)], dtypes=NUMERIC),
+    _op("masked_select", lambda lib, a: lib.masked_select(a, a > a.flatten()[0]), [((3, 4),)], dtypes=NUMC),
     _op("masked_select_bcast", lambda lib, a: a.masked_select(L(lib, [[1], [0], [1]]).bool()), [((4,),)]),
     _op("masked_scatter", lambda lib, a, s: a.masked_scatter(L(lib, [[1, 0, 1], [0, 1, 1]]).bool(), s),
         [((2, 3), (6,))]),
     _op("searchsorted", lambda lib, a: lib.searchsorted(L(lib, [1, 3, 5, 7]).to(a.dtype), a), [((2, 3),)],
-        dtypes=NUMERIC, grad=False),
+        dtypes=NUMC, grad=False),
     _op("searchsorted_right", lambda lib, a: lib.searchsorted(L(lib, [1, 3, 3, 5]), a, right=True), [((5,),)],
         dtypes=["int64"],
         grad=False),
     _op("bucketize", lambda lib, a: lib.bucketize(a, L(lib, [-2, 0, 2]).to(a.dtype), right=True), [((3, 3),)],
-        dtypes=NUMERIC, grad=False),
+        dtypes=NUMC, grad=False),
 ]
