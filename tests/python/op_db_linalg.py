@@ -161,7 +161,7 @@ OPS = [
     L("slogdet_sign", lambda lib, a: lib.linalg.slogdet(a).sign,
       lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=F + COMPLEX, grad=False),
     # The complex sign has a gradient (its phase); real inputs go through complex128 here.
-    L("slogdet_sign_complex", lambda lib, a: lib.linalg.slogdet(a.to(lib.complex128)).sign,
+    L("slogdet_sign_complex", lambda lib, a: lib.view_as_real(lib.linalg.slogdet(a.to(lib.complex128)).sign),
       lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], **FC),
     L("solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), lambda dt: [
         Sample("matrix", square((3, 3), dt, 1), mk((3, 2), dt, 2)),
@@ -210,7 +210,7 @@ OPS = [
     L("cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), lambda dt: [
         Sample("2d", mk((4, 3), dt, 1), mk((4, 3), dt, 2)),
         Sample("broadcast", mk((2, 1, 3), dt, 3), mk((1, 4, 3), dt, 4)),
-        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], **FIC),
+        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], dtypes=FI + COMPLEX),
     L("norm", lambda lib, a, *r, **k: lib.linalg.norm(a, *r, **k), lambda dt: [
         Sample("default", mk((3, 4), dt, 1)), Sample("vector", mk((5,), dt, 2)),
         Sample("v1", mk((5,), dt, 3), 1), Sample("v3", mk((5,), dt, 4), 3),

@@ -399,6 +399,7 @@ TensorVec at_dim(int64_t dim, const Tensor& index) {
 }  // namespace
 
 Tensor nonzero(const Tensor& t) {
+  if (is_complex(t.dtype())) return nonzero(ne(t, scalar_tensor(Scalar(0), t.dtype())));
   Tensor c = contiguous(t);
   std::vector<int64_t> hits;
   EMBER_DISPATCH_ALL(c.dtype(), "nonzero", [&] {

@@ -663,23 +663,23 @@ std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a) {
         }
       });
     } else
-    dispatch_lapack(a.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      for (int64_t i = 0; i < nbatch(batch); ++i) {
-        const T* p = f.lu.data<T>() + i * n * n;
-        const int* piv = f.piv.data<int>() + i * n;
-        T sg = 1, la = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          T x = p[j * n + j];
-          if (piv[j] != j + 1) sg = -sg;
-          if (x < 0) sg = -sg;
-          if (x == 0) sg = 0;
-          la += std::log(std::abs(x));
+      dispatch_lapack(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (int64_t i = 0; i < nbatch(batch); ++i) {
+          const T* p = f.lu.data<T>() + i * n * n;
+          const int* piv = f.piv.data<int>() + i * n;
+          T sg = 1, la = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            T x = p[j * n + j];
+            if (piv[j] != j + 1) sg = -sg;
+            if (x < 0) sg = -sg;
+            if (x == 0) sg = 0;
+            la += std::log(std::abs(x));
+          }
+          sign.data<T>()[i] = sg;
+          logabs.data<T>()[i] = sg == 0 ? -std::numeric_limits<T>::infinity() : la;
         }
-        sign.data<T>()[i] = sg;
-        logabs.data<T>()[i] = sg == 0 ? -std::numeric_limits<T>::infinity() : la;
-      }
-    });
+      });
   }
   if (auto node = lambda_node("LinalgSlogdetBackward0", autograd::make_node<LambdaBackward>(a))) {
     autograd::set_history(sign, node);

@@ -76,7 +76,9 @@ struct ComplexProdOp {
   acc_t merge(acc_t a, acc_t b) const {
     return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
   }
-  T finish(acc_t a) const { return T(static_cast<typename T::value_type>(a.real()), static_cast<typename T::value_type>(a.imag())); }
+  T finish(acc_t a) const {
+    return T(static_cast<typename T::value_type>(a.real()), static_cast<typename T::value_type>(a.imag()));
+  }
 };
 
 template <typename T, typename O, bool All>

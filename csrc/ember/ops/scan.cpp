@@ -84,20 +84,20 @@ Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, 
         });
       });
     } else
-    EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
-      using T = scalar_t;
-      EMBER_DISPATCH_ALL(out_dtype, name, [&] {
-        using A = wide_t<opmath_t<T>>;
-        scan_rows(l.x.data<T>(), y.data<scalar_t>(), l.outer, l.R, l.inner, A(Prod ? 1 : 0), [](A acc, T v) {
-          A a = static_cast<A>(static_cast<opmath_t<T>>(v));
-          if constexpr (std::is_integral_v<A>)  // wraps like torch's int64 arithmetic, without UB
-            return static_cast<A>(Prod ? static_cast<uint64_t>(acc) * static_cast<uint64_t>(a)
-                                       : static_cast<uint64_t>(acc) + static_cast<uint64_t>(a));
-          else
-            return Prod ? acc * a : acc + a;
+      EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+        using T = scalar_t;
+        EMBER_DISPATCH_ALL(out_dtype, name, [&] {
+          using A = wide_t<opmath_t<T>>;
+          scan_rows(l.x.data<T>(), y.data<scalar_t>(), l.outer, l.R, l.inner, A(Prod ? 1 : 0), [](A acc, T v) {
+            A a = static_cast<A>(static_cast<opmath_t<T>>(v));
+            if constexpr (std::is_integral_v<A>)  // wraps like torch's int64 arithmetic, without UB
+              return static_cast<A>(Prod ? static_cast<uint64_t>(acc) * static_cast<uint64_t>(a)
+                                         : static_cast<uint64_t>(acc) + static_cast<uint64_t>(a));
+            else
+              return Prod ? acc * a : acc + a;
+          });
         });
       });
-    });
   }
   if (auto n = autograd::make_node<LambdaBackward>(x)) {
     n->name_ = Prod ? "CumprodBackward0" : "CumsumBackward0";
