@@ -138,6 +138,7 @@ nb::object unique_result(const std::tuple<Tensor, Tensor, Tensor>& r, bool inver
 Tensor norm_any(const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb::handle dtype) {
   double pd;
   if (p.is_none()) return norm(t, std::string("fro"), dims_arg(dim), keepdim, opt_dtype(dtype));
+  if (PyLong_Check(p.ptr()) && !PyBool_Check(p.ptr())) index_to_int64(p.ptr());  // OverflowError as torch's parser
   if (number_arg(p, pd)) return norm(t, pd, dims_arg(dim), keepdim, opt_dtype(dtype));
   if (nb::isinstance<nb::str>(p)) return norm(t, nb::cast<std::string>(p), dims_arg(dim), keepdim, opt_dtype(dtype));
   throw ember::TypeError(

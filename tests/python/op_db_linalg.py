@@ -8,11 +8,14 @@ import math
 
 import torch
 
-from op_db import OpInfo, Sample, make_tensor
+from op_db import COMPLEX, OpInfo, Sample, make_tensor
 
 F = ["float32", "float64"]
 FI = ["float32", "float64", "int64"]  # int64: torch raises, so must ember
 TOL = {"float32": 1e-4}
+# Products and contractions: complex values and complex128 gradients (torch's conjugate convention).
+FC = dict(dtypes=F + COMPLEX, grad_dtypes=("float64", "complex128"))
+FIC = dict(dtypes=FI + COMPLEX, grad_dtypes=("float64", "complex128"))
 
 
 def mk(shape, dt, seed, lo=None, hi=None):
@@ -101,31 +104,31 @@ def _lstsq_driver_row(driver, field):
 OPS = [
     OpInfo("mv", samples=lambda dt: [Sample("2d", mk((3, 4), dt, 1), mk((4,), dt, 2)),
                                      Sample("transposed", mk((4, 3), dt, 3).t(), mk((4,), dt, 4))],
-           dtypes=FI, rtol=1e-5),
+           **FIC, rtol=1e-5),
     OpInfo("dot", samples=lambda dt: [Sample("1d", mk((5,), dt, 1), mk((5,), dt, 2)),
                                       Sample("strided", mk((10,), dt, 3)[::2], mk((5,), dt, 4))],
-           dtypes=FI, rtol=1e-5),
-    OpInfo("vdot", samples=lambda dt: [Sample("1d", mk((5,), dt, 1), mk((5,), dt, 2))], dtypes=FI, rtol=1e-5),
+           **FIC, rtol=1e-5),
+    OpInfo("vdot", samples=lambda dt: [Sample("1d", mk((5,), dt, 1), mk((5,), dt, 2))], **FIC, rtol=1e-5),
     OpInfo("addmm", samples=lambda dt: [
         Sample("2d", mk((3, 5), dt, 1), mk((3, 4), dt, 2), mk((4, 5), dt, 3)),
         Sample("broadcast_beta_alpha", mk((5,), dt, 4), mk((3, 4), dt, 5), mk((4, 5), dt, 6), beta=0.5, alpha=2),
         Sample("transposed", mk((3, 5), dt, 7), mk((4, 3), dt, 8).t(), mk((4, 5), dt, 9))],
-        dtypes=F, rtol=1e-5),
+        **FC, rtol=1e-5),
     OpInfo("addmm_beta0", call=lambda lib, i, a, b: lib.addmm(i, a, b, beta=0),
            samples=lambda dt: [Sample("nan_input", torch.full((3, 5), math.nan, dtype=getattr(torch, dt)),
-                                      mk((3, 4), dt, 2), mk((4, 5), dt, 3))], dtypes=F, rtol=1e-5, grad=False),
+                                      mk((3, 4), dt, 2), mk((4, 5), dt, 3))], **FC, rtol=1e-5, grad=False),
     OpInfo("addmv", samples=lambda dt: [
         Sample("1d", mk((3,), dt, 1), mk((3, 4), dt, 2), mk((4,), dt, 3)),
         Sample("beta_alpha", mk((1,), dt, 4), mk((3, 4), dt, 5), mk((4,), dt, 6), beta=2, alpha=-1)],
-        dtypes=F, rtol=1e-5),
+        **FC, rtol=1e-5),
     OpInfo("baddbmm", samples=lambda dt: [
         Sample("3d", mk((2, 3, 5), dt, 1), mk((2, 3, 4), dt, 2), mk((2, 4, 5), dt, 3)),
         Sample("broadcast", mk((3, 5), dt, 4), mk((2, 3, 4), dt, 5), mk((2, 4, 5), dt, 6), beta=0.5, alpha=3)],
-        dtypes=F, rtol=1e-5),
+        **FC, rtol=1e-5),
     OpInfo("addbmm", samples=lambda dt: [
         Sample("3d", mk((3, 5), dt, 1), mk((2, 3, 4), dt, 2), mk((2, 4, 5), dt, 3)),
         Sample("beta_alpha", mk((5,), dt, 4), mk((2, 3, 4), dt, 5), mk((2, 4, 5), dt, 6), beta=2, alpha=0.5)],
-        dtypes=F, rtol=1e-5),
+        **FC, rtol=1e-5),
     OpInfo("einsum", samples=lambda dt: [
         Sample("mm", "ij,jk->ik", mk((3, 4), dt, 1), mk((4, 5), dt, 2)),
         Sample("bmm", "bij,bjk->bik", mk((2, 3, 4), dt, 3), mk((2, 4, 5), dt, 4)),
@@ -143,7 +146,7 @@ OPS = [
         Sample("bilinear", "bn,anm,bm->ba", mk((2, 3), dt, 23), mk((4, 3, 5), dt, 24), mk((2, 5), dt, 25)),
         Sample("repeated_mixed", "iij,jk->ik", mk((3, 3, 4), dt, 26), mk((4, 2), dt, 27)),
         Sample("transposed", "ij,jk->ik", mk((4, 3), dt, 28).t(), mk((4, 5), dt, 29)),
-    ], dtypes=FI, rtol=1e-5, method=False),
+    ], **FIC, rtol=1e-5, method=False),
     # Sublist form: integer labels per operand, an optional output sublist, Ellipsis for "...".
     OpInfo("einsum_sublist", call=lambda lib, *a: lib.einsum(*a), samples=lambda dt: [
         Sample("mm", mk((3, 4), dt, 1), [0, 1], mk((4, 5), dt, 2), [1, 2], [0, 2]),
@@ -152,29 +155,30 @@ OPS = [
         Sample("ellipsis_implicit", mk((2, 3), dt, 7), [0, Ellipsis], mk((2,), dt, 8), [0]),
         Sample("trace", mk((4, 4), dt, 9), [51, 51]),
         Sample("outer", mk((3,), dt, 10), [5], mk((2,), dt, 11), [7], [7, 5]),
-    ], dtypes=FI, rtol=1e-5, method=False),
+    ], **FIC, rtol=1e-5, method=False),
     OpInfo("tensordot", samples=lambda dt: [
         Sample("int", mk((2, 3, 4), dt, 1), mk((3, 4, 5), dt, 2), dims=2),
         Sample("zero", mk((2, 3), dt, 3), mk((4,), dt, 4), dims=0),
         Sample("lists", mk((3, 4, 5), dt, 5), mk((4, 3, 2), dt, 6), dims=([0, 1], [1, 0])),
-        Sample("default", mk((2, 3, 4), dt, 7), mk((3, 4), dt, 8))], dtypes=FI, rtol=1e-5, method=False),
+        Sample("default", mk((2, 3, 4), dt, 7), mk((3, 4), dt, 8))], **FIC, rtol=1e-5, method=False),
     OpInfo("linalg.matmul", call=lambda lib, a, b: lib.linalg.matmul(a, b), method=False,
-           samples=lambda dt: [Sample("bmm", mk((2, 3, 4), dt, 1), mk((4, 2), dt, 2))], dtypes=F, rtol=1e-5),
-    L("inv", lambda lib, a: lib.linalg.inv(a), square_samples, dtypes=FI),
-    L("det", lambda lib, a: lib.linalg.det(a), square_samples, dtypes=FI),
+           samples=lambda dt: [Sample("bmm", mk((2, 3, 4), dt, 1), mk((4, 2), dt, 2))], **FC, rtol=1e-5),
+    L("inv", lambda lib, a: lib.linalg.inv(a), square_samples, **FIC),
+    L("det", lambda lib, a: lib.linalg.det(a), square_samples, **FIC),
     # Note [det gradient on singular input] (lapack.cpp): torch's plain backward() returns zeros for
     # exactly singular input; its create_graph=True path gives the cofactor matrix, so compare with that.
     L("det_singular", lambda lib, a: lib.det(a), singular_samples, dtypes=F, grad_ref_create_graph=True),
     L("slogdet_logabs", lambda lib, a: lib.linalg.slogdet(a).logabsdet,
-      lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=FI),
+      lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], **FIC),
     L("slogdet_sign", lambda lib, a: lib.linalg.slogdet(a).sign,
-      lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=F, grad=False),
+      lambda dt: square_samples(dt) + [Sample("negative", -square((3, 3), dt, 9))], dtypes=F + COMPLEX, grad=False),
+    # The complex sign's gradient (its phase) is checked in test_complex.py (forward AD lacks complex).
     L("solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), lambda dt: [
         Sample("matrix", square((3, 3), dt, 1), mk((3, 2), dt, 2)),
         Sample("vector", square((3, 3), dt, 3), mk((3,), dt, 4)),
         Sample("batched_broadcast", square((2, 3, 3), dt, 5), mk((3, 4), dt, 6)),
         Sample("batch_vectors", square((2, 3, 3), dt, 7), mk((2, 3), dt, 8)),
-        Sample("right", square((3, 3), dt, 9), mk((2, 3), dt, 10), left=False)], dtypes=FI),
+        Sample("right", square((3, 3), dt, 9), mk((2, 3), dt, 10), left=False)], **FIC),
     L("cholesky", lambda lib, a, **k: lib.linalg.cholesky(pd(lib, a), **k), lambda dt: [
         Sample("2d", mk((3, 3), dt, 1)), Sample("batched", mk((2, 4, 4), dt, 2)),
         Sample("upper", mk((3, 3), dt, 3), upper=True)], dtypes=F),
@@ -216,7 +220,7 @@ OPS = [
     L("cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), lambda dt: [
         Sample("2d", mk((4, 3), dt, 1), mk((4, 3), dt, 2)),
         Sample("broadcast", mk((2, 1, 3), dt, 3), mk((1, 4, 3), dt, 4)),
-        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], dtypes=FI),
+        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], dtypes=FI + COMPLEX),
     L("norm", lambda lib, a, *r, **k: lib.linalg.norm(a, *r, **k), lambda dt: [
         Sample("default", mk((3, 4), dt, 1)), Sample("vector", mk((5,), dt, 2)),
         Sample("v1", mk((5,), dt, 3), 1), Sample("v3", mk((5,), dt, 4), 3),

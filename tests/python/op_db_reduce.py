@@ -9,9 +9,10 @@ import math
 
 import torch
 
-from op_db import ALL, FLOATS, NUMERIC, OpInfo, Sample, binary_samples, make_tensor, reduction_samples
+from op_db import ALL, COMPLEX, FLOATS, NUMERIC, OpInfo, Sample, binary_samples, make_tensor, reduction_samples
 
 F32_64 = ["float32", "float64"]
+CGRAD = ("float64", "complex128")  # gradients checked in complex128 too (torch's conjugate convention)
 
 
 def _mk(dt, low=None, high=None):
@@ -185,7 +186,7 @@ def _vector_norm_samples(dt):
         out.append(Sample(f"ord{ord}_dim", mk((3, 4), 2), ord, 1, True))
     out += [
         Sample("dims", mk((2, 3, 4), 3), 2, (0, 2)),
-        Sample("dtype", mk((3, 4), 4), 2, dtype="float64"),
+        Sample("dtype", mk((3, 4), 4), 2, dtype="complex128" if dt in COMPLEX else "float64"),
         Sample("empty_2", mk((0, 3), 5), 2),
     ]
     return out
@@ -252,7 +253,8 @@ def _lse_samples(dt):
 
 
 def _cum_dtype_samples(dt):
-    return scan_samples(dt) + [Sample("dtype", make_tensor((3, 4), dt, 9), 1, dtype="float64")]
+    return scan_samples(dt) + [Sample("dtype", make_tensor((3, 4), dt, 9), 1,
+                                      dtype="complex128" if dt in COMPLEX else "float64")]
 
 
 def _all_any_samples(dt):
@@ -272,7 +274,7 @@ def _sum_out_samples(dt):
 
 
 def _prod_samples(dt):
-    mk = _mk(dt, 0.5, 2) if dt in FLOATS else _mk(dt, -3, 4)
+    mk = _mk(dt, 0.5, 2) if dt in FLOATS + COMPLEX else _mk(dt, -3, 4)
     out = [Sample("all", mk((3, 4), 1)), Sample("0d", mk((), 2))]
     for dim, kd in itertools.product([0, 1, -1], [False, True]):
         out.append(Sample(f"dim{dim}_keep{kd}", mk((3, 4), 3), dim, kd))
@@ -286,77 +288,82 @@ def _tensor_pairs(dt):
     return [s for s in binary_samples(dt) if s.name != "python_scalar"]
 
 
+# Rows with COMPLEX where torch rejects complex (max/min, sort, median, ...): the exception types
+# must match.
 OPS = [
     # ---- sums and products ----
     OpInfo("sum.dtype", call=call_fn("sum"), samples=_sum_out_samples, dtypes=NUMERIC),
     # torch's float16 nansum accumulates in float16; ember accumulates in double.
-    OpInfo("nansum", samples=lambda dt: with_nans(dt, reduction_samples(dt)), dtypes=ALL,
+    OpInfo("nansum", samples=lambda dt: with_nans(dt, reduction_samples(dt)), dtypes=ALL + COMPLEX,
            tol_per_dtype={"float16": 5e-3, "bfloat16": 2e-2}),
-    OpInfo("nanmean", samples=lambda dt: with_nans(dt, reduction_samples(dt)), dtypes=NUMERIC,
+    OpInfo("nanmean", samples=lambda dt: with_nans(dt, reduction_samples(dt)), dtypes=NUMERIC + COMPLEX,
            tol_per_dtype={"bfloat16": 2e-2}),
-    OpInfo("prod", call=call_fn("prod"), samples=_prod_samples, dtypes=ALL,
+    OpInfo("prod", call=call_fn("prod"), samples=_prod_samples, dtypes=ALL + COMPLEX, grad_dtypes=CGRAD,
            tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
     # ---- max / min ----
-    OpInfo("max.full", call=lambda lib, x: lib.max(x), samples=lambda dt: reduction_samples(dt)[:2], dtypes=ALL),
-    OpInfo("min.full", call=lambda lib, x: lib.min(x), samples=lambda dt: reduction_samples(dt)[:2], dtypes=ALL),
+    OpInfo("max.full", call=lambda lib, x: lib.max(x), samples=lambda dt: reduction_samples(dt)[:2], dtypes=ALL + COMPLEX),
+    OpInfo("min.full", call=lambda lib, x: lib.min(x), samples=lambda dt: reduction_samples(dt)[:2], dtypes=ALL + COMPLEX),
     field("max", 0, samples=dim_samples, dtypes=ALL),
     field("max", 1, samples=dim_samples, dtypes=ALL),
     field("min", 0, samples=dim_samples, dtypes=ALL),
     field("min", 1, samples=dim_samples, dtypes=ALL),
     OpInfo("max.nan_indices", call=lambda lib, *a, **k: lib.max(*a, **k)[1],
            samples=lambda dt: with_nans(dt, dim_samples(dt)), dtypes=FLOATS, grad=False),
-    OpInfo("max.other", call=lambda lib, a, b: lib.max(a, b), samples=_tensor_pairs, dtypes=ALL),
-    OpInfo("min.other", call=lambda lib, a, b: lib.min(a, b), samples=_tensor_pairs, dtypes=ALL),
-    OpInfo("maximum", samples=_tensor_pairs, dtypes=ALL),
-    OpInfo("minimum", samples=_tensor_pairs, dtypes=ALL),
-    OpInfo("amax", samples=_amax_samples, dtypes=ALL),
-    OpInfo("amin", samples=_amax_samples, dtypes=ALL),
+    OpInfo("max.other", call=lambda lib, a, b: lib.max(a, b), samples=_tensor_pairs, dtypes=ALL + COMPLEX),
+    OpInfo("min.other", call=lambda lib, a, b: lib.min(a, b), samples=_tensor_pairs, dtypes=ALL + COMPLEX),
+    OpInfo("maximum", samples=_tensor_pairs, dtypes=ALL + COMPLEX),
+    OpInfo("minimum", samples=_tensor_pairs, dtypes=ALL + COMPLEX),
+    OpInfo("amax", samples=_amax_samples, dtypes=ALL + COMPLEX),
+    OpInfo("amin", samples=_amax_samples, dtypes=ALL + COMPLEX),
     OpInfo("amax.nan", call=lambda lib, *a, **k: lib.amax(*a, **k), samples=lambda dt: with_nans(dt, _amax_samples(dt)),
            dtypes=FLOATS, grad=False),
     OpInfo("aminmax.min", call=lambda lib, x, **k: lib.aminmax(x, **k).min,
            samples=lambda dt: [Sample("all", make_tensor((3, 4), dt, 1)),
                                Sample("dim", make_tensor((3, 4), dt, 2), dim=1),
-                               Sample("dim_keep", make_tensor((3, 4), dt, 3), dim=0, keepdim=True)], dtypes=ALL),
+                               Sample("dim_keep", make_tensor((3, 4), dt, 3), dim=0, keepdim=True)], dtypes=ALL + COMPLEX),
     OpInfo("aminmax.max", call=lambda lib, x, **k: lib.aminmax(x, **k).max,
            samples=lambda dt: [Sample("all", make_tensor((3, 4), dt, 1)),
-                               Sample("dim", make_tensor((3, 4), dt, 2), dim=1)], dtypes=ALL),
-    OpInfo("argmax", samples=_full_or_dim, dtypes=ALL, grad=False),
-    OpInfo("argmin", samples=_full_or_dim, dtypes=ALL, grad=False),
+                               Sample("dim", make_tensor((3, 4), dt, 2), dim=1)], dtypes=ALL + COMPLEX),
+    OpInfo("argmax", samples=_full_or_dim, dtypes=ALL + COMPLEX, grad=False),
+    OpInfo("argmin", samples=_full_or_dim, dtypes=ALL + COMPLEX, grad=False),
     # ---- logical and counting ----
-    OpInfo("all", samples=_all_any_samples, dtypes=ALL, grad=False),
-    OpInfo("any", samples=_all_any_samples, dtypes=ALL, grad=False),
-    OpInfo("count_nonzero", samples=lambda dt: [s for s in _all_any_samples(dt) if not s.kwargs], dtypes=ALL,
+    OpInfo("all", samples=_all_any_samples, dtypes=ALL + COMPLEX, grad=False),
+    OpInfo("any", samples=_all_any_samples, dtypes=ALL + COMPLEX, grad=False),
+    OpInfo("count_nonzero", samples=lambda dt: [s for s in _all_any_samples(dt) if not s.kwargs], dtypes=ALL + COMPLEX,
            grad=False),
     # ---- moments ----
-    OpInfo("var", samples=_var_samples, dtypes=NUMERIC, tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
-    OpInfo("std", samples=_var_samples, dtypes=NUMERIC, tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
-    OpInfo("var_mean.var", call=lambda lib, *a, **k: lib.var_mean(*a, **k)[0], samples=_var_samples, dtypes=FLOATS,
+    OpInfo("var", samples=_var_samples, dtypes=NUMERIC + COMPLEX, grad_dtypes=CGRAD, tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
+    OpInfo("std", samples=_var_samples, dtypes=NUMERIC + COMPLEX, grad_dtypes=CGRAD, tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
+    OpInfo("var_mean.var", call=lambda lib, *a, **k: lib.var_mean(*a, **k)[0], samples=_var_samples,
+           dtypes=FLOATS + COMPLEX, grad_dtypes=CGRAD,
            tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
-    OpInfo("std_mean.mean", call=lambda lib, *a, **k: lib.std_mean(*a, **k)[1], samples=_var_samples, dtypes=FLOATS,
+    OpInfo("std_mean.mean", call=lambda lib, *a, **k: lib.std_mean(*a, **k)[1], samples=_var_samples,
+           dtypes=FLOATS + COMPLEX, grad_dtypes=CGRAD,
            tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
     OpInfo("std_mean.std", call=lambda lib, *a, **k: lib.std_mean(*a, **k)[0], samples=_var_samples,
-           dtypes=F32_64),
+           dtypes=F32_64 + COMPLEX, grad_dtypes=CGRAD),
     # ---- norms ----
-    OpInfo("norm", samples=_norm_samples, dtypes=FLOATS + ["int64"],
+    OpInfo("norm", samples=_norm_samples, dtypes=FLOATS + ["int64"] + COMPLEX, grad_dtypes=CGRAD,
            tol_per_dtype={"bfloat16": 3e-2, "float16": 3e-3}),
     OpInfo("linalg.vector_norm", call=call_fn("linalg.vector_norm"),
-           samples=_vector_norm_samples, dtypes=F32_64 + ["int64"]),
+           samples=_vector_norm_samples, dtypes=F32_64 + ["int64"] + COMPLEX, grad_dtypes=CGRAD),
     OpInfo("norm.p0", call=lambda lib, *a: lib.norm(*a),
            samples=lambda dt: [Sample("all", make_tensor((3, 4), dt, 1), 0),
                                Sample("dim", make_tensor((3, 4), dt, 2), 0, 1)],
-           dtypes=F32_64, grad=False),
+           dtypes=F32_64 + COMPLEX, grad=False),
     OpInfo("linalg.matrix_norm", call=lambda lib, *a, **k: lib.linalg.matrix_norm(*a, **k),
-           samples=_matrix_norm_samples, dtypes=F32_64),
-    OpInfo("logsumexp", samples=_lse_samples, dtypes=NUMERIC, tol_per_dtype={"bfloat16": 2e-2}),
+           samples=_matrix_norm_samples, dtypes=F32_64 + COMPLEX, grad_dtypes=CGRAD),
+    OpInfo("logsumexp", samples=_lse_samples, dtypes=NUMERIC + COMPLEX, grad_dtypes=CGRAD, tol_per_dtype={"bfloat16": 2e-2}),
     # ---- softmax ----
     OpInfo("softmax", call=call_fn("softmax"), samples=_softmax_samples, dtypes=FLOATS + ["int64"]),
     OpInfo("log_softmax", call=call_fn("log_softmax"), samples=_softmax_samples, dtypes=FLOATS + ["int64"],
            tol_per_dtype={"bfloat16": 2e-2}),
     # ---- scans ----
-    OpInfo("cumsum", call=call_fn("cumsum"), samples=_cum_dtype_samples, dtypes=ALL,
+    OpInfo("cumsum", call=call_fn("cumsum"), samples=_cum_dtype_samples, dtypes=ALL + COMPLEX, grad_dtypes=CGRAD,
            tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
     OpInfo("cumprod", call=call_fn("cumprod"),
-           samples=lambda dt: [s for s in _cum_dtype_samples(dt) if s.name != "long_row"], dtypes=ALL,
+           samples=lambda dt: [s for s in _cum_dtype_samples(dt) if s.name != "long_row"], dtypes=ALL + COMPLEX,
+           grad_dtypes=CGRAD,
            tol_per_dtype={"bfloat16": 2e-2, "float16": 2e-3}),
     field("cummax", 0, samples=scan_samples, dtypes=ALL),
     field("cummax", 1, samples=scan_samples, dtypes=ALL),
@@ -366,35 +373,35 @@ OPS = [
            dtypes=FLOATS, grad=False),
     OpInfo("logcumsumexp", samples=scan_samples, dtypes=FLOATS + ["int64"], tol_per_dtype={"bfloat16": 2e-2}),
     # ---- sorting and selection ----
-    field("sort", 0, samples=_sort_samples, dtypes=ALL),
-    field("sort", 1, samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL),
+    field("sort", 0, samples=_sort_samples, dtypes=ALL + COMPLEX),
+    field("sort", 1, samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL + COMPLEX),
     OpInfo("sort.nan", call=lambda lib, *a, **k: lib.sort(*a, **k)[0],
            samples=lambda dt: with_nans(dt, _sort_samples(dt)),
            dtypes=FLOATS, grad=False),
-    OpInfo("argsort", samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL, grad=False),
+    OpInfo("argsort", samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL + COMPLEX, grad=False),
     OpInfo("argsort.unstable_spelling", call=lambda lib, *a, **k: lib.argsort(*a, **k),
            samples=lambda dt: [Sample("dim_desc", make_tensor((3, 5), dt, 1), 1, True)], dtypes=FLOATS, grad=False),
-    OpInfo("msort", samples=lambda dt: [Sample("2d", make_tensor((4, 3), dt, 1))], dtypes=NUMERIC),
-    field("topk", 0, samples=_topk_samples, dtypes=NUMERIC),
+    OpInfo("msort", samples=lambda dt: [Sample("2d", make_tensor((4, 3), dt, 1))], dtypes=NUMERIC + COMPLEX),
+    field("topk", 0, samples=_topk_samples, dtypes=NUMERIC + COMPLEX),
     field("topk", 1, samples=_topk_samples, dtypes=FLOATS),
     field("kthvalue", 0, samples=_kth_samples, dtypes=NUMERIC),
     field("kthvalue", 1, samples=_kth_samples, dtypes=FLOATS),
     OpInfo("median.full", call=lambda lib, x: lib.median(x), samples=lambda dt: reduction_samples(dt)[:2],
-           dtypes=NUMERIC),
+           dtypes=NUMERIC + COMPLEX),
     OpInfo("nanmedian.full", call=lambda lib, x: lib.nanmedian(x),
-           samples=lambda dt: with_nans(dt, reduction_samples(dt)[:2]), dtypes=NUMERIC),
+           samples=lambda dt: with_nans(dt, reduction_samples(dt)[:2]), dtypes=NUMERIC + COMPLEX),
     field("median", 0, samples=dim_samples, dtypes=NUMERIC),
     field("median", 1, samples=dim_samples, dtypes=FLOATS),
     field("nanmedian", 0, samples=lambda dt: with_nans(dt, dim_samples(dt)), dtypes=NUMERIC),
     field("nanmedian", 1, samples=lambda dt: with_nans(dt, dim_samples(dt)), dtypes=FLOATS),
     field("mode", 0, samples=dim_samples, dtypes=NUMERIC),
     field("mode", 1, samples=lambda dt: dim_samples(dt), dtypes=FLOATS),
-    OpInfo("quantile", call=quantile_call("quantile"), samples=_quantile_samples, dtypes=F32_64 + ["int64"]),
+    OpInfo("quantile", call=quantile_call("quantile"), samples=_quantile_samples, dtypes=F32_64 + ["int64"] + COMPLEX),
     OpInfo("nanquantile", call=quantile_call("nanquantile"), samples=lambda dt: with_nans(dt, _quantile_samples(dt)),
            dtypes=F32_64),
     OpInfo("histc", samples=lambda dt: [Sample("default", make_tensor((30,), dt, 1)),
                                         Sample("range", make_tensor((5, 6), dt, 2), 7, -2, 2),
                                         Sample("edges", torch.tensor([0.0, 1, 2, 3, 3, 4]).to(getattr(torch, dt)),
                                                4, 0, 4)],
-           dtypes=F32_64 + ["int64"], grad=False),
+           dtypes=F32_64 + ["int64"] + COMPLEX, grad=False),
 ]

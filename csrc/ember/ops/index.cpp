@@ -674,6 +674,7 @@ TensorVec at_dim(int64_t dim, const Tensor& index) {
 // prefix sums as output offsets, then fill each chunk's rows in parallel, walking its coordinates
 // with counters. Rows come out in row-major order as a serial scan gives them.
 Tensor nonzero(const Tensor& t) {
+  if (is_complex(t.dtype())) return nonzero(ne(t, scalar_tensor(Scalar(0), t.dtype())));
   Tensor c = contiguous(t);
   int64_t n = c.numel(), nd = t.dim();
   const Shape& sz = t.sizes();

@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/core/dispatch.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 extern "C" {
@@ -37,6 +40,14 @@ extern "C" {
 EMBER_LAPACK_DECL(float, s)
 EMBER_LAPACK_DECL(double, d)
 #undef EMBER_LAPACK_DECL
+// Complex LU only (inv, det, slogdet, solve); std::complex has the Fortran COMPLEX layout.
+#define EMBER_LAPACK_LU_DECL(T, p)                                                                                 \
+  void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                          \
+  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b, \
+                 const int* ldb, int* info, size_t);
+EMBER_LAPACK_LU_DECL(std::complex<float>, c)
+EMBER_LAPACK_LU_DECL(std::complex<double>, z)
+#undef EMBER_LAPACK_LU_DECL
 }
 
 namespace ember {
@@ -90,27 +101,52 @@ struct Lapack;
 EMBER_LAPACK_IMPL(float, s)
 EMBER_LAPACK_IMPL(double, d)
 #undef EMBER_LAPACK_IMPL
+#define EMBER_LAPACK_LU_IMPL(T, p)                                                                                   \
+  template <>                                                                                                        \
+  struct Lapack<T> {                                                                                                 \
+    static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
+    static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
+      char tr = 'N';                                                                                                 \
+      p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
+    }                                                                                                                \
+  };
+EMBER_LAPACK_LU_IMPL(std::complex<float>, c)
+EMBER_LAPACK_LU_IMPL(std::complex<double>, z)
+#undef EMBER_LAPACK_LU_IMPL
 
 // Runs f.template operator()<T>() for float32/float64 (function templates, see core/dispatch.h).
 template <typename F>
 decltype(auto) dispatch_lapack(ScalarType t, F&& f) {
+  EMBER_CHECK(!is_complex(t), "internal error: real LAPACK routine called with ", dtype_name(t));
   if (t == ScalarType::Float64) return f(double{});
   return f(float{});
 }
+// The LU routines (getrf/getrs) also for complex64/complex128.
+template <typename F>
+void dispatch_lu(ScalarType t, F&& f) {
+  if (t == ScalarType::Complex64)
+    f(std::complex<float>{});
+  else if (t == ScalarType::Complex128)
+    f(std::complex<double>{});
+  else
+    dispatch_lapack(t, f);
+}
 
-void check_float(const Tensor& a, const char* op, bool ints_not_implemented = false) {
+void check_float(const Tensor& a, const char* op, bool ints_not_implemented = false, bool complex_ok = false) {
   ScalarType t = a.dtype();
   if (t == ScalarType::Float32 || t == ScalarType::Float64) return;
+  if (is_complex(t) && complex_ok) return;
+  if (is_complex(t)) EMBER_NOT_IMPLEMENTED(op, ": complex inputs are not supported yet (no complex LAPACK)");
   if (t == ScalarType::Float16 || t == ScalarType::BFloat16 || ints_not_implemented)
     EMBER_NOT_IMPLEMENTED("\"", op, "\" not implemented for '", dtype_name(t), "'");
   throw Error(detail::str_cat(op, ": Expected a floating point or complex tensor as input. Got ", dtype_name(t)));
 }
-void check_matrix(const Tensor& a, const char* op, const char* name = "A") {
+void check_matrix(const Tensor& a, const char* op, const char* name = "A", bool complex_ok = false) {
   EMBER_CHECK(a.dim() >= 2, op, ": The input tensor ", name, " must have at least 2 dimensions.");
-  check_float(a, op);
+  check_float(a, op, false, complex_ok);
 }
-void check_square(const Tensor& a, const char* op, const char* name = "A") {
-  check_matrix(a, op, name);
+void check_square(const Tensor& a, const char* op, const char* name = "A", bool complex_ok = false) {
+  check_matrix(a, op, name, complex_ok);
   int64_t m = a.size(-2), n = a.size(-1);
   EMBER_CHECK(m == n, op, ": ", name, " must be batches of square matrices, but they are ", m, " by ", n, " matrices");
 }
@@ -121,6 +157,8 @@ Shape with(Shape s, std::initializer_list<int64_t> tail) {
   return s;
 }
 Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+// The conjugate transpose (mT for real tensors): gradients of complex ops use A^H where real ones use A^T.
+Tensor mH(const Tensor& t) { return is_complex(t.dtype()) ? conj(mT(t)) : mT(t); }
 
 // Fresh column-major copy of A (..., m, n); Note [LAPACK layout].
 Tensor fortran_copy(const Tensor& a) {
@@ -151,7 +189,7 @@ LU lu_factor(const Tensor& a) {
   int64_t n = a.size(-1), B = nbatch(batch);
   LU r{fortran_copy(a), empty(with(batch, {n}), ScalarType::Int32), Shape(B, 0)};
   if (n == 0) return r;
-  dispatch_lapack(a.dtype(), [&](auto tag) {
+  dispatch_lu(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = r.lu.data<T>();
     int* piv = r.piv.data<int>();
@@ -179,7 +217,7 @@ Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op, bool check = 
       throw LinAlgError(detail::str_cat(op, ": The solver failed because the input matrix is singular."));
     }
   if (n == 0 || k == 0) return x;
-  dispatch_lapack(a.dtype(), [&](auto tag) {
+  dispatch_lu(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < B; ++i) {
       int info = 0;
@@ -202,7 +240,7 @@ Tensor inv_core(const Tensor& a) {
   }
   if (auto node = autograd::make_node<LambdaBackward>(a)) {
     node->record("LinalgInvExBackward0", {y}, {}, {y}, [](const TensorList& g, const TensorList& s) -> TensorList {
-      Tensor yt = mT(s[0]);
+      Tensor yt = mH(s[0]);
       return {neg(matmul(matmul(yt, g[0]), yt))};
     });
   }
@@ -217,8 +255,8 @@ Tensor solve_core(const Tensor& a, const Tensor& b, const char* op) {
   }
   if (auto node = autograd::make_node<LambdaBackward>(a, b)) {
     node->record("LinalgSolveExBackward0", {x}, {a}, {x}, [op](const TensorList& g, const TensorList& s) -> TensorList {
-      Tensor gb = solve_core(mT(s[0]), g[0], op);
-      return {neg(matmul(gb, mT(s[1]))), gb};
+      Tensor gb = solve_core(mH(s[0]), g[0], op);
+      return {neg(matmul(gb, mH(s[1]))), gb};
     });
   }
   return x;
@@ -522,8 +560,12 @@ Tensor matrix_norm(const Tensor& a, const std::string& ord_str, double ord, int6
     int64_t lo = std::min(d0, d1), hi = std::max(d0, d1);
     return unsqueeze(unsqueeze(r, lo), hi);
   };
+  if (ord_str == "fro" && is_complex(a.dtype())) return vector_norm(a, 2.0, std::vector<int64_t>{d0, d1}, keepdim);
   if (ord_str == "fro") return sqrt_(sum(mul(a, a), std::vector<int64_t>{d0, d1}, keepdim));
+  if (is_complex(a.dtype()) && ord_str.empty() && (std::isinf(ord) || std::abs(ord) == 1))
+    return matrix_norm(ember::abs(a), ord_str, ord, d0, d1, keepdim);
   if (ord_str == "nuc" || std::abs(ord) == 2) {
+    check_float(a, "linalg.matrix_norm");
     Tensor m = movedim(a, {d0, d1}, {nd - 2, nd - 1});
     Tensor s = linalg_svdvals(m);
     if (ord_str == "nuc") return restore(sum(s, std::vector<int64_t>{-1}));
@@ -576,18 +618,19 @@ Tensor det_backward(const Tensor& g, const Tensor& a, const Tensor& det, const T
 
 // ---------------------------------------------------------------------------------------------
 Tensor linalg_inv(const Tensor& a) {
-  check_square(a, "linalg.inv");
+  check_square(a, "linalg.inv", "A", true);
   return inv_core(a);
 }
 
 Tensor linalg_det(const Tensor& a) {
-  check_square(a, "linalg.det");
+  check_square(a, "linalg.det", "A", true);
   Tensor d, sign, logabs;
   {
     autograd::NoGradGuard g;
     std::tie(sign, logabs) = linalg_slogdet(a);
+    if (is_complex(a.dtype())) logabs = to_dtype(logabs, a.dtype());
     d = empty(sign.sizes(), a.dtype());
-    dispatch_lapack(a.dtype(), [&](auto tag) {
+    dispatch_lu(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       for (int64_t i = 0; i < d.numel(); ++i) d.data<T>()[i] = sign.data<T>()[i] * std::exp(logabs.data<T>()[i]);
     });
@@ -595,42 +638,74 @@ Tensor linalg_det(const Tensor& a) {
   // sign is a plain constant (no history), only telling which matrices are singular.
   if (auto node = autograd::make_node<LambdaBackward>(a))
     node->record("LinalgDetBackward0", {d}, {a}, {d}, [sign](const TensorList& g, const TensorList& s) -> TensorList {
+      if (is_complex(s[0].dtype())) {  // g * conj(det) * A^{-H} (invertible input)
+        Tensor c = unsqueeze(unsqueeze(mul(g[0], conj(s[1])), -1), -1);
+        return {mul(c, mH(inv_core(s[0])))};
+      }
       return {det_backward(g[0], s[0], s[1], sign)};
     });
   return d;
 }
 
 std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a) {
-  check_square(a, "linalg.slogdet");
+  check_square(a, "linalg.slogdet", "A", true);
   Shape batch = batch_shape(a);
   int64_t n = a.size(-1);
-  Tensor sign = empty(batch, a.dtype()), logabs = empty(batch, a.dtype());
+  Tensor sign = empty(batch, a.dtype()), logabs = empty(batch, to_real(a.dtype()));
   {
     autograd::NoGradGuard g;
     LU f = lu_factor(a);
-    dispatch_lapack(a.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      for (int64_t i = 0; i < nbatch(batch); ++i) {
-        const T* p = f.lu.data<T>() + i * n * n;
-        const int* piv = f.piv.data<int>() + i * n;
-        T sg = 1, la = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          T x = p[j * n + j];
-          if (piv[j] != j + 1) sg = -sg;
-          if (x < 0) sg = -sg;
-          if (x == 0) sg = 0;
-          la += std::log(std::abs(x));
+    if (is_complex(a.dtype())) {
+      // sign = (-1)^swaps * prod(u_jj / |u_jj|), logabs = sum log|u_jj| (real).
+      EMBER_DISPATCH_COMPLEX(a.dtype(), "linalg.slogdet", [&] {
+        using C = scalar_t;
+        using R = typename C::value_type;
+        for (int64_t i = 0; i < nbatch(batch); ++i) {
+          const C* p = f.lu.data<C>() + i * n * n;
+          const int* piv = f.piv.data<int>() + i * n;
+          std::complex<double> sg = 1;
+          double la = 0;
+          bool zero = false;
+          for (int64_t j = 0; j < n; ++j) {
+            std::complex<double> x(p[j * n + j].real(), p[j * n + j].imag());
+            if (piv[j] != j + 1) sg = -sg;
+            double m = std::hypot(x.real(), x.imag());
+            if (m == 0) {
+              zero = true;
+            } else {
+              std::complex<double> u = x / m;
+              sg = {sg.real() * u.real() - sg.imag() * u.imag(), sg.real() * u.imag() + sg.imag() * u.real()};
+            }
+            la += std::log(m);
+          }
+          sign.data<C>()[i] = zero ? C(0) : C(static_cast<R>(sg.real()), static_cast<R>(sg.imag()));
+          logabs.data<R>()[i] = zero ? -std::numeric_limits<R>::infinity() : static_cast<R>(la);
         }
-        sign.data<T>()[i] = sg;
-        logabs.data<T>()[i] = sg == 0 ? -std::numeric_limits<T>::infinity() : la;
-      }
-    });
+      });
+    } else
+      dispatch_lapack(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (int64_t i = 0; i < nbatch(batch); ++i) {
+          const T* p = f.lu.data<T>() + i * n * n;
+          const int* piv = f.piv.data<int>() + i * n;
+          T sg = 1, la = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            T x = p[j * n + j];
+            if (piv[j] != j + 1) sg = -sg;
+            if (x < 0) sg = -sg;
+            if (x == 0) sg = 0;
+            la += std::log(std::abs(x));
+          }
+          sign.data<T>()[i] = sg;
+          logabs.data<T>()[i] = sg == 0 ? -std::numeric_limits<T>::infinity() : la;
+        }
+      });
   }
   if (auto node = autograd::make_node<LambdaBackward>(a)) {
     bool any_singular = n > 0 && item(any(eq(sign, wrapped(0)))).to_bool();
     // d log|det A| / dA = A^{-T}; log|det| of a singular matrix is -inf and its gradient
     // unbounded: as torch, the LU solve then yields inf/nan instead of raising.
-    node->record("LinalgSlogdetBackward0", {sign, logabs}, {a}, {},
+    node->record("LinalgSlogdetBackward0", {sign, logabs}, {a}, {sign},
                  [any_singular](const TensorList& g, const TensorList& s) -> TensorList {
                    Tensor inv;
                    if (any_singular) {
@@ -640,15 +715,21 @@ std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a) {
                    } else {
                      inv = inv_core(s[0]);
                    }
-                   return {mul(unsqueeze(unsqueeze(g[1], -1), -1), mT(inv))};
+                   // Complex: G = g_logabs + i Im(conj(sign) g_sign), grad = G A^{-H} (the real sign is constant).
+                   Tensor G = g[1];
+                   if (is_complex(s[0].dtype()) && g[0].defined()) {
+                     Tensor i = scalar_tensor(Scalar(std::complex<double>(0, 1)), std::nullopt, true);
+                     G = add(G, mul(imag(mul(conj(s[1]), g[0])), i));
+                   }
+                   return {mul(unsqueeze(unsqueeze(G, -1), -1), mH(inv))};
                  });
   }
   return {sign, logabs};
 }
 
 Tensor linalg_solve(const Tensor& a, const Tensor& b, bool left) {
-  check_square(a, "linalg.solve");
-  check_float(b, "linalg.solve");
+  check_square(a, "linalg.solve", "A", true);
+  check_float(b, "linalg.solve", false, true);
   EMBER_CHECK(a.dtype() == b.dtype(), "linalg.solve: Expected A and B to have the same dtype, but found A of type ",
               dtype_name(a.dtype()), " and B of type ", dtype_name(b.dtype()), " instead");
   if (!left) return mT(linalg_solve(mT(a), mT(b), true));
@@ -906,7 +987,8 @@ Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
 }
 
 Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string& ord_str, OptDims dims, bool keepdim) {
-  check_float(a, "linalg.norm");
+  // Complex: vector norms and the fro/1/inf matrix norms work on the moduli; nuc/2 need the SVD.
+  if (!is_complex(a.dtype())) check_float(a, "linalg.norm");
   bool matrix = !ord_str.empty() || (dims && dims->size() == 2) || (!dims && ord && a.dim() == 2);
   if (dims)
     EMBER_CHECK(dims->size() == 1 || dims->size() == 2,

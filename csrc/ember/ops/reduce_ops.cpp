@@ -3,6 +3,7 @@
 // its input through Note [Reduction layout] (reduce_utils.h) and folds it with a reducer from
 // cpu/reduce_kernels.h; the backward formula sits beside each op.
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include "ember/autograd/functions.h"
@@ -10,6 +11,7 @@
 #include "ember/cpu/loops.h"
 #include "ember/cpu/reduce_kernels.h"
 #include "ember/cpu/vec_math.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
 
@@ -60,6 +62,21 @@ struct ProdOp {
       return a * b;
   }
   O finish(acc_t a) const { return static_cast<O>(a); }
+};
+
+// Complex products in complex<double>, the product written out (std::complex's operator* takes
+// the slow Annex G path and differs from torch's plain formula on infinities).
+template <typename T>
+struct ComplexProdOp {
+  using acc_t = std::complex<double>;
+  acc_t init() const { return {1.0, 0.0}; }
+  acc_t step(acc_t a, T v) const { return merge(a, acc_t(v.real(), v.imag())); }
+  acc_t merge(acc_t a, acc_t b) const {
+    return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+  }
+  T finish(acc_t a) const {
+    return T(static_cast<typename T::value_type>(a.real()), static_cast<typename T::value_type>(a.imag()));
+  }
 };
 
 template <typename T, typename O, bool All>
@@ -270,6 +287,7 @@ Tensor all_any(const Tensor& t, const OptDims& dims, bool keepdim, const char* n
   ScalarType out_dtype = t.dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
   // An explicit empty dim list reduces nothing here (unlike sum's legacy "all dims").
   if (dims && dims->empty()) return to_dtype(ne(t, scalar_tensor(Scalar(0), t.dtype())), out_dtype);
+  if (is_complex(t.dtype())) return all_any<All>(ne(t, scalar_tensor(Scalar(0), t.dtype())), dims, keepdim, name);
   Mask mask = reduce_mask(t, dims);
   Tensor r = run_reduce_one<bool>(t, mask, ScalarType::Bool, name,
                                   []<typename T, typename O>() { return AllAnyOp<T, O, All>{}; });
@@ -362,12 +380,28 @@ void var_rows(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, doubl
 }
 
 Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool keepdim, bool take_sqrt) {
-  EMBER_CHECK(is_floating_point(t.dtype()), "std and var only support floating point and complex dtypes");
+  EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
+              "std and var only support floating point and complex dtypes");
   Mask mask = reduce_mask(t, dims);
   int64_t count = reduced_count(t, mask);
   double divisor = std::max(0.0, static_cast<double>(count) - correction);
-  Tensor r = empty(reduced_shape(t, mask, false), t.dtype());
-  if (r.numel() > 0) {
+  Tensor r;
+  if (is_complex(t.dtype())) {
+    // The mean squared modulus of the deviations: var(real) + var(imag), a real result.
+    autograd::NoGradGuard raw;
+    Tensor xr = view_as_real(t);
+    Mask m2 = mask;
+    m2.push_back(false);
+    Tensor parts = empty(reduced_shape(xr, m2, false), xr.dtype());
+    if (parts.numel() > 0) {
+      Layout l = reduce_layout(xr, m2);
+      EMBER_DISPATCH_FLOAT(xr.dtype(), take_sqrt ? "std" : "var", [&] {
+        var_rows(l.x.data<scalar_t>(), parts.data<scalar_t>(), l.outer, l.R, l.inner, divisor, false);
+      });
+    }
+    r = sum(parts, std::vector<int64_t>{-1});
+    if (take_sqrt) r = ember::sqrt(r);
+  } else if ((r = empty(reduced_shape(t, mask, false), t.dtype())).numel() > 0) {
     Layout l = reduce_layout(t, mask);
     EMBER_DISPATCH_FLOAT(t.dtype(), take_sqrt ? "std" : "var", [&] {
       var_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner, divisor, take_sqrt);
@@ -444,9 +478,10 @@ void logsumexp_rows(const T* x, T* out, int64_t outer, int64_t R, int64_t inner)
 ScalarType norm_input_dtype(const Tensor& t, std::optional<ScalarType> dtype, const char* name) {
   EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()), name,
               ": Expected a floating point or complex tensor as input. Got ", dtype_name(t.dtype()));
-  EMBER_CHECK(!is_complex(t.dtype()), name, ": complex inputs are not supported yet");
-  if (dtype)
-    EMBER_CHECK(is_floating_point(*dtype), name, ": dtype should be floating point or complex, but got ",
+  if (dtype && is_complex(t.dtype()))
+    EMBER_CHECK(is_complex(*dtype), name, ": dtype should be complex for complex inputs, but got ", dtype_name(*dtype));
+  else if (dtype)
+    EMBER_CHECK(is_floating_point(*dtype), name, ": dtype should be real for real inputs, but got ",
                 dtype_name(*dtype));
   return dtype.value_or(t.dtype());
 }
@@ -482,6 +517,7 @@ Tensor vector_norm_backward(const Tensor& g, const Tensor& x, const Tensor& r, d
 
 Tensor nansum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   if (!is_floating_point(t.dtype()) && !is_complex(t.dtype())) return sum(t, dims, keepdim, dtype);
+  EMBER_CHECK(!is_complex(t.dtype()), "nansum on CPU does not support complex inputs");
   ScalarType out_dtype = dtype.value_or(t.dtype());
   Tensor x = to_dtype(t, out_dtype);
   Mask mask = reduce_mask(x, dims);
@@ -498,6 +534,7 @@ Tensor nansum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarT
 Tensor nanmean(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
               "nanmean(): expected input to have floating point or complex dtype but got ", dtype_name(t.dtype()));
+  EMBER_CHECK(!is_complex(t.dtype()), "nansum on CPU does not support complex inputs");
   Tensor count;
   {
     autograd::NoGradGuard ng;
@@ -511,14 +548,28 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim, std::opti
   Tensor x = dtype ? to_dtype(t, *dtype) : t;
   Mask mask = dim ? reduce_mask(x, *dim) : reduce_mask(x, std::nullopt);
   bool keep = dim && keepdim;
-  Tensor r = run_reduce(x, mask, out_dtype, "prod", []<typename T, typename O>() { return ProdOp<T, O>{}; });
+  Tensor r;
+  if (is_complex(x.dtype())) {
+    autograd::NoGradGuard raw;
+    r = empty(reduced_shape(x, mask, false), x.dtype());
+    if (r.numel() > 0) {
+      Layout l = reduce_layout(x, mask);
+      EMBER_DISPATCH_COMPLEX(x.dtype(), "prod", [&] {
+        cpu::reduce_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner, ComplexProdOp<scalar_t>{});
+      });
+    }
+  } else {
+    r = run_reduce(x, mask, out_dtype, "prod", []<typename T, typename O>() { return ProdOp<T, O>{}; });
+  }
   r = keep_shape(r, x, mask, keep);
   if (auto n = make_node<LambdaBackward>(x)) {
     int64_t nd = x.dim();
     n->record(dim ? "ProdBackward1" : "ProdBackward0", {r}, {x}, {r},
               [mask, keep, nd](const TensorList& g, const TensorList& s) -> TensorList {
-                const Tensor& x = s[0];
-                Tensor gk = grad_keep(g[0], mask, keep, nd), rk = grad_keep(s[1], mask, keep, nd);
+                // Complex: the conjugate of the holomorphic derivative (torch's convention).
+                bool cplx = is_complex(s[0].dtype());
+                const Tensor x = cplx ? conj(s[0]) : s[0];
+                Tensor gk = grad_keep(g[0], mask, keep, nd), rk = grad_keep(cplx ? conj(s[1]) : s[1], mask, keep, nd);
                 Tensor zero = num(0.0);
                 Tensor is_zero = eq(x, zero);
                 bool any_zero;
@@ -576,6 +627,7 @@ Tensor all(const Tensor& t, OptDims dims, bool keepdim) { return all_any<true>(t
 Tensor any(const Tensor& t, OptDims dims, bool keepdim) { return all_any<false>(t, dims, keepdim, "any"); }
 
 Tensor count_nonzero(const Tensor& t, OptDims dims) {
+  if (is_complex(t.dtype())) return count_nonzero(ne(t, scalar_tensor(Scalar(0), t.dtype())), dims);
   Mask mask = reduce_mask(t, dims);
   return run_reduce_one<int64_t>(t, mask, ScalarType::Int64, "count_nonzero",
                                  []<typename T, typename O>() { return CountNonzeroOp<T>{}; });
@@ -600,6 +652,8 @@ TensorPair std_mean(const Tensor& t, OptDims dims, double correction, bool keepd
 
 Tensor vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType dt = norm_input_dtype(t, dtype, "linalg.vector_norm");
+  // Complex: the norm of the moduli (abs carries the gradient, sgn(z) * d|z|).
+  if (is_complex(dt)) return vector_norm(ember::abs(to_dtype(t, dt)), ord, dims, keepdim, std::nullopt);
   Tensor x = to_dtype(t, dt);
   Mask mask = reduce_mask(x, dims);
   if (ord < 0 || std::isinf(ord)) {
@@ -696,6 +750,21 @@ Tensor norm(const Tensor& t, const std::string& p, OptDims dims, bool keepdim, s
 // ---- logsumexp ----
 
 Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim) {
+  if (is_complex(t.dtype())) {
+    // Shifted by the largest real part (a constant; infinite ones shift by 0), then composed from
+    // exp/sum/log, whose complex gradients give the softmax-weighted one.
+    Mask mask = reduce_mask(t, dims);
+    std::vector<int64_t> ds = mask_dims(mask, t.dim());
+    Tensor m;
+    {
+      autograd::NoGradGuard ng;
+      m = t.numel() == 0 ? zeros(reduced_shape(t, mask, true), to_real(t.dtype()))
+                         : amax(real(t), ds, /*keepdim=*/true);
+      m = where(eq(ember::abs(m), num(std::numeric_limits<double>::infinity())), num(0.0), m);
+    }
+    Tensor r = ember::log(sum(ember::exp(sub(t, m)), ds, keepdim));
+    return add(r, keepdim ? m : reshape(m, reduced_shape(t, mask, false)));
+  }
   Tensor x = is_floating_point(t.dtype()) ? t : to_dtype(t, default_dtype());
   Mask mask = reduce_mask(x, dims);
   Tensor r = empty(reduced_shape(x, mask, false), x.dtype());

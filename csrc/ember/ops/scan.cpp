@@ -2,12 +2,14 @@
 // (outer, R, inner) (Note [Reduction layout]): contiguous rows scan one after another, otherwise
 // a tile of `inner` running values advances together over R.
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
 
@@ -65,26 +67,38 @@ Tensor reverse_cumsum(const Tensor& g, int64_t dim) { return flip(cumsum(flip(g,
 template <bool Prod>
 Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, const char* name) {
   ScalarType out_dtype = scan_dtype(t, dtype);
+  if (out_dtype == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"", name, "_cpu\" not implemented for 'Bool'");
   Tensor x = dtype ? to_dtype(t, *dtype) : t;
   dim = wrap_dim(dim, x.dim());
   Tensor y = empty(x.sizes(), out_dtype);
   {
     autograd::NoGradGuard raw;
     auto l = reduce_detail::dim_layout(x, dim);
-    EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
-      using T = scalar_t;
-      EMBER_DISPATCH_ALL(out_dtype, name, [&] {
-        using A = wide_t<opmath_t<T>>;
-        scan_rows(l.x.data<T>(), y.data<scalar_t>(), l.outer, l.R, l.inner, A(Prod ? 1 : 0), [](A acc, T v) {
-          A a = static_cast<A>(static_cast<opmath_t<T>>(v));
-          if constexpr (std::is_integral_v<A>)  // wraps like torch's int64 arithmetic, without UB
-            return static_cast<A>(Prod ? static_cast<uint64_t>(acc) * static_cast<uint64_t>(a)
-                                       : static_cast<uint64_t>(acc) + static_cast<uint64_t>(a));
-          else
-            return Prod ? acc * a : acc + a;
+    if (is_complex(x.dtype())) {  // out_dtype == x.dtype() here; accumulate in complex<double>
+      using C = std::complex<double>;
+      EMBER_DISPATCH_COMPLEX(x.dtype(), name, [&] {
+        using T = scalar_t;
+        scan_rows(l.x.data<T>(), y.data<T>(), l.outer, l.R, l.inner, C(Prod ? 1 : 0, 0), [](C acc, T v) {
+          double vr = v.real(), vi = v.imag();
+          if (Prod) return C(acc.real() * vr - acc.imag() * vi, acc.real() * vi + acc.imag() * vr);
+          return C(acc.real() + vr, acc.imag() + vi);
         });
       });
-    });
+    } else
+      EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
+        using T = scalar_t;
+        EMBER_DISPATCH_ALL(out_dtype, name, [&] {
+          using A = wide_t<opmath_t<T>>;
+          scan_rows(l.x.data<T>(), y.data<scalar_t>(), l.outer, l.R, l.inner, A(Prod ? 1 : 0), [](A acc, T v) {
+            A a = static_cast<A>(static_cast<opmath_t<T>>(v));
+            if constexpr (std::is_integral_v<A>)  // wraps like torch's int64 arithmetic, without UB
+              return static_cast<A>(Prod ? static_cast<uint64_t>(acc) * static_cast<uint64_t>(a)
+                                         : static_cast<uint64_t>(acc) + static_cast<uint64_t>(a));
+            else
+              return Prod ? acc * a : acc + a;
+          });
+        });
+      });
   }
   if (auto n = autograd::make_node<LambdaBackward>(x)) {
     n->name_ = Prod ? "CumprodBackward0" : "CumsumBackward0";
@@ -97,7 +111,9 @@ Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, 
     }
     n->saved = {SavedVariable(x, false), SavedVariable(y, true)};
     n->fn = [dim](const TensorList& g, const TensorList& s) -> TensorList {
-      const Tensor &x = s[0], &y = s[1];
+      // Complex: the same formulas on conj(x), conj(y) (torch's conjugate convention).
+      bool cplx = is_complex(s[0].dtype());
+      const Tensor x = cplx ? conj(s[0]) : s[0], y = cplx ? conj(s[1]) : s[1];
       if (x.dim() == 0) return {g[0]};
       Tensor zero = num(0.0), is_zero = eq(x, zero);
       bool any_zero;
@@ -216,7 +232,9 @@ Tensor logcumsumexp(const Tensor& t, int64_t dim) {
   }
   if (auto n = autograd::make_node<LambdaBackward>(t)) {
     n->record("LogcumsumexpBackward0", {y}, {t}, {y}, [dim](const TensorList& g, const TensorList& s) -> TensorList {
-      const Tensor &x = s[0], &y = s[1];
+      // Complex: the same formulas on conj(x), conj(y) (torch's conjugate convention).
+      bool cplx = is_complex(s[0].dtype());
+      const Tensor x = cplx ? conj(s[0]) : s[0], y = cplx ? conj(s[1]) : s[1];
       if (x.dim() == 0) return {g[0]};
       // grad_k = sum_{i >= k} g_i exp(x_k - y_i), summed in log space separately for the positive
       // and negative parts of g so that nothing overflows. log(0) is the dtype's lowest finite
