@@ -26,8 +26,11 @@ def _noncontig(dt):
 
 
 def _op(name, call, shapes, dtypes=ALLC, grad=True, extra=None, **kw):
-    """Complex values are compared; gradients in float64 (the backward of index ops with complex
-    gradients needs complex scatter_add/index_add, which ember lacks yet)."""
+    """Complex values are compared; gradients in float64 and, where the row has complex dtypes,
+    complex128 too (their backward needs complex scatter_add/index_add)."""
+    if grad and "complex128" in dtypes and "grad_dtypes" not in kw:
+        kw["grad_dtypes"] = ("float64", "complex128")
+
     def samples(dt):
         s = _s(*shapes)(dt)
         if extra:
@@ -105,9 +108,9 @@ OPS = [
     _op("scatter", lambda lib, a, s: lib.scatter(a, 1, L(lib, [[0, 2], [1, 3]]), s), [((2, 4), (2, 2))]),
     _op("scatter_value", lambda lib, a: a.scatter(0, L(lib, [[1, 0, 2]]), 2), [((3, 3),)]),
     _op("scatter_add", lambda lib, a, s: lib.scatter_add(a, 1, L(lib, [[0, 0, 3], [1, 1, 1]]), s),
-        [((2, 4), (2, 3))], dtypes=NUMERIC),
+        [((2, 4), (2, 3))], dtypes=NUMC),
     _op("scatter_reduce_sum", lambda lib, a, s: a.scatter_reduce(0, L(lib, [0, 1, 0, 1, 2]), s, "sum"),
-        [((3,), (5,))], dtypes=NUMERIC),
+        [((3,), (5,))], dtypes=NUMC, grad_dtypes=("float64",)),  # torch: no complex autograd here
     _op("scatter_reduce_mean_noself",
         lambda lib, a, s: a.scatter_reduce(0, L(lib, [0, 1, 0, 1, 2]), s, "mean", include_self=False),
         [((4,), (5,))], dtypes=FLOATS),
@@ -136,12 +139,12 @@ OPS = [
     _op("scatter_value_add", lambda lib, a: a.scatter(0, L(lib, [[1, 0, 1]]), 2, reduce="add"),
         [((3, 3),)], dtypes=NUMERIC, grad=False),
     _op("index_add", lambda lib, a, s: a.index_add(1, L(lib, [0, 2, 0]), s, alpha=2), [((2, 4), (2, 3))],
-        dtypes=NUMERIC),
+        dtypes=NUMC),
     _op("index_copy", lambda lib, a, s: a.index_copy(0, L(lib, [2, 0]), s), [((3, 2), (2, 2))]),
     _op("index_fill", lambda lib, a: a.index_fill(1, L(lib, [0, 2]), -1), [((2, 4),)], dtypes=NUMC),
     _op("index_put", lambda lib, a, v: a.index_put((L(lib, [0, 2]), L(lib, [1, 1])), v), [((3, 4), (2,))]),
     _op("index_put_acc", lambda lib, a, v: a.index_put((L(lib, [0, 0]),), v, accumulate=True),
-        [((3, 4), (4,))], dtypes=NUMERIC),
+        [((3, 4), (4,))], dtypes=NUMC),
     _op("take", lambda lib, a: lib.take(a, L(lib, [[0, 5], [-1, 2]])), [((3, 4),)], extra=_noncontig),
     _op("take_along_dim", lambda lib, a: lib.take_along_dim(a, L(lib, [[0], [2], [1]]), 1), [((3, 4),)]),
     _op("take_along_dim_flat", lambda lib, a: lib.take_along_dim(a, L(lib, [0, 7])), [((3, 4),)]),
@@ -151,7 +154,9 @@ OPS = [
     _op("where_cond", lambda lib, a: lib.stack(lib.where(a)), [((3, 4),), ((),), ((0, 2),), ((2, 1, 3),)],
         grad=False),
     _op("argwhere", lambda lib, a: lib.argwhere(a), [((2, 3, 2),)], grad=False),
-    _op("masked_select", lambda lib, a: lib.masked_select(a, a > a.flatten()[0]), [((3, 4),)], dtypes=NUMC),
+    # The mask compares values, which complex does not support: gradients in float64 only.
+    _op("masked_select", lambda lib, a: lib.masked_select(a, a > a.flatten()[0]), [((3, 4),)], dtypes=NUMC,
+        grad_dtypes=("float64",)),
     _op("masked_select_bcast", lambda lib, a: a.masked_select(L(lib, [[1], [0], [1]]).bool()), [((4,),)]),
     _op("masked_scatter", lambda lib, a, s: a.masked_scatter(L(lib, [[1, 0, 1], [0, 1, 1]]).bool(), s),
         [((2, 3), (6,))]),

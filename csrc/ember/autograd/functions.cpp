@@ -296,7 +296,9 @@ Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& 
     }
     return pos;
   };
-  ScalarType acc = g.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  // Accumulate half/bfloat16 in float32; float64 and complex keep their dtype.
+  ScalarType acc =
+      g.dtype() == ScalarType::Float16 || g.dtype() == ScalarType::BFloat16 ? ScalarType::Float32 : g.dtype();
   Tensor buf =
       index_add(zeros({top - base + 1}, acc), 0, positions(sizes, strides, off), reshape(to_dtype(g, acc), {-1}));
   Tensor r = reshape(index_select(buf, 0, positions(in_sizes, in_strides, in_off)), in_sizes);

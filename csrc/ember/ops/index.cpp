@@ -238,6 +238,12 @@ void put_raw(const Tensor& t, const TensorVec& idx, const Tensor& values, IndexR
   }
   if (mode == IndexReduce::None) {
     move_elements(t.element_size(), p, static_cast<const char*>(v.data_ptr()), static_cast<char*>(t.data_ptr()), true);
+  } else if (is_complex(t.dtype()) && mode == IndexReduce::Add) {  // accumulate; complex has no order
+    EMBER_DISPATCH_COMPLEX(t.dtype(), "index_put", [&] {
+      const scalar_t* vp = v.data<scalar_t>();
+      scalar_t* dst = t.data<scalar_t>();
+      for_each_offset(p, [&](int64_t k, int64_t off) { dst[off] += vp[k]; });
+    });
   } else {
     EMBER_DISPATCH_ALL(t.dtype(), "index_put",
                        [&] { reduce_into<scalar_t>(p, v.data<scalar_t>(), t.data<scalar_t>(), mode); });
@@ -556,6 +562,10 @@ void scatter_raw(const Tensor& out, int64_t dim, const Tensor& index, const Tens
       default:
         EMBER_NOT_IMPLEMENTED("scatter: element size ", out.element_size());
     }
+  } else if (is_complex(out.dtype()) && mode == IndexReduce::Add) {
+    EMBER_DISPATCH_COMPLEX(out.dtype(), "index_put", [&] {
+      run(out.data<scalar_t>(), v.data<scalar_t>(), [](scalar_t a, scalar_t b) { return a + b; });
+    });
   } else {
     EMBER_DISPATCH_ALL(out.dtype(), "index_put", [&] {  // the name errors always gave
       scalar_t* o = out.data<scalar_t>();
