@@ -7,17 +7,8 @@ default thread counts.
 """
 import argparse
 import json
-import time
 
-
-def best(fn, reps):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return min(ts) * 1e3
+from timing import best
 
 
 def main():

@@ -6,13 +6,14 @@ Both libraries use their default thread counts; each row is the best of `reps` c
 warm-up, for a fresh output and with out= (F.* activations have no out=).
 """
 import argparse
-import time
 
 import torch
 import torch.nn.functional as TF
 
 import ember
 import ember.nn.functional as EF
+
+from timing import best
 
 OPS = {
     "exp": (torch.exp, ember.exp, True),
@@ -25,16 +26,6 @@ OPS = {
     "abs": (torch.abs, ember.abs, True),
     "relu": (torch.relu, ember.relu, False),
 }
-
-
-def best(fn, reps):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return min(ts) * 1e3
 
 
 def main():

@@ -9,20 +9,9 @@ import pytest
 import ember
 import ember.autograd.forward_ad as fwAD
 from conftest import assert_same, torch
-from op_db import OPS
-from test_ops import to_ember
+from test_ops import grad_cases, to_ember
 
 import torch.autograd.forward_ad as tfwAD
-
-
-def fw_cases():
-    for op in OPS:
-        if not op.grad:
-            continue
-        for s in op.samples("float64"):
-            if any(isinstance(a, torch.Tensor) and a.numel() == 0 for a in s.args):
-                continue
-            yield pytest.param(op, s, id=f"{op.name}-{s.name}")
 
 
 def _tangents(sample):
@@ -52,7 +41,7 @@ def _reverse_jvp(op, e_args, sample, tangents):
     return ember.zeros_like(out) if jt is None else jt
 
 
-@pytest.mark.parametrize("op,sample", list(fw_cases()))
+@pytest.mark.parametrize("op,sample", list(grad_cases()))
 def test_forward_ad_matches_reverse_and_torch(op, sample):
     tangents = _tangents(sample)
     e_args = [to_ember(a) if isinstance(a, torch.Tensor) else a for a in sample.args]

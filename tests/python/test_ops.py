@@ -51,11 +51,12 @@ def test_forward_matches_torch(op, dtype, sample):
     assert_same(got, expected, rtol=rtol, atol=op.atol if op.atol is not None else rtol)
 
 
-def grad_cases():
+def grad_cases(dtype="float64"):
+    """(op, sample) for every differentiable row whose grad_dtypes include dtype; no empty inputs."""
     for op in OPS:
-        if not op.grad:
+        if not op.grad or dtype not in op.grad_dtypes:
             continue
-        for s in op.samples("float64"):
+        for s in op.samples(dtype):
             if any(isinstance(a, torch.Tensor) and a.numel() == 0 for a in s.args):
                 continue
             yield pytest.param(op, s, id=f"{op.name}-{s.name}")
@@ -84,17 +85,7 @@ def test_gradients_match_torch_and_gradcheck(op, sample):
     assert ember.autograd.gradcheck(f, inputs)
 
 
-def complex_grad_cases():
-    for op in OPS:
-        if not op.grad or "complex128" not in op.grad_dtypes:
-            continue
-        for s in op.samples("complex128"):
-            if any(isinstance(a, torch.Tensor) and a.numel() == 0 for a in s.args):
-                continue
-            yield pytest.param(op, s, id=f"{op.name}-{s.name}")
-
-
-@pytest.mark.parametrize("op,sample", list(complex_grad_cases()))
+@pytest.mark.parametrize("op,sample", list(grad_cases("complex128")))
 def test_complex_gradients_match_torch_and_gradcheck(op, sample):
     """PyTorch's convention: the gradient of a real loss is dL/dx + i dL/dy (conjugate Wirtinger)."""
     t_args = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]

@@ -430,14 +430,21 @@ Tensor clone(const Tensor& t, MemoryFormat format) {
   return out;
 }
 
+namespace {
+// PyTorch's RuntimeError for a Python number that does not fit `dtype` (see overflows()).
+void check_scalar_fits(const Scalar& v, ScalarType dtype, const char* name) {
+  EMBER_DISPATCH_ALL_AND_COMPLEX(dtype, name, [&] {
+    EMBER_CHECK(!overflows<scalar_t>(v), "value cannot be converted to type ", overflow_type_name(dtype),
+                " without overflow");
+  });
+}
+}  // namespace
+
 Tensor& fill_(Tensor& t, Scalar value) {
   bool grad = autograd::inplace_needs_grad(t, {});
   if (grad) autograd::check_inplace(t, false);
-  EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "fill_", [&] {
-    EMBER_CHECK(!overflows<scalar_t>(value), "value cannot be converted to type ", overflow_type_name(t.dtype()),
-                " without overflow");
-    fill_raw<scalar_t>(t, scalar_to<scalar_t>(value));
-  });
+  check_scalar_fits(value, t.dtype(), "fill_");
+  EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "fill_", [&] { fill_raw<scalar_t>(t, scalar_to<scalar_t>(value)); });
   t.bump_version("fill_");
   if (grad) {
     auto n = std::make_shared<autograd::FillBackward0>();
@@ -450,11 +457,7 @@ Tensor& fill_(Tensor& t, Scalar value) {
 
 void check_number_fits(const Tensor& value, ScalarType dtype) {
   if (!value.defined() || !is_wrapped_number(value) || is_complex(dtype)) return;
-  Scalar v = item(value);
-  EMBER_DISPATCH_ALL(dtype, "check_number_fits", [&] {
-    EMBER_CHECK(!overflows<scalar_t>(v), "value cannot be converted to type ", overflow_type_name(dtype),
-                " without overflow");
-  });
+  check_scalar_fits(item(value), dtype, "check_number_fits");
 }
 
 Tensor& fill_(Tensor& t, const Tensor& value) {
