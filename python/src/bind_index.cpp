@@ -392,22 +392,20 @@ void bind_index(nb::module_& m) {
       nb::arg("include_self") = true);
 
   auto iadd = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src, nb::handle alpha) {
-    Scalar a = 1;
-    if (!alpha.is_none()) to_scalar(alpha, a);
+    Scalar a = number_arg(alpha, "index_add", "alpha");
     EMBER_CHECK(src.dtype() == t.dtype(), "index_add_(): self (", dtype_name(t.dtype()), ") and source (",
                 dtype_name(src.dtype()), ") must have the same scalar type");
     return index_add(t, dim, ix, src, a);
   };
   m.def("index_add", iadd, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(),
-        nb::arg("alpha") = none);
-  cls.def("index_add", iadd, nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(),
-          nb::arg("alpha") = none);
+        nb::arg("alpha") = 1);
+  cls.def("index_add", iadd, nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1);
   cls.def(
       "index_add_",
       [iadd](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src, nb::handle alpha) {
         return inplace(self, {&src}, "index_add_", [&](const Tensor& t) { return iadd(t, dim, ix, src, alpha); });
       },
-      nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = none);
+      nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1);
   auto icopy = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src) {
     EMBER_CHECK(src.dtype() == t.dtype(),
                 "index_copy_(): self and source expected to have the same dtype, but got "

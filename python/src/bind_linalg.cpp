@@ -8,12 +8,6 @@
 namespace ember::py {
 namespace {
 
-Scalar scalar_kw(nb::handle h, const char* name) {
-  Scalar s = 1;
-  if (!h.is_none() && !to_scalar(h, s)) throw nb::type_error((std::string(name) + " must be a number").c_str());
-  return s;
-}
-
 std::vector<Tensor> tensor_list(nb::args args, const char* op) {
   std::vector<Tensor> out;
   if (args.size() == 1 && !nb::isinstance<Tensor>(args[0])) {  // einsum(eq, [a, b])
@@ -27,12 +21,11 @@ std::vector<Tensor> tensor_list(nb::args args, const char* op) {
 // An addmm-style op: f(input, a, b, *, beta=1, alpha=1) and the Tensor method.
 template <Tensor (*F)(const Tensor&, const Tensor&, const Tensor&, Scalar, Scalar)>
 void def_add_product(nb::module_& m, nb::class_<Tensor>& cls, const char* name, const char* a, const char* b) {
-  auto fn = [](const Tensor& input, const Tensor& x, const Tensor& y, nb::handle beta, nb::handle alpha) {
-    return F(input, x, y, scalar_kw(beta, "beta"), scalar_kw(alpha, "alpha"));
+  auto fn = [name](const Tensor& input, const Tensor& x, const Tensor& y, nb::handle beta, nb::handle alpha) {
+    return F(input, x, y, number_arg(beta, name, "beta"), number_arg(alpha, name, "alpha"));
   };
-  m.def(name, fn, nb::arg("input"), nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(),
-        nb::arg("alpha") = nb::none());
-  cls.def(name, fn, nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = nb::none(), nb::arg("alpha") = nb::none());
+  m.def(name, fn, nb::arg("input"), nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
+  cls.def(name, fn, nb::arg(a), nb::arg(b), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1);
 }
 
 std::optional<double> opt_double(nb::handle h) {

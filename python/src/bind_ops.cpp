@@ -75,30 +75,25 @@ void def_alpha_op(nb::module_& m, nb::class_<Tensor>& cls, const char* name, Bin
   m.def(
       name,
       [op, name](nb::handle a, nb::handle b, nb::handle alpha, nb::handle out) {
-        Scalar al = 1;
-        if (!alpha.is_none()) to_scalar(alpha, al);
-        return binary_op(op, tensor_arg(a, name), tensor_arg(b, name), out_tensor(out), false, al);
+        return binary_op(op, tensor_arg(a, name), tensor_arg(b, name), out_tensor(out), false,
+                         number_arg(alpha, name, "alpha"));
       },
-      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none(), nb::arg("out") = nb::none());
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   cls.def(
       name,
       [op, name](const Tensor& a, nb::handle b, nb::handle alpha) {
-        Scalar al = 1;
-        if (!alpha.is_none()) to_scalar(alpha, al);
-        return binary_op(op, a, tensor_arg(b, name), Tensor(), false, al);
+        return binary_op(op, a, tensor_arg(b, name), Tensor(), false, number_arg(alpha, name, "alpha"));
       },
-      nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none());
+      nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
   std::string inplace = std::string(name) + "_";
   cls.def(
       inplace.c_str(),
       [op, name](nb::handle self, nb::handle b, nb::handle alpha) -> nb::object {
         Tensor& a = nb::cast<Tensor&>(self);
-        Scalar al = 1;
-        if (!alpha.is_none()) to_scalar(alpha, al);
-        binary_op(op, a, tensor_arg(b, name), a, true, al);
+        binary_op(op, a, tensor_arg(b, name), a, true, number_arg(alpha, name, "alpha"));
         return nb::borrow(self);
       },
-      nb::arg("other"), nb::kw_only(), nb::arg("alpha") = nb::none());
+      nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
 }
 
 BinaryOp div_op(nb::handle mode) {

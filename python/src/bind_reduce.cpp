@@ -102,7 +102,10 @@ VarArgs var_args(nb::handle dim, nb::handle unbiased, nb::handle correction, con
   if (!unb.is_none() && !correction.is_none())
     throw ember::TypeError(detail::str_cat(name, "(): cannot specify both unbiased and correction"));
   if (!unb.is_none()) a.correction = nb::cast<bool>(unb) ? 1 : 0;
-  if (!correction.is_none()) a.correction = nb::cast<double>(correction);
+  if (PyLong_Check(correction.ptr()))  // an int correction must fit int64 (OverflowError), as torch
+    a.correction = static_cast<double>(index_to_int64(correction.ptr()));
+  else if (!correction.is_none())
+    a.correction = nb::cast<double>(correction);
   return a;
 }
 
@@ -146,17 +149,33 @@ Tensor norm_any(const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb:
 }
 
 // max/min: full (no dim), with dim ((values, indices)), or elementwise with a tensor `other`.
-// keepdim is None when not given: max(t, tensor) is elementwise, max(t, tensor, keepdim=...) the dim form.
-nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, nb::handle keepdim_h, nb::handle other,
-                   nb::handle out) {
+// Arguments not given are the `unset` sentinel, so an explicit None is a TypeError as in torch.
+// A positional tensor without keepdim is `other` (elementwise); dim= by keyword is always a dim.
+PyObject* g_unset = nullptr;
+bool given(nb::handle h) { return h.ptr() != g_unset; }
+
+nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, nb::handle keepdim_h, nb::handle other, nb::handle out,
+                   bool dim_by_keyword) {
   const char* name = is_max ? "max" : "min";
-  bool keepdim = !keepdim_h.is_none() && nb::cast<bool>(keepdim_h);
-  if (other.is_none() && keepdim_h.is_none() && nb::isinstance<Tensor>(dim)) other = dim, dim = nb::none();
-  if (!other.is_none()) {
+  for (nb::handle h : {dim, keepdim_h, other})
+    if (h.is_none())
+      throw ember::TypeError(detail::str_cat(name, "() received an invalid combination of arguments: None where ",
+                                             "an int, a bool or a Tensor is expected"));
+  if (given(keepdim_h) && !PyBool_Check(keepdim_h.ptr()))
+    throw ember::TypeError(
+        detail::str_cat(name, "(): argument 'keepdim' must be bool, not ", Py_TYPE(keepdim_h.ptr())->tp_name));
+  bool keepdim = given(keepdim_h) && keepdim_h.ptr() == Py_True;
+  if (!given(other) && !given(keepdim_h) && !dim_by_keyword && nb::isinstance<Tensor>(dim)) other = dim, dim = g_unset;
+  if (given(other)) {
+    EMBER_CHECK_TYPEERR(!given(dim) && !given(keepdim_h) && nb::isinstance<Tensor>(other), name,
+                        "(): the elementwise form takes a Tensor `other` and no dim or keepdim");
     Tensor r = is_max ? maximum(t, nb::cast<Tensor>(other)) : minimum(t, nb::cast<Tensor>(other));
     return (write_out(out, r, name));
   }
-  if (dim.is_none()) return (write_out(out, is_max ? max(t) : min(t), name));
+  if (!given(dim)) {
+    EMBER_CHECK_TYPEERR(!given(keepdim_h), name, "(): keepdim needs a dim");
+    return (write_out(out, is_max ? max(t) : min(t), name));
+  }
   int64_t d = int_arg(dim, name);
   return write_out_pair(out, is_max ? max(t, d, keepdim) : min(t, d, keepdim), name, name);
 }
@@ -173,6 +192,8 @@ nb::object median_any(bool nan, const Tensor& t, nb::handle dim, bool keepdim, n
 void bind_reduce(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   auto none = nb::none();
+  static nb::object unset = nb::module_::import_("builtins").attr("object")();  // lives as long as the module
+  g_unset = unset.ptr();
 
   // ---- sum-like: (input, dim=None, keepdim=False, *, dtype=None, out=None) ----
   using SumFn = Tensor (*)(const Tensor&, OptDims, bool, std::optional<ScalarType>);
@@ -212,19 +233,35 @@ void bind_reduce(nb::module_& m) {
   // ---- max / min ----
   for (bool is_max : {true, false}) {
     const char* name = is_max ? "max" : "min";
-    m.def(
-        name,
-        [is_max](const Tensor& t, nb::handle dim, nb::handle keepdim, nb::handle other, nb::handle out) {
-          return max_min(is_max, t, dim, keepdim, other, out);
-        },
-        nb::arg("input"), nb::arg("dim") = none, nb::arg("keepdim") = none, nb::kw_only(), nb::arg("other") = none,
-        nb::arg("out") = none);
-    cls.def(
-        name,
-        [is_max](const Tensor& t, nb::handle dim, nb::handle keepdim, nb::handle other) {
-          return max_min(is_max, t, dim, keepdim, other, nb::none());
-        },
-        nb::arg("dim") = none, nb::arg("keepdim") = none, nb::kw_only(), nb::arg("other") = none);
+    // Positional (input, dim_or_other, keepdim) and keywords dim/keepdim/other/out, parsed by hand
+    // because a keyword dim= is always a dim while a positional tensor is `other`.
+    auto parse = [is_max, name](nb::args args, nb::kwargs kw, bool method) -> nb::object {
+      EMBER_CHECK_TYPEERR(args.size() >= 1 || kw.contains("input"), name, "() missing argument 'input'");
+      nb::handle self = args.size() >= 1 ? nb::handle(args[0]) : nb::handle(kw["input"]);
+      size_t i0 = args.size() >= 1 ? 1 : 0;
+      nb::handle slot[3] = {g_unset, g_unset, g_unset};  // dim, keepdim, other
+      nb::handle out = nb::none();
+      EMBER_CHECK_TYPEERR(args.size() <= i0 + 2, name, "() takes at most ", i0 + 2, " positional arguments");
+      for (size_t i = i0; i < args.size(); ++i) slot[i - i0] = args[i];
+      bool dim_kw = false;
+      for (auto [k, v] : kw) {
+        std::string key = nb::cast<std::string>(k);
+        int at = key == "dim" ? 0 : key == "keepdim" ? 1 : key == "other" ? 2 : -1;
+        if (key == "input" && !method && i0 == 0) continue;
+        if (key == "out" && !method) {
+          out = v;
+          continue;
+        }
+        EMBER_CHECK_TYPEERR(at >= 0, name, "() got an unexpected keyword argument '", key, "'");
+        EMBER_CHECK_TYPEERR(!given(slot[at]), name, "() got multiple values for argument '", key, "'");
+        slot[at] = v;
+        dim_kw |= at == 0;
+      }
+      EMBER_CHECK_TYPEERR(nb::isinstance<Tensor>(self), name, "(): argument 'input' must be Tensor");
+      return max_min(is_max, nb::cast<const Tensor&>(self), slot[0], slot[1], slot[2], out, dim_kw);
+    };
+    m.def(name, [parse](nb::args a, nb::kwargs k) { return parse(a, k, false); });
+    cls.def(name, [parse](nb::args a, nb::kwargs k) { return parse(a, k, true); });
     const char* aname = is_max ? "amax" : "amin";
     m.def(
         aname,

@@ -481,6 +481,11 @@ void bind_tensor(nb::module_& m) {
              EMBER_CHECK_TYPEERR(t.dim() > 0, "len() of a 0-d tensor");
              return t.sizes()[0];
            })
+      .def("__iter__",  // over unbind(0), as torch; without it Python would iterate a 0-d tensor as empty
+           [](const Tensor& t) {
+             EMBER_CHECK_TYPEERR(t.dim() > 0, "iteration over a 0-d tensor");
+             return nb::iter(nb::cast(unbind(t, 0)));
+           })
       .def("__bool__",
            [](const Tensor& t) {
              EMBER_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");

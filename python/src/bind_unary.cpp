@@ -46,6 +46,10 @@ Tensor clamp_any(const Tensor& a, nb::handle lo, nb::handle hi, Tensor out, bool
       return unary_op(UnaryOp::Clamp, a, out, inplace, p);
     return copy_(out, clamp(a, mn, mx));
   }
+  // torch has clamp(Tensor, Number?, Number?) and clamp(Tensor, Tensor?, Tensor?), no mix.
+  EMBER_CHECK_TYPEERR((lo.is_none() || nb::isinstance<Tensor>(lo)) && (hi.is_none() || nb::isinstance<Tensor>(hi)),
+                      "clamp() received an invalid combination of arguments: min and max must both be numbers or "
+                      "both be Tensors");
   Tensor tlo = lo.is_none() ? Tensor() : tensor_arg(lo, "clamp");
   Tensor thi = hi.is_none() ? Tensor() : tensor_arg(hi, "clamp");
   return clamp(a, tlo, thi, out, inplace);
@@ -394,9 +398,9 @@ void bind_unary(nb::module_& m) {
       nb::arg("end"), nb::arg("weight"));
   for (bool is_div : {false, true}) {
     const char* name = is_div ? "addcdiv" : "addcmul";
-    auto f = [is_div](const Tensor& a, const Tensor& t1, const Tensor& t2, nb::handle value, Tensor out, bool ip) {
-      Scalar v = 1;
-      if (!value.is_none()) EMBER_CHECK_TYPEERR(to_scalar(value, v), "argument 'value' must be Number");
+    auto f = [is_div, name](const Tensor& a, const Tensor& t1, const Tensor& t2, nb::handle value, Tensor out,
+                            bool ip) {
+      Scalar v = number_arg(value, name, "value");
       return is_div ? addcdiv(a, t1, t2, v, out, ip) : addcmul(a, t1, t2, v, out, ip);
     };
     m.def(
@@ -404,21 +408,21 @@ void bind_unary(nb::module_& m) {
         [f](const Tensor& a, const Tensor& t1, const Tensor& t2, nb::handle value, nb::handle out) {
           return f(a, t1, t2, value, out_arg(out), false);
         },
-        nb::arg("input"), nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = nb::none(),
+        nb::arg("input"), nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1,
         nb::arg("out") = nb::none());
     cls.def(
         name,
         [f](const Tensor& a, const Tensor& t1, const Tensor& t2, nb::handle value) {
           return f(a, t1, t2, value, Tensor(), false);
         },
-        nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = nb::none());
+        nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
     std::string ip = std::string(name) + "_";
     cls.def(
         ip.c_str(),
         [f](Tensor& a, const Tensor& t1, const Tensor& t2, nb::handle value) -> Tensor {
           return f(a, t1, t2, value, a, true);
         },
-        nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = nb::none());
+        nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1);
   }
   m.def(
       "where",

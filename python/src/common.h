@@ -10,6 +10,24 @@
 
 namespace nb = nanobind;
 
+// Note [No bool for int]: torch's parser rejects True/False where an int (a dim, k, a size) is
+// expected, so `x.sum(True)` is a TypeError rather than a reduction over dim 1. nanobind accepts
+// any int subclass, so every binding file sees this stricter int64_t caster (all of them include
+// this header before binding anything).
+NAMESPACE_BEGIN(NB_NAMESPACE)
+NAMESPACE_BEGIN(detail)
+template <>
+struct type_caster<int64_t> {
+  NB_TYPE_CASTER(int64_t, const_name("int"))
+  bool from_python(handle src, uint32_t flags, cleanup_list* cleanup) noexcept {
+    if (PyBool_Check(src.ptr())) return false;
+    return NB_CALL(load_i64)(NB_CTX_C(cleanup), src.ptr(), flags, &value);
+  }
+  static handle from_cpp(int64_t v, rv_policy, cleanup_list*) noexcept { return PyLong_FromLongLong(v); }
+};
+NAMESPACE_END(detail)
+NAMESPACE_END(NB_NAMESPACE)
+
 namespace ember::py {
 
 // dtype singletons: ember.float32 etc. are instances of this class.
@@ -20,6 +38,8 @@ nb::object dtype_object(ScalarType t);
 
 // Python number (bool/int/float/NumPy scalar/0-d Tensor) -> Scalar; false if it is not one.
 bool to_scalar(nb::handle h, Scalar& out);
+// A Number argument such as alpha=, beta=, value=: TypeError for anything else, None included.
+Scalar number_arg(nb::handle h, const char* op, const char* name);
 // A Tensor, or a Python number wrapped as a 0-d tensor (type promotion treats it as a scalar).
 Tensor tensor_arg(nb::handle h, const char* op_name);
 // Sizes given as f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size): `args` is the *args tuple.

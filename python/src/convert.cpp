@@ -80,6 +80,8 @@ int64_t index_to_int64(PyObject* o) {
 
 Shape sizes_from_handle(nb::handle h, const char* op_name) {
   Shape s;
+  if (PyBool_Check(h.ptr()))  // Note [No bool for int]
+    throw ember::TypeError(detail::str_cat(op_name, "(): argument 'size' must be tuple of ints, not bool"));
   if (PyLong_Check(h.ptr())) {
     s.push_back(nb::cast<int64_t>(h));
     return s;
@@ -102,8 +104,18 @@ Shape sizes_from_args(nb::args args, const char* op_name) {
   return sizes_from_handle(args, op_name);
 }
 
+Scalar number_arg(nb::handle h, const char* op, const char* name) {
+  Scalar s;
+  if (!to_scalar(h, s))
+    throw ember::TypeError(
+        detail::str_cat(op, "(): argument '", name, "' must be Number, not ", Py_TYPE(h.ptr())->tp_name));
+  return s;
+}
+
 OptDims dims_arg(nb::handle h) {
   if (h.is_none()) return std::nullopt;
+  if (PyBool_Check(h.ptr()))  // Note [No bool for int]
+    throw ember::TypeError("argument 'dim' must be tuple of ints, not bool");
   if (PyLong_Check(h.ptr())) return std::vector<int64_t>{nb::cast<int64_t>(h)};
   return sizes_from_handle(h, "dim");
 }

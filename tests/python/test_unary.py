@@ -330,7 +330,9 @@ def test_clamp_promotion_and_bounds():
     ef, tf = both([0.5, math.nan, -2.0, 7.0], "float32")
     assert_same(ember.clip(ef, -1, 1), torch.clip(tf, -1, 1))
     lo_e, lo_t = both([0.0, 0.0, -1.0, 8.0], "float32")
-    assert_same(ember.clamp(ef, lo_e, 3.0), torch.clamp(tf, lo_t, torch.tensor(3.0)))
+    assert_same(ember.clamp(ef, lo_e, ember.tensor(3.0)), torch.clamp(tf, lo_t, torch.tensor(3.0)))
+    with pytest.raises(TypeError):  # no clamp(Tensor, Tensor, Number) overload, as torch
+        ember.clamp(ef, lo_e, 3.0)
     assert_same(ef.clamp_min(lo_e), tf.clamp_min(lo_t))
     a, b = ef.clone(), tf.clone()
     a.clamp_(max=0.0), b.clamp_(max=0.0)

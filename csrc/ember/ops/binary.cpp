@@ -281,6 +281,9 @@ Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, 
     EMBER_CHECK(!alpha.is_complex() || is_complex(common),
                 "For non-complex input tensors, argument alpha must not be a complex number.");
   }
+  // A Python-number exponent must fit the result type, except float/double whose pow takes a double exponent.
+  if (op == BinaryOp::Pow && b.defined() && common != ScalarType::Float32 && common != ScalarType::Float64)
+    check_number_fits(b, common);
   ScalarType result = is_comparison(op) ? ScalarType::Bool : common;
   Tensor ca = to_dtype(a, common), cb = to_dtype(b, common);
   if (is_integral(common, false) && ca.numel() > 0 && cb.numel() > 0) {

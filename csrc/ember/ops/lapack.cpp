@@ -858,6 +858,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
         std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
         std::vector<int> iwork(std::max(1, iwq));
         call(work.data(), static_cast<int>(work.size()), iwork.data());
+        // gels (QR/LQ, no pivoting) stops at an exactly zero diagonal of R or L; B then holds no solution.
+        if (driver == "gels" && info > 0)
+          throw LinAlgError(detail::str_cat(
+              "torch.linalg.lstsq: The least squares solution could not be computed because the input matrix does "
+              "not have full rank (error code: ",
+              info, ")."));
         if (has_rank) rank.data<int64_t>()[i] = r;
       }
     });
@@ -993,6 +999,8 @@ Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string
   if (dims)
     EMBER_CHECK(dims->size() == 1 || dims->size() == 2,
                 "linalg.norm: If dim is specified, it must be of length 1 or 2. Got ", dims->size());
+  if (dims && !ord_str.empty())  // a string ord is a matrix norm
+    EMBER_CHECK(dims->size() == 2, "linalg.matrix_norm: dim must be a 2-tuple. Got ", (*dims)[0]);
   if (!dims && (ord || !ord_str.empty()))
     EMBER_CHECK(a.dim() == 1 || a.dim() == 2,
                 "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got ", a.dim(), "D.");

@@ -216,6 +216,7 @@ Tensor full_extremum(const Tensor& t, const char* name) {
 
 template <bool Max>
 TensorPair dim_extremum(const Tensor& t, int64_t dim, bool keepdim, const char* name) {
+  EMBER_CHECK(!is_complex(t.dtype()), name, "(): does not support complex input");
   dim = wrap_dim(dim, t.dim());
   Mask mask = reduce_mask(t, dim);
   check_nonempty(t, mask, true, name);

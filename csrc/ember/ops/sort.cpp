@@ -415,6 +415,7 @@ Tensor argsort(const Tensor& t, int64_t dim, bool descending, bool stable) {
 TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
   (void)sorted;  // results always come sorted, which torch allows for sorted=False
   EMBER_CHECK(!is_complex(t.dtype()), "topk does not support complex dtypes on CPU");
+  EMBER_CHECK(t.dtype() != ScalarType::Bool, "topk does not support bool dtypes on CPU");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   EMBER_CHECK(k >= 0 && k <= size, "selected index k out of range");
@@ -438,7 +439,8 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
 }
 
 TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
-  if (t.dtype() == ScalarType::Bool) EMBER_NOT_IMPLEMENTED("\"kthvalue_cpu\" not implemented for 'Bool'");
+  if (t.dtype() == ScalarType::Bool || is_complex(t.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"kthvalue_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "kthvalue");
