@@ -218,7 +218,7 @@ OPS = [
     L("matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), lambda dt: [
         Sample("p0", square((3, 3), dt, 1), 0), Sample("p1", square((3, 3), dt, 2), 1),
         Sample("p3", square((2, 3, 3), dt, 3), 3), Sample("p5", square((3, 3), dt, 5), 5),
-        Sample("neg2", square((3, 3), dt, 4), -2)], dtypes=F, rtol=1e-4),
+        Sample("neg2", square((3, 3), dt, 4), -2)], **FC, rtol=1e-4),
     L("cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), lambda dt: [
         Sample("2d", mk((4, 3), dt, 1), mk((4, 3), dt, 2)),
         Sample("broadcast", mk((2, 1, 3), dt, 3), mk((1, 4, 3), dt, 4)),
