@@ -448,8 +448,8 @@ def test_complex_lapack_decompositions_match_torch(shape, dtype):
         assert_same(R, tR, **tol)
     # Cholesky of A A^H + mI (m x m, any shape of A).
     for upper in (False, True):
-        assert_same(ember.linalg.cholesky(_pd(ember, e), upper=upper), torch.linalg.cholesky(_pd(torch, t), upper=upper),
-                    **tol)
+        assert_same(ember.linalg.cholesky(_pd(ember, e), upper=upper),
+                    torch.linalg.cholesky(_pd(torch, t), upper=upper), **tol)
         assert_same(ember.cholesky(_pd(ember, e), upper), torch.cholesky(_pd(torch, t), upper), **tol)
 
 
