@@ -162,7 +162,7 @@ def _svd(input, some=True, compute_uv=True, *, out=None):
         m, n = input.shape[-2], input.shape[-1]
         return SvdResult(ember.zeros(*input.shape[:-2], m, m if not some else min(m, n), dtype=input.dtype),
                          S, ember.zeros(*input.shape[:-2], n, n if not some else min(m, n), dtype=input.dtype))
-    return _finish(SvdResult(U, S, Vh.mT), out)
+    return _finish(SvdResult(U, S, Vh.mH), out)
 
 
 def _cholesky(input, upper=False, *, out=None):

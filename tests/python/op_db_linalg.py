@@ -52,11 +52,11 @@ def rect_samples(dt):
 
 def pd(lib, a):
     n = a.shape[-1]
-    return a @ a.mT + n * lib.eye(n, dtype=a.dtype)
+    return a @ a.mH + n * lib.eye(n, dtype=a.dtype)
 
 
 def symm(a):
-    return (a + a.mT) / 2
+    return (a + a.mH) / 2  # Hermitian for complex
 
 
 def L(name, call, samples, **kw):
@@ -76,17 +76,17 @@ def _svd_polar(lib, a):
 
 def _eigh_recon(lib, a, **kw):
     w, V = lib.linalg.eigh(symm(a), **kw)
-    return (V * (w * w * w).unsqueeze(-2)) @ V.mT
+    return (V * (w * w * w).unsqueeze(-2)) @ V.mH
 
 
 def _eigh_vecsq(lib, a, **kw):
     w, V = lib.linalg.eigh(symm(a), **kw)
-    return V * V + w.unsqueeze(-2)
+    return V * V.conj() + w.unsqueeze(-2)  # |v|^2: invariant under v -> e^{i phi} v
 
 
 def _qr_proj(lib, a, mode="reduced"):
     Q, R = lib.linalg.qr(a, mode=mode)
-    return Q @ Q.mT + (R.mT @ R).sum()  # both invariant under Q->QD, R->DR (D = diag(+-1))
+    return Q @ Q.mH + (R.mH @ R).sum()  # both invariant under Q->QD, R->DR (D = diag(+-1))
 
 
 
@@ -100,7 +100,7 @@ def _lstsq_driver_row(driver, field):
             out.append(Sample("wide", mk((3, 5), dt, 9), mk((3, 2), dt, 10)))
         return out
     return L(f"lstsq_{driver}_{field}", lambda lib, a, b: getattr(lib.linalg.lstsq(a, b, driver=driver), field),
-             samples, dtypes=FI, grad=field != "singular_values")
+             samples, **FIC, grad=field != "singular_values")
 OPS = [
     OpInfo("mv", samples=lambda dt: [Sample("2d", mk((3, 4), dt, 1), mk((4,), dt, 2)),
                                      Sample("transposed", mk((4, 3), dt, 3).t(), mk((4,), dt, 4))],
@@ -181,42 +181,44 @@ OPS = [
         Sample("right", square((3, 3), dt, 9), mk((2, 3), dt, 10), left=False)], **FIC),
     L("cholesky", lambda lib, a, **k: lib.linalg.cholesky(pd(lib, a), **k), lambda dt: [
         Sample("2d", mk((3, 3), dt, 1)), Sample("batched", mk((2, 4, 4), dt, 2)),
-        Sample("upper", mk((3, 3), dt, 3), upper=True)], dtypes=F),
+        Sample("upper", mk((3, 3), dt, 3), upper=True)], **FC),
     L("qr", _qr_proj, lambda dt: [Sample("tall", mk((5, 3), dt, 1)), Sample("square", square((4, 4), dt, 2)),
                                   Sample("wide", mk((3, 5), dt, 3)), Sample("batched", mk((2, 4, 3), dt, 4))],
-      dtypes=F),
-    L("svd", _svd_recon, rect_samples, dtypes=F),
-    L("svd_polar", _svd_polar, rect_samples, dtypes=F),
-    L("svdvals", lambda lib, a: lib.linalg.svdvals(a), rect_samples, dtypes=FI),
+      **FC),
+    L("svd", _svd_recon, rect_samples, **FC),
+    L("svd_polar", _svd_polar, rect_samples, **FC),
+    L("svdvals", lambda lib, a: lib.linalg.svdvals(a), rect_samples, **FIC),
     L("eigh", _eigh_recon, lambda dt: [Sample("2d", mk((4, 4), dt, 1)), Sample("batched", mk((2, 3, 3), dt, 2)),
-                                       Sample("upper", mk((3, 3), dt, 3), UPLO="U")], dtypes=F),
+                                       Sample("upper", mk((3, 3), dt, 3), UPLO="U")], **FC),
     L("eigh_vectors", _eigh_vecsq, lambda dt: [Sample("2d", mk((4, 4), dt, 1)),
-                                               Sample("batched", mk((2, 3, 3), dt, 2))], dtypes=F),
+                                               Sample("batched", mk((2, 3, 3), dt, 2))], **FC),
     L("eigvalsh", lambda lib, a, **k: lib.linalg.eigvalsh(symm(a), **k),
-      lambda dt: [Sample("2d", mk((4, 4), dt, 1)), Sample("upper", mk((3, 3), dt, 3), UPLO="U")], dtypes=F),
+      lambda dt: [Sample("2d", mk((4, 4), dt, 1)), Sample("upper", mk((3, 3), dt, 3), UPLO="U")], **FC),
     L("eigvalsh_uplo_raw", lambda lib, a, **k: lib.linalg.eigvalsh(a, **k),
       lambda dt: [Sample("lower", mk((4, 4), dt, 1)), Sample("upper", mk((4, 4), dt, 1), UPLO="U")],
-      dtypes=FI, grad=False),
+      dtypes=FI + COMPLEX, grad=False),
     L("lstsq", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, lambda dt: [
         Sample("tall", mk((5, 3), dt, 1), mk((5, 2), dt, 2)),
         Sample("square", square((3, 3), dt, 3), mk((3, 2), dt, 4)),
         Sample("batched", mk((2, 5, 3), dt, 5), mk((1, 5, 2), dt, 6)),
-        Sample("vector", mk((5, 3), dt, 7), mk((5,), dt, 8))], dtypes=FI),
+        Sample("vector", mk((5, 3), dt, 7), mk((5,), dt, 8))], **FIC),
     # Other drivers: residuals for tall full-rank systems (not gelsy), singular values from gelsd/gelss.
     *[_lstsq_driver_row(d, field) for d in ["gels", "gelsd", "gelss"]
       for field in ["solution", "residuals", "singular_values"]],
     L("lstsq_wide_residuals", lambda lib, a, b: lib.linalg.lstsq(a, b, driver="gelsd").residuals, lambda dt: [
-        Sample("wide", mk((3, 5), dt, 9), mk((3, 2), dt, 10))], dtypes=FI, grad=False),
-    L("pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), rect_samples, dtypes=F),
+        Sample("wide", mk((3, 5), dt, 9), mk((3, 2), dt, 10))], dtypes=FI + COMPLEX, grad=False),
+    L("pinv", lambda lib, a, **k: lib.linalg.pinv(a, **k), rect_samples, **FC),
     L("pinv_hermitian", lambda lib, a: lib.linalg.pinv(symm(a), hermitian=True),
-      lambda dt: [Sample("2d", square((3, 3), dt, 7)), Sample("batched", square((2, 4, 4), dt, 8))], dtypes=F),
+      lambda dt: [Sample("2d", square((3, 3), dt, 7)), Sample("batched", square((2, 4, 4), dt, 8))], **FC),
     L("matrix_rank", lambda lib, a, **k: lib.linalg.matrix_rank(a, **k), lambda dt: rect_samples(dt) + [
         Sample("deficient", mk((4, 2), dt, 8) @ mk((2, 4), dt, 9)),
-        Sample("atol", mk((4, 4), dt, 10), atol=1.0)], dtypes=F, grad=False),
+        Sample("atol", mk((4, 4), dt, 10), atol=1.0),
+        Sample("hermitian", symm(mk((4, 2), dt, 11) @ mk((2, 4), dt, 12)), hermitian=True)],
+        dtypes=F + COMPLEX, grad=False),
     L("matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), lambda dt: [
         Sample("p0", square((3, 3), dt, 1), 0), Sample("p1", square((3, 3), dt, 2), 1),
         Sample("p3", square((2, 3, 3), dt, 3), 3), Sample("p5", square((3, 3), dt, 5), 5),
-        Sample("neg2", square((3, 3), dt, 4), -2)], dtypes=F, rtol=1e-4),
+        Sample("neg2", square((3, 3), dt, 4), -2)], **FC, rtol=1e-4),
     L("cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), lambda dt: [
         Sample("2d", mk((4, 3), dt, 1), mk((4, 3), dt, 2)),
         Sample("broadcast", mk((2, 1, 3), dt, 3), mk((1, 4, 3), dt, 4)),
@@ -233,7 +235,7 @@ OPS = [
         Sample("m2", mk((3, 4), dt, 16), 2), Sample("mneg2", mk((3, 4), dt, 17), -2),
         Sample("batched_dims", mk((2, 3, 4), dt, 18), "fro", (0, 2)),
         Sample("batched_nuc_keep", mk((2, 3, 4), dt, 19), "nuc", (1, 2), True),
-        Sample("m1_dims_keep", mk((2, 3, 4), dt, 20), 1, (2, 1), True)], dtypes=F),
+        Sample("m1_dims_keep", mk((2, 3, 4), dt, 20), 1, (2, 1), True)], **FC),
     L("norm_ord0", lambda lib, a: lib.linalg.norm(a, 0), lambda dt: [Sample("v", mk((5,), dt, 1))], dtypes=F,
       grad=False),
 ]

@@ -1,6 +1,7 @@
 """complex64/complex128: printing, factories, interop, casts, views of the parts, promotion with
 Python numbers, conjugation, autograd, and torch's errors. The op table (op_db*.py) covers the
 elementwise ops value by value."""
+import math
 import subprocess
 import sys
 
@@ -402,3 +403,173 @@ def test_complex_reduction_gradients_match_torch(fn):
     fn(ember, e).sum().backward()
     assert_same(e.grad, t.grad, rtol=1e-6, atol=1e-8)
     assert ember.autograd.gradcheck(lambda a: fn(ember, a), (e.detach().requires_grad_(),))
+
+
+# ---- complex LAPACK: cholesky, qr, svd, eigh, lstsq, pinv, rank, spectral norms ----
+
+def _zc(shape, dtype="complex128", seed=0, shift=0.0):
+    """The same random complex values as (ember, torch); shift adds shift * n * I to square matrices."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, dtype=getattr(torch, dtype), generator=g)
+    if shift:
+        t = t + shift * shape[-1] * torch.eye(shape[-1])
+    return ember.tensor(t.tolist(), dtype=getattr(ember, dtype)).reshape(shape), t
+
+
+def _pd(L, a):
+    return a @ a.mH + a.shape[-2] * L.eye(a.shape[-2], dtype=a.dtype)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 3, 4, 2), (0, 3), (3, 0), (2, 0, 0)])
+def test_complex_lapack_decompositions_match_torch(shape, dtype):
+    e, t = _zc(shape, dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "complex64" else dict(rtol=1e-10, atol=1e-10)
+    # SVD: real singular values; vectors compared through gauge-invariant products.
+    for full in (False, True):
+        U, S, Vh = ember.linalg.svd(e, full_matrices=full)
+        tU, tS, tVh = torch.linalg.svd(t, full_matrices=full)
+        assert_same(S, tS, **tol)
+        assert tuple(U.shape) == tuple(tU.shape) and tuple(Vh.shape) == tuple(tVh.shape)
+        assert U.dtype == e.dtype and Vh.dtype == e.dtype
+        k = S.shape[-1]
+        assert_same(U[..., :k] @ Vh[..., :k, :], tU[..., :k] @ tVh[..., :k, :], **tol)
+        assert_same(U @ U.mH, tU @ tU.mH, **tol)
+        assert_same(Vh.mH @ Vh, tVh.mH @ tVh, **tol)
+    assert_same(ember.linalg.svdvals(e), torch.linalg.svdvals(t), **tol)
+    U, S, V = ember.svd(e)  # torch.svd: V, not Vh
+    tU, tS, tV = torch.svd(t)
+    assert_same((U * S.unsqueeze(-2)) @ V.mH, (tU * tS.unsqueeze(-2)) @ tV.mH, **tol)
+    # QR: LAPACK's R has a real diagonal, so Q and R are unique and equal torch's.
+    for mode in ("reduced", "complete", "r"):
+        Q, R = ember.linalg.qr(e, mode)
+        tQ, tR = torch.linalg.qr(t, mode)
+        assert_same(Q, tQ, **tol)
+        assert_same(R, tR, **tol)
+    # Cholesky of A A^H + mI (m x m, any shape of A).
+    for upper in (False, True):
+        assert_same(ember.linalg.cholesky(_pd(ember, e), upper=upper),
+                    torch.linalg.cholesky(_pd(torch, t), upper=upper), **tol)
+        assert_same(ember.cholesky(_pd(ember, e), upper), torch.cholesky(_pd(torch, t), upper), **tol)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_complex_eigh_matches_torch(dtype, uplo):
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "complex64" else dict(rtol=1e-10, atol=1e-10)
+    for shape in [(4, 4), (2, 3, 3), (1, 1), (0, 0)]:
+        e, t = _zc(shape, dtype, seed=3)
+        w, V = ember.linalg.eigh(e, UPLO=uplo)  # reads one triangle only, as LAPACK
+        tw, tV = torch.linalg.eigh(t, UPLO=uplo)
+        assert_same(w, tw, **tol)
+        assert_same(V.abs(), tV.abs(), **tol)
+        assert_same((V * w.unsqueeze(-2)) @ V.mH, (tV * tw.unsqueeze(-2)) @ tV.mH, **tol)
+        assert_same(ember.linalg.eigvalsh(e, uplo), torch.linalg.eigvalsh(t, uplo), **tol)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+def test_complex_lstsq_matches_torch(dtype, driver):
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "complex64" else dict(rtol=1e-9, atol=1e-9)
+    cases = [((5, 3), (5, 2)), ((2, 6, 3), (1, 6, 4)), ((5, 3), (5,))]
+    if driver != "gels":  # gels needs full rank; the others handle wide / deficient systems
+        cases += [((3, 5), (3, 2))]
+    for sa, sb in cases:
+        a, ta = _zc(sa, dtype, seed=1)
+        b, tb = _zc(sb, dtype, seed=2)
+        r, tr = ember.linalg.lstsq(a, b, driver=driver), torch.linalg.lstsq(ta, tb, driver=driver)
+        for x, y in zip(r, tr):
+            assert_same(x, y, **tol)
+    # Rank deficient: rank and minimum-norm solution.
+    if driver != "gels":
+        a, ta = _zc((5, 2), dtype, seed=4)
+        c, tc = _zc((2, 4), dtype, seed=5)
+        b, tb = _zc((5, 3), dtype, seed=6)
+        r, tr = ember.linalg.lstsq(a @ c, b, driver=driver), torch.linalg.lstsq(ta @ tc, tb, driver=driver)
+        assert_same(r.rank, tr.rank)
+        if driver != "gelsy":
+            assert_same(r.solution, tr.solution, **tol)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_complex_pinv_rank_norms_match_torch(dtype):
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "complex64" else dict(rtol=1e-9, atol=1e-9)
+    a, ta = _zc((2, 5, 3), dtype)
+    h, th = _zc((4, 2), dtype, seed=1)
+    dh, tdh = h @ h.mH, th @ th.mH  # Hermitian, rank 2
+    assert_same(ember.linalg.pinv(a), torch.linalg.pinv(ta), **tol)
+    assert_same(ember.linalg.pinv(dh, hermitian=True), torch.linalg.pinv(tdh, hermitian=True), **tol)
+    assert_same(ember.linalg.pinv(dh, rtol=0.5), torch.linalg.pinv(tdh, rtol=0.5), **tol)
+    assert_same(a.pinverse(), ta.pinverse(), **tol)
+    for herm in (False, True):
+        assert_same(ember.linalg.matrix_rank(dh, hermitian=herm), torch.linalg.matrix_rank(tdh, hermitian=herm))
+    assert_same(ember.linalg.matrix_rank(a), torch.linalg.matrix_rank(ta))
+    for ord in ("nuc", 2, -2):
+        assert_same(ember.linalg.matrix_norm(a, ord), torch.linalg.matrix_norm(ta, ord), **tol)
+        assert_same(ember.linalg.norm(a[0], ord), torch.linalg.norm(ta[0], ord), **tol)
+        assert_same(ember.linalg.matrix_norm(a, ord, dim=(0, 2), keepdim=True),
+                    torch.linalg.matrix_norm(ta, ord, dim=(0, 2), keepdim=True), **tol)
+
+
+def _herm(L, a):
+    return (a + a.mH) / 2
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, a: L.linalg.cholesky(_pd(L, a)).abs(), lambda L, a: L.linalg.cholesky(_pd(L, a), upper=True).imag,
+    lambda L, a: L.cholesky(_pd(L, a)).real,
+    lambda L, a: (lambda q, r: q.real + r.imag.sum())(*L.linalg.qr(a)),
+    lambda L, a: (lambda q, r: q.imag.sum() + r.abs())(*L.linalg.qr(a[:3])),  # wide
+    lambda L, a: (lambda u, s, vh: (u * s.unsqueeze(-2)) @ vh)(*L.linalg.svd(a, full_matrices=False)).imag,
+    lambda L, a: (lambda u, s, vh: u.abs().sum() + vh.abs().sum() + s.sum())(*L.linalg.svd(a, False)),
+    lambda L, a: (lambda u, s, vh: (u @ vh).real)(*L.linalg.svd(a.mT, full_matrices=False)),
+    lambda L, a: (lambda u, s, v: ((u * s.unsqueeze(-2)) @ v.mH).real)(*L.svd(a)),  # torch.svd returns V
+    lambda L, a: (lambda q, r: (q @ r).imag + q.abs().sum())(*a.qr()),
+    lambda L, a: L.linalg.svdvals(a), lambda L, a: L.linalg.matrix_norm(a, "nuc"),
+    lambda L, a: L.linalg.matrix_norm(a, 2), lambda L, a: L.linalg.matrix_norm(a, -2),
+    lambda L, a: (lambda w, v: v.abs() * w)(*L.linalg.eigh(_herm(L, a[:4]))),
+    lambda L, a: (lambda w, v: (v @ v.mH * 1j).real + w.sum())(*L.linalg.eigh(_herm(L, a[:4]), UPLO="U")),
+    lambda L, a: L.linalg.eigvalsh(_herm(L, a[:4])),
+    lambda L, a: L.linalg.pinv(a).imag, lambda L, a: L.linalg.pinv(_herm(L, a[:4]), hermitian=True).real,
+    lambda L, a: L.linalg.lstsq(a, a[:, :2] * 1j).solution.abs(),
+    lambda L, a: L.linalg.lstsq(a, a[:, 1] + 1, driver="gelss").residuals,
+])
+def test_complex_lapack_gradients_match_torch(fn):
+    e, t = _zc((5, 4), seed=7)
+    t.requires_grad_()
+    e.requires_grad_()
+    fn(torch, t).sum().backward()
+    fn(ember, e).sum().backward()
+    assert_same(e.grad, t.grad, rtol=1e-6, atol=1e-8)
+    assert ember.autograd.gradcheck(lambda x: fn(ember, x), (e.detach().requires_grad_(),))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, a: L.linalg.svd(a)[0].real.sum(),  # depends on the singular vectors' phase
+    lambda L, a: L.linalg.svd(a, full_matrices=False)[2].imag.sum(),
+    lambda L, a: L.linalg.eigh(_herm(L, a))[1].sum().real,
+    lambda L, a: L.linalg.qr(a, mode="r")[1].abs().sum(),
+    lambda L, a: L.linalg.qr(a[:, :2], mode="complete")[0].abs().sum(),
+])
+def test_complex_lapack_gradient_errors_match_torch(fn):
+    e, t = _zc((3, 3), seed=8)
+    e.requires_grad_()
+    t.requires_grad_()
+    same_error(lambda: fn(ember, e).backward(), lambda: fn(torch, t).backward())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, a: L.linalg.cholesky(-_pd(L, a)), lambda L, a: L.linalg.cholesky(a * math.nan),
+    lambda L, a: L.linalg.cholesky(a[:2]), lambda L, a: L.linalg.svd(a * math.nan),
+    lambda L, a: L.linalg.eigh(a * math.nan), lambda L, a: L.linalg.eigh(a[:2]),
+    lambda L, a: L.linalg.lstsq(a, a.real), lambda L, a: L.linalg.lstsq(a, a[:2]),
+    lambda L, a: L.linalg.qr(a, mode="full"), lambda L, a: L.linalg.eigh(a, UPLO="X"),
+])
+def test_complex_lapack_errors_match_torch(fn):
+    e, t = _zc((3, 3), seed=9)
+    with pytest.raises(Exception) as te:
+        fn(torch, t)
+    with pytest.raises(Exception) as ee:
+        fn(ember, e)
+    expected = ember.linalg.LinAlgError if isinstance(te.value, torch.linalg.LinAlgError) else type(te.value)
+    assert type(ee.value) is expected, f"ember raised {ee.value!r}; torch raised {te.value!r}"

@@ -294,3 +294,16 @@ def test_slogdet_gradient_on_singular_input_is_not_finite_as_torch():
     torch.linalg.slogdet(t).logabsdet.backward()
     assert not torch.isfinite(t.grad).all()
     assert not ember.isfinite(a.grad).all().item()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("sa,sb", [((3, 0), (3, 2)), ((2, 3, 0), (2, 3, 2)), ((0, 3), (0, 2)), ((3, 0), (3,))])
+def test_lstsq_empty_matches_torch(dtype, driver, sa, sb):
+    """Empty systems: torch's gels reports zero residuals for an empty A, the others |B|^2."""
+    def run(L):
+        dt = getattr(L, dtype)
+        return L.linalg.lstsq(L.zeros(sa, dtype=dt), L.ones(sb, dtype=dt) * (1 + (1j if "complex" in dtype else 0)),
+                              driver=driver)
+    for e, t in zip(run(ember), run(torch)):
+        assert_same(e, t)

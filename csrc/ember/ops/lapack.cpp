@@ -17,37 +17,52 @@
 
 extern "C" {
 // Fortran LAPACK from OpenBLAS (no LAPACKE header needed); trailing size_t are string lengths.
-#define EMBER_LAPACK_DECL(T, p)                                                                                      \
-  void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                            \
-  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,   \
-                 const int* ldb, int* info, size_t);                                                                 \
-  void p##potrf_(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);                           \
-  void p##geqrf_(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork, int* info);    \
-  void p##orgqr_(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau, T* work,              \
-                 const int* lwork, int* info);                                                                       \
+// T is the element type, R its real type (singular values, eigenvalues, rcond, rwork).
+#define EMBER_LAPACK_DECL(T, p, orgqr)                                                                                \
+  void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                             \
+  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,    \
+                 const int* ldb, int* info, size_t);                                                                  \
+  void p##potrf_(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);                            \
+  void p##geqrf_(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork, int* info);     \
+  void orgqr(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau, T* work, const int* lwork, \
+             int* info);                                                                                              \
+  void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,           \
+                const int* ldb, T* work, const int* lwork, int* info, size_t);
+EMBER_LAPACK_DECL(float, s, sorgqr_)
+EMBER_LAPACK_DECL(double, d, dorgqr_)
+EMBER_LAPACK_DECL(std::complex<float>, c, cungqr_)
+EMBER_LAPACK_DECL(std::complex<double>, z, zungqr_)
+#undef EMBER_LAPACK_DECL
+// The routines whose complex versions take an extra real workspace (rwork).
+#define EMBER_LAPACK_REAL_DECL(T, p)                                                                                 \
   void p##gesdd_(const char* jobz, const int* m, const int* n, T* a, const int* lda, T* s, T* u, const int* ldu,     \
                  T* vt, const int* ldvt, T* work, const int* lwork, int* iwork, int* info, size_t);                  \
   void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,              \
                  const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);                        \
   void p##gelsy_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, int* jpvt, \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);                                   \
-  void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,          \
-                const int* ldb, T* work, const int* lwork, int* info, size_t);                                       \
   void p##gelsd_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,      \
                  const T* rcond, int* rank, T* work, const int* lwork, int* iwork, int* info);                       \
   void p##gelss_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,      \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);
-EMBER_LAPACK_DECL(float, s)
-EMBER_LAPACK_DECL(double, d)
-#undef EMBER_LAPACK_DECL
-// Complex LU only (inv, det, slogdet, solve); std::complex has the Fortran COMPLEX layout.
-#define EMBER_LAPACK_LU_DECL(T, p)                                                                                 \
-  void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                          \
-  void p##getrs_(const char* tr, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b, \
-                 const int* ldb, int* info, size_t);
-EMBER_LAPACK_LU_DECL(std::complex<float>, c)
-EMBER_LAPACK_LU_DECL(std::complex<double>, z)
-#undef EMBER_LAPACK_LU_DECL
+EMBER_LAPACK_REAL_DECL(float, s)
+EMBER_LAPACK_REAL_DECL(double, d)
+#undef EMBER_LAPACK_REAL_DECL
+#define EMBER_LAPACK_COMPLEX_DECL(T, R, p)                                                                           \
+  void p##gesdd_(const char* jobz, const int* m, const int* n, T* a, const int* lda, R* s, T* u, const int* ldu,     \
+                 T* vt, const int* ldvt, T* work, const int* lwork, R* rwork, int* iwork, int* info, size_t);        \
+  void p##heevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, R* w, T* work,              \
+                 const int* lwork, R* rwork, const int* lrwork, int* iwork, const int* liwork, int* info, size_t,    \
+                 size_t);                                                                                            \
+  void p##gelsy_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, int* jpvt, \
+                 const R* rcond, int* rank, T* work, const int* lwork, R* rwork, int* info);                         \
+  void p##gelsd_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, R* s,      \
+                 const R* rcond, int* rank, T* work, const int* lwork, R* rwork, int* iwork, int* info);             \
+  void p##gelss_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, R* s,      \
+                 const R* rcond, int* rank, T* work, const int* lwork, R* rwork, int* info);
+EMBER_LAPACK_COMPLEX_DECL(std::complex<float>, float, c)
+EMBER_LAPACK_COMPLEX_DECL(std::complex<double>, double, z)
+#undef EMBER_LAPACK_COMPLEX_DECL
 }
 
 namespace ember {
@@ -55,64 +70,101 @@ namespace {
 using autograd::LambdaBackward;
 using autograd::TensorList;
 
-// ---- typed LAPACK wrappers ----
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <typename R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+template <typename T>
+using real_of = typename RealOf<T>::type;
+
+// Workspace size a LAPACK query (lwork = -1) returned in work[0].
+template <typename T>
+int64_t lwork_of(T wq) {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::real(wq)));
+}
+
+// ---- typed LAPACK wrappers: one signature for real and complex (rwork is unused for real) ----
 template <typename T>
 struct Lapack;
-#define EMBER_LAPACK_IMPL(T, p)                                                                                      \
-  template <>                                                                                                        \
-  struct Lapack<T> {                                                                                                 \
-    static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
-    static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
-      char tr = 'N';                                                                                                 \
-      p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
-    }                                                                                                                \
-    static void potrf(char uplo, int n, T* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }        \
-    static void geqrf(int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {                          \
-      p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                                           \
-    }                                                                                                                \
-    static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork, int* info) {             \
-      p##orgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                                       \
-    }                                                                                                                \
-    static void gesdd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt, int ldvt, T* work,         \
-                      int lwork, int* iwork, int* info) {                                                            \
-      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);                        \
-    }                                                                                                                \
-    static void syevd(char jobz, char uplo, int n, T* a, int lda, T* w, T* work, int lwork, int* iwork, int liwork,  \
-                      int* info) {                                                                                   \
-      p##syevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);                             \
-    }                                                                                                                \
-    static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work,  \
-                      int lwork, int* info) {                                                                        \
-      p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                            \
-    }                                                                                                                \
-    static void gels(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* work, int lwork, int* info) {          \
-      char tr = 'N';                                                                                                 \
-      p##gels_(&tr, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);                                         \
-    }                                                                                                                \
-    static void gelsd(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,       \
-                      int lwork, int* iwork, int* info) {                                                            \
-      p##gelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);                        \
-    }                                                                                                                \
-    static void gelss(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,       \
-                      int lwork, int* info) {                                                                        \
-      p##gelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);                               \
-    }                                                                                                                \
+#define EMBER_LAPACK_COMMON(T, R, p, orgqr_fn)                                                                     \
+  using Real = R;                                                                                                  \
+  static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
+  static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
+    char tr = 'N';                                                                                                 \
+    p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
+  }                                                                                                                \
+  static void potrf(char uplo, int n, T* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }        \
+  static void geqrf(int m, int n, T* a, int lda, T* tau, T* work, int lwork, int* info) {                          \
+    p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                                           \
+  }                                                                                                                \
+  static void orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork, int* info) {             \
+    orgqr_fn(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                                        \
+  }                                                                                                                \
+  static void gels(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* work, int lwork, int* info) {          \
+    char tr = 'N';                                                                                                 \
+    p##gels_(&tr, &m, &n, &nrhs, a, &lda, b, &ldb, work, &lwork, info, 1);                                         \
+  }
+#define EMBER_LAPACK_REAL_IMPL(T, p)                                                                                \
+  template <>                                                                                                       \
+  struct Lapack<T> {                                                                                                \
+    EMBER_LAPACK_COMMON(T, T, p, p##orgqr_)                                                                         \
+    static void gesdd(char jobz, int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt, int ldvt, T* work,        \
+                      int lwork, T*, int* iwork, int* info) {                                                       \
+      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);                       \
+    }                                                                                                               \
+    static void syevd(char jobz, char uplo, int n, T* a, int lda, T* w, T* work, int lwork, T*, int, int* iwork,    \
+                      int liwork, int* info) {                                                                      \
+      p##syevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);                            \
+    }                                                                                                               \
+    static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, T rcond, int* rank, T* work, \
+                      int lwork, T*, int* info) {                                                                   \
+      p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, info);                           \
+    }                                                                                                               \
+    static void gelsd(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,      \
+                      int lwork, T*, int* iwork, int* info) {                                                       \
+      p##gelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, iwork, info);                       \
+    }                                                                                                               \
+    static void gelss(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, T* s, T rcond, int* rank, T* work,      \
+                      int lwork, T*, int* info) {                                                                   \
+      p##gelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, info);                              \
+    }                                                                                                               \
   };
-EMBER_LAPACK_IMPL(float, s)
-EMBER_LAPACK_IMPL(double, d)
-#undef EMBER_LAPACK_IMPL
-#define EMBER_LAPACK_LU_IMPL(T, p)                                                                                   \
-  template <>                                                                                                        \
-  struct Lapack<T> {                                                                                                 \
-    static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
-    static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
-      char tr = 'N';                                                                                                 \
-      p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
-    }                                                                                                                \
+EMBER_LAPACK_REAL_IMPL(float, s)
+EMBER_LAPACK_REAL_IMPL(double, d)
+#undef EMBER_LAPACK_REAL_IMPL
+#define EMBER_LAPACK_COMPLEX_IMPL(T, R, p)                                                                          \
+  template <>                                                                                                       \
+  struct Lapack<T> {                                                                                                \
+    EMBER_LAPACK_COMMON(T, R, p, p##ungqr_)                                                                         \
+    static void gesdd(char jobz, int m, int n, T* a, int lda, R* s, T* u, int ldu, T* vt, int ldvt, T* work,        \
+                      int lwork, R* rwork, int* iwork, int* info) {                                                 \
+      p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info, 1);                \
+    }                                                                                                               \
+    static void syevd(char jobz, char uplo, int n, T* a, int lda, R* w, T* work, int lwork, R* rwork, int lrwork,   \
+                      int* iwork, int liwork, int* info) {                                                          \
+      p##heevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, info, 1, 1);            \
+    }                                                                                                               \
+    static void gelsy(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, int* jpvt, R rcond, int* rank, T* work, \
+                      int lwork, R* rwork, int* info) {                                                             \
+      p##gelsy_(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, rwork, info);                    \
+    }                                                                                                               \
+    static void gelsd(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, R* s, R rcond, int* rank, T* work,      \
+                      int lwork, R* rwork, int* iwork, int* info) {                                                 \
+      p##gelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork, info);                \
+    }                                                                                                               \
+    static void gelss(int m, int n, int nrhs, T* a, int lda, T* b, int ldb, R* s, R rcond, int* rank, T* work,      \
+                      int lwork, R* rwork, int* info) {                                                             \
+      p##gelss_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, info);                       \
+    }                                                                                                               \
   };
-EMBER_LAPACK_LU_IMPL(std::complex<float>, c)
-EMBER_LAPACK_LU_IMPL(std::complex<double>, z)
-#undef EMBER_LAPACK_LU_IMPL
+EMBER_LAPACK_COMPLEX_IMPL(std::complex<float>, float, c)
+EMBER_LAPACK_COMPLEX_IMPL(std::complex<double>, double, z)
+#undef EMBER_LAPACK_COMPLEX_IMPL
+#undef EMBER_LAPACK_COMMON
 
 // Runs f.template operator()<T>() for float32/float64 (function templates, see core/dispatch.h).
 template <typename F>
@@ -121,9 +173,9 @@ decltype(auto) dispatch_lapack(ScalarType t, F&& f) {
   if (t == ScalarType::Float64) return f(double{});
   return f(float{});
 }
-// The LU routines (getrf/getrs) also for complex64/complex128.
+// float32/float64/complex64/complex128 (the Lapack<T> wrappers exist for all four).
 template <typename F>
-void dispatch_lu(ScalarType t, F&& f) {
+void dispatch_fc(ScalarType t, F&& f) {
   if (t == ScalarType::Complex64)
     f(std::complex<float>{});
   else if (t == ScalarType::Complex128)
@@ -173,7 +225,8 @@ int64_t nbatch(const Shape& batch) { return numel_of(batch); }
 Tensor wrapped(double v) { return scalar_tensor(Scalar(v), std::nullopt, true); }
 Tensor scale(const Tensor& t, double v) { return mul(t, wrapped(v)); }
 Tensor eye_as(int64_t n, const Tensor& like) { return eye(n, n, like.dtype()); }
-Tensor sym(const Tensor& a) { return scale(add(a, mT(a)), 0.5); }
+Tensor herm(const Tensor& a) { return scale(add(a, mH(a)), 0.5); }                              // sym for real tensors
+Tensor re(const Tensor& t) { return is_complex(t.dtype()) ? scale(add(t, conj(t)), 0.5) : t; }  // Re, same dtype
 Tensor abs_(const Tensor& t) { return add(relu(t), relu(neg(t))); }  // |x| with gradient sign(x), 0 at 0
 Tensor sqrt_(const Tensor& t) { return pow(t, wrapped(0.5)); }
 
@@ -189,7 +242,7 @@ LU lu_factor(const Tensor& a) {
   int64_t n = a.size(-1), B = nbatch(batch);
   LU r{fortran_copy(a), empty(with(batch, {n}), ScalarType::Int32), Shape(B, 0)};
   if (n == 0) return r;
-  dispatch_lu(a.dtype(), [&](auto tag) {
+  dispatch_fc(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = r.lu.data<T>();
     int* piv = r.piv.data<int>();
@@ -217,7 +270,7 @@ Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op, bool check = 
       throw LinAlgError(detail::str_cat(op, ": The solver failed because the input matrix is singular."));
     }
   if (n == 0 || k == 0) return x;
-  dispatch_lu(a.dtype(), [&](auto tag) {
+  dispatch_fc(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < B; ++i) {
       int info = 0;
@@ -270,14 +323,14 @@ Tensor cholesky_core(const Tensor& a) {
     l = fortran_copy(a);
     int64_t n = a.size(-1), B = nbatch(batch_shape(a));
     if (n > 0)
-      dispatch_lapack(a.dtype(), [&](auto tag) {
+      dispatch_fc(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
         T* p = l.data<T>();
         for (int64_t i = 0; i < B; ++i) {
           int info = 0;
           Lapack<T>::potrf('L', n, p + i * n * n, n, &info);
           for (int64_t d = 0; d < n && info == 0; ++d)  // potrf lets NaN through; torch reports it as not PD
-            if (std::isnan(p[i * n * n + d * n + d])) info = static_cast<int>(d + 1);
+            if (std::isnan(std::real(p[i * n * n + d * n + d]))) info = static_cast<int>(d + 1);
           if (info > 0)
             throw LinAlgError(
                 detail::str_cat("linalg.cholesky: The factorization could not be completed because the input is not "
@@ -289,27 +342,28 @@ Tensor cholesky_core(const Tensor& a) {
       });
   }
   if (auto node = autograd::make_node<LambdaBackward>(a)) {
-    // A = L L^T: gA = sym(L^{-T} Phi(L^T gL) L^{-1}), Phi = lower triangle with half diagonal.
+    // A = L L^H: gA = herm(L^{-H} Phi(L^H gL) L^{-1}), Phi = lower triangle with half diagonal.
     node->record("LinalgCholeskyExBackward0", {l}, {}, {l}, [](const TensorList& g, const TensorList& s) -> TensorList {
       const Tensor& L = s[0];
       int64_t n = L.size(-1);
       Tensor gl = tril(g[0]);
-      Tensor phi = matmul(mT(L), gl);
+      Tensor phi = matmul(mH(L), gl);
       phi = sub(tril(phi), scale(mul(phi, eye_as(n, phi)), 0.5));
       Tensor linv = inv_core(L);
-      return {sym(matmul(matmul(mT(linv), phi), linv))};
+      return {herm(matmul(matmul(mH(linv), phi), linv))};
     });
   }
   return l;
 }
 
-// Reduced QR for m >= n: gA = (gQ + Q copyltu(M)) R^{-T}, M = R gR^T - gQ^T Q.
+// Reduced QR for m >= n: gA = (gQ + Q copyltu(M)) R^{-H}, M = R gR^H - gQ^H Q, where
+// copyltu(M) = tril(M, -1) + tril(M, -1)^H + Re(diag(M)) (R's diagonal is real, as LAPACK's).
 Tensor qr_backward_tall(const Tensor& gq, const Tensor& gr, const Tensor& q, const Tensor& r) {
-  Tensor m = sub(matmul(r, mT(gr)), matmul(mT(gq), q));
+  Tensor m = sub(matmul(r, mH(gr)), matmul(mH(gq), q));
   Tensor low = tril(m, -1);
-  Tensor copyltu = add(add(low, mT(low)), mul(m, eye_as(m.size(-1), m)));
+  Tensor copyltu = add(add(low, mH(low)), mul(re(m), eye_as(m.size(-1), m)));
   Tensor b = add(gq, matmul(q, copyltu));
-  return mT(solve_core(r, mT(b), "linalg.qr"));
+  return mH(solve_core(r, mH(b), "linalg.qr"));
 }
 
 std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
@@ -330,7 +384,7 @@ std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
     Tensor tau = empty(with(batch, {std::max<int64_t>(k, 1)}), a.dtype());
     r = fortran_empty(batch, complete ? m : k, n, a.dtype());
     if (want_q) q = fortran_empty(batch, m, qc, a.dtype());
-    dispatch_lapack(a.dtype(), [&](auto tag) {
+    dispatch_fc(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       int64_t rr = r.size(-2);
       for (int64_t i = 0; i < B; ++i) {
@@ -340,7 +394,7 @@ std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
         if (m > 0 && n > 0) {
           T wq;
           Lapack<T>::geqrf(m, n, A, m, t, &wq, -1, &info);
-          std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+          std::vector<T> work(lwork_of(wq));
           Lapack<T>::geqrf(m, n, A, m, t, work.data(), static_cast<int>(work.size()), &info);
         }
         T* R = r.data<T>() + i * rr * n;  // column-major rr x n
@@ -355,7 +409,7 @@ std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
         }
         T wq;
         Lapack<T>::orgqr(m, qc, k, A, m, t, &wq, -1, &info);
-        std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+        std::vector<T> work(lwork_of(wq));
         Lapack<T>::orgqr(m, qc, k, A, m, t, work.data(), static_cast<int>(work.size()), &info);
         std::copy(A, A + m * qc, q.data<T>() + i * m * qc);
       }
@@ -375,7 +429,7 @@ std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
           // Wide: A = Q [X | Y] with R = [U | V]; X's part as square, Y's part is Q gV.
           Tensor u = narrow(R, -1, 0, m), gu = narrow(g[1], -1, 0, m);
           Tensor y = narrow(matmul(Q, R), -1, m, n - m), gv = narrow(g[1], -1, m, n - m);
-          Tensor gx = qr_backward_tall(add(g[0], matmul(y, mT(gv))), gu, Q, u);
+          Tensor gx = qr_backward_tall(add(g[0], matmul(y, mH(gv))), gu, Q, u);
           Tensor gy = matmul(Q, gv);
           // [gx | gy] = gx @ [I_m | 0] + gy @ (rows m.. of I_n), so the assembly stays differentiable.
           Tensor px = matmul(gx, eye(m, n, Q.dtype()));
@@ -386,14 +440,14 @@ std::pair<Tensor, Tensor> qr_core(const Tensor& a, const std::string& mode) {
   return {q, r};
 }
 
-// gesdd: A = U diag(S) Vh (U: m x ucols, Vh: vrows x n).
+// gesdd: A = U diag(S) Vh (U: m x ucols, Vh: vrows x n); S has the real dtype.
 std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool compute_uv) {
   autograd::NoGradGuard g;
   Shape batch = batch_shape(a);
   int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), B = nbatch(batch);
   int64_t uc = full ? m : k, vr = full ? n : k;
   Tensor work_a = fortran_copy(a);
-  Tensor s = empty(with(batch, {k}), a.dtype());
+  Tensor s = empty(with(batch, {k}), to_real(a.dtype()));
   Tensor u = compute_uv ? fortran_empty(batch, m, uc, a.dtype()) : empty({0}, a.dtype());
   Tensor vh = compute_uv ? fortran_empty(batch, vr, n, a.dtype()) : empty({0}, a.dtype());
   if (k == 0) {
@@ -404,25 +458,30 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool comp
     return {u, s, vh};
   }
   char jobz = !compute_uv ? 'N' : (full ? 'A' : 'S');
-  dispatch_lapack(a.dtype(), [&](auto tag) {
+  dispatch_fc(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    using R = real_of<T>;
     std::vector<int> iwork(8 * k);
+    // Complex gesdd's real workspace (LAPACK >= 3.7 sizes; generous for older ones).
+    int64_t mx = std::max(m, n);
+    std::vector<R> rwork(is_complex(a.dtype()) ? std::max(7 * k, k * std::max(5 * k + 7, 2 * mx + 2 * k + 1)) : 1);
     T dummy = 0;
     int info = 0, ldu = static_cast<int>(m), ldvt = static_cast<int>(compute_uv ? vr : 1);
     T wq;
-    Lapack<T>::gesdd(jobz, m, n, work_a.data<T>(), m, s.data<T>(), compute_uv ? u.data<T>() : &dummy, ldu,
-                     compute_uv ? vh.data<T>() : &dummy, std::max(ldvt, 1), &wq, -1, iwork.data(), &info);
-    std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+    Lapack<T>::gesdd(jobz, m, n, work_a.data<T>(), m, s.data<R>(), compute_uv ? u.data<T>() : &dummy, ldu,
+                     compute_uv ? vh.data<T>() : &dummy, std::max(ldvt, 1), &wq, -1, rwork.data(), iwork.data(), &info);
+    std::vector<T> work(lwork_of(wq));
     const T* in = work_a.data<T>();
     // gesdd returns garbage (no error) for NaN/inf input; torch raises.
-    EMBER_CHECK_TYPE(std::all_of(in, in + B * m * n, [](T v) { return std::isfinite(v); }), LinAlgError,
-                     "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite "
-                     "values.");
+    EMBER_CHECK_TYPE(
+        std::all_of(in, in + B * m * n, [](T v) { return std::isfinite(std::real(v)) && std::isfinite(std::imag(v)); }),
+        LinAlgError,
+        "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
     for (int64_t i = 0; i < B; ++i) {
-      Lapack<T>::gesdd(jobz, m, n, work_a.data<T>() + i * m * n, m, s.data<T>() + i * k,
+      Lapack<T>::gesdd(jobz, m, n, work_a.data<T>() + i * m * n, m, s.data<R>() + i * k,
                        compute_uv ? u.data<T>() + i * m * uc : &dummy, ldu,
                        compute_uv ? vh.data<T>() + i * vr * n : &dummy, std::max(ldvt, 1), work.data(),
-                       static_cast<int>(work.size()), iwork.data(), &info);
+                       static_cast<int>(work.size()), rwork.data(), iwork.data(), &info);
       EMBER_CHECK_TYPE(info <= 0, LinAlgError,
                        "linalg.svd: The algorithm failed to converge because the input matrix is ill-conditioned "
                        "or has too many repeated singular values (error code: ",
@@ -432,24 +491,39 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool comp
   return {u, s, vh};
 }
 
-// Gradient of the reduced SVD (distinct singular values).
+// Gradient of the reduced SVD (distinct singular values), with skew(X) = X - X^H, E_ij = s_j^2 - s_i^2:
+// gA = U [(skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS) + i Im diag(U^H gU) / S] V^H
+//      + (I - U U^H) gU S^{-1} V^H + U S^{-1} gV^H (I - V V^H).
+// Complex singular vectors are unique only up to u_i, v_i -> e^{i phi} u_i, e^{i phi} v_i: a loss
+// that depends on phi (Im diag(U^H gU) != -Im diag(V^H gV)) is ill-defined and raises, as torch.
 Tensor svd_backward(const Tensor& gu_in, const Tensor& gs, const Tensor& gvh_in, const Tensor& U_in, const Tensor& S,
                     const Tensor& Vh_in) {
   int64_t k = S.size(-1), m = U_in.size(-2), n = Vh_in.size(-1);
+  bool cplx = is_complex(U_in.dtype());
   Tensor U = narrow(U_in, -1, 0, k), Vh = narrow(Vh_in, -2, 0, k);
-  Tensor gu = narrow(gu_in, -1, 0, k), gv = mT(narrow(gvh_in, -2, 0, k));
-  Tensor V = mT(Vh);
+  Tensor gu = narrow(gu_in, -1, 0, k), gv = mH(narrow(gvh_in, -2, 0, k));
+  Tensor V = mH(Vh);
   Tensor I = eye_as(k, S);
   Tensor s2 = mul(S, S);
   Tensor d = sub(unsqueeze(s2, -2), unsqueeze(s2, -1));  // d_ij = s_j^2 - s_i^2
   Tensor F = mul(div(wrapped(1.0), add(d, I)), sub(wrapped(1.0), I));
-  Tensor utgu = matmul(mT(U), gu), vtgv = matmul(mT(V), gv);
-  Tensor J = mul(F, sub(utgu, mT(utgu))), K = mul(F, sub(vtgv, mT(vtgv)));
+  Tensor utgu = matmul(mH(U), gu), vtgv = matmul(mH(V), gv);
+  Tensor skew_u = sub(utgu, mH(utgu)), skew_v = sub(vtgv, mH(vtgv));
+  if (cplx) {
+    autograd::NoGradGuard ng;
+    Tensor iu = imag(diagonal(skew_u, 0, -2, -1)), iv = imag(diagonal(skew_v, 0, -2, -1));
+    Tensor ok = le(abs(add(iu, iv)), add(wrapped(1e-2), scale(abs(iv), 1e-2)));
+    EMBER_CHECK(k == 0 || item(all(ok)).to_bool(),
+                "svd_backward: The singular vectors in the complex case are specified up to multiplication by "
+                "e^{i phi}. The specified loss function depends on this phase term, making it ill-defined.");
+  }
+  Tensor J = mul(F, skew_u), K = mul(F, skew_v);
   Tensor inner = add(add(mul(J, unsqueeze(S, -2)), diag_embed(gs)), mul(unsqueeze(S, -1), K));
+  if (cplx) inner = add(inner, diag_embed(div(diagonal(skew_u, 0, -2, -1), scale(S, 2.0))));
   Tensor ga = matmul(matmul(U, inner), Vh);
   Tensor sinv = unsqueeze(div(wrapped(1.0), S), -2);
   if (m > k) ga = add(ga, matmul(mul(sub(gu, matmul(U, utgu)), sinv), Vh));
-  if (n > k) ga = add(ga, matmul(U, mT(mul(sub(gv, matmul(V, vtgv)), sinv))));
+  if (n > k) ga = add(ga, matmul(U, mH(mul(sub(gv, matmul(V, vtgv)), sinv))));
   return ga;
 }
 
@@ -460,19 +534,23 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
   {
     autograd::NoGradGuard g;
     v = fortran_copy(a);
-    w = empty(with(batch, {n}), a.dtype());
+    w = empty(with(batch, {n}), to_real(a.dtype()));  // eigenvalues of a Hermitian matrix are real
     if (n > 0)
-      dispatch_lapack(a.dtype(), [&](auto tag) {
+      dispatch_fc(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
+        using R = real_of<T>;
         char jobz = want_vectors ? 'V' : 'N';
         int info = 0, iq = 0;
         T wq;
-        Lapack<T>::syevd(jobz, uplo, n, v.data<T>(), n, w.data<T>(), &wq, -1, &iq, -1, &info);
-        std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+        R rq = 0;
+        Lapack<T>::syevd(jobz, uplo, n, v.data<T>(), n, w.data<R>(), &wq, -1, &rq, -1, &iq, -1, &info);
+        std::vector<T> work(lwork_of(wq));
+        std::vector<R> rwork(lwork_of(rq));
         std::vector<int> iwork(std::max(1, iq));
         for (int64_t i = 0; i < B; ++i) {
-          Lapack<T>::syevd(jobz, uplo, n, v.data<T>() + i * n * n, n, w.data<T>() + i * n, work.data(),
-                           static_cast<int>(work.size()), iwork.data(), static_cast<int>(iwork.size()), &info);
+          Lapack<T>::syevd(jobz, uplo, n, v.data<T>() + i * n * n, n, w.data<R>() + i * n, work.data(),
+                           static_cast<int>(work.size()), rwork.data(), static_cast<int>(rwork.size()), iwork.data(),
+                           static_cast<int>(iwork.size()), &info);
           EMBER_CHECK_TYPE(info <= 0, LinAlgError,
                            "linalg.eigh: The algorithm failed to converge because the input matrix is "
                            "ill-conditioned or has too many repeated eigenvalues (error code: ",
@@ -481,7 +559,9 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
       });
   }
   if (auto node = autograd::make_node<LambdaBackward>(a)) {
-    // A = V diag(w) V^T: gA = V (diag(gw) + F o (V^T gV)) V^T, F_ij = 1 / (w_j - w_i).
+    // A = V diag(w) V^H: gA = V (diag(gw) + F o skew(V^H gV) / 2) V^H, F_ij = 1 / (w_j - w_i), skew(X) = X - X^H
+    // (the projection onto the skew-Hermitian tangent directions, as torch). Complex eigenvectors are unique
+    // only up to v_i -> e^{i phi} v_i: a loss depending on phi (Im diag(V^H gV) != 0) raises, as torch.
     LambdaBackward::Fn fn = [want_vectors](const TensorList& g, const TensorList& s) -> TensorList {
       const Tensor& W = s[0];
       EMBER_CHECK(want_vectors, "linalg.eigvalsh: gradients need the eigenvectors");
@@ -489,8 +569,16 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
       Tensor I = eye_as(W.size(-1), W);
       Tensor d = sub(unsqueeze(W, -2), unsqueeze(W, -1));
       Tensor F = mul(div(wrapped(1.0), add(d, I)), sub(wrapped(1.0), I));
-      Tensor inner = add(diag_embed(g[0]), mul(F, matmul(mT(V), g[1])));
-      return {matmul(matmul(V, inner), mT(V))};
+      Tensor vhgv = matmul(mH(V), g[1]);
+      if (is_complex(V.dtype())) {
+        autograd::NoGradGuard ng;
+        Tensor im = imag(diagonal(vhgv, 0, -2, -1));
+        EMBER_CHECK(W.size(-1) == 0 || item(all(le(abs(im), wrapped(1e-2)))).to_bool(),
+                    "linalg_eigh_backward: The eigenvectors in the complex case are specified up to multiplication "
+                    "by e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined.");
+      }
+      Tensor inner = add(diag_embed(g[0]), mul(F, scale(sub(vhgv, mH(vhgv)), 0.5)));
+      return {matmul(matmul(V, inner), mH(V))};
     };
     if (want_vectors)
       node->record("LinalgEighBackward0", {w, v}, {}, {w, v}, std::move(fn));
@@ -565,7 +653,7 @@ Tensor matrix_norm(const Tensor& a, const std::string& ord_str, double ord, int6
   if (is_complex(a.dtype()) && ord_str.empty() && (std::isinf(ord) || std::abs(ord) == 1))
     return matrix_norm(ember::abs(a), ord_str, ord, d0, d1, keepdim);
   if (ord_str == "nuc" || std::abs(ord) == 2) {
-    check_float(a, "linalg.matrix_norm");
+    check_float(a, "linalg.matrix_norm", false, true);
     Tensor m = movedim(a, {d0, d1}, {nd - 2, nd - 1});
     Tensor s = linalg_svdvals(m);
     if (ord_str == "nuc") return restore(sum(s, std::vector<int64_t>{-1}));
@@ -630,7 +718,7 @@ Tensor linalg_det(const Tensor& a) {
     std::tie(sign, logabs) = linalg_slogdet(a);
     if (is_complex(a.dtype())) logabs = to_dtype(logabs, a.dtype());
     d = empty(sign.sizes(), a.dtype());
-    dispatch_lu(a.dtype(), [&](auto tag) {
+    dispatch_fc(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       for (int64_t i = 0; i < d.numel(); ++i) d.data<T>()[i] = sign.data<T>()[i] * std::exp(logabs.data<T>()[i]);
     });
@@ -749,20 +837,20 @@ Tensor linalg_solve(const Tensor& a, const Tensor& b, bool left) {
 }
 
 Tensor linalg_cholesky(const Tensor& a, bool upper) {
-  check_square(a, "linalg.cholesky");
+  check_square(a, "linalg.cholesky", "A", true);
   Tensor l = cholesky_core(a);
-  return upper ? mT(l) : l;
+  return upper ? mH(l) : l;
 }
 
 std::pair<Tensor, Tensor> linalg_qr(const Tensor& a, const std::string& mode) {
-  check_matrix(a, "linalg.qr");
+  check_matrix(a, "linalg.qr", "A", true);
   EMBER_CHECK(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
               "' but expected one of 'reduced' (default), 'r', or 'complete'");
   return qr_core(a, mode);
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrices) {
-  check_matrix(a, "linalg.svd");
+  check_matrix(a, "linalg.svd", "A", true);
   auto [u, s, vh] = svd_raw(a, full_matrices, true);
   if (auto node = autograd::make_node<LambdaBackward>(a)) {
     node->record("LinalgSvdBackward0", {u, s, vh}, {}, {u, s, vh},
@@ -774,22 +862,22 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& a, bool full_matrice
 }
 
 Tensor linalg_svdvals(const Tensor& a) {
-  check_matrix(a, "linalg.svdvals");
+  check_matrix(a, "linalg.svdvals", "A", true);
   if (autograd::needs_history({&a})) return std::get<1>(linalg_svd(a, false));
   return std::get<1>(svd_raw(a, false, false));
 }
 
 std::pair<Tensor, Tensor> linalg_eigh(const Tensor& a, const std::string& uplo) {
-  check_float(a, "linalg_eigh_cpu", true);
-  check_square(a, "linalg.eigh");
+  check_float(a, "linalg_eigh_cpu", true, true);
+  check_square(a, "linalg.eigh", "A", true);
   EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   return eigh_core(a, static_cast<char>(std::toupper(uplo[0])), true);
 }
 
 Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
-  check_float(a, "linalg_eigh_cpu", true);
-  check_square(a, "linalg.eigvalsh");
+  check_float(a, "linalg_eigh_cpu", true, true);
+  check_square(a, "linalg.eigvalsh", "A", true);
   EMBER_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
               "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
   bool grad = autograd::needs_history({&a});
@@ -798,8 +886,8 @@ Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond,
                                                         const std::string& driver) {
-  check_matrix(a, "torch.linalg.lstsq");
-  check_float(b, "torch.linalg.lstsq");
+  check_matrix(a, "torch.linalg.lstsq", "A", true);
+  check_float(b, "torch.linalg.lstsq", false, true);
   EMBER_CHECK(a.dtype() == b.dtype(), "torch.linalg.lstsq: Expected input and other to have the same dtype, but got ",
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
   EMBER_CHECK(driver == "gels" || driver == "gelsy" || driver == "gelsd" || driver == "gelss",
@@ -819,7 +907,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
   // What torch returns per driver: rank for all but gels, singular values for gelsd/gelss.
   bool has_rank = driver != "gels", has_sv = driver == "gelsd" || driver == "gelss";
   Tensor rank = has_rank ? zeros(batch, ScalarType::Int64) : empty({0}, ScalarType::Int64);
-  Tensor sv = has_sv ? zeros(with(batch, {mn}), a.dtype()) : empty({0}, a.dtype());
+  ScalarType rdt = to_real(a.dtype());  // singular values and residuals are real
+  Tensor sv = has_sv ? zeros(with(batch, {mn}), rdt) : empty({0}, rdt);
   Tensor sol, bw;
   {
     autograd::NoGradGuard g;
@@ -830,34 +919,39 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
       Tensor head = narrow(bw, -2, 0, m);
       copy_(head, Bx);
     }
-    dispatch_lapack(a.dtype(), [&](auto tag) {
+    dispatch_fc(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      T rc = rcond ? static_cast<T>(*rcond) : std::numeric_limits<T>::epsilon() * static_cast<T>(mx);
+      using R = real_of<T>;
+      R rc = rcond ? static_cast<R>(*rcond) : std::numeric_limits<R>::epsilon() * static_cast<R>(mx);
       std::vector<int> jpvt(std::max<int64_t>(n, 1));
       for (int64_t i = 0; i < nb; ++i) {
         if (m == 0 || n == 0) continue;
         int info = 0, r = 0, iwq = 0;
         T wq;
+        R rq = 0;
         T* pa = aw.data<T>() + i * m * n;
         T* pb = bw.data<T>() + i * mx * k;
-        T* ps = has_sv ? sv.data<T>() + i * mn : nullptr;
+        R* ps = has_sv ? sv.data<R>() + i * mn : nullptr;
         // Each driver twice: a workspace query (lwork = -1), then the solve.
-        auto call = [&](T* work, int lwork, int* iwork) {
+        auto call = [&](T* work, int lwork, int* iwork, R* rwork) {
           if (driver == "gels") {
             Lapack<T>::gels(m, n, k, pa, m, pb, mx, work, lwork, &info);
           } else if (driver == "gelsd") {
-            Lapack<T>::gelsd(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, iwork, &info);
+            Lapack<T>::gelsd(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, rwork, iwork, &info);
           } else if (driver == "gelss") {
-            Lapack<T>::gelss(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, &info);
+            Lapack<T>::gelss(m, n, k, pa, m, pb, mx, ps, rc, &r, work, lwork, rwork, &info);
           } else {
             std::fill(jpvt.begin(), jpvt.end(), 0);
-            Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work, lwork, &info);
+            Lapack<T>::gelsy(m, n, k, pa, m, pb, mx, jpvt.data(), rc, &r, work, lwork, rwork, &info);
           }
         };
-        call(&wq, -1, &iwq);
-        std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(wq)));
+        call(&wq, -1, &iwq, &rq);
+        std::vector<T> work(lwork_of(wq));
         std::vector<int> iwork(std::max(1, iwq));
-        call(work.data(), static_cast<int>(work.size()), iwork.data());
+        // Complex drivers' real workspace: gelsd reports its size, gelsy needs 2n, gelss 5 min(m, n).
+        int64_t lrwork = driver == "gelsd" ? lwork_of(rq) : std::max(2 * n, 5 * mn);
+        std::vector<R> rwork(is_complex(a.dtype()) ? std::max<int64_t>(lrwork, 1) : 1);
+        call(work.data(), static_cast<int>(work.size()), iwork.data(), rwork.data());
         // gels (QR/LQ, no pivoting) stops at an exactly zero diagonal of R or L; B then holds no solution.
         if (driver == "gels" && info > 0)
           throw LinAlgError(detail::str_cat(
@@ -874,16 +968,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
   bool grad = autograd::needs_history({&a, &b});
   if (grad) sol = matmul(linalg_pinv(A), Bx);
   // Squared residuals of each column, only for tall full-rank systems and not from gelsy (torch's rule).
-  Tensor res = empty({0}, a.dtype());
+  Tensor res = empty({0}, rdt);
+  auto sq = [](const Tensor& d) { return is_complex(d.dtype()) ? real(mul(conj(d), d)) : mul(d, d); };
   bool full_rank = !has_rank || rank.numel() == 0 || item(amin(rank)).to_int() == n;
-  if (m > n && driver != "gelsy" && full_rank) {
+  if (m > n && driver == "gels" && n == 0) {
+    res = zeros(with(batch, {k}), rdt);  // torch's gels reports zero residuals for an empty A
+  } else if (m > n && driver != "gelsy" && full_rank) {
     if (grad) {
       Tensor d = sub(matmul(A, sol), Bx);
-      res = sum(mul(d, d), std::vector<int64_t>{-2});
+      res = sum(sq(d), std::vector<int64_t>{-2});
     } else {
       autograd::NoGradGuard g;
       Tensor d = narrow(bw, -2, n, m - n);
-      res = sum(mul(d, d), std::vector<int64_t>{-2});
+      res = sum(sq(d), std::vector<int64_t>{-2});
     }
   }
   if (vector) sol = squeeze(sol, std::vector<int64_t>{-1});
@@ -893,8 +990,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
 namespace {
 // Default tolerance: rtol = eps * max(m, n) when neither is given; atol = 0.
 std::pair<double, double> tolerances(const Tensor& a, std::optional<double> atol, std::optional<double> rtol) {
-  double eps =
-      a.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  double eps = to_real(a.dtype()) == ScalarType::Float64 ? std::numeric_limits<double>::epsilon()
+                                                         : std::numeric_limits<float>::epsilon();
   double at = atol.value_or(0.0);
   double rt = rtol ? *rtol : ((atol && *atol > 0) ? 0.0 : eps * static_cast<double>(std::max(a.size(-2), a.size(-1))));
   return {at, rt};
@@ -911,23 +1008,23 @@ Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
 }  // namespace
 
 Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
-  check_matrix(a, "linalg.pinv");
+  check_matrix(a, "linalg.pinv", "A", true);
   auto [at, rt] = tolerances(a, atol, rtol);
   bool grad = autograd::needs_history({&a});
   if (hermitian && !grad) {  // with grad, the SVD path gives the general pinv gradient (as torch)
     auto [w, v] = eigh_core(a, 'L', true);
     Tensor mask = kept_mask(abs_(autograd::detach(w)), at, rt);
     Tensor winv = mul(div(mask, add(w, sub(wrapped(1.0), mask))), wrapped(1.0));
-    return matmul(mul(v, unsqueeze(winv, -2)), mT(v));
+    return matmul(mul(v, unsqueeze(winv, -2)), mH(v));
   }
   auto [u, s, vh] = linalg_svd(a, false);
   Tensor mask = kept_mask(autograd::detach(s), at, rt);
   Tensor sinv = div(mask, add(s, sub(wrapped(1.0), mask)));  // 1/s where kept, else 0
-  return matmul(mul(mT(vh), unsqueeze(sinv, -2)), mT(u));
+  return matmul(mul(mH(vh), unsqueeze(sinv, -2)), mH(u));
 }
 
 Tensor linalg_matrix_rank(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
-  check_matrix(a, "linalg.matrix_rank");
+  check_matrix(a, "linalg.matrix_rank", "A", true);
   autograd::NoGradGuard g;
   auto [at, rt] = tolerances(a, atol, rtol);
   Tensor s = hermitian ? abs_(eigh_core(a, 'L', false).first) : std::get<1>(svd_raw(a, false, false));
