@@ -13,7 +13,7 @@ namespace nb = nanobind;
 // Note [No bool for int]: torch's parser rejects True/False where an int (a dim, k, a size) is
 // expected, so `x.sum(True)` is a TypeError rather than a reduction over dim 1. nanobind accepts
 // any int subclass, so every binding file sees this stricter int64_t caster (all of them include
-// this header before binding anything).
+// this header before binding anything). Tensors other than 0-d ones are refused likewise.
 NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
 template <>
@@ -21,6 +21,8 @@ struct type_caster<int64_t> {
   NB_TYPE_CASTER(int64_t, const_name("int"))
   bool from_python(handle src, uint32_t flags, cleanup_list* cleanup) noexcept {
     if (PyBool_Check(src.ptr())) return false;
+    // Of tensors, only 0-d ones are ints to torch's parser (their __index__ takes any one-element tensor).
+    if (nb::isinstance<ember::Tensor>(src) && nb::cast<const ember::Tensor&>(src).dim() != 0) return false;
     return NB_CALL(load_i64)(NB_CTX_C(cleanup), src.ptr(), flags, &value);
   }
   static handle from_cpp(int64_t v, rv_policy, cleanup_list*) noexcept { return PyLong_FromLongLong(v); }

@@ -278,7 +278,9 @@ Tensor quantile_impl(const Tensor& t, const Tensor& q_in, bool q_scalar, std::op
   }
   int64_t lead = q_scalar ? 0 : 1;
   if (keepdim) {
-    if (dim) {
+    if (dim && t.dim() == 0) {  // a 0-d input keeps no dims: the result is q's shape
+      res = reshape(res, q_scalar ? Shape{} : Shape{nq});
+    } else if (dim) {
       res = unsqueeze(res, lead + d);
     } else {
       Shape s(t.dim(), 1);

@@ -174,16 +174,20 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
              else ember.ones(*o.shape, dtype=o.dtype) if o.dim() else ember.ones((), dtype=o.dtype)) + 0.5
             for o in outputs)
     grad_outputs = tuple(g.detach().requires_grad_(True) for g in _as_tuple(grad_outputs))
-    diff_inputs = [x for x in inputs if isinstance(x, _C.Tensor) and x.requires_grad]
+    diff_pos = {i for i, x in enumerate(inputs) if isinstance(x, _C.Tensor) and x.requires_grad}
     n_in = len(inputs)
 
     def vjp(*args):
-        ins, gos = args[:n_in], args[n_in:]
+        ins, gos = list(args[:n_in]), args[n_in:]
         with ember.enable_grad():
+            # The finite differences call this under no_grad, where a complex input rebuilt from its
+            # real pair (see _realify) comes back without requires_grad: restore it.
+            for i in diff_pos:
+                if not ins[i].requires_grad:
+                    ins[i] = ins[i].detach().requires_grad_(True)
             outs = _flat_outputs(func, ins)
-            d = [x for x in ins if isinstance(x, _C.Tensor) and x.requires_grad]
+            d = [ins[i] for i in sorted(diff_pos)]
             grads = ember.autograd.grad(outs, d, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    del diff_inputs
     return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception)
