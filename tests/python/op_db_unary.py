@@ -9,8 +9,8 @@ from op_db import ALL, COMPLEX, FLOATS, OpInfo, Sample, binary_samples, make_ten
 
 _REAL = ALL
 ALL = ALL + COMPLEX  # torch's support (or its error) is checked for complex too
-# Holomorphic ops (and abs) whose complex gradients are checked in complex128 too.
-_COMPLEX_GRAD = {"abs", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+# Holomorphic ops (and abs, sgn) whose complex gradients are checked in complex128 too.
+_COMPLEX_GRAD = {"abs", "sgn", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
                  "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
                  "acosh", "atanh", "sigmoid"}
 
@@ -51,7 +51,8 @@ def _binary(name, low=None, high=None, other_low=None, other_high=None, numbers=
 _BOOL_OUT = dict(grad=False)
 
 UNARY = [
-    _unary("abs"), _unary("sign"), _unary("sgn", grad=False), _unary("square"), _unary("positive"),
+    # sgn: real gradients are 0 (torch's has no storage to compare with), complex ones are checked.
+    _unary("abs"), _unary("sign"), _unary("sgn", grad_dtypes=("complex128",)), _unary("square"), _unary("positive"),
     _unary("exp"), _unary("exp2"), _unary("expm1"),
     _unary("log", 0.1, 10), _unary("log2", 0.1, 10), _unary("log10", 0.1, 10), _unary("log1p", -0.9, 10),
     _unary("sqrt", 0.1, 10), _unary("rsqrt", 0.1, 10), _unary("reciprocal", 0.5, 3),

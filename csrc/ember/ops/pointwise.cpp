@@ -515,7 +515,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
       n->name_ = "WhereBackward0";
       n->saved = {SavedVariable(cond, false), SavedVariable(a, false), SavedVariable(b, false)};
       n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
-        Tensor zero = num(0);
+        // g's dtype: a real 0 would get a (cast, warning) complex gradient in a double backward.
+        Tensor zero = scalar_tensor(Scalar(0), g[0].dtype(), true);
         return {Tensor(), reduce_to(where(s[0], g[0], zero), s[1]), reduce_to(where(s[0], zero, g[0]), s[2])};
       };
       autograd::set_history(r, n);

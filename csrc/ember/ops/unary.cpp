@@ -43,7 +43,7 @@ Info info(UnaryOp op) {
     // clang-format off
     case UnaryOp::Abs:         return {"abs", K::Numeric, "AbsBackward0"};
     case UnaryOp::Sign:        return {"sign", K::All, "SignBackward0", kNone};
-    case UnaryOp::Sgn:         return {"sgn", K::All, "SgnBackward0", kNone};
+    case UnaryOp::Sgn:         return {"sgn", K::All, "SgnBackward0", Saves(kX | kY)};  // complex: both
     case UnaryOp::Neg:         return {"neg", K::Numeric, "NegBackward0", kNone};
     case UnaryOp::Exp:         return {"exp", K::FloatValued, "ExpBackward0", kY};
     case UnaryOp::Exp2:        return {"exp2", K::FloatValued, "Exp2Backward0", kY};
@@ -266,8 +266,11 @@ Tensor complex_derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Te
   switch (op) {
     case UnaryOp::Abs:  // real result: g * z / |z|
       return mul(g, sgn(x));
-    case UnaryOp::Sgn:
-      EMBER_NOT_IMPLEMENTED("the derivative of sgn for complex inputs is not implemented");
+    case UnaryOp::Sgn: {  // s = z / |z|: (g - Re(g conj(s)) s) / |z|, 0 at z = 0
+      Tensor r = abs(x);
+      Tensor d = div(sub(g, mul(real(mul(g, conj(y))), y)), r);
+      return where(eq(r, num(0)), zeros({}, d.dtype()), d);
+    }
     case UnaryOp::Neg:
     case UnaryOp::NanToNum:
       return derivative(op, g, x, y, p);
