@@ -564,3 +564,14 @@ def test_logcumsumexp_complex_gradient_with_zero_and_infinite_parts():
     (e.logcumsumexp(1) * ember.tensor(w, dtype=ember.complex128)).sum().real.backward()
     (t.logcumsumexp(1) * torch.tensor(w, dtype=torch.complex128)).sum().real.backward()
     assert_same(e.grad, t.grad, rtol=1e-9, atol=1e-12)
+
+
+def test_pow_complex_exponent_gradient_at_zero_base_matches_torch():
+    grads = []
+    for L in (ember, torch):
+        a = L.tensor([0j, 0j, 0j, 1 + 1j], dtype=L.complex128, requires_grad=True)
+        e = L.tensor([2 + 1j, 2 + 0j, 1.5 + 0j, -1 + 1j], dtype=L.complex128, requires_grad=True)
+        (L.pow(a, e) * L.tensor([1, 2j, 1, 1 - 1j], dtype=L.complex128)).sum().real.backward()
+        grads.append((a.grad, e.grad))
+    assert_same(grads[0][0], grads[1][0], rtol=1e-12)
+    assert_same(grads[0][1], grads[1][1], rtol=1e-12)
