@@ -575,3 +575,13 @@ def test_pow_complex_exponent_gradient_at_zero_base_matches_torch():
         grads.append((a.grad, e.grad))
     assert_same(grads[0][0], grads[1][0], rtol=1e-12)
     assert_same(grads[0][1], grads[1][1], rtol=1e-12)
+
+
+def test_nan_to_num_complex_autograd_as_torch():
+    data = [1 + 1j, complex("nan+1j"), complex("inf-2j")]
+    e, t = pair(data, "complex128")
+    same_error(lambda: ember.nan_to_num(e.clone().requires_grad_()), lambda: torch.nan_to_num(t.clone().requires_grad_()))
+    tan = [2 - 1j, 1j, 3]
+    got = _fw_tangent(ember, lambda L, z: L.nan_to_num(z), [e], [ember.tensor(tan, dtype=ember.complex128)])
+    expected = _fw_tangent(torch, lambda L, z: L.nan_to_num(z), [t], [torch.tensor(tan, dtype=torch.complex128)])
+    assert_same(got, expected)
