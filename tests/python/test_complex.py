@@ -585,3 +585,19 @@ def test_nan_to_num_complex_autograd_as_torch():
     got = _fw_tangent(ember, lambda L, z: L.nan_to_num(z), [e], [ember.tensor(tan, dtype=ember.complex128)])
     expected = _fw_tangent(torch, lambda L, z: L.nan_to_num(z), [t], [torch.tensor(tan, dtype=torch.complex128)])
     assert_same(got, expected)
+
+
+def test_complex_forward_over_reverse_matches_torch():
+    """Tangents from the complex double vjp are differentiable (create_graph) as torch's."""
+    res = []
+    for L, F in ((ember, fwAD), (torch, tfwAD)):
+        z = L.tensor([1 + 2j, 0.5 - 1j], dtype=L.complex128, requires_grad=True)
+        t = L.tensor([0.3 + 1j, -2 + 0.5j], dtype=L.complex128, requires_grad=True)
+        with F.dual_level():
+            d = F.make_dual(z, t)
+            out = (d.abs() * d.exp() + d * d.angle()).sgn()
+            tan = F.unpack_dual(out).tangent
+        loss = (tan * L.tensor([1 - 1j, 2j], dtype=L.complex128)).sum().real
+        res.append((tan.detach(), *L.autograd.grad(loss, [z, t])))
+    for e, t in zip(*res):
+        assert_same(e, t, rtol=1e-9, atol=1e-12)

@@ -214,6 +214,7 @@ Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Ten
 // Gradient g reduced to the shape and dtype of the input `like` (undoes broadcasting).
 Tensor reduce_to(const Tensor& g, const Tensor& like) {
   Tensor r = autograd::sum_to(g, like.sizes());
+  if (is_complex(r.dtype()) && !is_complex(like.dtype())) r = real(r);  // a real input's gradient: the real part
   return r.dtype() == like.dtype() ? r : to_dtype(r, like.dtype());
 }
 
@@ -515,8 +516,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
       n->name_ = "WhereBackward0";
       n->saved = {SavedVariable(cond, false), SavedVariable(a, false), SavedVariable(b, false)};
       n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
-        // g's dtype: a real 0 would get a (cast, warning) complex gradient in a double backward.
-        Tensor zero = scalar_tensor(Scalar(0), g[0].dtype(), true);
+        Tensor zero = num(0);
         return {Tensor(), reduce_to(where(s[0], g[0], zero), s[1]), reduce_to(where(s[0], zero, g[0]), s[2])};
       };
       autograd::set_history(r, n);
