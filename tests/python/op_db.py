@@ -140,7 +140,7 @@ OPS = [
                                       Sample("scalar_exp", make_tensor((3, 4), dt, 3, 0.5, 2), 2),
                                       Sample("broadcast", make_tensor((3, 1), dt, 4, 0.5, 2),
                                              make_tensor((4,), dt, 5, 0, 2))],
-           dtypes=FLOATS + COMPLEX),
+           dtypes=FLOATS + COMPLEX, grad_dtypes=("float64", "complex128")),
     OpInfo("sum", samples=lambda dt: reduction_samples(dt), dtypes=ALL + COMPLEX, grad_dtypes=("float64", "complex128")),
     OpInfo("mean", samples=lambda dt: reduction_samples(dt), dtypes=FLOATS + COMPLEX, grad_dtypes=("float64", "complex128")),
     OpInfo("matmul", samples=lambda dt: [

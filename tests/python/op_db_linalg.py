@@ -222,7 +222,8 @@ OPS = [
     L("cross", lambda lib, a, b, **k: lib.linalg.cross(a, b, **k), lambda dt: [
         Sample("2d", mk((4, 3), dt, 1), mk((4, 3), dt, 2)),
         Sample("broadcast", mk((2, 1, 3), dt, 3), mk((1, 4, 3), dt, 4)),
-        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], dtypes=FI + COMPLEX),
+        Sample("dim0", mk((3, 4), dt, 5), mk((3, 4), dt, 6), dim=0)], dtypes=FI + COMPLEX,
+      grad_dtypes=("float64", "complex128")),
     L("norm", lambda lib, a, *r, **k: lib.linalg.norm(a, *r, **k), lambda dt: [
         Sample("default", mk((3, 4), dt, 1)), Sample("vector", mk((5,), dt, 2)),
         Sample("v1", mk((5,), dt, 3), 1), Sample("v3", mk((5,), dt, 4), 3),

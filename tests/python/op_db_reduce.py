@@ -371,7 +371,8 @@ OPS = [
     field("cummin", 1, samples=scan_samples, dtypes=ALL),
     OpInfo("cummax.nan", call=lambda lib, *a: lib.cummax(*a)[1], samples=lambda dt: with_nans(dt, scan_samples(dt)),
            dtypes=FLOATS, grad=False),
-    OpInfo("logcumsumexp", samples=scan_samples, dtypes=FLOATS + ["int64"], tol_per_dtype={"bfloat16": 2e-2}),
+    OpInfo("logcumsumexp", samples=scan_samples, dtypes=FLOATS + ["int64"] + COMPLEX, grad_dtypes=CGRAD,
+           tol_per_dtype={"bfloat16": 2e-2}),
     # ---- sorting and selection ----
     field("sort", 0, samples=_sort_samples, dtypes=ALL + COMPLEX),
     field("sort", 1, samples=lambda dt: _sort_samples(dt, stable=True), dtypes=ALL + COMPLEX),

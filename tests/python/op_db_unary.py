@@ -9,8 +9,9 @@ from op_db import ALL, COMPLEX, FLOATS, OpInfo, Sample, binary_samples, make_ten
 
 _REAL = ALL
 ALL = ALL + COMPLEX  # torch's support (or its error) is checked for complex too
-# Holomorphic ops (and abs) whose complex gradients are checked in complex128 too.
-_COMPLEX_GRAD = {"abs", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+# Holomorphic ops (and abs, sgn, softsign) whose complex gradients are checked in complex128 too.
+_COMPLEX_GRAD = {"abs", "sgn", "positive", "F.softsign", "F.tanhshrink", "square", "exp", "exp2", "expm1", "log",
+                 "log2", "log10", "log1p", "sqrt", "rsqrt",
                  "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
                  "acosh", "atanh", "sigmoid"}
 
@@ -51,7 +52,8 @@ def _binary(name, low=None, high=None, other_low=None, other_high=None, numbers=
 _BOOL_OUT = dict(grad=False)
 
 UNARY = [
-    _unary("abs"), _unary("sign"), _unary("sgn", grad=False), _unary("square"), _unary("positive"),
+    # sgn: real gradients are 0 (torch's has no storage to compare with), complex ones are checked.
+    _unary("abs"), _unary("sign"), _unary("sgn", grad_dtypes=("complex128",)), _unary("square"), _unary("positive"),
     _unary("exp"), _unary("exp2"), _unary("expm1"),
     _unary("log", 0.1, 10), _unary("log2", 0.1, 10), _unary("log10", 0.1, 10), _unary("log1p", -0.9, 10),
     _unary("sqrt", 0.1, 10), _unary("rsqrt", 0.1, 10), _unary("reciprocal", 0.5, 3),
@@ -140,13 +142,13 @@ def _where_samples(dt):
 TERNARY = [
     OpInfo("lerp", samples=lambda dt: _ternary_samples(dt, -2, 2, 0, 1)
            + [Sample("scalar_weight", make_tensor((3, 4), dt, 20), make_tensor((3, 4), dt, 21), 0.7)],
-           dtypes=ALL),
+           dtypes=ALL, grad_dtypes=("float64", "complex128")),
     OpInfo("addcmul", samples=lambda dt: _ternary_samples(dt)
            + [Sample("value", make_tensor((3, 4), dt, 22), make_tensor((4,), dt, 23), make_tensor((3, 4), dt, 24),
-                     value=2)], dtypes=ALL),
+                     value=2)], dtypes=ALL, grad_dtypes=("float64", "complex128")),
     OpInfo("addcdiv", samples=lambda dt: _ternary_samples(dt, low3=1, high3=3)
            + [Sample("value", make_tensor((3, 4), dt, 25), make_tensor((4,), dt, 26),
-                     make_tensor((3, 4), dt, 27, 1, 3), value=-0.5)], dtypes=ALL),
+                     make_tensor((3, 4), dt, 27, 1, 3), value=-0.5)], dtypes=ALL, grad_dtypes=("float64", "complex128")),
     # (torch's clamp backward fails when self broadcasts against the bounds: no "0d" self here)
     OpInfo("clamp_tensor", call=lambda lib, x, lo, hi: lib.clamp(x, lo, hi),
            samples=lambda dt: [x for x in _ternary_samples(dt) if x.name != "0d"]

@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 import ember
+import ember.autograd.forward_ad as fwAD
 from conftest import assert_same, same_error, torch
+
+import torch.autograd.forward_ad as tfwAD
 
 CDTYPES = ["complex64", "complex128"]
 
@@ -573,3 +576,198 @@ def test_complex_lapack_errors_match_torch(fn):
         fn(ember, e)
     expected = ember.linalg.LinAlgError if isinstance(te.value, torch.linalg.LinAlgError) else type(te.value)
     assert type(ee.value) is expected, f"ember raised {ee.value!r}; torch raised {te.value!r}"
+
+
+# ---- spaced factories, scatter_reduce, logcumsumexp, sgn, cross, forward AD ----
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.linspace(0, 1 + 1j, 5), lambda L: L.linspace(0, 1, 5, dtype=L.complex64),
+    lambda L: L.linspace(1j, 2, 4, dtype=L.complex128), lambda L: L.linspace(-3.5 + 2j, 7 - 1j, 9),
+    lambda L: L.linspace(0, 1 + 1j, 1), lambda L: L.linspace(0, 1 + 1j, 0), lambda L: L.linspace(0, 1, 1),
+    lambda L: L.linspace(L.tensor(1j), 2, 5), lambda L: L.linspace(L.tensor(0, dtype=L.complex128), 1, 3),
+    lambda L: L.logspace(0, 1 + 1j, 5), lambda L: L.logspace(0, 1, 5, dtype=L.complex64),
+    lambda L: L.logspace(0, 1 + 1j, 4, base=2), lambda L: L.logspace(0, 1j, 3, base=-2),
+    lambda L: L.logspace(-1, 2, 7, base=-2, dtype=L.complex128), lambda L: L.logspace(0, 1, 1),
+])
+def test_spaced_factories_with_complex_match_torch(fn):
+    assert_same(fn(ember), fn(torch), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.linspace(0, 1 + 1j, 5, dtype=L.float32), lambda L: L.linspace(0, 1j, 3, dtype=L.int64),
+    lambda L: L.linspace(0, 1 + 1j, 3, dtype=L.bool), lambda L: L.logspace(0, 1 + 1j, 5, dtype=L.float64),
+    lambda L: L.arange(0, 5, dtype=L.complex64), lambda L: L.arange(3, dtype=L.complex128),
+    lambda L: L.arange(1j, 5), lambda L: L.arange(0, 5 + 1j), lambda L: L.arange(0, 3, 1j),
+])
+def test_spaced_factories_complex_errors_match_torch(fn):
+    same_error(lambda: fn(ember), lambda: fn(torch))
+
+
+def _scatter_args(lib, dtype="complex128", seed=3):
+    e, t = _z(dtype, (5,), seed)
+    se, st = _z(dtype, (4,), seed + 1)
+    x, s = (e, se) if lib is ember else (t, st)
+    return x, lib.tensor([0, 2, 2, 4]), s
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_complex_matches_torch(dtype, reduce, include_self):
+    out = [L.scatter_reduce(*_scatter_args(L, dtype)[:1], 0, *_scatter_args(L, dtype)[1:], reduce,
+                            include_self=include_self) for L in (ember, torch)]
+    assert_same(*out, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduce", ["multiply", "add"])
+def test_scatter_reduce_argument_complex_matches_torch(reduce):
+    out = []
+    for L in (ember, torch):
+        x, i, s = _scatter_args(L)
+        out.append((x.scatter(0, i, s, reduce=reduce), x.scatter(0, i, 2 - 1j, reduce=reduce)))
+    assert_same(out[0][0], out[1][0])
+    assert_same(out[0][1], out[1][1])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, i, s: x.scatter_reduce(0, i, s, "amax"), lambda L, x, i, s: x.scatter_reduce(0, i, s, "amin"),
+    lambda L, x, i, s: x.requires_grad_().scatter_reduce(0, i, s, "amax"),  # NotImplementedError first
+    lambda L, x, i, s: x.requires_grad_().scatter_reduce(0, i, s, "prod"),
+    lambda L, x, i, s: x.scatter_reduce(0, i, s.requires_grad_(), "mean"),
+    lambda L, x, i, s: x.requires_grad_().scatter_reduce(0, i, s, "sum"),
+])
+def test_scatter_reduce_complex_errors_match_torch(fn):
+    same_error(lambda: fn(ember, *_scatter_args(ember)), lambda: fn(torch, *_scatter_args(torch)))
+
+
+def test_scatter_reduce_complex_without_grad_mode():
+    for L in (ember, torch):
+        x, i, s = _scatter_args(L)
+        with L.no_grad():
+            assert not x.requires_grad_().scatter_reduce(0, i, s, "prod").requires_grad
+
+
+def _fw_tangent(lib, fn, primals, tangents):
+    ad = fwAD if lib is ember else tfwAD
+    with ad.dual_level():
+        return ad.unpack_dual(fn(lib, *[ad.make_dual(p, t) for p, t in zip(primals, tangents)])).tangent
+
+
+def _fw_pairs(shapes, dtypes, seed=5):
+    es, ts = [], []
+    for k, (sh, dt) in enumerate(zip(shapes, dtypes)):
+        e, t = _z(dt, sh, seed + k) if dt.startswith("complex") else _real(dt, sh, seed + k)
+        es.append(e)
+        ts.append(t)
+    return es, ts
+
+
+def _real(dtype, shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, dtype=getattr(torch, dtype), generator=g)
+    return ember.tensor(t.tolist(), dtype=getattr(ember, dtype)), t
+
+
+@pytest.mark.parametrize("fn,dtypes", [
+    (lambda L, z: z.abs(), ["complex128"]), (lambda L, z: z.angle(), ["complex128"]),
+    (lambda L, z: z.exp(), ["complex128"]), (lambda L, z: z.sgn(), ["complex128"]),
+    (lambda L, z: L.view_as_real(z), ["complex128"]), (lambda L, z: z.real * z.imag, ["complex128"]),
+    (lambda L, z: z.conj() * z, ["complex128"]), (lambda L, a, b: L.complex(a, b), ["float64", "float64"]),
+    (lambda L, a, b: L.polar(a.abs(), b), ["float64", "float64"]), (lambda L, a, z: a * z, ["float64", "complex128"]),
+    (lambda L, z, a: z / a, ["complex128", "float64"]), (lambda L, z: z.pow(2.5), ["complex128"]),
+    (lambda L, z: z.to(L.complex64), ["complex128"]), (lambda L, a: a.to(L.complex128), ["float64"]),
+    (lambda L, z: L.linalg.vector_norm(z), ["complex128"]), (lambda L, z: z.logcumsumexp(0), ["complex128"]),
+    (lambda L, a, b: L.linalg.cross(a, b), ["complex128", "complex128"]),
+    (lambda L, z, s: z.scatter_reduce(0, L.tensor([0, 2, 2]), s, "sum"), ["complex128", "complex128"]),
+    (lambda L, z, s: z.scatter_reduce(0, L.tensor([0, 2, 2]), s, "mean", include_self=False),
+     ["complex128", "complex128"]),
+])
+def test_complex_forward_ad_matches_torch(fn, dtypes):
+    shape = (3,)
+    ep, tp = _fw_pairs([shape] * len(dtypes), dtypes)
+    et, tt = _fw_pairs([shape] * len(dtypes), dtypes, seed=50)
+    expected = _fw_tangent(torch, fn, tp, tt)
+    assert_same(_fw_tangent(ember, fn, ep, et), expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_complex_forward_ad_by_finite_differences(include_self):
+    # torch gives no tangent here; J t is checked against (f(x + h t) - f(x - h t)) / 2h.
+    (x, s), _ = _fw_pairs([(4,), (5,)], ["complex128", "complex128"])
+    (tx, ts), _ = _fw_pairs([(4,), (5,)], ["complex128", "complex128"], seed=9)
+    idx = ember.tensor([0, 1, 1, 3, 3])
+    f = lambda a, b: a.scatter_reduce(0, idx, b, "prod", include_self=include_self)  # noqa: E731
+    with fwAD.dual_level():
+        tan = fwAD.unpack_dual(f(fwAD.make_dual(x, tx), fwAD.make_dual(s, ts))).tangent
+    h = 1e-6
+    fd = (f(x + h * tx, s + h * ts) - f(x - h * tx, s - h * ts)) / (2 * h)
+    assert ember.allclose(tan, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_sgn_complex_gradient_matches_torch_including_zero():
+    data = [0j, 1 + 2j, -3 + 0.5j, 1e-3j]
+    e = ember.tensor(data, dtype=ember.complex128, requires_grad=True)
+    t = torch.tensor(data, dtype=torch.complex128, requires_grad=True)
+    w = [1 - 1j, 2 + 0.5j, -1j, 3]
+    (e.sgn() * ember.tensor(w, dtype=ember.complex128)).sum().real.backward()
+    (t.sgn() * torch.tensor(w, dtype=torch.complex128)).sum().real.backward()
+    assert_same(e.grad, t.grad, rtol=1e-12)
+
+
+def test_logcumsumexp_complex_special_values_match_torch():
+    inf, nan = math.inf, math.nan
+    rows = [[1 + 2j, 3 - 1j, -2 + 0.5j], [complex(-inf, 1), 3 - 1j, 0], [complex(-inf, 1), complex(-inf, 2), 1 + 1j],
+            [complex(inf, 1), complex(inf, 2), 1 + 1j], [1 + 1j, complex(inf, 2), complex(inf, 0)],
+            [1 + 1j, complex(nan, 2), 1], [1 + 1j, complex(1, nan), 1], [1 + 3.1j, 1 - 3.1j, 0],
+            [1 - 3.1j, 1 + 3.1j, 0], [1e3 + 1j, -1e3 + 2j, 5e2j]]
+    for dtype in CDTYPES:
+        e, t = pair(rows, dtype)
+        assert_same(e.logcumsumexp(1), t.logcumsumexp(1), rtol=1e-6)
+        assert_same(e.logcumsumexp(0), t.logcumsumexp(0), rtol=1e-6)
+
+
+def test_logcumsumexp_complex_gradient_with_zero_and_infinite_parts():
+    data = [[1 + 2j, complex(-math.inf, 0), 0.5 - 1j], [2j, 1, -1 - 1j]]
+    e = ember.tensor(data, dtype=ember.complex128, requires_grad=True)
+    t = torch.tensor(data, dtype=torch.complex128, requires_grad=True)
+    w = [[1 + 1j, 0, 2], [0, 1j, -1]]
+    (e.logcumsumexp(1) * ember.tensor(w, dtype=ember.complex128)).sum().real.backward()
+    (t.logcumsumexp(1) * torch.tensor(w, dtype=torch.complex128)).sum().real.backward()
+    assert_same(e.grad, t.grad, rtol=1e-9, atol=1e-12)
+
+
+def test_pow_complex_exponent_gradient_at_zero_base_matches_torch():
+    grads = []
+    for L in (ember, torch):
+        a = L.tensor([0j, 0j, 0j, 1 + 1j], dtype=L.complex128, requires_grad=True)
+        e = L.tensor([2 + 1j, 2 + 0j, 1.5 + 0j, -1 + 1j], dtype=L.complex128, requires_grad=True)
+        (L.pow(a, e) * L.tensor([1, 2j, 1, 1 - 1j], dtype=L.complex128)).sum().real.backward()
+        grads.append((a.grad, e.grad))
+    assert_same(grads[0][0], grads[1][0], rtol=1e-12)
+    assert_same(grads[0][1], grads[1][1], rtol=1e-12)
+
+
+def test_nan_to_num_complex_autograd_as_torch():
+    data = [1 + 1j, complex("nan+1j"), complex("inf-2j")]
+    e, t = pair(data, "complex128")
+    same_error(lambda: ember.nan_to_num(e.clone().requires_grad_()), lambda: torch.nan_to_num(t.clone().requires_grad_()))
+    tan = [2 - 1j, 1j, 3]
+    got = _fw_tangent(ember, lambda L, z: L.nan_to_num(z), [e], [ember.tensor(tan, dtype=ember.complex128)])
+    expected = _fw_tangent(torch, lambda L, z: L.nan_to_num(z), [t], [torch.tensor(tan, dtype=torch.complex128)])
+    assert_same(got, expected)
+
+
+def test_complex_forward_over_reverse_matches_torch():
+    """Tangents from the complex double vjp are differentiable (create_graph) as torch's."""
+    res = []
+    for L, F in ((ember, fwAD), (torch, tfwAD)):
+        z = L.tensor([1 + 2j, 0.5 - 1j], dtype=L.complex128, requires_grad=True)
+        t = L.tensor([0.3 + 1j, -2 + 0.5j], dtype=L.complex128, requires_grad=True)
+        with F.dual_level():
+            d = F.make_dual(z, t)
+            out = (d.abs() * d.exp() + d * d.angle()).sgn()
+            tan = F.unpack_dual(out).tangent
+        loss = (tan * L.tensor([1 - 1j, 2j], dtype=L.complex128)).sum().real
+        res.append((tan.detach(), *L.autograd.grad(loss, [z, t])))
+    for e, t in zip(*res):
+        assert_same(e, t, rtol=1e-9, atol=1e-12)

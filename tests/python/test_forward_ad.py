@@ -69,6 +69,63 @@ def test_forward_ad_matches_reverse_and_torch(op, sample):
     assert_same(tangent, _reverse_jvp(op, e_args, sample, tangents).detach(), rtol=1e-9)
 
 
+
+def _complex_tangents(sample):
+    g = torch.Generator().manual_seed(11)
+    out = []
+    for a in sample.args:
+        if isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex()):
+            out.append(torch.randn(a.shape, generator=g, dtype=a.dtype))
+        else:
+            out.append(None)
+    return out
+
+
+def _complex_reverse_jvp(op, e_args, sample, tangents):
+    """J t from reverse mode in PyTorch's complex convention: the backward pass maps u to J^T u with
+    complex numbers read as pairs of reals, so J t = d Re<J^T u, t> / du."""
+    diff = [i for i, t in enumerate(tangents) if t is not None]
+    args = list(e_args)
+    for i in diff:
+        args[i] = e_args[i].detach().requires_grad_()
+    out = op.call(ember, *args, **sample.kwargs)
+    u = ember.ones_like(out).requires_grad_()
+    grads = ember.autograd.grad(out, [args[i] for i in diff], u, create_graph=True, allow_unused=True)
+    s = None
+    for i, g in zip(diff, grads):
+        if g is not None and g.requires_grad:
+            term = (g.conj() * to_ember(tangents[i])).sum()
+            term = term.real if term.is_complex() else term
+            s = term if s is None else s + term
+    if s is None:
+        return ember.zeros_like(out)
+    (jt,) = ember.autograd.grad(s, u, allow_unused=True)
+    return ember.zeros_like(out) if jt is None else jt
+
+
+@pytest.mark.parametrize("op,sample", list(grad_cases("complex128")))
+def test_complex_forward_ad_matches_reverse_and_torch(op, sample):
+    tangents = _complex_tangents(sample)
+    e_args = [to_ember(a) if isinstance(a, torch.Tensor) else a for a in sample.args]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(a, to_ember(t)) if t is not None else a for a, t in zip(e_args, tangents)]
+        out = op.call(ember, *duals, **sample.kwargs)
+        primal, tangent = fwAD.unpack_dual(out)
+    assert_same(primal, op.call(ember, *e_args, **sample.kwargs))
+    if not (out.is_floating_point() or out.is_complex()):
+        assert tangent is None
+        return
+    assert tangent is not None
+    try:
+        with tfwAD.dual_level():
+            t_duals = [tfwAD.make_dual(a, t) if t is not None else a for a, t in zip(sample.args, tangents)]
+            expected = tfwAD.unpack_dual(op.call(torch, *t_duals, **sample.kwargs)).tangent
+    except (NotImplementedError, RuntimeError):
+        expected = None
+    if expected is not None and not op.grad_ref_create_graph:
+        assert_same(tangent, expected, rtol=max(1e-9, op.grad_rtol or 0))
+    assert_same(tangent, _complex_reverse_jvp(op, e_args, sample, tangents).detach(), rtol=1e-9)
+
 def dual(shape=(3,), seed=0, dtype=ember.float64):
     g = ember.Generator().manual_seed(seed)
     return ember.randn(*shape, generator=g, dtype=dtype), ember.randn(*shape, generator=g, dtype=dtype)

@@ -510,9 +510,14 @@ def test_gradcheck_forward_ad_complex(name):
     assert ev == tv is True
 
 
-def test_complex_forward_ad_without_formula_raises_not_implemented():
+def test_complex_forward_ad_without_formula_uses_the_complex_double_vjp():
     fw = ember.autograd.forward_ad
     z = ember.tensor([1 + 2j, 0.5 - 1j], dtype=ember.complex128)
+    t = ember.tensor([0.5 - 1j, 2 + 0.25j], dtype=ember.complex128)
+    zt = torch.tensor([1 + 2j, 0.5 - 1j], dtype=torch.complex128)
+    tt = torch.tensor([0.5 - 1j, 2 + 0.25j], dtype=torch.complex128)
     with fw.dual_level():
-        with pytest.raises(NotImplementedError):
-            fw.unpack_dual(fw.make_dual(z, z).abs())
+        got = fw.unpack_dual(fw.make_dual(z, t).abs()).tangent
+    with torch.autograd.forward_ad.dual_level():
+        expected = torch.autograd.forward_ad.unpack_dual(torch.autograd.forward_ad.make_dual(zt, tt).abs()).tangent
+    assert_same(got, expected, rtol=1e-12)

@@ -114,6 +114,12 @@ struct EdgeSwap {
 };
 
 // J t from the backward formula: g(u) = J^T u is linear in u, so d<g(u), t>/du = J t.
+// Note [Complex double vjp]: with complex numbers read as pairs of reals, PyTorch's backward
+// convention (the gradient of a real loss is dL/dx + i dL/dy) makes every backward formula the
+// real transpose J^T, linear over the reals (not over C: g(u) may involve conj(u)). The real inner
+// product of complex vectors is Re(sum(conj(a) b)), and the gradient of the real scalar
+// Re<J^T u, t> = Re<u, J t> in u is again read in that convention: J t, the tangent torch's
+// forward AD gives (df/dz t + df/dconj(z) conj(t)).
 TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool records) {
   if (node.is_python())
     throw NotImplementedError("forward AD through the custom autograd.Function " + node.name() + " is not supported");
@@ -136,9 +142,6 @@ TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool record
   bool keep_history = records;
   for (size_t i = 0; i < gs.size() && i < tangents.size(); ++i) {
     if (!gs[i].defined() || !tangents[i].defined()) continue;
-    if (is_complex(gs[i].dtype()) || is_complex(tangents[i].dtype()))
-      throw NotImplementedError("forward AD through " + node.name() +
-                                " with complex tensors is not supported (it has no explicit jvp formula)");
     if (!requires_grad(gs[i])) {
       // Not differentiable in the incoming gradient: fine only when it is identically zero.
       NoGradGuard ng;
@@ -147,7 +150,11 @@ TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool record
                                   " is not supported: its backward formula is not differentiable");
       continue;
     }
-    Tensor term = sum(mul(gs[i], tangents[i]));
+    // Complex numbers count as pairs of reals (Note [Complex double vjp]): the inner product is
+    // Re(conj(g) t), and the gradient of the real s in u is then J t in PyTorch's convention.
+    Tensor term = is_complex(gs[i].dtype()) || is_complex(tangents[i].dtype())
+                      ? real(sum(mul(conj(gs[i]), tangents[i])))
+                      : sum(mul(gs[i], tangents[i]));
     s = s.defined() ? add(s, term) : term;
     keep_history = keep_history || requires_grad(tangents[i]);
   }

@@ -82,7 +82,9 @@ TensorList PowBackward0::apply(TensorList&& grads) {
   if (wants(*this, 1)) {
     // d/de a^e = a^e log(a); 0 where a == 0 and e >= 0 (a^e is 0 or 1 there: no 0 * -inf).
     Tensor d = mul(pow(a, e), log(a));
-    d = where(logical_and(eq(a, num(0)), ge(e, num(0))), zeros(d.sizes(), d.dtype()), d);
+    // Complex exponents: the real ones with real part >= 0 (torch's rule).
+    Tensor e_ge0 = is_complex(e.dtype()) ? logical_and(eq(imag(e), num(0)), ge(real(e), num(0))) : ge(e, num(0));
+    d = where(logical_and(eq(a, num(0)), e_ge0), zeros(d.sizes(), d.dtype()), d);
     out[1] = cast_like(sum_to(mul(g, cj(d)), e.sizes()), e.dtype());
   }
   return out;

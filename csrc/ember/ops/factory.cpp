@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cmath>
+#include <complex>
 
 #include "ember/core/dispatch.h"
 #include "ember/cpu/iter.h"
@@ -13,6 +15,61 @@ Allocator* allocator_for(Device device) {
 void check_sizes(IntArrayRef sizes, const char* op) {
   for (int64_t s : sizes)
     EMBER_CHECK(s >= 0, op, "(): Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+}
+
+// c10's name of a dtype, as torch's messages spell it.
+const char* c10_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+      return "Bool";
+    case ScalarType::UInt8:
+      return "Byte";
+    case ScalarType::Int8:
+      return "Char";
+    case ScalarType::Int16:
+      return "Short";
+    case ScalarType::Int32:
+      return "Int";
+    case ScalarType::Int64:
+      return "Long";
+    case ScalarType::Float16:
+      return "Half";
+    case ScalarType::BFloat16:
+      return "BFloat16";
+    case ScalarType::Float32:
+      return "Float";
+    case ScalarType::Float64:
+      return "Double";
+    case ScalarType::Complex64:
+      return "ComplexFloat";
+    default:
+      return "ComplexDouble";
+  }
+}
+
+// linspace/logspace's dtype: complex endpoints infer the default complex dtype, which only a
+// complex dtype may replace (torch's check).
+ScalarType spaced_dtype(const char* op, const Scalar& start, const Scalar& end, std::optional<ScalarType> dtype) {
+  bool cplx = start.is_complex() || end.is_complex();
+  ScalarType inferred = cplx ? complex_for(default_dtype()) : default_dtype();
+  if (!dtype) return inferred;
+  EMBER_CHECK(!cplx || is_complex(*dtype), "torch.", op, "(): inferred dtype c10::complex<",
+              inferred == ScalarType::Complex128 ? "double" : "float", "> can't be safely cast to passed dtype ",
+              c10_name(*dtype));
+  return *dtype;
+}
+
+// Evenly spaced complex values, filled from both ends as the real ones; f maps each to the output.
+template <typename T, typename F>
+void fill_spaced_complex(T* p, const Scalar& start, const Scalar& end, int64_t steps, const F& f) {
+  using C = std::complex<double>;
+  C s = start.to_complex(), e = end.to_complex();
+  C step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : C(0);
+  int64_t half = std::max<int64_t>(steps / 2, 1);  // one step: start, as torch
+  for (int64_t i = 0; i < steps; ++i) {
+    C v = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
+    p[i] = static_cast<T>(f(v));
+  }
 }
 }  // namespace
 
@@ -74,6 +131,8 @@ Tensor scalar_tensor(Scalar s, std::optional<ScalarType> dtype, bool wrapped) {
 }
 
 Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<ScalarType> dtype, Device device) {
+  EMBER_CHECK(!start.is_complex() && !end.is_complex() && !step.is_complex(),
+              "value cannot be converted to type double without overflow");
   bool any_float = start.is_floating() || end.is_floating() || step.is_floating();
   ScalarType dt = dtype ? *dtype : (any_float ? default_dtype() : ScalarType::Int64);
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
@@ -107,11 +166,17 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<ScalarType> d
 
 Tensor linspace(Scalar start, Scalar end, int64_t steps, std::optional<ScalarType> dtype, Device device) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
-  ScalarType dt = dtype ? *dtype : default_dtype();
+  ScalarType dt = spaced_dtype("linspace", start, end, dtype);
   Tensor t = empty({steps}, dt, device);
+  if (is_complex(dt)) {
+    EMBER_DISPATCH_COMPLEX(dt, "linspace", [&] {
+      fill_spaced_complex(t.data<scalar_t>(), start, end, steps, [](std::complex<double> v) { return v; });
+    });
+    return t;
+  }
   double s = start.to_double(), e = end.to_double();
   double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
-  int64_t half = steps / 2;
+  int64_t half = std::max<int64_t>(steps / 2, 1);  // one step: start, as torch
   EMBER_DISPATCH_NUMERIC(dt, "linspace", [&] {
     scalar_t* p = t.data<scalar_t>();
     // Fill from both ends so the last value is exactly `end` (as PyTorch does).
@@ -128,11 +193,19 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, std::optional<ScalarTyp
 
 Tensor logspace(Scalar start, Scalar end, int64_t steps, double base, std::optional<ScalarType> dtype, Device device) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
-  ScalarType dt = dtype ? *dtype : default_dtype();
+  ScalarType dt = spaced_dtype("logspace", start, end, dtype);
   Tensor t = empty({steps}, dt, device);
+  if (is_complex(dt)) {  // base^x on the principal branch (a negative base is fine)
+    std::complex<double> b(base, 0.0);
+    EMBER_DISPATCH_COMPLEX(dt, "logspace", [&] {
+      fill_spaced_complex(t.data<scalar_t>(), start, end, steps,
+                          [&](std::complex<double> x) { return std::pow(b, x); });
+    });
+    return t;
+  }
   double s = start.to_double(), e = end.to_double();
   double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
-  int64_t half = steps / 2;
+  int64_t half = std::max<int64_t>(steps / 2, 1);  // one step: start, as torch
   EMBER_DISPATCH_NUMERIC(dt, "logspace", [&] {
     scalar_t* p = t.data<scalar_t>();
     for (int64_t i = 0; i < steps; ++i) {

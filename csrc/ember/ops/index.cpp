@@ -10,6 +10,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -238,11 +239,14 @@ void put_raw(const Tensor& t, const TensorVec& idx, const Tensor& values, IndexR
   }
   if (mode == IndexReduce::None) {
     move_elements(t.element_size(), p, static_cast<const char*>(v.data_ptr()), static_cast<char*>(t.data_ptr()), true);
-  } else if (is_complex(t.dtype()) && mode == IndexReduce::Add) {  // accumulate; complex has no order
-    EMBER_DISPATCH_COMPLEX(t.dtype(), "index_put", [&] {
+  } else if (is_complex(t.dtype()) && (mode == IndexReduce::Add || mode == IndexReduce::Mul)) {
+    EMBER_DISPATCH_COMPLEX(t.dtype(), "index_put", [&] {  // accumulate; complex has no order (no max/min)
       const scalar_t* vp = v.data<scalar_t>();
       scalar_t* dst = t.data<scalar_t>();
-      for_each_offset(p, [&](int64_t k, int64_t off) { dst[off] += vp[k]; });
+      if (mode == IndexReduce::Add)
+        for_each_offset(p, [&](int64_t k, int64_t off) { dst[off] += vp[k]; });
+      else
+        for_each_offset(p, [&](int64_t k, int64_t off) { dst[off] *= vp[k]; });
     });
   } else {
     EMBER_DISPATCH_ALL(t.dtype(), "index_put",
@@ -562,9 +566,12 @@ void scatter_raw(const Tensor& out, int64_t dim, const Tensor& index, const Tens
       default:
         EMBER_NOT_IMPLEMENTED("scatter: element size ", out.element_size());
     }
-  } else if (is_complex(out.dtype()) && mode == IndexReduce::Add) {
+  } else if (is_complex(out.dtype()) && (mode == IndexReduce::Add || mode == IndexReduce::Mul)) {
     EMBER_DISPATCH_COMPLEX(out.dtype(), "index_put", [&] {
-      run(out.data<scalar_t>(), v.data<scalar_t>(), [](scalar_t a, scalar_t b) { return a + b; });
+      if (mode == IndexReduce::Add)
+        run(out.data<scalar_t>(), v.data<scalar_t>(), [](scalar_t a, scalar_t b) { return a + b; });
+      else
+        run(out.data<scalar_t>(), v.data<scalar_t>(), [](scalar_t a, scalar_t b) { return a * b; });
     });
   } else {
     EMBER_DISPATCH_ALL(out.dtype(), "index_put", [&] {  // the name errors always gave
@@ -850,6 +857,14 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
                       bool include_self) {
   EMBER_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
               "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
+  if (is_complex(t.dtype())) {
+    if (reduce == "amax" || reduce == "amin")
+      EMBER_NOT_IMPLEMENTED("\"scatter_gather_tensor_cpu_reduce_", reduce, "\" not implemented for '",
+                            dtype_name(t.dtype()), "'");
+    // As torch: no reverse-mode derivative for complex outputs (forward mode works).
+    EMBER_CHECK(!(GradMode::is_enabled() && any_requires_grad({&t, &src})),
+                "scatter_reduce does not support automatic differentiation for outputs with complex dtype.");
+  }
   check_scatter_src(idx, src);
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0)
@@ -871,7 +886,8 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
       set_history(out, n);
       n->saved = {SavedVariable(t, false), SavedVariable(s, false), SavedVariable(out, true)};
       n->fn = [dim, idx, reduce, include_self](const TensorList& g, const TensorList& sv) -> TensorList {
-        return scatter_reduce_grad(g[0], sv[0], dim, idx, sv[1], sv[2], reduce, include_self);
+        // Complex (forward AD only): the prod's derivative formula on conjugates (conj convention).
+        return scatter_reduce_grad(g[0], conj(sv[0]), dim, idx, conj(sv[1]), conj(sv[2]), reduce, include_self);
       };
     }
     return out;
@@ -885,7 +901,7 @@ Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Ten
       Tensor cnt = ones(t.sizes(), t.dtype());
       if (!include_self) cnt = scatter_put(cnt, dim, idx, ix, num0(0, t.dtype()), IndexReduce::None);
       cnt = scatter_put(cnt, dim, idx, ix, ones(s.sizes(), t.dtype()), IndexReduce::Add);
-      return is_floating_point(t.dtype()) ? div(sumr, cnt) : div(sumr, cnt, "floor");
+      return is_floating_point(t.dtype()) || is_complex(t.dtype()) ? div(sumr, cnt) : div(sumr, cnt, "floor");
     }
     return scatter_put(base, dim, idx, ix, s, scatter_mode(reduce));
   });
@@ -906,6 +922,7 @@ Tensor identity_t(ScalarType dt, const std::string& reduce) {
 }
 }  // namespace
 Tensor reduce_identity(ScalarType dt, const std::string& reduce) {
+  if (is_complex(dt)) return full({}, Scalar(reduce == "prod" ? 1.0 : 0.0), dt);  // sum, mean, prod only
   if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16)
     return to_dtype(identity_t<float>(ScalarType::Float32, reduce), dt);
   return EMBER_DISPATCH_ALL(dt, "scatter_reduce", [&] { return identity_t<scalar_t>(dt, reduce); });

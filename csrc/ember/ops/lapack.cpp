@@ -1077,12 +1077,12 @@ Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
     }
   }
   if (auto node = autograd::make_node<LambdaBackward>(a, b)) {
-    // d(a x b): ga = b x g, gb = g x a (summed back over broadcasting).
+    // d(a x b): ga = conj(b) x g, gb = g x conj(a) (summed back over broadcasting).
     node->record("LinalgCrossBackward0", {out}, {a, b}, {},
                  [d](const TensorList& g, const TensorList& s) -> TensorList {
                    Shape shape = g[0].sizes();
-                   Tensor ga = linalg_cross(expand(s[1], shape), g[0], d);
-                   Tensor gb = linalg_cross(g[0], expand(s[0], shape), d);
+                   Tensor ga = linalg_cross(expand(conj(s[1]), shape), g[0], d);
+                   Tensor gb = linalg_cross(g[0], expand(conj(s[0]), shape), d);
                    return {autograd::sum_to(ga, s[0].sizes()), autograd::sum_to(gb, s[1].sizes())};
                  });
   }

@@ -214,6 +214,7 @@ Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Ten
 // Gradient g reduced to the shape and dtype of the input `like` (undoes broadcasting).
 Tensor reduce_to(const Tensor& g, const Tensor& like) {
   Tensor r = autograd::sum_to(g, like.sizes());
+  if (is_complex(r.dtype()) && !is_complex(like.dtype())) r = real(r);  // a real input's gradient: the real part
   return r.dtype() == like.dtype() ? r : to_dtype(r, like.dtype());
 }
 

@@ -246,6 +246,9 @@ Tensor amax_impl(const Tensor& t, const OptDims& dims, bool keepdim, const char*
   Mask mask = reduce_mask(t, dims);
   check_nonempty(t, mask, dims_given(dims), name);
   Tensor r = keep_shape(extremum_raw<Max>(t, mask, name), t, mask, keepdim);
+  // Complex reaches here only empty (the kernel raises otherwise); torch has no complex derivative.
+  EMBER_CHECK(!(is_complex(t.dtype()) && autograd::GradMode::is_enabled() && autograd::requires_grad(t)), name,
+              " does not support automatic differentiation for outputs with complex dtype.");
   if (auto n = make_node<LambdaBackward>(t))
     n->record(Max ? "AmaxBackward0" : "AminBackward0", {r}, {t}, {r},
               [mask, keepdim, nd = t.dim()](const TensorList& g, const TensorList& s) -> TensorList {

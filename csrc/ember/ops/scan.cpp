@@ -205,6 +205,25 @@ double log_add_exp(double a, double b) {
   return hi + std::log1p(std::exp(lo - hi));
 }
 
+// Complex log(exp(a) + exp(b)), a the accumulated value. A NaN in either part of either gives
+// NaN, as torch's. log1p(w) for w = exp(lo - hi) (|w| <= 1) is log|1 + w| + i arg(1 + w), with
+// log|1 + w| = 0.5 log1p(Re w (Re w + 2) + (Im w)^2) for small w (its precision), else log hypot.
+std::complex<double> log_add_exp(std::complex<double> a, std::complex<double> b) {
+  using C = std::complex<double>;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (std::isnan(a.real()) || std::isnan(a.imag()) || std::isnan(b.real()) || std::isnan(b.imag())) return {kNaN, kNaN};
+  double ar = a.real(), br = b.real();
+  if (ar == br && std::isinf(ar)) {
+    if (ar < 0) return a;  // both -inf: the sum of exps is 0 whatever the angles; a stays
+    return std::log(std::exp(a) + std::exp(b));
+  }
+  C hi = ar > br ? a : b, lo = ar > br ? b : a;  // ties: b (the angle sits on the side torch puts it)
+  C w = std::exp(lo - hi);
+  double x = w.real(), y = w.imag();
+  double log_abs = std::abs(w) < 0.5 ? 0.5 * std::log1p(x * (x + 2) + y * y) : std::log(std::hypot(1 + x, y));
+  return C(log_abs, std::atan2(y, 1 + x)) + hi;
+}
+
 }  // namespace
 
 Tensor cumsum(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype) {
@@ -217,25 +236,42 @@ TensorPair cummax(const Tensor& t, int64_t dim) { return cum_extremum<true>(t, d
 TensorPair cummin(const Tensor& t, int64_t dim) { return cum_extremum<false>(t, dim, "cummin"); }
 
 Tensor logcumsumexp(const Tensor& t, int64_t dim) {
-  if (!is_floating_point(t.dtype()))
+  if (!is_floating_point(t.dtype()) && !is_complex(t.dtype()))
     EMBER_NOT_IMPLEMENTED("\"logcumsumexp_out_cpu\" not implemented for '", dtype_name(t.dtype()), "'");
   dim = wrap_dim(dim, t.dim());
   Tensor y = empty(t.sizes(), t.dtype());
   {
     autograd::NoGradGuard raw;
     auto l = reduce_detail::dim_layout(t, dim);
-    EMBER_DISPATCH_FLOAT(t.dtype(), "logcumsumexp", [&] {
-      using T = scalar_t;
-      scan_rows(l.x.data<T>(), y.data<T>(), l.outer, l.R, l.inner, -std::numeric_limits<double>::infinity(),
-                [](double acc, T v) { return log_add_exp(acc, static_cast<double>(static_cast<opmath_t<T>>(v))); });
-    });
+    constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+    if (is_complex(t.dtype())) {
+      using C = std::complex<double>;
+      EMBER_DISPATCH_COMPLEX(t.dtype(), "logcumsumexp", [&] {
+        using T = scalar_t;
+        scan_rows(l.x.data<T>(), y.data<T>(), l.outer, l.R, l.inner, C(kNegInf, 0),
+                  [](C acc, T v) { return log_add_exp(acc, C(v.real(), v.imag())); });
+      });
+    } else
+      EMBER_DISPATCH_FLOAT(t.dtype(), "logcumsumexp", [&] {
+        using T = scalar_t;
+        scan_rows(l.x.data<T>(), y.data<T>(), l.outer, l.R, l.inner, kNegInf,
+                  [](double acc, T v) { return log_add_exp(acc, static_cast<double>(static_cast<opmath_t<T>>(v))); });
+      });
   }
   if (auto n = autograd::make_node<LambdaBackward>(t)) {
     n->record("LogcumsumexpBackward0", {y}, {t}, {y}, [dim](const TensorList& g, const TensorList& s) -> TensorList {
-      // Complex: the same formulas on conj(x), conj(y) (torch's conjugate convention).
-      bool cplx = is_complex(s[0].dtype());
-      const Tensor x = cplx ? conj(s[0]) : s[0], y = cplx ? conj(s[1]) : s[1];
+      const Tensor &x = s[0], &y = s[1];
       if (x.dim() == 0) return {g[0]};
+      if (is_complex(x.dtype())) {
+        // grad_k = sum_{i >= k} g_i conj(exp(x_k - y_i)) = exp(conj(x_k)) sum_{i >= k} exp(log g_i - conj(y_i)),
+        // the sum in log space by a reversed logcumsumexp (complex logs need no sign split). log 0
+        // is the lowest finite real: -inf would put NaN into the double backward.
+        Tensor nz = ne(g[0], num(0.0));
+        Tensor log_zero = full({}, lowest_value(to_real(x.dtype())), x.dtype());
+        Tensor log_g = where(nz, ember::log(where(nz, g[0], num(1.0))), log_zero);
+        Tensor rev = flip(logcumsumexp(flip(sub(log_g, conj(y)), {dim}), dim), {dim});
+        return {ember::exp(add(conj(x), rev))};
+      }
       // grad_k = sum_{i >= k} g_i exp(x_k - y_i), summed in log space separately for the positive
       // and negative parts of g so that nothing overflows. log(0) is the dtype's lowest finite
       // value rather than -inf: -inf - -inf would put NaN into the double backward.

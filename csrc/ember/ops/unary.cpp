@@ -43,7 +43,7 @@ Info info(UnaryOp op) {
     // clang-format off
     case UnaryOp::Abs:         return {"abs", K::Numeric, "AbsBackward0"};
     case UnaryOp::Sign:        return {"sign", K::All, "SignBackward0", kNone};
-    case UnaryOp::Sgn:         return {"sgn", K::All, "SgnBackward0", kNone};
+    case UnaryOp::Sgn:         return {"sgn", K::All, "SgnBackward0", Saves(kX | kY)};  // complex: both
     case UnaryOp::Neg:         return {"neg", K::Numeric, "NegBackward0", kNone};
     case UnaryOp::Exp:         return {"exp", K::FloatValued, "ExpBackward0", kY};
     case UnaryOp::Exp2:        return {"exp2", K::FloatValued, "Exp2Backward0", kY};
@@ -266,8 +266,11 @@ Tensor complex_derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Te
   switch (op) {
     case UnaryOp::Abs:  // real result: g * z / |z|
       return mul(g, sgn(x));
-    case UnaryOp::Sgn:
-      EMBER_NOT_IMPLEMENTED("the derivative of sgn for complex inputs is not implemented");
+    case UnaryOp::Sgn: {  // s = z / |z|: (g - Re(g conj(s)) s) / |z|, 0 at z = 0
+      Tensor r = abs(x);
+      Tensor d = div(sub(g, mul(real(mul(g, conj(y))), y)), r);
+      return where(eq(r, num(0)), zeros({}, d.dtype()), d);
+    }
     case UnaryOp::Neg:
     case UnaryOp::NanToNum:
       return derivative(op, g, x, y, p);
@@ -353,6 +356,10 @@ const char* unary_op_name(UnaryOp op) { return info(op).name; }
 
 Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryParams p) {
   const Info inf = info(op);
+  // As torch (its complex autograd list leaves it out): forward mode works, reverse mode raises.
+  EMBER_CHECK(!(op == UnaryOp::NanToNum && is_complex(a.dtype()) && autograd::GradMode::is_enabled() &&
+                autograd::requires_grad(a)),
+              "nan_to_num does not support automatic differentiation for outputs with complex dtype.");
   if (inf.node && autograd::needs_history({&a})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return unary_op(op, prev, {}, false, p); });
     ew::check_no_out_grad(inf.name, out, {&a});
