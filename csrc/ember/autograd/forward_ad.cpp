@@ -6,8 +6,18 @@
 #include "ember/autograd/forward_ad_custom.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/autograd/synthetic_grad.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
+
+namespace ember::autograd {
+namespace {
+thread_local bool t_synthetic_grad = false;
+}  // namespace
+bool synthetic_grad_active() { return t_synthetic_grad; }
+SyntheticGradGuard::SyntheticGradGuard() : prev(t_synthetic_grad) { t_synthetic_grad = true; }
+SyntheticGradGuard::~SyntheticGradGuard() { t_synthetic_grad = prev; }
+}  // namespace ember::autograd
 
 namespace ember::autograd::forward_ad {
 namespace detail {
@@ -121,6 +131,7 @@ struct EdgeSwap {
 // Re<J^T u, t> = Re<u, J t> in u is again read in that convention: J t, the tangent torch's
 // forward AD gives (df/dz t + df/dconj(z) conj(t)).
 TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool records) {
+  SyntheticGradGuard synthetic;
   if (node.is_python())
     throw NotImplementedError("forward AD through the custom autograd.Function " + node.name() + " is not supported");
   bool outer_grad = GradMode::is_enabled();

@@ -11,6 +11,7 @@
 #include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/autograd/synthetic_grad.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
@@ -509,7 +510,7 @@ Tensor svd_backward(const Tensor& gu_in, const Tensor& gs, const Tensor& gvh_in,
   Tensor F = mul(div(wrapped(1.0), add(d, I)), sub(wrapped(1.0), I));
   Tensor utgu = matmul(mH(U), gu), vtgv = matmul(mH(V), gv);
   Tensor skew_u = sub(utgu, mH(utgu)), skew_v = sub(vtgv, mH(vtgv));
-  if (cplx) {
+  if (cplx && !autograd::synthetic_grad_active()) {
     autograd::NoGradGuard ng;
     Tensor iu = imag(diagonal(skew_u, 0, -2, -1)), iv = imag(diagonal(skew_v, 0, -2, -1));
     Tensor ok = le(abs(add(iu, iv)), add(wrapped(1e-2), scale(abs(iv), 1e-2)));
@@ -570,7 +571,7 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
       Tensor d = sub(unsqueeze(W, -2), unsqueeze(W, -1));
       Tensor F = mul(div(wrapped(1.0), add(d, I)), sub(wrapped(1.0), I));
       Tensor vhgv = matmul(mH(V), g[1]);
-      if (is_complex(V.dtype())) {
+      if (is_complex(V.dtype()) && !autograd::synthetic_grad_active()) {
         autograd::NoGradGuard ng;
         Tensor im = imag(diagonal(vhgv, 0, -2, -1));
         EMBER_CHECK(W.size(-1) == 0 || item(all(le(abs(im), wrapped(1e-2)))).to_bool(),
