@@ -7,7 +7,6 @@ import math
 
 from op_db import ALL, COMPLEX, FLOATS, OpInfo, Sample, binary_samples, make_tensor, unary_samples
 
-_REAL = ALL
 ALL = ALL + COMPLEX  # torch's support (or its error) is checked for complex too
 # Holomorphic ops (and abs, sgn, softsign) whose complex gradients are checked in complex128 too.
 _COMPLEX_GRAD = {"abs", "sgn", "positive", "F.softsign", "F.tanhshrink", "square", "exp", "exp2", "expm1", "log",
@@ -90,12 +89,15 @@ UNARY = [
 ACTIVATIONS = [
     _functional("relu"), _functional("relu6", -8, 8), _functional("leaky_relu", extra=_kw(negative_slope=0.2)),
     _functional("elu", extra=_kw(alpha=0.5)), _functional("selu"), _functional("celu", extra=_kw(alpha=2.0)),
-    _functional("gelu", -5, 5, extra=_kw(approximate="tanh")), _functional("silu", dtypes=_REAL),  # torch's complex silu: not done in ember _functional("mish"),
+    _functional("gelu", -5, 5, extra=_kw(approximate="tanh")),
+    _functional("silu"),  # complex values; torch has no complex gradient for it (it raises, as ember)
+    _functional("mish"),
     _functional("softplus", extra=lambda dt: [Sample("beta_threshold", make_tensor((4, 5), dt, 14), beta=2,
                                                      threshold=1.5)]),
     _functional("softsign"), _functional("hardtanh", extra=lambda dt: [
         Sample("bounds", make_tensor((4, 5), dt, 15), min_val=-0.5, max_val=2.0)]),
-    _functional("hardsigmoid", -5, 5, grad_rtol=1e-7),  # torch's gradient uses a float 1/6: test_unary.py _functional("hardswish", -5, 5), _functional("logsigmoid"),
+    _functional("hardsigmoid", -5, 5, grad_rtol=1e-7),  # torch's gradient uses a float 1/6: test_unary.py
+    _functional("hardswish", -5, 5), _functional("logsigmoid"),
     OpInfo("F.threshold", call=lambda lib, x: lib.nn.functional.threshold(x, 0.5, 2.0),
            samples=lambda dt: unary_samples(dt), dtypes=ALL, method=False),
     _functional("tanhshrink"),

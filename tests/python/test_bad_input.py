@@ -90,6 +90,7 @@ CASES = [
     "lib.linalg.lstsq(lib.zeros(3, 4), lib.ones(3, 2), driver='gels')",
     "list(lib.tensor(3))",
     "lib.einsum(lib.ones(2, 3), [0, 1], lib.tensor(1))",
+    "lib.nn.functional.silu(lib.ones(3, dtype=lib.complex64).requires_grad_())",
 ]
 
 

@@ -138,6 +138,9 @@ void unary_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     case UnaryOp::Sigmoid:
       run([](C z) { return cdiv(C(1), C(1) + std::exp(-z)); });
       break;
+    case UnaryOp::Silu:
+      run([](C z) { return cdiv(z, C(1) + std::exp(-z)); });
+      break;
     case UnaryOp::Isnan:
       unary_loop<bool, C>(it, [](C z) { return std::isnan(z.real()) || std::isnan(z.imag()); });
       break;
@@ -205,6 +208,7 @@ void binary_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
 
 bool complex_unary_supported(UnaryOp op) {
   switch (op) {
+    case UnaryOp::Silu:
     case UnaryOp::Abs:
     case UnaryOp::Sgn:
     case UnaryOp::Neg:

@@ -357,9 +357,9 @@ const char* unary_op_name(UnaryOp op) { return info(op).name; }
 Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryParams p) {
   const Info inf = info(op);
   // As torch (its complex autograd list leaves it out): forward mode works, reverse mode raises.
-  EMBER_CHECK(!(op == UnaryOp::NanToNum && is_complex(a.dtype()) && autograd::GradMode::is_enabled() &&
-                autograd::requires_grad(a)),
-              "nan_to_num does not support automatic differentiation for outputs with complex dtype.");
+  EMBER_CHECK(!((op == UnaryOp::NanToNum || op == UnaryOp::Silu) && is_complex(a.dtype()) &&
+                autograd::GradMode::is_enabled() && autograd::requires_grad(a)),
+              inf.name, " does not support automatic differentiation for outputs with complex dtype.");
   if (inf.node && autograd::needs_history({&a})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return unary_op(op, prev, {}, false, p); });
     ew::check_no_out_grad(inf.name, out, {&a});
