@@ -399,3 +399,31 @@ def test_gather_scatter_bad_index_raises_runtime_error():
                   lambda: x.scatter_reduce(1, idx, x, "amax")]:
             with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 40000"):
                 f()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "bool", "int16", "float64"])
+def test_index_kernels_large_any_thread_count(dtype):
+    # Sizes past the parallel grain, where the row-prefetching paths run; results must match torch
+    # and not depend on the thread count.
+    g = torch.Generator().manual_seed(7)
+    x = (torch.rand(64, 700, generator=g) * 4).to(getattr(torch, dtype))
+    src = (torch.rand(64, 900, generator=g) * 4).to(getattr(torch, dtype))
+    idx1 = torch.randint(0, 700, (900,), generator=g)
+    idx2 = torch.randint(0, 700, (64, 900), generator=g)
+    ex, es = ember.tensor(x.numpy()), ember.tensor(src.numpy())
+    ei1, ei2 = ember.tensor(idx1.numpy()), ember.tensor(idx2.numpy())
+    before = ember.get_num_threads()
+    try:
+        for nt in (1, 2, 3):
+            ember.set_num_threads(nt)
+            assert_same(ex.index_select(1, ei1), x.index_select(1, idx1))
+            assert_same(ex.t().index_select(0, ei1), x.t().index_select(0, idx1))
+            assert_same(ex.t().contiguous().index_select(1, ei1[:64] % 64), x.t().contiguous().index_select(1, idx1[:64] % 64))
+            assert_same(ember.gather(ex, 1, ei2), torch.gather(x, 1, idx2))
+            assert_same(ember.take_along_dim(ex, ei2, 1), torch.take_along_dim(x, idx2, 1))
+            if dtype != "bool":
+                assert_same(ex.scatter_add(1, ei2, es), x.scatter_add(1, idx2, src))
+                assert_same(ex.index_add(1, ei1, es), x.index_add(1, idx1, src))
+                assert_same(ex.t().index_add(0, ei1, es.t()), x.t().index_add(0, idx1, src.t()))
+    finally:
+        ember.set_num_threads(before)

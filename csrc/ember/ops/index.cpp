@@ -408,19 +408,26 @@ void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::
     int64_t o = lo / w.K, k = lo % w.K;
     bool b = false;
     if (N == 1) {
+      // Random reads within one src row per output row: prefetch the next row in order (see
+      // select_walk).
       const int64_t* ip = w.ip;
-      const Bytes<B>* base = s + src.outer[o];
-      for (int64_t r = lo; r < hi; ++r) {
-        int64_t v = ip[r];
-        if (out_of_range(v, size)) {
-          b = true;
-        } else {
-          d[r] = base[v * sd];
+      const int64_t K = w.K, lines = (size * sd * static_cast<int64_t>(B) + 63) / 64;
+      const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1;
+      for (int64_t r = lo, k0 = k; r < hi; ++o, k0 = 0) {
+        const Bytes<B>* base = s + src.outer[o];
+        const int64_t kend = std::min<int64_t>(K, k0 + (hi - r));
+        const int64_t* irow = ip + (r - k0);
+        Bytes<B>* out = d + (r - k0);
+        const char* next = pf && o + 1 < w.O ? reinterpret_cast<const char*>(s + src.outer[o + 1]) : nullptr;
+        for (int64_t kk = k0; kk < kend; ++kk) {
+          if (next && (kk & 7) == 0) __builtin_prefetch(next + (kk * lines / K) * 64);
+          int64_t v = irow[kk];
+          if (out_of_range(v, size))
+            b = true;
+          else
+            out[kk] = base[v * sd];
         }
-        if (++k == w.K) {
-          k = 0;
-          if (++o < w.O) base = s + src.outer[o];
-        }
+        r += kend - k0;
       }
     } else {
       for (int64_t r = lo; r < hi; ++r) {
@@ -452,11 +459,16 @@ void scatter_walk(const Walk& w, const Side& dst, const Side& val, T* out, const
   parallel_for(0, w.O * N, grain, [&](int64_t lo, int64_t hi) {
     bool b = false;
     if (N == 1) {  // dim is the last non-trivial dim: one (o) per thread-owned row
+      // Random updates within one out row: prefetch the next row in order (see select_walk).
+      const int64_t lines = (size * od * static_cast<int64_t>(sizeof(T)) + 63) / 64;
+      const bool pf = od * static_cast<int64_t>(sizeof(T)) <= 16 && lines <= K / 8 + 1;
       for (int64_t o = lo; o < hi; ++o) {
         T* obase = out + dst.outer[o];
         const T* vrow = v + val.outer[o];
         const int64_t* ir = PerK ? w.ip : w.ip + o * K;
+        const char* next = pf && o + 1 < hi ? reinterpret_cast<const char*>(out + dst.outer[o + 1]) : nullptr;
         for (int64_t k = 0; k < K; ++k) {
+          if (next && (k & 7) == 0) __builtin_prefetch(next + (k * lines / K) * 64, 1);
           int64_t x = ir[k];
           if (out_of_range(x, size)) {
             b = true;
@@ -634,21 +646,44 @@ void index_add_raw(const Tensor& out, int64_t dim, const Tensor& ix, const Tenso
 // index_select's kernel: out (contiguous, t's shape with K along dim) row (o, k) is t's row
 // (o, ip[k]); the (o, k) rows split across threads, each writing its own output range.
 template <size_t B>
-void select_walk(int64_t O, int64_t K, int64_t N, const Side& src, const int64_t* ip, const char* s_, char* d_) {
+void select_walk(int64_t O, int64_t K, int64_t N, int64_t size, const Side& src, const int64_t* ip, const char* s_,
+                 char* d_) {
   const Bytes<B>* s = reinterpret_cast<const Bytes<B>*>(s_);
   Bytes<B>* d = reinterpret_cast<Bytes<B>*>(d_);
   const int64_t sd = src.dim_stride;
   const bool dense = src.linear && (N == 1 || src.inner_stride == 1);
   int64_t grain = std::max<int64_t>(1, kGrainSize / N);
+  if (N == 1) {
+    // Each output row reads one t row at random positions, which the hardware prefetcher cannot
+    // follow: while copying row o, prefetch row o + 1 in order, one line every 8 elements.
+    const int64_t lines = (size * sd * static_cast<int64_t>(B) + 63) / 64;
+    const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1;
+    parallel_for(0, O * K, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo, o = lo / K, k0 = lo % K; r < hi; ++o, k0 = 0) {
+        const Bytes<B>* base = s + src.outer[o];
+        const int64_t kend = std::min<int64_t>(K, k0 + (hi - r));
+        Bytes<B>* out = d + (r - k0);
+        if (pf && o + 1 < O) {
+          const char* next = reinterpret_cast<const char*>(s + src.outer[o + 1]);
+          for (int64_t k = k0; k < kend; ++k) {
+            if ((k & 7) == 0) __builtin_prefetch(next + (k * lines / K) * 64);
+            out[k] = base[ip[k] * sd];
+          }
+        } else {
+          for (int64_t k = k0; k < kend; ++k) out[k] = base[ip[k] * sd];
+        }
+        r += kend - k0;
+      }
+    });
+    return;
+  }
   parallel_for(0, O * K, grain, [&](int64_t lo, int64_t hi) {
     int64_t o = lo / K, k = lo % K;
     const Bytes<B>* base = s + src.outer[o];
     for (int64_t r = lo; r < hi; ++r) {
       const Bytes<B>* row = base + ip[k] * sd;
       Bytes<B>* out = d + r * N;
-      if (N == 1)
-        out[0] = row[0];
-      else if (dense)
+      if (dense)
         std::memcpy(out, row, static_cast<size_t>(N) * B);
       else
         for (int64_t i = 0; i < N; ++i) out[i] = row[inner_at(src, i)];
@@ -673,19 +708,19 @@ Tensor index_select_raw(const Tensor& t, int64_t dim, const Tensor& ix) {
   char* d = static_cast<char*>(out.data_ptr());
   switch (t.element_size()) {
     case 1:
-      select_walk<1>(O, K, N, src, ip, s, d);
+      select_walk<1>(O, K, N, t.sizes()[dim], src, ip, s, d);
       break;
     case 2:
-      select_walk<2>(O, K, N, src, ip, s, d);
+      select_walk<2>(O, K, N, t.sizes()[dim], src, ip, s, d);
       break;
     case 4:
-      select_walk<4>(O, K, N, src, ip, s, d);
+      select_walk<4>(O, K, N, t.sizes()[dim], src, ip, s, d);
       break;
     case 8:
-      select_walk<8>(O, K, N, src, ip, s, d);
+      select_walk<8>(O, K, N, t.sizes()[dim], src, ip, s, d);
       break;
     case 16:
-      select_walk<16>(O, K, N, src, ip, s, d);
+      select_walk<16>(O, K, N, t.sizes()[dim], src, ip, s, d);
       break;
     default:
       EMBER_NOT_IMPLEMENTED("index_select: element size ", t.element_size());
