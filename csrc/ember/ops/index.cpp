@@ -303,21 +303,29 @@ Tensor index_put_impl(const Tensor& t, const TensorVec& indices, const Tensor& v
   return out;
 }
 
-// gather/scatter address t with `index` along dim and aranges along the other dims.
-TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
+// torch's checks of gather/scatter's index: integer dtype, self's rank, no larger than self
+// apart from dim.
+void check_scatter_index(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
   EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, op,
               "(): Expected dtype int64 for index");
   int64_t nd = std::max<int64_t>(t.dim(), 1);
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
               "Index tensor must have the same number of dimensions as input tensor");
+  for (int64_t d = 0; d < index.dim(); ++d)
+    EMBER_CHECK(d == dim || index.sizes()[d] <= t.sizes()[d], "Size does not match at dimension ", d,
+                " expected index ", index.shape_str(), " to be no larger than self ", t.shape_str(),
+                " apart from dimension ", dim);
+}
+// gather/scatter address t with `index` along dim and aranges along the other dims (the
+// advanced-indexing form scatter's index_put node differentiates through).
+TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
+  check_scatter_index(t, dim, index, op);
   TensorVec out;
   for (int64_t d = 0; d < index.dim(); ++d) {
     if (d == dim) {
       out.push_back(index);
       continue;
     }
-    EMBER_CHECK(index.sizes()[d] <= t.sizes()[d], "Size does not match at dimension ", d, " expected index ",
-                index.shape_str(), " to be no larger than self ", t.shape_str(), " apart from dimension ", dim);
     Shape s(index.dim(), 1);
     s[d] = index.sizes()[d];
     out.push_back(view(arange(0, index.sizes()[d], 1, ScalarType::Int64), s));
@@ -972,7 +980,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0) return reshape(gather(reshape(t, {-1}), 0, reshape(idx, {-1})), idx.sizes());
-  scatter_indices(t, dim, idx, "gather");  // the checks
+  check_scatter_index(t, dim, idx, "gather");
   Tensor out;
   {
     NoGradGuard g;
@@ -1019,7 +1027,7 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0)
     return reshape(scatter_add(reshape(t, {-1}), 0, reshape(idx, {-1}), reshape(src, {-1})), t.sizes());
-  scatter_indices(t, dim, idx, "scatter_add");  // the checks
+  check_scatter_index(t, dim, idx, "scatter_add");
   if (idx.numel() == 0) return clone(t);
   Tensor s = src_window(src, idx), out;
   {
