@@ -427,3 +427,18 @@ def test_index_kernels_large_any_thread_count(dtype):
                 assert_same(ex.t().index_add(0, ei1, es.t()), x.t().index_add(0, idx1, src.t()))
     finally:
         ember.set_num_threads(before)
+
+
+def test_index_backward_node_names_match_torch():
+    def names(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        i = lib.tensor([[0]])
+        return [
+            x.index_select(1, lib.tensor([0, 2])).grad_fn.name(),
+            lib.tensor(3.0, requires_grad=True).index_select(0, lib.tensor([0])).grad_fn.name(),
+            lib.gather(x, 1, i).grad_fn.name(),
+            lib.take_along_dim(x, i, 1).grad_fn.name(),
+            x.index_add(1, lib.tensor([0]), lib.ones(2, 1)).grad_fn.name(),
+            x.scatter_add(1, i, lib.ones(2, 1)).grad_fn.name(),
+        ]
+    assert names(ember) == names(torch)

@@ -946,7 +946,16 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
     EMBER_CHECK(ix.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ", ix.numel(),
                 " value(s)");
     EMBER_CHECK_INDEX(ix.data<int64_t>()[0] == 0, "index out of range in self");
-    return reshape(index_impl(reshape(t, {1}), {ix}, {}), {});
+    Tensor out;
+    {
+      NoGradGuard g;
+      out = clone(t);
+    }
+    if (auto n = lambda_node("IndexSelectBackward0", {t})) {
+      n->fn = [](const TensorList& g, const TensorList&) -> TensorList { return {clone(g[0])}; };
+      set_history(out, n);
+    }
+    return out;
   }
   dim = wrap_dim(dim, t.dim());
   const int64_t size = t.sizes()[dim];
