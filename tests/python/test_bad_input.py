@@ -85,6 +85,8 @@ INDEX_CASES = [
     "lib.index_add(lib.zeros(3, 4), 1, lib.tensor([-1]), lib.ones(3, 1))",
     "lib.index_add(lib.zeros(4), 0, lib.tensor([-1]), lib.ones(1))",
     "lib.index_add(lib.zeros(3, 0), 0, lib.tensor([0, -1]), lib.ones(2, 0))",
+    "lib.zeros(3, dtype=lib.int64).index_add(0, lib.tensor([0, 1]), lib.tensor([3, 1]), alpha=2.5)",
+    "lib.zeros(3, dtype=lib.uint8).index_add(0, lib.tensor([0]), lib.ones(1, dtype=lib.uint8), alpha=300)",
     "lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([-1]), lib.ones(3, 1))",
     "lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([-1]), 2.0)",
     "lib.take(lib.arange(4.), lib.tensor([-1]))",

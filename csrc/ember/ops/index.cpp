@@ -1157,7 +1157,10 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
   Tensor ix = dim_index(index, "index_add");
   dim = wrap_dim(dim, t.dim());
   check_index_source(t, dim, ix, src, "index_add_");
-  Tensor v = alpha.to_double() == 1.0 ? src : mul(src, scalar_tensor(alpha, std::nullopt, true));
+  // alpha takes self's dtype first (torch: an overflow raises, 2.5 scales an integer source by 2).
+  Tensor a = scalar_tensor(alpha, std::nullopt, true);
+  check_number_fits(a, t.dtype());
+  Tensor v = alpha.to_double() == 1.0 ? src : cast_to(mul(src, cast_to(a, t.dtype())), t.dtype());
   if (t.dim() == 0) return reshape(index_add(reshape(t, {1}), 0, ix, reshape(v, {1})), {});
   Tensor ix64 = contiguous(cast_to(ix, ScalarType::Int64));
   // torch checks the indices unless a >1-d self or source is empty; 1-d selves raise IndexError.
