@@ -26,6 +26,15 @@ def main():
     idx1 = lib.randint(0, n, (n,), generator=g)
     mask = x > 0.5
     src = lib.rand(n, n, generator=g)
+    xg = x.clone().requires_grad_()
+    ones = lib.ones(n, n)
+
+    def fwd_bwd(f):  # forward + backward with a fresh gradient each call
+        def run():
+            xg.grad = None
+            f().backward(ones)
+        return run
+
     cases = {
         "gather_dim1": lambda: lib.gather(x, 1, idx2),
         "gather_dim0": lambda: lib.gather(x, 0, idx2),
@@ -38,6 +47,10 @@ def main():
         "getitem_mask": lambda: x[mask],
         "setitem_mask": lambda: x.masked_fill(mask, 0.0),
         "index_put_acc": lambda: x.index_put((idx1,), src, accumulate=True),
+        "gather_dim1_fwd_bwd": fwd_bwd(lambda: lib.gather(xg, 1, idx2)),
+        "index_select_dim0_fwd_bwd": fwd_bwd(lambda: lib.index_select(xg, 0, idx1)),
+        "index_select_dim1_fwd_bwd": fwd_bwd(lambda: lib.index_select(xg, 1, idx1)),
+        "take_along_dim1_fwd_bwd": fwd_bwd(lambda: lib.take_along_dim(xg, idx2, 1)),
     }
     for name, fn in cases.items():
         print(json.dumps({"bench": f"index.{name}", "value": best(fn, reps), "unit": "ms"}), flush=True)

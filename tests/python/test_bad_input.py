@@ -93,6 +93,44 @@ CASES = [
     "lib.nn.functional.silu(lib.ones(3, dtype=lib.complex64).requires_grad_())",
 ]
 
+# Negative and out-of-range indices: gather/scatter*/index_add/index_copy raise (not wrap as advanced
+# indexing does), take_along_dim with a dim takes them modulo the size, index_fill and take wrap;
+# index_select's messages depend on the dim and on an empty self. Messages must match too.
+INDEX_CASES = [
+    "lib.gather(lib.zeros(3, 4), 1, lib.tensor([[-1, 0]]))",
+    "lib.gather(lib.zeros(3, 4), 0, lib.tensor([[0, 1, -4]]))",
+    "lib.gather(lib.tensor(2.), 0, lib.tensor(-1))",
+    "lib.zeros(3, 4).scatter(1, lib.tensor([[-1]]), 1.0)",
+    "lib.zeros(3, 4).scatter(1, lib.tensor([[-1]]), lib.ones(1, 1))",
+    "lib.zeros(3, 4).scatter_add(0, lib.tensor([[0, -2]]), lib.ones(1, 2))",
+    "lib.tensor(2.).scatter_add(0, lib.tensor(-1), lib.tensor(1.))",
+    "lib.zeros(3, 4).scatter_reduce(1, lib.tensor([[-1]]), lib.ones(1, 1), 'sum')",
+    "lib.zeros(3, 4).scatter_reduce(1, lib.tensor([[-1]]), lib.ones(1, 1), 'amin', include_self=False)",
+    "lib.zeros(3, 4).scatter_reduce(1, lib.tensor([[-1]]), lib.ones(1, 1), 'mean', include_self=False)",
+    "lib.take_along_dim(lib.arange(12.).reshape(3, 4), lib.tensor([[-1], [5], [-6]]), 1)",
+    "lib.take_along_dim(lib.arange(12.).reshape(3, 4), lib.tensor([[7, -5, 2, 3]]), 0)",
+    "lib.take_along_dim(lib.arange(12.).reshape(3, 4), lib.tensor([[-1]]))",
+    "lib.take_along_dim(lib.zeros(3, 0), lib.zeros(3, 1, dtype=lib.long), 1)",
+    "lib.index_select(lib.zeros(3, 4), 1, lib.tensor([0, -1]))",
+    "lib.index_select(lib.zeros(2, 3, 4), 2, lib.tensor([4]))",
+    "lib.index_select(lib.zeros(3, 4), 0, lib.tensor([-1]))",
+    "lib.index_select(lib.zeros(4), 0, lib.tensor([-1]))",
+    "lib.index_select(lib.zeros(2, 0), 1, lib.tensor([0]))",
+    "lib.index_select(lib.zeros(2, 0), 0, lib.tensor([-1]))",
+    "lib.index_select(lib.tensor(2.), 0, lib.tensor([0, 0]))",
+    "lib.index_select(lib.tensor(2.), 0, lib.tensor([-1]))",
+    "lib.index_select(lib.tensor(2.), 0, lib.tensor([0]))",
+    "lib.index_add(lib.zeros(3, 4), 1, lib.tensor([-1]), lib.ones(3, 1))",
+    "lib.index_add(lib.zeros(4), 0, lib.tensor([-1]), lib.ones(1))",
+    "lib.index_add(lib.zeros(3, 0), 0, lib.tensor([0, -1]), lib.ones(2, 0))",
+    "lib.zeros(3, dtype=lib.int64).index_add(0, lib.tensor([0, 1]), lib.tensor([3, 1]), alpha=2.5)",
+    "lib.zeros(3, dtype=lib.uint8).index_add(0, lib.tensor([0]), lib.ones(1, dtype=lib.uint8), alpha=300)",
+    "lib.index_copy(lib.zeros(3, 4), 1, lib.tensor([-1]), lib.ones(3, 1))",
+    "lib.index_fill(lib.zeros(3, 4), 1, lib.tensor([-1]), 2.0)",
+    "lib.take(lib.arange(4.), lib.tensor([-1]))",
+]
+CASES += INDEX_CASES
+
 
 def _eval(expr, lib):
     return eval(expr, {"lib": lib, "NAN": NAN})
@@ -114,6 +152,19 @@ def test_bad_input_matches_torch(expr):
     res = got if isinstance(got, (tuple, list)) else [got]
     for e, g in zip(exp, res):
         assert e.tolist() == g.tolist()
+
+
+@pytest.mark.parametrize("expr", INDEX_CASES)
+def test_index_errors_match_torch_message(expr):
+    try:
+        expected = _eval(expr, torch)
+    except Exception as e:
+        with pytest.raises(type(e)) as got:
+            _eval(expr, ember)
+        assert str(got.value) == str(e)
+        return
+    got = _eval(expr, ember)
+    assert got.tolist() == expected.tolist() and tuple(got.shape) == tuple(expected.shape)
 
 
 def test_matrix_power_most_negative_exponent():

@@ -307,21 +307,29 @@ Tensor index_put_impl(const Tensor& t, const TensorVec& indices, const Tensor& v
   return out;
 }
 
-// gather/scatter address t with `index` along dim and aranges along the other dims.
-TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
+// torch's checks of gather/scatter's index: integer dtype, self's rank, no larger than self
+// apart from dim.
+void check_scatter_index(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
   EMBER_CHECK(index.dtype() == ScalarType::Int64 || index.dtype() == ScalarType::Int32, op,
               "(): Expected dtype int64 for index");
   int64_t nd = std::max<int64_t>(t.dim(), 1);
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == nd,
               "Index tensor must have the same number of dimensions as input tensor");
+  for (int64_t d = 0; d < index.dim(); ++d)
+    EMBER_CHECK(d == dim || index.sizes()[d] <= t.sizes()[d], "Size does not match at dimension ", d,
+                " expected index ", index.shape_str(), " to be no larger than self ", t.shape_str(),
+                " apart from dimension ", dim);
+}
+// gather/scatter address t with `index` along dim and aranges along the other dims (the
+// advanced-indexing form scatter's index_put node differentiates through).
+TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, const char* op) {
+  check_scatter_index(t, dim, index, op);
   TensorVec out;
   for (int64_t d = 0; d < index.dim(); ++d) {
     if (d == dim) {
       out.push_back(index);
       continue;
     }
-    EMBER_CHECK(index.sizes()[d] <= t.sizes()[d], "Size does not match at dimension ", d, " expected index ",
-                index.shape_str(), " to be no larger than self ", t.shape_str(), " apart from dimension ", dim);
     Shape s(index.dim(), 1);
     s[d] = index.sizes()[d];
     out.push_back(view(arange(0, index.sizes()[d], 1, ScalarType::Int64), s));
@@ -335,7 +343,8 @@ TensorVec scatter_indices(const Tensor& t, int64_t dim, const Tensor& index, con
 // write disjoint elements, each applying its K updates in increasing k: the order the serial
 // index_put plan used, so results match it and do not depend on the thread count. Offsets of a
 // tensor for o and i come from tables of size O and N (any strides), or i * stride when the
-// inner dims collapse to one stride. Index values wrap when negative, as in advanced indexing.
+// inner dims collapse to one stride. Index values must lie in [0, size): negative ones raise, as
+// torch's gather/scatter do (advanced indexing wraps them; these ops do not).
 struct Side {  // where one tensor's elements lie, for the [O, K, N] walk
   std::vector<int64_t> outer, inner;
   int64_t dim_stride = 0, inner_stride = 0;
@@ -387,12 +396,14 @@ Walk make_walk(const Tensor& t, int64_t dim, const Tensor& ix64) {
   return w;
 }
 inline int64_t inner_at(const Side& s, int64_t i) { return s.linear ? i * s.inner_stride : s.inner[i]; }
+// v outside [0, size), in one unsigned compare.
+inline bool out_of_range(int64_t v, int64_t size) { return static_cast<uint64_t>(v) >= static_cast<uint64_t>(size); }
 // The first out-of-range index in row-major order, raised as torch does (RuntimeError).
 [[noreturn]] void throw_bad_index(const Walk& w, int64_t dim) {
   int64_t n = w.O * w.K * w.N;
   for (int64_t j = 0; j < n; ++j) {
     int64_t v = w.ip[j];
-    if (v < -w.size || v >= w.size)
+    if (v < 0 || v >= w.size)
       throw Error(detail::str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ", w.size));
   }
   throw Error("index out of bounds");  // unreachable: a thread flagged a bad index
@@ -409,19 +420,26 @@ void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::
     int64_t o = lo / w.K, k = lo % w.K;
     bool b = false;
     if (N == 1) {
+      // Random reads within one src row per output row: prefetch the next row in order (see
+      // select_walk).
       const int64_t* ip = w.ip;
-      const Bytes<B>* base = s + src.outer[o];
-      for (int64_t r = lo; r < hi; ++r) {
-        int64_t v = ip[r];
-        if (v < -size || v >= size) {
-          b = true;
-        } else {
-          d[r] = base[(v < 0 ? v + size : v) * sd];
+      const int64_t K = w.K, lines = (size * sd * static_cast<int64_t>(B) + 63) / 64;
+      const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1;
+      for (int64_t r = lo, k0 = k; r < hi; ++o, k0 = 0) {
+        const Bytes<B>* base = s + src.outer[o];
+        const int64_t kend = std::min<int64_t>(K, k0 + (hi - r));
+        const int64_t* irow = ip + (r - k0);
+        Bytes<B>* out = d + (r - k0);
+        const char* next = pf && o + 1 < w.O ? reinterpret_cast<const char*>(s + src.outer[o + 1]) : nullptr;
+        for (int64_t kk = k0; kk < kend; ++kk) {
+          if (next && (kk & 7) == 0) __builtin_prefetch(next + (kk * lines / K) * 64);
+          int64_t v = irow[kk];
+          if (out_of_range(v, size))
+            b = true;
+          else
+            out[kk] = base[v * sd];
         }
-        if (++k == w.K) {
-          k = 0;
-          if (++o < w.O) base = s + src.outer[o];
-        }
+        r += kend - k0;
       }
     } else {
       for (int64_t r = lo; r < hi; ++r) {
@@ -430,11 +448,11 @@ void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::
         const Bytes<B>* base = s + src.outer[o];
         for (int64_t i = 0; i < N; ++i) {
           int64_t v = ir[i];
-          if (v < -size || v >= size) {
+          if (out_of_range(v, size)) {
             b = true;
             continue;
           }
-          int64_t off = (v < 0 ? v + size : v) * sd;
+          int64_t off = v * sd;
           out[i] = base[off + (Linear ? i * src.inner_stride : src.inner[i])];
         }
         if (++k == w.K) k = 0, ++o;
@@ -444,25 +462,31 @@ void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::
   });
 }
 
-// out[o, index[o, k, i], i] = op(that, v[o, k, i]); threads own disjoint (o, i) ranges.
-template <typename T, bool Linear, typename Op>
+// out[o, index[o, k, i], i] = op(that, v[o, k, i]); threads own disjoint (o, i) ranges. PerK:
+// the index holds one value per k (index_add's), else one per (o, k, i) (scatter's).
+template <typename T, bool Linear, bool PerK = false, typename Op>
 void scatter_walk(const Walk& w, const Side& dst, const Side& val, T* out, const T* v, Op op, std::atomic<bool>& bad) {
   int64_t N = w.N, K = w.K, size = w.size, od = dst.dim_stride, vd = val.dim_stride;
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(K, 1));
   parallel_for(0, w.O * N, grain, [&](int64_t lo, int64_t hi) {
     bool b = false;
     if (N == 1) {  // dim is the last non-trivial dim: one (o) per thread-owned row
+      // Random updates within one out row: prefetch the next row in order (see select_walk).
+      const int64_t lines = (size * od * static_cast<int64_t>(sizeof(T)) + 63) / 64;
+      const bool pf = od * static_cast<int64_t>(sizeof(T)) <= 16 && lines <= K / 8 + 1;
       for (int64_t o = lo; o < hi; ++o) {
         T* obase = out + dst.outer[o];
         const T* vrow = v + val.outer[o];
-        const int64_t* ir = w.ip + o * K;
+        const int64_t* ir = PerK ? w.ip : w.ip + o * K;
+        const char* next = pf && o + 1 < hi ? reinterpret_cast<const char*>(out + dst.outer[o + 1]) : nullptr;
         for (int64_t k = 0; k < K; ++k) {
+          if (next && (k & 7) == 0) __builtin_prefetch(next + (k * lines / K) * 64, 1);
           int64_t x = ir[k];
-          if (x < -size || x >= size) {
+          if (out_of_range(x, size)) {
             b = true;
             continue;
           }
-          T& slot = obase[(x < 0 ? x + size : x) * od];
+          T& slot = obase[x * od];
           slot = op(slot, vrow[k * vd]);
         }
       }
@@ -474,15 +498,32 @@ void scatter_walk(const Walk& w, const Side& dst, const Side& val, T* out, const
       T* obase = out + dst.outer[o];
       const T* vrow = v + val.outer[o];
       for (int64_t k = 0; k < K; ++k, vrow += vd) {
-        const int64_t* ir = w.ip + (o * K + k) * N;
-        for (int64_t i = i0; i < i1; ++i) {
-          int64_t x = ir[i];
-          if (x < -size || x >= size) {
+        if constexpr (PerK) {
+          int64_t x = w.ip[k];
+          if (out_of_range(x, size)) {
             b = true;
             continue;
           }
-          T& slot = obase[(x < 0 ? x + size : x) * od + (Linear ? i * dst.inner_stride : dst.inner[i])];
-          slot = op(slot, vrow[Linear ? i * val.inner_stride : val.inner[i]]);
+          T* orow = obase + x * od;
+          if (Linear && dst.inner_stride == 1 && val.inner_stride == 1) {
+            for (int64_t i = i0; i < i1; ++i) orow[i] = op(orow[i], vrow[i]);
+          } else {
+            for (int64_t i = i0; i < i1; ++i) {
+              T& slot = orow[Linear ? i * dst.inner_stride : dst.inner[i]];
+              slot = op(slot, vrow[Linear ? i * val.inner_stride : val.inner[i]]);
+            }
+          }
+        } else {
+          const int64_t* ir = w.ip + (o * K + k) * N;
+          for (int64_t i = i0; i < i1; ++i) {
+            int64_t x = ir[i];
+            if (out_of_range(x, size)) {
+              b = true;
+              continue;
+            }
+            T& slot = obase[x * od + (Linear ? i * dst.inner_stride : dst.inner[i])];
+            slot = op(slot, vrow[Linear ? i * val.inner_stride : val.inner[i]]);
+          }
         }
       }
     }
@@ -527,19 +568,15 @@ Tensor gather_raw(const Tensor& t, int64_t dim, const Tensor& index) {
   return out;
 }
 
-// scatter's raw compute into `out` (a fresh contiguous tensor of t's shape): values is a 0-d
-// tensor or index's shape, cast to out's dtype here.
-void scatter_raw(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& values, IndexReduce mode) {
-  Tensor ix = contiguous(cast_to(index, ScalarType::Int64));
-  if (ix.numel() == 0) return;
-  Tensor v = expand(cast_to(values, out.dtype()), ix.sizes());
-  Walk w = make_walk(out, dim, ix);
-  Side dst = make_side(ix.sizes(), out.strides(), dim), val = make_side(ix.sizes(), v.strides(), dim);
+// The typed scatter_walk over out (values v already in out's dtype) for one reduction mode.
+template <bool PerK>
+void scatter_kernel(const Tensor& out, const Walk& w, const Side& dst, const Side& val, const Tensor& v,
+                    IndexReduce mode, std::atomic<bool>& bad) {
   bool linear = dst.linear && val.linear;
-  std::atomic<bool> bad{false};
   auto run = [&](auto* o, const auto* vp, auto op) {
-    linear ? scatter_walk<std::remove_pointer_t<decltype(o)>, true>(w, dst, val, o, vp, op, bad)
-           : scatter_walk<std::remove_pointer_t<decltype(o)>, false>(w, dst, val, o, vp, op, bad);
+    using T = std::remove_pointer_t<decltype(o)>;
+    linear ? scatter_walk<T, true, PerK>(w, dst, val, o, vp, op, bad)
+           : scatter_walk<T, false, PerK>(w, dst, val, o, vp, op, bad);
   };
   if (mode == IndexReduce::None) {
     auto copy = [](auto, auto b) { return b; };
@@ -589,7 +626,128 @@ void scatter_raw(const Tensor& out, int64_t dim, const Tensor& index, const Tens
       }
     });
   }
+}
+
+// scatter's raw compute into `out` (a fresh contiguous tensor of t's shape): values is a 0-d
+// tensor or index's shape, cast to out's dtype here.
+void scatter_raw(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& values, IndexReduce mode) {
+  Tensor ix = contiguous(cast_to(index, ScalarType::Int64));
+  if (ix.numel() == 0) return;
+  Tensor v = expand(cast_to(values, out.dtype()), ix.sizes());
+  Walk w = make_walk(out, dim, ix);
+  Side dst = make_side(ix.sizes(), out.strides(), dim), val = make_side(ix.sizes(), v.strides(), dim);
+  std::atomic<bool> bad{false};
+  scatter_kernel<false>(out, w, dst, val, v, mode, bad);
   if (bad.load()) throw_bad_index(w, dim);
+}
+
+// index_add's raw compute into `out` (a fresh contiguous tensor): out[.., ix[k], ..] += src[.., k, ..]
+// along dim, with ix (int64, contiguous) already checked to lie in [0, out.size(dim)).
+void index_add_raw(const Tensor& out, int64_t dim, const Tensor& ix, const Tensor& src) {
+  if (src.numel() == 0) return;
+  Walk w;
+  const Shape& s = src.sizes();
+  for (int64_t d = 0; d < dim; ++d) w.O *= s[d];
+  w.K = s[dim];
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(s.size()); ++d) w.N *= s[d];
+  w.size = out.sizes()[dim];
+  w.ip = ix.data<int64_t>();
+  Side dst = make_side(s, out.strides(), dim), val = make_side(s, src.strides(), dim);
+  std::atomic<bool> bad{false};
+  scatter_kernel<true>(out, w, dst, val, src, IndexReduce::Add, bad);
+  EMBER_CHECK(!bad.load(), "index_add: index out of range");  // checked by the caller first
+}
+
+// index_select's kernel: out (contiguous, t's shape with K along dim) row (o, k) is t's row
+// (o, ip[k]); the (o, k) rows split across threads, each writing its own output range.
+template <size_t B>
+void select_walk(int64_t O, int64_t K, int64_t N, int64_t size, const Side& src, const int64_t* ip, const char* s_,
+                 char* d_) {
+  const Bytes<B>* s = reinterpret_cast<const Bytes<B>*>(s_);
+  Bytes<B>* d = reinterpret_cast<Bytes<B>*>(d_);
+  const int64_t sd = src.dim_stride;
+  const bool dense = src.linear && (N == 1 || src.inner_stride == 1);
+  int64_t grain = std::max<int64_t>(1, kGrainSize / N);
+  if (N == 1) {
+    // Each output row reads one t row at random positions, which the hardware prefetcher cannot
+    // follow: while copying row o, prefetch row o + 1 in order, one line every 8 elements.
+    const int64_t lines = (size * sd * static_cast<int64_t>(B) + 63) / 64;
+    const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1;
+    parallel_for(0, O * K, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo, o = lo / K, k0 = lo % K; r < hi; ++o, k0 = 0) {
+        const Bytes<B>* base = s + src.outer[o];
+        const int64_t kend = std::min<int64_t>(K, k0 + (hi - r));
+        Bytes<B>* out = d + (r - k0);
+        if (pf && o + 1 < O) {
+          const char* next = reinterpret_cast<const char*>(s + src.outer[o + 1]);
+          for (int64_t k = k0; k < kend; ++k) {
+            if ((k & 7) == 0) __builtin_prefetch(next + (k * lines / K) * 64);
+            out[k] = base[ip[k] * sd];
+          }
+        } else {
+          for (int64_t k = k0; k < kend; ++k) out[k] = base[ip[k] * sd];
+        }
+        r += kend - k0;
+      }
+    });
+    return;
+  }
+  parallel_for(0, O * K, grain, [&](int64_t lo, int64_t hi) {
+    int64_t o = lo / K, k = lo % K;
+    const Bytes<B>* base = s + src.outer[o];
+    for (int64_t r = lo; r < hi; ++r) {
+      const Bytes<B>* row = base + ip[k] * sd;
+      Bytes<B>* out = d + r * N;
+      if (dense)
+        std::memcpy(out, row, static_cast<size_t>(N) * B);
+      else
+        for (int64_t i = 0; i < N; ++i) out[i] = row[inner_at(src, i)];
+      if (++k == K) {
+        k = 0;
+        if (++o < O) base = s + src.outer[o];
+      }
+    }
+  });
+}
+
+// index_select's raw compute for t.dim() >= 1; ix is int64, contiguous and checked.
+Tensor index_select_raw(const Tensor& t, int64_t dim, const Tensor& ix) {
+  Shape os = t.sizes();
+  os[dim] = ix.numel();
+  Tensor out = empty(os, t.dtype());
+  if (out.numel() == 0) return out;
+  Side src = make_side(os, t.strides(), dim);
+  int64_t O = static_cast<int64_t>(src.outer.size()), K = os[dim], N = static_cast<int64_t>(src.inner.size());
+  const int64_t* ip = ix.data<int64_t>();
+  const char* s = static_cast<const char*>(t.data_ptr());
+  char* d = static_cast<char*>(out.data_ptr());
+  switch (t.element_size()) {
+    case 1:
+      select_walk<1>(O, K, N, t.sizes()[dim], src, ip, s, d);
+      break;
+    case 2:
+      select_walk<2>(O, K, N, t.sizes()[dim], src, ip, s, d);
+      break;
+    case 4:
+      select_walk<4>(O, K, N, t.sizes()[dim], src, ip, s, d);
+      break;
+    case 8:
+      select_walk<8>(O, K, N, t.sizes()[dim], src, ip, s, d);
+      break;
+    case 16:
+      select_walk<16>(O, K, N, t.sizes()[dim], src, ip, s, d);
+      break;
+    default:
+      EMBER_NOT_IMPLEMENTED("index_select: element size ", t.element_size());
+  }
+  return out;
+}
+// The first index outside [0, size), or -1 when none is.
+int64_t first_bad(const Tensor& ix, int64_t size) {
+  const int64_t* p = ix.data<int64_t>();
+  for (int64_t i = 0; i < ix.numel(); ++i)
+    if (out_of_range(p[i], size)) return i;
+  return -1;
 }
 // index_put_impl over scatter's index list (same node), computed by scatter_raw.
 Tensor scatter_put(const Tensor& t, int64_t dim, const Tensor& idx, const TensorVec& ix, const Tensor& values,
@@ -789,31 +947,69 @@ Tensor& index_put_(Tensor& t, const TensorVec& indices, const Tensor& values, bo
 }
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index_) {
-  Tensor ix = dim_index(index_, "index_select");
-  if (t.dim() == 0) {
+  Tensor ix = contiguous(cast_to(dim_index(index_, "index_select"), ScalarType::Int64));
+  if (t.dim() == 0) {  // a 0-d self takes exactly one index, 0, and stays 0-d
     wrap_dim(dim, 0);
-    Tensor r = index(reshape(t, {1}), {ix});
-    return ix.numel() == 1 && index_.dim() == 0 ? reshape(r, {}) : r;
+    EMBER_CHECK(ix.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ", ix.numel(),
+                " value(s)");
+    EMBER_CHECK_INDEX(ix.data<int64_t>()[0] == 0, "index out of range in self");
+    Tensor out;
+    {
+      NoGradGuard g;
+      out = clone(t);
+    }
+    if (auto n = lambda_node("IndexSelectBackward0", {t})) {
+      n->fn = [](const TensorList& g, const TensorList&) -> TensorList { return {clone(g[0])}; };
+      set_history(out, n);
+    }
+    return out;
   }
   dim = wrap_dim(dim, t.dim());
-  try {
-    Tensor c = contiguous(ix);
-    for (int64_t i = 0; i < c.numel(); ++i) {
-      int64_t v = c.dtype() == ScalarType::Int64 ? c.data<int64_t>()[i] : c.data<int32_t>()[i];
-      if (v < 0) throw Error("index out of range in self");
+  const int64_t size = t.sizes()[dim];
+  // torch's checks and messages: its dim-1 and empty-self paths raise RuntimeErrors of their own.
+  if (ix.numel() > 0) {
+    bool multi = t.dim() > 1;
+    if (multi && t.numel() == 0) EMBER_CHECK(size > 0, "index_select(): self indexing axis dim should be positive");
+    int64_t bad = first_bad(ix, size);
+    if (bad >= 0) {
+      if (multi && (dim == 1 || t.numel() == 0))
+        throw Error(
+            detail::str_cat("INDICES element is out of DATA bounds, id=", ix.data<int64_t>()[bad], " axis_dim=", size));
+      throw IndexError("index out of range in self");
     }
-    return index(t, at_dim(dim, ix));
-  } catch (const IndexError&) {
-    throw Error("index out of range in self");
   }
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = index_select_raw(t, dim, ix);
+  }
+  if (auto n = lambda_node("IndexSelectBackward0", {t})) {
+    Shape ts = t.sizes();
+    n->fn = [ts, dim, ix](const TensorList& g, const TensorList&) -> TensorList {
+      return {index_add(zeros(ts, g[0].dtype()), dim, ix, g[0])};
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& idx) {
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0) return reshape(gather(reshape(t, {-1}), 0, reshape(idx, {-1})), idx.sizes());
-  TensorVec ix = scatter_indices(t, dim, idx, "gather");
-  if (idx.numel() == 0) return empty(idx.sizes(), t.dtype());
-  return index_impl(t, ix, [&] { return gather_raw(t, dim, idx); });
+  check_scatter_index(t, dim, idx, "gather");
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = idx.numel() == 0 ? empty(idx.sizes(), t.dtype()) : gather_raw(t, dim, idx);
+  }
+  if (auto n = lambda_node("GatherBackward0", {t})) {  // scatter_add's kernel, not index_put's
+    Shape ts = t.sizes();
+    n->fn = [ts, dim, idx](const TensorList& g, const TensorList&) -> TensorList {
+      return {scatter_add(zeros(ts, g[0].dtype()), dim, idx, g[0])};
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce) {
@@ -846,11 +1042,23 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor
   check_scatter_src(idx, src);
   dim = wrap_dim(dim, t.dim());
   if (t.dim() == 0 || idx.dim() == 0)
-    return reshape(scatter_add(reshape(t, {-1}), 0, reshape(idx, {-1}), src.dim() ? reshape(src, {-1}) : src),
-                   t.sizes());
-  TensorVec ix = scatter_indices(t, dim, idx, "scatter_add");
+    return reshape(scatter_add(reshape(t, {-1}), 0, reshape(idx, {-1}), reshape(src, {-1})), t.sizes());
+  check_scatter_index(t, dim, idx, "scatter_add");
   if (idx.numel() == 0) return clone(t);
-  return as_runtime_error([&] { return scatter_put(t, dim, idx, ix, src_window(src, idx), IndexReduce::Add); });
+  Tensor s = src_window(src, idx), out;
+  {
+    NoGradGuard g;
+    out = clone(t, MemoryFormat::Contiguous);
+    scatter_raw(out, dim, idx, s, IndexReduce::Add);
+  }
+  if (auto n = lambda_node("ScatterAddBackward0", {t, s})) {
+    ScalarType sd = s.dtype();
+    n->fn = [dim, idx, sd](const TensorList& g, const TensorList&) -> TensorList {
+      return {g[0], cast_to(gather(g[0], dim, idx), sd)};
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
@@ -966,16 +1174,46 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
   Tensor ix = dim_index(index, "index_add");
   dim = wrap_dim(dim, t.dim());
   check_index_source(t, dim, ix, src, "index_add_");
-  Tensor v = alpha.to_double() == 1.0 ? src : mul(src, scalar_tensor(alpha, std::nullopt, true));
-  return as_runtime_error([&] {  // torch reports a bad index here as RuntimeError
-    if (t.dim() == 0) return reshape(index_put_impl(reshape(t, {1}), {ix}, reshape(v, {-1}), IndexReduce::Add), {});
-    return index_put_impl(t, at_dim(dim, ix), v, IndexReduce::Add);
-  });
+  // alpha takes self's dtype first (torch: an overflow raises, 2.5 scales an integer source by 2).
+  Tensor a = scalar_tensor(alpha, std::nullopt, true);
+  check_number_fits(a, t.dtype());
+  Tensor v = alpha.to_double() == 1.0 ? src : cast_to(mul(src, cast_to(a, t.dtype())), t.dtype());
+  if (t.dim() == 0) return reshape(index_add(reshape(t, {1}), 0, ix, reshape(v, {1})), {});
+  Tensor ix64 = contiguous(cast_to(ix, ScalarType::Int64));
+  // torch checks the indices unless a >1-d self or source is empty; 1-d selves raise IndexError.
+  if (t.dim() <= 1 || (t.numel() > 0 && v.numel() > 0)) {
+    int64_t size = t.sizes()[dim], bad = first_bad(ix64, size);
+    if (bad >= 0) {
+      EMBER_CHECK_INDEX(t.dim() > 1, "index out of range in self");
+      throw Error(detail::str_cat("index ", ix64.data<int64_t>()[bad], " is out of bounds for dimension ", dim,
+                                  " with size ", size));
+    }
+  }
+  Tensor out;
+  {
+    NoGradGuard g;
+    out = clone(t, MemoryFormat::Contiguous);
+    if (t.numel() > 0) index_add_raw(out, dim, ix64, v);
+  }
+  if (auto n = lambda_node("IndexAddBackward0", {t, v})) {
+    n->fn = [dim, ix64](const TensorList& g, const TensorList&) -> TensorList {
+      return {g[0], index_select(g[0], dim, ix64)};
+    };
+    set_history(out, n);
+  }
+  return out;
 }
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor ix = dim_index(index, "index_copy");
   dim = wrap_dim(dim, t.dim());
   check_index_source(t, dim, ix, src, "index_copy_");
+  if (t.numel() > 0) {  // negative indices raise too (advanced indexing would wrap them)
+    Tensor ix64 = contiguous(cast_to(ix, ScalarType::Int64));
+    int64_t size = t.dim() == 0 ? 1 : t.sizes()[dim], bad = first_bad(ix64, size);
+    if (bad >= 0)
+      throw IndexError(detail::str_cat("index_copy_(): index ", ix64.data<int64_t>()[bad],
+                                       " is out of bounds for dimension ", dim, " with size ", size));
+  }
   if (t.dim() == 0) return reshape(index_put(reshape(t, {1}), {ix}, reshape(src, {-1})), {});
   return index_put(t, at_dim(dim, ix), src);
 }
@@ -1059,7 +1297,7 @@ Tensor take(const Tensor& t, const Tensor& idx) {
 Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t> dim) {
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "torch.take_along_dim(): dtype of indices should be Long but got ",
               dtype_name(idx.dtype()));
-  if (!dim) return take(reshape(t, {-1}), reshape(idx, {-1}));
+  if (!dim) return gather(reshape(t, {-1}), 0, reshape(idx, {-1}));  // no wrapping: negatives raise
   int64_t d = wrap_dim(*dim, t.dim(), false);
   EMBER_CHECK(t.dim() == idx.dim(),
               "torch.take_along_dim(): input and indices should have the same number of "
@@ -1070,7 +1308,19 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
   Shape b = broadcast_shapes(ts, is, "take_along_dim");
   Shape bt = b, bi = b;
   bt[d] = t.sizes()[d], bi[d] = idx.sizes()[d];
-  return gather(expand(t, bt), d, expand(idx, bi));
+  // torch 2.13 takes indices modulo the size (Python's floor modulo): any value is in range, and a
+  // size-0 dim with indices raises integer division by zero.
+  const int64_t size = t.sizes()[d];
+  Tensor w = idx;
+  if (idx.numel() > 0) {
+    EMBER_CHECK(size > 0, "ZeroDivisionError");
+    Tensor c = contiguous(idx);
+    const int64_t* p = c.data<int64_t>();
+    bool in_range = true;
+    for (int64_t i = 0; i < c.numel() && in_range; ++i) in_range = !out_of_range(p[i], size);
+    if (!in_range) w = remainder(idx, full({}, Scalar(size), ScalarType::Int64));
+  }
+  return gather(expand(t, bt), d, expand(w, bi));
 }
 
 Tensor put(const Tensor& t, const Tensor& idx, const Tensor& source, bool accumulate) {
