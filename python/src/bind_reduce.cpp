@@ -111,7 +111,7 @@ VarArgs var_args(nb::handle dim, nb::handle unbiased, nb::handle correction, con
 
 // p of torch.norm / ord of linalg norms: a number (int, float, inf) or a string.
 bool number_arg(nb::handle h, double& out) {
-  if (PyFloat_Check(h.ptr()) || (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()))) {
+  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) {  // True is 1, as torch's Scalar
     out = nb::cast<double>(h);
     return true;
   }
@@ -268,14 +268,14 @@ void bind_reduce(nb::module_& m) {
         [is_max, aname](const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
           return write_out(out, is_max ? amax(t, dims_arg(dim), keepdim) : amin(t, dims_arg(dim), keepdim), aname);
         },
-        nb::arg("input"), nb::arg("dim") = nb::tuple(), nb::arg("keepdim") = false, nb::kw_only(),
+        nb::arg("input"), nb::arg("dim").none() = nb::tuple(), nb::arg("keepdim") = false, nb::kw_only(),
         nb::arg("out") = none);
     cls.def(
         aname,
         [is_max](const Tensor& t, nb::handle dim, bool keepdim) {
           return is_max ? amax(t, dims_arg(dim), keepdim) : amin(t, dims_arg(dim), keepdim);
         },
-        nb::arg("dim") = nb::tuple(), nb::arg("keepdim") = false);
+        nb::arg("dim").none() = nb::tuple(), nb::arg("keepdim") = false);
 
     const char* argname = is_max ? "argmax" : "argmin";
     m.def(

@@ -34,7 +34,10 @@ void def_unary(nb::module_& m, nb::class_<Tensor>& cls, const char* name, UnaryO
 Tensor clamp_any(const Tensor& a, nb::handle lo, nb::handle hi, Tensor out, bool inplace) {
   Scalar slo, shi;
   bool lo_num = lo.is_none() || to_scalar(lo, slo), hi_num = hi.is_none() || to_scalar(hi, shi);
-  if (lo_num && hi_num && !nb::isinstance<Tensor>(lo) && !nb::isinstance<Tensor>(hi)) {
+  bool lo_t = nb::isinstance<Tensor>(lo), hi_t = nb::isinstance<Tensor>(hi);
+  // torch's Number overload also takes a 0-d tensor, so (0-d tensor, number) is the number form.
+  bool mixed = (lo_t && !hi.is_none() && !hi_t) || (hi_t && !lo.is_none() && !lo_t);
+  if (lo_num && hi_num && (!(lo_t || hi_t) || mixed)) {
     EMBER_CHECK(!lo.is_none() || !hi.is_none(), "torch.clamp: At least one of 'min' or 'max' must not be None");
     std::optional<Scalar> mn, mx;
     if (!lo.is_none()) mn = slo;
@@ -46,8 +49,8 @@ Tensor clamp_any(const Tensor& a, nb::handle lo, nb::handle hi, Tensor out, bool
       return unary_op(UnaryOp::Clamp, a, out, inplace, p);
     return copy_(out, clamp(a, mn, mx));
   }
-  // torch has clamp(Tensor, Number?, Number?) and clamp(Tensor, Tensor?, Tensor?), no mix.
-  EMBER_CHECK_TYPEERR((lo.is_none() || nb::isinstance<Tensor>(lo)) && (hi.is_none() || nb::isinstance<Tensor>(hi)),
+  // torch has clamp(Tensor, Number?, Number?) and clamp(Tensor, Tensor?, Tensor?), no other mix.
+  EMBER_CHECK_TYPEERR(!mixed,
                       "clamp() received an invalid combination of arguments: min and max must both be numbers or "
                       "both be Tensors");
   Tensor tlo = lo.is_none() ? Tensor() : tensor_arg(lo, "clamp");

@@ -117,6 +117,10 @@ OptDims dims_arg(nb::handle h) {
   if (PyBool_Check(h.ptr()))  // Note [No bool for int]
     throw ember::TypeError("argument 'dim' must be tuple of ints, not bool");
   if (PyLong_Check(h.ptr())) return std::vector<int64_t>{nb::cast<int64_t>(h)};
+  if (nb::isinstance<Tensor>(h)) {  // a 0-d integer tensor is one dim, as an int would be
+    const Tensor& t = nb::cast<const Tensor&>(h);
+    if (t.dim() == 0 && is_integral(t.dtype(), false)) return std::vector<int64_t>{item(t).to_int()};
+  }
   return sizes_from_handle(h, "dim");
 }
 

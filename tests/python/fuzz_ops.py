@@ -103,7 +103,7 @@ def lenient(torch_err):
     """Torch errors ember may skip: its argument parser's kind checks (True as a dim, a Tensor
     where only a Number overload exists) and torch bugs on valid input."""
     msg = str(torch_err)
-    return isinstance(torch_err, TypeError) or "view size is not compatible" in msg
+    return isinstance(torch_err, TypeError) or "view size is not compatible" in msg or "INTERNAL ASSERT" in msg
 
 
 def torch_hangs(name, args, kwargs):

@@ -91,6 +91,15 @@ CASES = [
     "list(lib.tensor(3))",
     "lib.einsum(lib.ones(2, 3), [0, 1], lib.tensor(1))",
     "lib.nn.functional.silu(lib.ones(3, dtype=lib.complex64).requires_grad_())",
+    "lib.clamp(lib.arange(6.).reshape(3, 2), lib.tensor(1.), 4)",  # a 0-d tensor is a Number to torch
+    "lib.clamp(lib.arange(6).to(lib.uint8), 7, lib.tensor(3, dtype=lib.uint8))",
+    "lib.nansum(lib.ones(2, 3, 4), lib.tensor(1))",
+    "lib.linalg.vector_norm(lib.arange(6.), True)",
+    "lib.linalg.matrix_norm(lib.ones(3, 2, 4), True, (0, 2))",
+    "lib.linalg.matrix_rank(lib.ones(2, 3), hermitian=True)",
+    "lib.linalg.pinv(lib.ones(2, 3), hermitian=True)",
+    "lib.linalg.pinv(lib.ones(2, 3, requires_grad=True), hermitian=True)",
+    "lib.amax(lib.arange(12.).reshape(3, 4), None, keepdim=True)",
 ]
 
 # Negative and out-of-range indices: gather/scatter*/index_add/index_copy raise (not wrap as advanced

@@ -1010,6 +1010,7 @@ Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
 
 Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   check_matrix(a, "linalg.pinv", "A", true);
+  if (hermitian) check_square(a, "linalg.eigh", "A", true);  // torch's hermitian path is eigh's
   auto [at, rt] = tolerances(a, atol, rtol);
   bool grad = autograd::needs_history({&a});
   if (hermitian && !grad) {  // with grad, the SVD path gives the general pinv gradient (as torch)
@@ -1026,6 +1027,7 @@ Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<do
 
 Tensor linalg_matrix_rank(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   check_matrix(a, "linalg.matrix_rank", "A", true);
+  if (hermitian) check_square(a, "linalg.eigh", "A", true);
   autograd::NoGradGuard g;
   auto [at, rt] = tolerances(a, atol, rtol);
   Tensor s = hermitian ? abs_(eigh_core(a, 'L', false).first) : std::get<1>(svd_raw(a, false, false));
