@@ -126,3 +126,10 @@ def broadcast_shapes(*shapes):
 
 broadcast_shapes.__module__ = "ember"
 
+
+from ember._composite import (  # noqa: E402,F401  (aliases and compositions written in Python)
+    divide, multiply, subtract, greater, greater_equal, less, less_equal, not_equal, cross, diff, logaddexp,
+    logaddexp2, xlogy, isin, heaviside, hsplit, vsplit, dsplit, column_stack, block_diag, tril_indices,
+    triu_indices, deg2rad, rad2deg, sinc, inner, float_power, dist, diagflat, trapezoid, trapz, logdet, is_nonzero,
+    isreal, addr, cdist, matrix_power, pinverse,
+)

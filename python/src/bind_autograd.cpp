@@ -209,6 +209,24 @@ void bind_autograd(nb::module_& m) {
       .def("retain_grad", [](Tensor& t) { ag::retain_grad(t); })
       .def("is_inference", [](const Tensor& t) { return t.impl()->is_inference; })
       .def("detach", [](const Tensor& t) { return ag::detach(t); })
+      // x.data: like detach(), but with its own version counter, so in-place writes through it
+      // are invisible to autograd's saved-tensor checks (torch's semantics, and its hazard).
+      // Assigning replaces x's storage and geometry and keeps x's autograd state.
+      .def_prop_rw(
+          "data",
+          [](const Tensor& t) {
+            Tensor d = ag::detach(t);
+            d.impl()->share_version_counter(IntrusivePtr<VersionCounter>::make());
+            return d;
+          },
+          [](Tensor& t, const Tensor& src) {
+            if (src.dtype() != t.dtype())
+              EMBER_NOT_IMPLEMENTED("assigning .data of another dtype (", dtype_name(src.dtype()), " to ",
+                                    dtype_name(t.dtype()), ") is not supported; assign a tensor of the same dtype");
+            EMBER_CHECK(src.device() == t.device(), "data set to a tensor that requires gradients must match device");
+            t.impl()->set_storage(src.impl()->storage());
+            t.impl()->set_geometry(src.sizes(), src.strides(), src.storage_offset());
+          })
       .def("detach_",
            [](Tensor& t) -> Tensor {
              if (auto* mm = ag::meta(t)) {

@@ -471,3 +471,20 @@ def test_function_set_materialize_grads_false_passes_none():
     a, b = TwoOut.apply(x)
     a.sum().backward()
     assert seen == [(False, True)]
+
+
+def test_data_property_is_untracked_alias():
+    # .data shares storage, is detached and has its own version counter: in-place writes through
+    # it do not trip the saved-tensor check (torch's semantics); assigning swaps the contents.
+    w = ember.ones(3, requires_grad=True)
+    y = (w * w).sum()
+    d = w.data
+    assert not d.requires_grad and d.grad_fn is None and d.data_ptr() == w.data_ptr()
+    d.mul_(2)
+    assert w._version == 0
+    y.backward()
+    assert w.grad.tolist() == [4.0, 4.0, 4.0]
+    w.data = ember.zeros(2, 2)
+    assert tuple(w.shape) == (2, 2) and w.requires_grad and w.is_leaf and w.sum().item() == 0
+    with pytest.raises(NotImplementedError):
+        w.data = ember.zeros(2, dtype=ember.float64)

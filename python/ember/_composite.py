@@ -1,0 +1,344 @@
+"""torch functions that are aliases of ember ops or short compositions of them, written in Python.
+
+Autograd flows through the ops they are built from. Each is checked against torch in
+tests/python/test_composite.py.
+"""
+import math
+import warnings
+
+import ember as _E
+from ember import _C  # noqa: F401
+
+# ---- aliases (torch's alternative names) ----
+divide = _E.div
+multiply = _E.mul
+subtract = _E.sub
+greater, greater_equal, less, less_equal, not_equal = _E.gt, _E.ge, _E.lt, _E.le, _E.ne
+
+
+def cross(input, other, dim=None, *, out=None):
+    """torch.cross: linalg.cross, except that dim=None takes the first dim of size 3 (deprecated)."""
+    from ember import linalg
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated. Please either pass the "
+                      "dim explicitly or simply use torch.linalg.cross.", UserWarning, stacklevel=2)
+        shape = _E.broadcast_shapes(input.shape, other.shape)
+        dims = [i for i, s in enumerate(shape) if s == 3]
+        if not dims:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = dims[0]
+    return linalg.cross(input, other, dim=dim, out=out)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward difference along dim (logical xor for bool), after concatenating prepend/append."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    for p in (prepend, append):
+        if p is not None and p.dim() != input.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = _E.cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(n):
+        size = x.shape[dim]
+        if size == 0:
+            break
+        hi, lo = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
+        x = _E.logical_xor(hi, lo) if x.dtype == _E.bool else _E.sub(hi, lo)
+    return x
+
+
+def _need_tensor(name, other):
+    if not isinstance(other, _C.Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+
+
+def logaddexp(input, other, *, out=None):
+    """log(exp(a) + exp(b)), stable: max + log1p(exp(-|a - b|)); equal infinities give themselves."""
+    _need_tensor("logaddexp", other)
+    m = _E.maximum(input, other)
+    same_inf = _E.logical_and(_E.isinf(m), _E.eq(input, other))
+    d = _E.where(same_inf, _E.zeros_like(m), _E.abs(_E.sub(input, other)))
+    r = _E.where(same_inf, m, _E.add(m, _E.log1p(_E.exp(_E.neg(d)))))
+    return _finish(r, out)
+
+
+def logaddexp2(input, other, *, out=None):
+    """log2(2**a + 2**b), stable."""
+    _need_tensor("logaddexp2", other)
+    m = _E.maximum(input, other)
+    same_inf = _E.logical_and(_E.isinf(m), _E.eq(input, other))
+    d = _E.where(same_inf, _E.zeros_like(m), _E.abs(_E.sub(input, other)))
+    r = _E.where(same_inf, m, _E.add(m, _E.div(_E.log1p(_E.exp2(_E.neg(d))), math.log(2))))
+    return _finish(r, out)
+
+
+def xlogy(input, other, *, out=None):
+    """input * log(other), 0 where input is 0 (unless other is NaN)."""
+    if not isinstance(input, _C.Tensor) and not isinstance(other, _C.Tensor):
+        raise TypeError("xlogy(): expected at least one Tensor argument")
+    x = input if isinstance(input, _C.Tensor) else _E.tensor(input)
+    y = other if isinstance(other, _C.Tensor) else _E.tensor(other)
+    prod = _E.mul(x, _E.log(y))
+    zero = _E.logical_and(_E.eq(x, 0), _E.logical_not(_E.isnan(y)))
+    return _finish(_E.where(zero, _E.zeros_like(prod), prod), out)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of `elements` is in `test_elements` (sort + searchsorted)."""
+    if not isinstance(elements, _C.Tensor) and not isinstance(test_elements, _C.Tensor):
+        raise TypeError("isin(): expected at least one Tensor argument")
+    e = elements if isinstance(elements, _C.Tensor) else _E.tensor(elements)
+    t = test_elements if isinstance(test_elements, _C.Tensor) else _E.tensor(test_elements)
+    if e.is_complex() or t.is_complex():
+        raise NotImplementedError("isin() is not implemented for complex tensors")
+    dt = _E.result_type(e, t)
+    e, t = e.to(dt), t.reshape(-1).to(dt)
+    if t.numel() == 0:
+        found = _E.zeros_like(e, dtype=_E.bool)
+    else:
+        s = _E.sort(t).values
+        idx = _E.clamp(_E.searchsorted(s, e.reshape(-1)), max=s.numel() - 1)
+        found = _E.eq(s[idx], e.reshape(-1)).reshape(e.shape)
+    return _E.logical_not(found) if invert else found
+
+
+def heaviside(input, values, *, out=None):
+    """0 where input < 0, values where input == 0, 1 where input > 0."""
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    if input.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    r = _E.where(_E.eq(input, 0), values, _E.gt(input, 0).to(input.dtype))
+    return _finish(r, out)
+
+
+def _split_dim(name, input, sections, dim, need):
+    if input.dim() < need:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor "
+                           f"with {input.dim()} dimensions!")
+    if isinstance(sections, int) and input.shape[dim] % sections != 0:
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                           f"dimension {input.shape[dim]} is not divisible by the split_size {sections}!")
+    return _E.tensor_split(input, sections, dim)
+
+
+def hsplit(input, sections):
+    return _split_dim("hsplit", input, sections, 1 if input.dim() > 1 else 0, 1)
+
+
+def vsplit(input, sections):
+    return _split_dim("vsplit", input, sections, 0, 2)
+
+
+def dsplit(input, sections):
+    return _split_dim("dsplit", input, sections, 2, 3)
+
+
+def column_stack(tensors, *, out=None):
+    """Stack 0-d/1-d tensors as columns, 2-d+ tensors as they are, along dim 1."""
+    cols = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    return _finish(_E.hstack(cols), out)
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix of 0-d, 1-d (one row) and 2-d tensors."""
+    mats = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+        mats.append(t.reshape(1, -1) if t.dim() < 2 else t)
+    if not mats:
+        return _E.empty(1, 0)
+    dt = mats[0].dtype
+    for m in mats[1:]:
+        dt = _E.promote_types(dt, m.dtype)
+    total = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        c = m.shape[1]
+        rows.append(_E.cat([_E.zeros(m.shape[0], left, dtype=dt), m.to(dt),
+                            _E.zeros(m.shape[0], total - left - c, dtype=dt)], 1))
+        left += c
+    return _E.cat(rows, 0)
+
+
+def _tri_indices(row, col, offset, dtype, upper):
+    if dtype not in (_E.int32, _E.int64):
+        raise NotImplementedError("\"tril_indices\" not implemented for '" + str(dtype)[6:] + "'")
+    r = _E.arange(row).unsqueeze(1)
+    c = _E.arange(col).unsqueeze(0)
+    mask = _E.ge(_E.sub(c, r), offset) if upper else _E.le(_E.sub(c, r), offset)
+    return _E.nonzero(mask).t().to(dtype).contiguous()
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, dtype or _E.int64, False)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, dtype or _E.int64, True)
+
+
+def deg2rad(input, *, out=None):
+    if input.is_complex():
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
+    return _finish(_E.mul(input, math.pi / 180), out)
+
+
+def rad2deg(input, *, out=None):
+    if input.is_complex():
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
+    return _finish(_E.mul(input, 180 / math.pi), out)
+
+
+def sinc(input, *, out=None):
+    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there)."""
+    x = input if input.is_floating_point() or input.is_complex() else input.to(_E.get_default_dtype())
+    zero = _E.eq(x, 0)
+    px = _E.mul(_E.where(zero, _E.ones_like(x), x), math.pi)
+    return _finish(_E.where(zero, _E.ones_like(x), _E.div(_E.sin(px), px)), out)
+
+
+def inner(input, other, *, out=None):
+    """Sum over the last dims of both (a product when either is 0-d)."""
+    if input.dim() == 0 or other.dim() == 0:
+        return _finish(_E.mul(input, other), out)
+    return _finish(_E.tensordot(input, other, ([-1], [-1])), out)
+
+
+def float_power(input, exponent, *, out=None):
+    """pow in double precision (complex128 when either side is complex)."""
+    def is_c(v):
+        return v.is_complex() if isinstance(v, _C.Tensor) else isinstance(v, complex)
+    dt = _E.complex128 if is_c(input) or is_c(exponent) else _E.float64
+    a = input.to(dt) if isinstance(input, _C.Tensor) else input
+    b = exponent.to(dt) if isinstance(exponent, _C.Tensor) else exponent
+    if not isinstance(a, _C.Tensor):
+        return _finish(_E.pow(_E.full_like(b, a), b), out)
+    return _finish(_E.pow(a, b), out)
+
+
+def matrix_power(input, n):
+    return _E.linalg.matrix_power(input, n)
+
+
+def pinverse(input, rcond=1e-15):
+    return _E.linalg.pinv(input, rtol=rcond)
+
+
+def dist(input, other, p=2):
+    from ember import linalg
+    return linalg.vector_norm(_E.sub(input, other), p)
+
+
+def diagflat(input, offset=0):
+    return _E.diag(input.reshape(-1), offset)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Trapezoid rule along dim, with sample points x (tensor) or spacing dx."""
+    n = y.shape[dim]
+    if n == 0:
+        return _E.sum(y, dim)
+    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
+    avg = _E.add(left, right)
+    if x is None:
+        return _E.mul(_E.sum(avg, dim), (1.0 if dx is None else dx) / 2)
+    d = diff(x, dim=dim if x.dim() > 1 else -1)
+    if x.dim() == 1:
+        d = d.reshape([-1 if i == dim % y.dim() else 1 for i in range(y.dim())])
+    return _E.div(_E.sum(_E.mul(avg, d), dim), 2)
+
+
+trapz = trapezoid
+
+
+def logdet(input):
+    """log(det(A)): NaN for a negative real determinant, -inf for a singular matrix."""
+    from ember import linalg
+    sign, logabs = linalg.slogdet(input)
+    if input.is_complex():
+        return _E.add(logabs, _E.log(sign))
+    return _E.where(_E.lt(sign, 0), _E.full_like(logabs, math.nan), logabs)
+
+
+def is_nonzero(input):
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+def isreal(input):
+    if not input.is_complex():
+        return _E.ones_like(input, dtype=_E.bool)
+    return _E.eq(_E.imag(input), 0)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D" if vec1.dim() != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    outer = _E.mul(vec1.unsqueeze(1), vec2.unsqueeze(0))
+    r = _E.mul(outer, alpha) if alpha != 1 else outer
+    if beta != 0:
+        r = _E.add(_E.mul(input, beta) if beta != 1 else input, r)
+    else:
+        r = _E.add(_E.zeros_like(input), r)
+    return _finish(r, out)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M)."""
+    from ember import linalg
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
+                           f"{x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    return linalg.vector_norm(_E.sub(x1.unsqueeze(-2), x2.unsqueeze(-3)), p, dim=-1)
+
+
+def _finish(r, out):
+    if out is None:
+        return r
+    out.resize_(r.shape) if tuple(out.shape) != tuple(r.shape) else None
+    out.copy_(r)
+    return out
+
+
+# Names exported as ember.<name>; the Tensor methods are attached below.
+__all__ = ["divide", "multiply", "subtract", "greater", "greater_equal", "less", "less_equal", "not_equal",
+           "cross", "diff", "logaddexp", "logaddexp2", "xlogy", "isin", "heaviside", "hsplit", "vsplit", "dsplit",
+           "column_stack", "block_diag", "tril_indices", "triu_indices", "deg2rad", "rad2deg", "sinc", "inner",
+           "float_power", "dist", "diagflat", "trapezoid", "trapz", "logdet", "is_nonzero", "isreal", "addr",
+           "cdist", "matrix_power", "pinverse"]
+
+_METHODS = ["cross", "diff", "logaddexp", "logaddexp2", "xlogy", "heaviside", "hsplit", "vsplit", "dsplit",
+            "deg2rad", "rad2deg", "sinc", "inner", "float_power", "dist", "diagflat", "logdet", "is_nonzero",
+            "isreal", "addr"]
+
+
+def _attach():
+    T = _C.Tensor
+    for name in _METHODS:
+        if not hasattr(T, name):
+            setattr(T, name, globals()[name])
+    # The aliases and their in-place forms: the method of the op they alias.
+    for alias, op in [("divide", "div"), ("multiply", "mul"), ("subtract", "sub"), ("greater", "gt"),
+                      ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"),
+                      ("divide_", "div_"), ("multiply_", "mul_"), ("subtract_", "sub_"), ("greater_", "gt_"),
+                      ("greater_equal_", "ge_"), ("less_", "lt_"), ("less_equal_", "le_"), ("not_equal_", "ne_")]:
+        if hasattr(T, op) and not hasattr(T, alias):
+            setattr(T, alias, getattr(T, op))
+
+
+_attach()

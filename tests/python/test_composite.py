@@ -1,0 +1,124 @@
+"""The torch functions written in Python from other ember ops (python/ember/_composite.py):
+values, dtypes and shapes against torch, float64 gradients with gradcheck, torch's exception types."""
+import warnings
+
+import pytest
+
+import ember
+from conftest import assert_same, torch
+
+X = "lib.linspace(-2, 3, 12, dtype=lib.float64).reshape(3, 4)"
+Y = "lib.linspace(0.5, 4, 12, dtype=lib.float64).reshape(3, 4)"
+CASES = [
+    f"lib.divide({X}, {Y})", f"lib.divide({X}, 2, rounding_mode='floor')", f"{X}.divide({Y}, rounding_mode='trunc')",
+    f"lib.multiply({X}, 3)", f"{X}.subtract({Y}, alpha=2)", f"lib.greater({X}, 0)", f"{X}.greater_equal({Y})",
+    f"lib.less({X}, {Y})", f"{X}.less_equal(0.5)", f"lib.not_equal({X}, {X})",
+    "lib.arange(6.).reshape(2, 3).divide_(2)", "lib.arange(6.).reshape(2, 3).multiply_(2)",
+    "lib.cross(lib.arange(6.).reshape(2, 3), lib.ones(2, 3), dim=1)",
+    "lib.arange(6.).reshape(3, 2).cross(lib.arange(6.).reshape(3, 2) + 1, 0)",
+    f"lib.diff({X})", f"lib.diff({X}, n=2, dim=0)", f"lib.diff({X}, dim=1, prepend={X}[:, :1], append={X})",
+    "lib.diff(lib.tensor([True, False, False, True]))", "lib.diff(lib.arange(5), n=3)",
+    "lib.diff(lib.arange(3.), n=5)", "lib.diff(lib.arange(4.), prepend=lib.tensor([7.]))",
+    f"lib.logaddexp({X}, {Y})", "lib.logaddexp(lib.tensor([float('inf'), -float('inf'), 1.]), "
+    "lib.tensor([float('inf'), -float('inf'), float('nan')]))", f"lib.logaddexp2({X}, {Y})",
+    f"lib.xlogy({X}, {Y})", "lib.xlogy(lib.tensor([0., 0., 1.]), lib.tensor([0., float('nan'), 0.]))",
+    "lib.xlogy(2, lib.arange(1, 4))", "lib.xlogy(lib.arange(3), 3.)", "lib.tensor([0., 2.]).xlogy(lib.tensor(3.))",
+    "lib.isin(lib.arange(10), lib.tensor([3, 7, 11]))", "lib.isin(lib.arange(6.).reshape(2, 3), "
+    "lib.tensor([[1, 4]]), invert=True)", "lib.isin(lib.arange(4), 2)", "lib.isin(3, lib.arange(5))",
+    "lib.isin(lib.arange(3), lib.tensor([], dtype=lib.int64))",
+    "lib.heaviside(lib.tensor([-1.5, 0., 2.]), lib.tensor([0.5]))",
+    "lib.heaviside(lib.tensor([-1, 0, 2]), lib.tensor(7))",
+    "lib.hsplit(lib.arange(12).reshape(2, 6), 3)", "lib.hsplit(lib.arange(6), [1, 4])",
+    "lib.vsplit(lib.arange(12).reshape(4, 3), [1])", "lib.dsplit(lib.arange(12).reshape(1, 2, 6), 2)",
+    "lib.column_stack([lib.arange(3), lib.arange(3, 6), lib.arange(6).reshape(3, 2)])",
+    "lib.column_stack((lib.tensor(1.), lib.tensor(2.)))",
+    "lib.block_diag(lib.ones(2, 2), lib.arange(3), lib.tensor(5.), lib.ones(1, 2, dtype=lib.int64))",
+    "lib.block_diag()", "lib.tril_indices(4, 3)", "lib.tril_indices(3, 5, 1)", "lib.triu_indices(4, 4, -1)",
+    "lib.triu_indices(3, 3, dtype=lib.int32)", "lib.tril_indices(0, 3)",
+    f"lib.deg2rad({X})", "lib.rad2deg(lib.tensor([3.14159, -1.]))", f"lib.sinc({X})",
+    "lib.sinc(lib.tensor([0., 1., 0.5]))", "lib.sinc(lib.arange(3))",
+    f"lib.inner({X}, {Y})", "lib.inner(lib.arange(3.), lib.arange(3.))", f"lib.inner(lib.tensor(2.), {X})",
+    f"lib.float_power({X}, 2)", "lib.float_power(lib.arange(4), lib.arange(4))", "lib.float_power(2, lib.arange(3.))",
+    "lib.float_power(lib.arange(3), 1j)",
+    f"lib.dist({X}, {Y})", f"lib.dist({X}, {Y}, 1)", f"lib.dist({X}, {Y}, float('inf'))",
+    "lib.diagflat(lib.arange(3))", "lib.diagflat(lib.arange(4).reshape(2, 2), 1)",
+    f"lib.trapezoid({X})", f"lib.trapezoid({X}, dx=0.5, dim=0)", f"lib.trapezoid({Y}, lib.arange(4.) ** 2)",
+    f"lib.trapz({X}, {Y})", "lib.trapezoid(lib.zeros(2, 0))",
+    "lib.logdet(lib.tensor([[2., 1.], [1., 3.]], dtype=lib.float64))",
+    "lib.logdet(lib.tensor([[0., 1.], [1., 0.]]))", "lib.logdet(lib.zeros(2, 2))",
+    "lib.logdet(lib.tensor([[2j, 1.], [1., 3.]]))",
+    "lib.is_nonzero(lib.tensor([1.5]))", "lib.is_nonzero(lib.tensor(0))",
+    "lib.isreal(lib.tensor([1 + 0j, 1j]))", "lib.isreal(lib.arange(3))",
+    "lib.addr(lib.ones(2, 3), lib.arange(2.), lib.arange(3.))",
+    "lib.addr(lib.ones(2, 3), lib.arange(2.), lib.arange(3.), beta=0.5, alpha=2)",
+    f"lib.cdist({X}, {Y})", f"lib.cdist({X}, {Y}[:2], p=1)", f"lib.cdist({X}.unsqueeze(0), {Y}.unsqueeze(0), 0)",
+    "lib.matrix_power(lib.tensor([[1., 1.], [0., 1.]]), 3)", "lib.pinverse(lib.arange(6.).reshape(2, 3))",
+]
+ERRORS = [
+    "lib.diff(lib.tensor(1.))", "lib.diff(lib.arange(3.), n=-1)", "lib.diff(lib.arange(4.), prepend=lib.tensor(7.))",
+    "lib.heaviside(lib.tensor([1.]), lib.tensor([1]))", "lib.heaviside(lib.tensor([1j]), lib.tensor([1j]))",
+    "lib.hsplit(lib.arange(5), 2)", "lib.vsplit(lib.arange(4), 2)", "lib.dsplit(lib.ones(2, 2), 2)",
+    "lib.block_diag(lib.ones(2, 2, 2))", "lib.tril_indices(3, 3, dtype=lib.float32)",
+    "lib.deg2rad(lib.tensor([1j]))", "lib.is_nonzero(lib.tensor([1, 2]))", "lib.is_nonzero(lib.tensor([]))",
+    "lib.addr(lib.ones(2, 3), lib.ones(2, 1), lib.ones(3))", "lib.cdist(lib.ones(3), lib.ones(3, 3))",
+    "lib.cdist(lib.ones(2, 3), lib.ones(2, 4))", "lib.cdist(lib.ones(2, 3), lib.ones(2, 3), -1.)",
+    "lib.xlogy(2, 3)", "lib.cross(lib.ones(2, 2), lib.ones(2, 2))", "lib.logaddexp2(lib.ones(2), 1.5)",
+]
+
+
+def _eval(expr, lib):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return eval(expr, {"lib": lib})
+
+
+def _check(e, t):
+    if isinstance(t, torch.Tensor):
+        assert_same(e, t)
+    elif isinstance(t, (list, tuple)):
+        assert len(e) == len(t)
+        for a, b in zip(e, t):
+            _check(a, b)
+    else:
+        assert e == t
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_matches_torch(expr):
+    _check(_eval(expr, ember), _eval(expr, torch))
+
+
+@pytest.mark.parametrize("expr", ERRORS)
+def test_errors_match_torch(expr):
+    with pytest.raises(Exception) as te:
+        _eval(expr, torch)
+    with pytest.raises(Exception) as ee:
+        _eval(expr, ember)
+    assert type(ee.value) is type(te.value), f"ember {type(ee.value).__name__}: {ee.value}; torch: {te.value}"
+
+
+GRADS = [
+    ("diff", lambda x, y: ember.diff(x, n=2, dim=1, append=y)),
+    ("logaddexp", lambda x, y: ember.logaddexp(x, y)), ("logaddexp2", lambda x, y: ember.logaddexp2(x, y)),
+    ("xlogy", lambda x, y: ember.xlogy(x, y.abs() + 0.5)), ("sinc", lambda x, y: ember.sinc(x)),
+    ("inner", lambda x, y: ember.inner(x, y)), ("float_power", lambda x, y: ember.float_power(y.abs() + 0.5, x)),
+    ("dist", lambda x, y: ember.dist(x, y)), ("trapezoid", lambda x, y: ember.trapezoid(x, y)),
+    ("logdet", lambda x, y: ember.logdet(x[:, :3] @ x[:, :3].mT + ember.eye(3, dtype=ember.float64))),
+    ("addr", lambda x, y: ember.addr(x, y[:, 0], y[0], beta=0.5, alpha=2)),
+    ("cdist", lambda x, y: ember.cdist(x, y)), ("block_diag", lambda x, y: ember.block_diag(x, y[0])),
+    ("cross", lambda x, y: ember.cross(x[:, :3], y[:, 1:], dim=1)),
+]
+
+
+@pytest.mark.parametrize("name,f", GRADS, ids=[g[0] for g in GRADS])
+def test_gradcheck(name, f):
+    g = ember.Generator().manual_seed(0)
+    x = ember.randn(3, 4, dtype=ember.float64, generator=g).requires_grad_()
+    y = ember.randn(3, 4, dtype=ember.float64, generator=g).requires_grad_()
+    assert ember.autograd.gradcheck(f, (x, y))
+
+
+def test_sinc_gradient_at_zero_is_zero():
+    x = ember.zeros(2, dtype=ember.float64, requires_grad=True)
+    ember.sinc(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
