@@ -11,3 +11,84 @@ def _repr(self):
 
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
+
+
+# ---- small Tensor methods written from other ops ----
+
+def _inplace_view(name):
+    def method(self, *args, **kwargs):
+        self._set_geometry_from(getattr(self, name)(*args, **kwargs))
+        return self
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place {name}: this tensor becomes the view {name}(...) of itself."
+    return method
+
+
+for _name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims", "as_strided"):
+    setattr(Tensor, _name + "_", _inplace_view(_name))
+
+Tensor.is_signed = lambda self: self.dtype.is_signed
+Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
+Tensor.itemsize = property(lambda self: self.element_size())
+Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
+Tensor.get_device = lambda self: -1  # CPU, as torch
+
+
+_LEGACY_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor",
+                 "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
+                 "complex128": "ComplexDoubleTensor"}
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """x.type(): the legacy type name ('torch.FloatTensor'); x.type(dtype or name): a cast."""
+    import ember
+    if dtype is None:
+        return "torch." + _LEGACY_TYPES[str(self.dtype)[6:]]
+    if isinstance(dtype, str):
+        wanted = dtype.split(".")[-1]
+        matches = [k for k, v in _LEGACY_TYPES.items() if v == wanted]
+        if not matches:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = getattr(ember, matches[0])
+    return self if dtype == self.dtype else self.to(dtype)
+
+
+Tensor.type = _type
+
+
+def _sum_to_size(self, *size):
+    """Sum over the dims that broadcasting `size` to this tensor's shape would have expanded."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    if len(size) > len(shape) or any(s not in (1, d) for s, d in zip(size[::-1], shape[::-1])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, shape))}}}.")
+    lead = len(shape) - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
+    r = self.sum(dims, keepdim=True) if dims else self
+    return r.reshape(size)
+
+
+Tensor.sum_to_size = _sum_to_size
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal in place (for tall matrices with wrap=True, restart it every cols + 1 rows)."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if self.dim() == 2:
+        rows, cols = self.shape
+        step = cols + 1 if wrap and rows > cols else rows
+        for start in range(0, rows, step):
+            self[start:start + cols].diagonal().fill_(fill_value)
+        return self
+    n = self.shape[0]
+    self.as_strided((n,), (sum(self.stride()),), self.storage_offset()).fill_(fill_value)
+    return self
+
+
+Tensor.fill_diagonal_ = _fill_diagonal_

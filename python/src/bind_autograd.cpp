@@ -209,6 +209,17 @@ void bind_autograd(nb::module_& m) {
       .def("retain_grad", [](Tensor& t) { ag::retain_grad(t); })
       .def("is_inference", [](const Tensor& t) { return t.impl()->is_inference; })
       .def("detach", [](const Tensor& t) { return ag::detach(t); })
+      // In-place view ops (squeeze_, t_, ...; python/ember/_tensor.py): t takes the geometry of a view of itself.
+      .def("_set_geometry_from",
+           [](Tensor& t, const Tensor& view) {
+             EMBER_CHECK(view.impl()->storage().get() == t.impl()->storage().get(),
+                         "internal error: _set_geometry_from needs a view of the same storage");
+             if (ag::requires_grad(t))
+               EMBER_NOT_IMPLEMENTED(
+                   "in-place view ops (squeeze_, unsqueeze_, t_, transpose_, ...) on a tensor "
+                   "that requires grad are not supported; use the out-of-place form");
+             t.impl()->set_geometry(view.sizes(), view.strides(), view.storage_offset());
+           })
       // x.data: like detach(), but with its own version counter, so in-place writes through it
       // are invisible to autograd's saved-tensor checks (torch's semantics, and its hazard).
       // Assigning replaces x's storage and geometry and keeps x's autograd state.

@@ -53,6 +53,15 @@ CASES = [
     "lib.addr(lib.ones(2, 3), lib.arange(2.), lib.arange(3.), beta=0.5, alpha=2)",
     f"lib.cdist({X}, {Y})", f"lib.cdist({X}, {Y}[:2], p=1)", f"lib.cdist({X}.unsqueeze(0), {Y}.unsqueeze(0), 0)",
     "lib.matrix_power(lib.tensor([[1., 1.], [0., 1.]]), 3)", "lib.pinverse(lib.arange(6.).reshape(2, 3))",
+    # Tensor methods (python/ember/_tensor.py)
+    "lib.arange(6.).reshape(1, 2, 3).squeeze_(0)", "lib.arange(6.).reshape(2, 3).t_()",
+    "lib.arange(6.).reshape(2, 3).unsqueeze_(1)", "lib.arange(6.).reshape(2, 3).transpose_(0, 1)",
+    "lib.zeros(7, 3).fill_diagonal_(5, wrap=True)", "lib.zeros(7, 3).fill_diagonal_(5)",
+    "lib.zeros(3, 3, 3).fill_diagonal_(1)", "lib.zeros(2, 5).fill_diagonal_(2.)",
+    "lib.ones(2, 3).type()", "lib.ones(2).type(lib.float64)", "lib.ones(2).type('torch.IntTensor')",
+    "lib.arange(24.).reshape(2, 3, 4).sum_to_size(3, 1)", "lib.arange(24.).reshape(2, 3, 4).sum_to_size((1, 3, 4))",
+    "lib.ones(2, 3).nbytes", "lib.ones(2).itemsize", "lib.ones(2, dtype=lib.uint8).is_signed()",
+    "lib.ones(2).get_device()", "lib.ones(2).is_same_size(lib.ones(1, 2))",
 ]
 ERRORS = [
     "lib.diff(lib.tensor(1.))", "lib.diff(lib.arange(3.), n=-1)", "lib.diff(lib.arange(4.), prepend=lib.tensor(7.))",
@@ -63,6 +72,8 @@ ERRORS = [
     "lib.addr(lib.ones(2, 3), lib.ones(2, 1), lib.ones(3))", "lib.cdist(lib.ones(3), lib.ones(3, 3))",
     "lib.cdist(lib.ones(2, 3), lib.ones(2, 4))", "lib.cdist(lib.ones(2, 3), lib.ones(2, 3), -1.)",
     "lib.xlogy(2, 3)", "lib.cross(lib.ones(2, 2), lib.ones(2, 2))", "lib.logaddexp2(lib.ones(2), 1.5)",
+    "lib.ones(2, 3).sum_to_size(2)", "lib.ones(3).fill_diagonal_(1)", "lib.zeros(2, 3, 3).fill_diagonal_(1)",
+    "lib.ones(2).type('torch.NoSuchTensor')",
 ]
 
 
