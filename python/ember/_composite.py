@@ -307,6 +307,119 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return linalg.vector_norm(_E.sub(x1.unsqueeze(-2), x2.unsqueeze(-3)), p, dim=-1)
 
 
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows of input (variables) over its columns (observations)."""
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.to(_E.get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.is_floating_point() or fweights.is_complex():
+            raise RuntimeError("cov(): expected fweights to have integral dtype")
+        w = fweights
+    if aweights is not None:
+        if not aweights.is_floating_point():
+            raise RuntimeError("cov(): expected aweights to have floating point dtype")
+        w = aweights if w is None else _E.mul(w, aweights)
+    if w is None:
+        avg = _E.mean(x, 1, keepdim=True)
+        wsum = float(n)
+        norm = wsum - correction
+    else:
+        w = w.to(x.dtype) if not w.is_complex() else w
+        wsum = _E.sum(w)
+        avg = _E.div(_E.sum(_E.mul(x, w), 1, keepdim=True), wsum)
+        if correction == 0:
+            norm = wsum
+        elif aweights is None:
+            norm = _E.sub(wsum, correction)
+        else:
+            norm = _E.sub(wsum, _E.div(_E.mul(_E.sum(_E.mul(w, aweights)), correction), wsum))
+    xc = _E.sub(x, avg)
+    xw = xc if w is None else _E.mul(xc, w)
+    c = _E.matmul(xw, xc.mT.conj() if xc.is_complex() else xc.mT)
+    if isinstance(norm, float):
+        c = _E.div(c, norm if norm > 0 else 0.0)
+    else:
+        c = _E.div(c, _E.clamp(norm, min=0))
+    return c.squeeze() if input.dim() < 2 else c
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of input, clipped to [-1, 1]."""
+    c = cov(input)
+    if c.dim() == 0:
+        return _E.div(c, c)
+    d = _E.sqrt(_E.diagonal(c).real if c.is_complex() else _E.diagonal(c))
+    c = _E.div(_E.div(c, d.unsqueeze(1)), d.unsqueeze(0))
+    if c.is_complex():
+        return _E.complex(_E.clamp(c.real, -1, 1), _E.clamp(c.imag, -1, 1))
+    return _E.clamp(c, -1, 1)
+
+
+def vander(x, N=None, increasing=False):
+    """Vandermonde matrix: columns x**0 .. x**(N-1) (reversed unless increasing)."""
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = _E.promote_types(x.dtype, _E.int64)
+    p = _E.arange(n).to(dt)
+    r = _E.pow(x.to(dt).unsqueeze(1), p.unsqueeze(0)) if n else _E.empty(x.shape[0], 0, dtype=dt)
+    return r if increasing else r.flip(1)
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat indices (taken modulo the size, as torch) in an array of the given shape."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    indices = indices if isinstance(indices, _C.Tensor) else _E.tensor(indices)
+    if indices.is_floating_point() or indices.is_complex() or indices.dtype == _E.bool:
+        raise TypeError("expected 'indices' to be integer dtype, but got " + str(indices.dtype)[6:])
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got " + str(tuple(shape)))
+    total = 1
+    for s in shape:
+        total *= s
+    flat = _E.remainder(indices.to(_E.int64), total) if total else indices.to(_E.int64)
+    out = []
+    for s in reversed(shape):
+        out.append(_E.remainder(flat, s) if s else flat)
+        flat = _E.floor_divide(flat, s) if s else flat
+    return tuple(reversed(out))
+
+
+def _gcd(a, b):
+    a, b = _E.abs(a), _E.abs(b)
+    while _E.any(_E.ne(b, 0)).item():
+        nz = _E.ne(b, 0)
+        safe = _E.where(nz, b, _E.ones_like(b))
+        a, b = _E.where(nz, b, a), _E.where(nz, _E.remainder(a, safe), b)
+    return a
+
+
+def gcd(input, other, *, out=None):
+    """Greatest common divisor, elementwise (integer dtypes; gcd(0, 0) = 0)."""
+    if input.is_floating_point() or other.is_floating_point() or input.is_complex() or other.is_complex():
+        raise NotImplementedError("\"gcd_cpu\" not implemented for '" + str(_E.result_type(input, other))[6:] + "'")
+    a, b = _E.broadcast_tensors(input, other)
+    dt = _E.result_type(input, other)
+    return _finish(_gcd(a.to(dt), b.to(dt)), out)
+
+
+def lcm(input, other, *, out=None):
+    """Least common multiple, elementwise (integer dtypes; 0 if either is 0)."""
+    g = gcd(input, other)
+    a, b = _E.broadcast_tensors(input, other)
+    safe = _E.where(_E.eq(g, 0), _E.ones_like(g), g)
+    return _finish(_E.abs(_E.mul(_E.floor_divide(a.to(g.dtype), safe), b.to(g.dtype))), out)
+
+
 def _finish(r, out):
     if out is None:
         return r
@@ -320,11 +433,11 @@ __all__ = ["divide", "multiply", "subtract", "greater", "greater_equal", "less",
            "cross", "diff", "logaddexp", "logaddexp2", "xlogy", "isin", "heaviside", "hsplit", "vsplit", "dsplit",
            "column_stack", "block_diag", "tril_indices", "triu_indices", "deg2rad", "rad2deg", "sinc", "inner",
            "float_power", "dist", "diagflat", "trapezoid", "trapz", "logdet", "is_nonzero", "isreal", "addr",
-           "cdist", "matrix_power", "pinverse"]
+           "cdist", "matrix_power", "pinverse", "cov", "corrcoef", "vander", "unravel_index", "gcd", "lcm"]
 
 _METHODS = ["cross", "diff", "logaddexp", "logaddexp2", "xlogy", "heaviside", "hsplit", "vsplit", "dsplit",
             "deg2rad", "rad2deg", "sinc", "inner", "float_power", "dist", "diagflat", "logdet", "is_nonzero",
-            "isreal", "addr"]
+            "isreal", "addr", "cov", "corrcoef", "gcd", "lcm"]
 
 
 def _attach():

@@ -53,6 +53,16 @@ CASES = [
     "lib.addr(lib.ones(2, 3), lib.arange(2.), lib.arange(3.), beta=0.5, alpha=2)",
     f"lib.cdist({X}, {Y})", f"lib.cdist({X}, {Y}[:2], p=1)", f"lib.cdist({X}.unsqueeze(0), {Y}.unsqueeze(0), 0)",
     "lib.matrix_power(lib.tensor([[1., 1.], [0., 1.]]), 3)", "lib.pinverse(lib.arange(6.).reshape(2, 3))",
+    f"lib.cov({X})", f"lib.cov({X}, correction=0)", "lib.cov(lib.arange(5.))",
+    f"lib.cov({X}, fweights=lib.tensor([1, 2, 1, 3]))", f"lib.cov({X}, aweights=lib.tensor([0.5, 1., 2., 1.], dtype=lib.float64))",
+    f"lib.cov({X}, fweights=lib.tensor([1, 2, 1, 3]), aweights=lib.tensor([0.5, 1., 2., 1.], dtype=lib.float64), correction=2)",
+    "lib.cov(lib.tensor([[1, 2, 4], [0, 5, 1]]))", f"lib.corrcoef({X} ** 2)", "lib.corrcoef(lib.arange(4.))",
+    "lib.vander(lib.tensor([1, 2, 3]))", "lib.vander(lib.tensor([1., 2., 3.]), N=4, increasing=True)",
+    "lib.vander(lib.tensor([2, 3]), N=0)",
+    "lib.unravel_index(lib.tensor([4, 7, -1, 12, -13, 25]), (3, 4))", "lib.unravel_index(lib.tensor(5), 7)",
+    "lib.unravel_index(lib.tensor([[1, 2], [3, 0]]), (2, 2))",
+    "lib.gcd(lib.tensor([12, -18, 0, 7]), lib.tensor([8, 12, 0, 0]))", "lib.lcm(lib.tensor([4, -6, 0]), lib.tensor(6))",
+    "lib.gcd(lib.tensor([12], dtype=lib.int16), lib.tensor([8], dtype=lib.int16))",
     # Tensor methods (python/ember/_tensor.py)
     "lib.arange(6.).reshape(1, 2, 3).squeeze_(0)", "lib.arange(6.).reshape(2, 3).t_()",
     "lib.arange(6.).reshape(2, 3).unsqueeze_(1)", "lib.arange(6.).reshape(2, 3).transpose_(0, 1)",
@@ -74,6 +84,9 @@ ERRORS = [
     "lib.xlogy(2, 3)", "lib.cross(lib.ones(2, 2), lib.ones(2, 2))", "lib.logaddexp2(lib.ones(2), 1.5)",
     "lib.ones(2, 3).sum_to_size(2)", "lib.ones(3).fill_diagonal_(1)", "lib.zeros(2, 3, 3).fill_diagonal_(1)",
     "lib.ones(2).type('torch.NoSuchTensor')",
+    "lib.cov(lib.ones(2, 2, 2))", "lib.cov(lib.ones(2, 3), fweights=lib.ones(3))",
+    "lib.vander(lib.ones(2, 2))",
+    "lib.unravel_index(lib.tensor([1.]), (3, 4))", "lib.gcd(lib.ones(2), lib.ones(2))",
 ]
 
 
@@ -118,6 +131,8 @@ GRADS = [
     ("addr", lambda x, y: ember.addr(x, y[:, 0], y[0], beta=0.5, alpha=2)),
     ("cdist", lambda x, y: ember.cdist(x, y)), ("block_diag", lambda x, y: ember.block_diag(x, y[0])),
     ("cross", lambda x, y: ember.cross(x[:, :3], y[:, 1:], dim=1)),
+    ("cov", lambda x, y: ember.cov(x, aweights=y[0].abs() + 0.5)), ("corrcoef", lambda x, y: ember.corrcoef(x)),
+    ("vander", lambda x, y: ember.vander(x[0], 3)),
 ]
 
 
