@@ -131,5 +131,6 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
     divide, multiply, subtract, greater, greater_equal, less, less_equal, not_equal, cross, diff, logaddexp,
     logaddexp2, xlogy, isin, heaviside, hsplit, vsplit, dsplit, column_stack, block_diag, tril_indices,
     triu_indices, deg2rad, rad2deg, sinc, inner, float_power, dist, diagflat, trapezoid, trapz, logdet, is_nonzero,
-    isreal, addr, cdist, matrix_power, pinverse, cov, corrcoef, vander, unravel_index, gcd, lcm,
+    isreal, addr, cdist, matrix_power, pinverse, cov, corrcoef, vander, unravel_index, gcd, lcm, slice_scatter,
+    select_scatter, diagonal_scatter, renorm, ldexp, frexp,
 )

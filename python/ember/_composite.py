@@ -420,6 +420,74 @@ def lcm(input, other, *, out=None):
     return _finish(_E.abs(_E.mul(_E.floor_divide(a.to(g.dtype), safe), b.to(g.dtype))), out)
 
 
+def _scatter_into(input, src, view_of, what):
+    out = input.clone()
+    view = view_of(out)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"{what}: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with input[..., start:end:step, ...] (along dim) replaced by src."""
+    idx = (slice(None),) * (dim % max(input.dim(), 1)) + (slice(start, end, step),)
+    return _scatter_into(input, src, lambda t: t[idx], "slice_scatter")
+
+
+def select_scatter(input, src, dim, index):
+    return _scatter_into(input, src, lambda t: t.select(dim, index), "select_scatter")
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2), "diagonal_scatter")
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm is scaled down to norm maxnorm."""
+    if input.is_complex():
+        raise RuntimeError("renorm: Expected a floating point input")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = dim % max(input.dim(), 1)
+    others = [i for i in range(input.dim()) if i != d]
+    norm = _E.linalg.vector_norm(input, p, dim=others, keepdim=True) if others else _E.abs(input)
+    factor = _E.where(_E.gt(norm, maxnorm), _E.div(maxnorm, _E.add(norm, 1e-7)), _E.ones_like(norm))
+    return _E.mul(input, factor.detach())
+
+
+def ldexp(input, other, *, out=None):
+    """input * 2**other, in a floating type."""
+    dt = _E.promote_types(_E.result_type(input, other), _E.get_default_dtype())
+    return _finish(_E.mul(input, _E.exp2(other.to(dt))), out)
+
+
+def frexp(input, *, out=None):
+    """(mantissa in [0.5, 1) with input's sign, int32 exponent) such that input = mantissa * 2**exponent."""
+    if not input.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    x = input.to(_E.float64)
+    finite_nz = _E.logical_and(_E.isfinite(x), _E.ne(x, 0))
+    safe = _E.where(finite_nz, _E.abs(x), _E.ones_like(x))
+    e = _E.add(_E.floor(_E.log2(safe)), 1)
+    m = _E.div(x, _E.exp2(e))
+    big = _E.ge(_E.abs(m), 1)  # log2 rounded up
+    m, e = _E.where(big, _E.div(m, 2), m), _E.where(big, _E.add(e, 1), e)
+    small = _E.logical_and(finite_nz, _E.lt(_E.abs(m), 0.5))
+    m, e = _E.where(small, _E.mul(m, 2), m), _E.where(small, _E.sub(e, 1), e)
+    m = _E.where(finite_nz, m, x).to(input.dtype)
+    e = _E.where(finite_nz, e, _E.zeros_like(e)).to(_E.int32)
+    r = _E.return_types.frexp((m, e)) if hasattr(_E.return_types, "frexp") else (m, e)
+    if out is not None:
+        out[0].copy_(m)
+        out[1].copy_(e)
+        return out
+    return r
+
+
 def _finish(r, out):
     if out is None:
         return r
@@ -433,11 +501,12 @@ __all__ = ["divide", "multiply", "subtract", "greater", "greater_equal", "less",
            "cross", "diff", "logaddexp", "logaddexp2", "xlogy", "isin", "heaviside", "hsplit", "vsplit", "dsplit",
            "column_stack", "block_diag", "tril_indices", "triu_indices", "deg2rad", "rad2deg", "sinc", "inner",
            "float_power", "dist", "diagflat", "trapezoid", "trapz", "logdet", "is_nonzero", "isreal", "addr",
-           "cdist", "matrix_power", "pinverse", "cov", "corrcoef", "vander", "unravel_index", "gcd", "lcm"]
+           "cdist", "matrix_power", "pinverse", "cov", "corrcoef", "vander", "unravel_index", "gcd", "lcm", "slice_scatter", "select_scatter", "diagonal_scatter", "renorm", "ldexp", "frexp"]
 
 _METHODS = ["cross", "diff", "logaddexp", "logaddexp2", "xlogy", "heaviside", "hsplit", "vsplit", "dsplit",
             "deg2rad", "rad2deg", "sinc", "inner", "float_power", "dist", "diagflat", "logdet", "is_nonzero",
-            "isreal", "addr", "cov", "corrcoef", "gcd", "lcm"]
+            "isreal", "addr", "cov", "corrcoef", "gcd", "lcm", "slice_scatter", "select_scatter", "diagonal_scatter",
+            "renorm", "ldexp", "frexp"]
 
 
 def _attach():

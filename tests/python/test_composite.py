@@ -63,6 +63,12 @@ CASES = [
     "lib.unravel_index(lib.tensor([[1, 2], [3, 0]]), (2, 2))",
     "lib.gcd(lib.tensor([12, -18, 0, 7]), lib.tensor([8, 12, 0, 0]))", "lib.lcm(lib.tensor([4, -6, 0]), lib.tensor(6))",
     "lib.gcd(lib.tensor([12], dtype=lib.int16), lib.tensor([8], dtype=lib.int16))",
+    "lib.slice_scatter(lib.zeros(4, 4), lib.ones(4, 2), 1, 0, 4, 2)", "lib.slice_scatter(lib.zeros(4, 4), lib.ones(4, 4))",
+    "lib.select_scatter(lib.zeros(3, 2), lib.ones(2), 0, 1)", "lib.diagonal_scatter(lib.zeros(3, 3), lib.ones(2), 1)",
+    f"lib.renorm({X}, 2, 0, 2.)", f"lib.renorm({X}, 1, 1, 3.)", f"{X}.renorm(float('inf'), 0, 1.)",
+    "lib.ldexp(lib.tensor([1., 3.]), lib.tensor([2, -1]))", "lib.ldexp(lib.tensor([1, 3]), lib.tensor([2, 3]))",
+    "lib.frexp(lib.tensor([0., 1., -3.5, 1024., 1e-40, float('inf'), float('nan'), 0.75], dtype=lib.float64))",
+    "lib.frexp(lib.tensor([8., 0.1, -0.5]))",
     # Tensor methods (python/ember/_tensor.py)
     "lib.arange(6.).reshape(1, 2, 3).squeeze_(0)", "lib.arange(6.).reshape(2, 3).t_()",
     "lib.arange(6.).reshape(2, 3).unsqueeze_(1)", "lib.arange(6.).reshape(2, 3).transpose_(0, 1)",
@@ -87,6 +93,9 @@ ERRORS = [
     "lib.cov(lib.ones(2, 2, 2))", "lib.cov(lib.ones(2, 3), fweights=lib.ones(3))",
     "lib.vander(lib.ones(2, 2))",
     "lib.unravel_index(lib.tensor([1.]), (3, 4))", "lib.gcd(lib.ones(2), lib.ones(2))",
+    "lib.slice_scatter(lib.zeros(4, 4), lib.ones(4, 3), 1, 0, 4, 2)", "lib.frexp(lib.tensor([1, 2]))",
+    "lib.slice_scatter(lib.zeros(4, 4), lib.ones(2, 4))",
+    "lib.select_scatter(lib.zeros(3, 2), lib.ones(3), 0, 1)", "lib.renorm(lib.ones(2, 2), -1, 0, 1.)",
 ]
 
 
@@ -133,6 +142,9 @@ GRADS = [
     ("cross", lambda x, y: ember.cross(x[:, :3], y[:, 1:], dim=1)),
     ("cov", lambda x, y: ember.cov(x, aweights=y[0].abs() + 0.5)), ("corrcoef", lambda x, y: ember.corrcoef(x)),
     ("vander", lambda x, y: ember.vander(x[0], 3)),
+    ("slice_scatter", lambda x, y: ember.slice_scatter(x, y[:, :2], 1, 1, 3)),
+    ("diagonal_scatter", lambda x, y: ember.diagonal_scatter(x, y[0, :3])),
+    ("ldexp", lambda x, y: ember.ldexp(x, ember.tensor([1, -2, 0, 3]))),
 ]
 
 
