@@ -522,5 +522,31 @@ def _attach():
         if hasattr(T, op) and not hasattr(T, alias):
             setattr(T, alias, getattr(T, op))
 
+    # In-place forms: compute out of place, then write back (the result must be castable to self's dtype).
+    def inplace(name, fn):
+        def method(self, *args, **kwargs):
+            r = fn(self, *args, **kwargs)
+            if not _E.can_cast(r.dtype, self.dtype):
+                raise RuntimeError(f"result type {str(r.dtype)[6:]} can't be cast to the desired output type "
+                                   f"{str(self.dtype)[6:]}")
+            return self.copy_(r)
+        method.__name__ = name
+        return method
+
+    g = globals()
+    for name in ("deg2rad", "rad2deg", "sinc", "xlogy", "heaviside", "gcd", "lcm", "ldexp", "renorm", "addr"):
+        if not hasattr(T, name + "_"):
+            setattr(T, name + "_", inplace(name + "_", g[name]))
+
+    def float_power_(self, exponent):
+        if self.dtype not in (_E.float64, _E.complex128):
+            raise RuntimeError(f"the base given to float_power_ has dtype {str(self.dtype)[6:]} but the operation's "
+                               f"result requires dtype {'complex128' if self.is_complex() else 'float64'}")
+        return self.copy_(float_power(self, exponent))
+    T.float_power_ = float_power_
+    for name in ("addmm", "addmv", "baddbmm", "addbmm"):
+        if not hasattr(T, name + "_"):
+            setattr(T, name + "_", inplace(name + "_", getattr(_E, name)))
+
 
 _attach()

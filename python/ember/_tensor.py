@@ -9,6 +9,11 @@ def _repr(self):
     return tensor_repr(self, default_dtype=ember.get_default_dtype)
 
 
+def _ember():
+    import ember
+    return ember
+
+
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 
@@ -92,3 +97,9 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 
 
 Tensor.fill_diagonal_ = _fill_diagonal_
+
+Tensor.cfloat = lambda self: self.to(_ember().complex64)
+Tensor.cdouble = lambda self: self.to(_ember().complex128)
+# Ember tensors are dense, strided, unquantized and never meta.
+for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested"):
+    setattr(Tensor, _name, property(lambda self: False))

@@ -78,6 +78,11 @@ CASES = [
     "lib.arange(24.).reshape(2, 3, 4).sum_to_size(3, 1)", "lib.arange(24.).reshape(2, 3, 4).sum_to_size((1, 3, 4))",
     "lib.ones(2, 3).nbytes", "lib.ones(2).itemsize", "lib.ones(2, dtype=lib.uint8).is_signed()",
     "lib.ones(2).get_device()", "lib.ones(2).is_same_size(lib.ones(1, 2))",
+    "lib.arange(6.).reshape(2, 3).deg2rad_()", "lib.arange(6.).reshape(2, 3).sinc_()",
+    "lib.arange(6.).reshape(2, 3).xlogy_(lib.full((3,), 2.))", "lib.tensor([12, 18]).gcd_(lib.tensor([8, 12]))",
+    "lib.arange(6.).reshape(2, 3).addmm_(lib.ones(2, 2), lib.ones(2, 3), beta=2)",
+    "lib.ones(3).addmv_(lib.ones(3, 2), lib.ones(2))", "lib.ones(2, 3, dtype=lib.float64).float_power_(2)",
+    "lib.arange(6.).reshape(2, 3).cfloat()", "lib.arange(6.).cdouble()", "lib.ones(2).is_sparse",
 ]
 ERRORS = [
     "lib.diff(lib.tensor(1.))", "lib.diff(lib.arange(3.), n=-1)", "lib.diff(lib.arange(4.), prepend=lib.tensor(7.))",
@@ -96,6 +101,7 @@ ERRORS = [
     "lib.slice_scatter(lib.zeros(4, 4), lib.ones(4, 3), 1, 0, 4, 2)", "lib.frexp(lib.tensor([1, 2]))",
     "lib.slice_scatter(lib.zeros(4, 4), lib.ones(2, 4))",
     "lib.select_scatter(lib.zeros(3, 2), lib.ones(3), 0, 1)", "lib.renorm(lib.ones(2, 2), -1, 0, 1.)",
+    "lib.ones(2).float_power_(2)", "lib.arange(3).deg2rad_()", "lib.arange(3).sinc_()",
 ]
 
 
