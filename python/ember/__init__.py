@@ -132,5 +132,5 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
     logaddexp2, xlogy, isin, heaviside, hsplit, vsplit, dsplit, column_stack, block_diag, tril_indices,
     triu_indices, deg2rad, rad2deg, sinc, inner, float_power, dist, diagflat, trapezoid, trapz, logdet, is_nonzero,
     isreal, addr, cdist, matrix_power, pinverse, cov, corrcoef, vander, unravel_index, gcd, lcm, slice_scatter,
-    select_scatter, diagonal_scatter, renorm, ldexp, frexp,
+    select_scatter, diagonal_scatter, renorm, ldexp, frexp, cumulative_trapezoid, pdist,
 )

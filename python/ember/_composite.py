@@ -488,6 +488,31 @@ def frexp(input, *, out=None):
     return r
 
 
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Running trapezoid-rule integral along dim (one element shorter than y there)."""
+    n = y.shape[dim]
+    if n == 0:
+        return y.narrow(dim, 0, 0)
+    avg = _E.add(y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1))
+    if x is None:
+        return _E.mul(_E.cumsum(avg, dim), (1.0 if dx is None else dx) / 2)
+    d = diff(x, dim=dim if x.dim() > 1 else -1)
+    if x.dim() == 1:
+        d = d.reshape([-1 if i == dim % y.dim() else 1 for i in range(y.dim())])
+    return _E.div(_E.cumsum(_E.mul(avg, d), dim), 2)
+
+
+def pdist(input, p=2):
+    """p-norm distances between the rows of a 2-d input, pairs i < j in row-major order."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = triu_indices(n, n, 1)
+    return _E.linalg.vector_norm(_E.sub(input[i], input[j]), p, dim=-1)
+
+
 def _finish(r, out):
     if out is None:
         return r
@@ -501,7 +526,7 @@ __all__ = ["divide", "multiply", "subtract", "greater", "greater_equal", "less",
            "cross", "diff", "logaddexp", "logaddexp2", "xlogy", "isin", "heaviside", "hsplit", "vsplit", "dsplit",
            "column_stack", "block_diag", "tril_indices", "triu_indices", "deg2rad", "rad2deg", "sinc", "inner",
            "float_power", "dist", "diagflat", "trapezoid", "trapz", "logdet", "is_nonzero", "isreal", "addr",
-           "cdist", "matrix_power", "pinverse", "cov", "corrcoef", "vander", "unravel_index", "gcd", "lcm", "slice_scatter", "select_scatter", "diagonal_scatter", "renorm", "ldexp", "frexp"]
+           "cdist", "matrix_power", "pinverse", "cov", "corrcoef", "vander", "unravel_index", "gcd", "lcm", "slice_scatter", "select_scatter", "diagonal_scatter", "renorm", "ldexp", "frexp", "cumulative_trapezoid", "pdist"]
 
 _METHODS = ["cross", "diff", "logaddexp", "logaddexp2", "xlogy", "heaviside", "hsplit", "vsplit", "dsplit",
             "deg2rad", "rad2deg", "sinc", "inner", "float_power", "dist", "diagflat", "logdet", "is_nonzero",

@@ -69,6 +69,9 @@ CASES = [
     "lib.ldexp(lib.tensor([1., 3.]), lib.tensor([2, -1]))", "lib.ldexp(lib.tensor([1, 3]), lib.tensor([2, 3]))",
     "lib.frexp(lib.tensor([0., 1., -3.5, 1024., 1e-40, float('inf'), float('nan'), 0.75], dtype=lib.float64))",
     "lib.frexp(lib.tensor([8., 0.1, -0.5]))",
+    f"lib.cumulative_trapezoid({X})", f"lib.cumulative_trapezoid({X}, dx=2., dim=0)",
+    f"lib.cumulative_trapezoid({Y}, lib.arange(4.) ** 2)", "lib.cumulative_trapezoid(lib.zeros(2, 0))",
+    f"lib.pdist({X})", f"lib.pdist({X}, 1)", f"lib.pdist({X}, float('inf'))", "lib.pdist(lib.ones(1, 3))",
     # Tensor methods (python/ember/_tensor.py)
     "lib.arange(6.).reshape(1, 2, 3).squeeze_(0)", "lib.arange(6.).reshape(2, 3).t_()",
     "lib.arange(6.).reshape(2, 3).unsqueeze_(1)", "lib.arange(6.).reshape(2, 3).transpose_(0, 1)",
@@ -102,6 +105,7 @@ ERRORS = [
     "lib.slice_scatter(lib.zeros(4, 4), lib.ones(2, 4))",
     "lib.select_scatter(lib.zeros(3, 2), lib.ones(3), 0, 1)", "lib.renorm(lib.ones(2, 2), -1, 0, 1.)",
     "lib.ones(2).float_power_(2)", "lib.arange(3).deg2rad_()", "lib.arange(3).sinc_()",
+    "lib.pdist(lib.ones(3))", "lib.pdist(lib.ones(2, 3), -1)",
 ]
 
 
@@ -151,6 +155,7 @@ GRADS = [
     ("slice_scatter", lambda x, y: ember.slice_scatter(x, y[:, :2], 1, 1, 3)),
     ("diagonal_scatter", lambda x, y: ember.diagonal_scatter(x, y[0, :3])),
     ("ldexp", lambda x, y: ember.ldexp(x, ember.tensor([1, -2, 0, 3]))),
+    ("cumulative_trapezoid", lambda x, y: ember.cumulative_trapezoid(x, y)), ("pdist", lambda x, y: ember.pdist(x)),
 ]
 
 
