@@ -239,19 +239,23 @@ def diagflat(input, offset=0):
     return _E.diag(input.reshape(-1), offset)
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """Trapezoid rule along dim, with sample points x (tensor) or spacing dx."""
+def _trapezoid(y, x, dx, dim, reduce):
+    """The trapezoid rule along dim, summed by `reduce` (sum: the integral, cumsum: its running form)."""
     n = y.shape[dim]
-    if n == 0:
-        return _E.sum(y, dim)
-    left, right = y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1)
-    avg = _E.add(left, right)
+    avg = _E.add(y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1))
     if x is None:
-        return _E.mul(_E.sum(avg, dim), (1.0 if dx is None else dx) / 2)
+        return _E.mul(reduce(avg, dim), (1.0 if dx is None else dx) / 2)
     d = diff(x, dim=dim if x.dim() > 1 else -1)
     if x.dim() == 1:
         d = d.reshape([-1 if i == dim % y.dim() else 1 for i in range(y.dim())])
-    return _E.div(_E.sum(_E.mul(avg, d), dim), 2)
+    return _E.div(reduce(_E.mul(avg, d), dim), 2)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Trapezoid rule along dim, with sample points x (tensor) or spacing dx."""
+    if y.shape[dim] == 0:
+        return _E.sum(y, dim)
+    return _trapezoid(y, x, dx, dim, _E.sum)
 
 
 trapz = trapezoid
@@ -490,16 +494,9 @@ def frexp(input, *, out=None):
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """Running trapezoid-rule integral along dim (one element shorter than y there)."""
-    n = y.shape[dim]
-    if n == 0:
+    if y.shape[dim] == 0:
         return y.narrow(dim, 0, 0)
-    avg = _E.add(y.narrow(dim, 0, n - 1), y.narrow(dim, 1, n - 1))
-    if x is None:
-        return _E.mul(_E.cumsum(avg, dim), (1.0 if dx is None else dx) / 2)
-    d = diff(x, dim=dim if x.dim() > 1 else -1)
-    if x.dim() == 1:
-        d = d.reshape([-1 if i == dim % y.dim() else 1 for i in range(y.dim())])
-    return _E.div(_E.cumsum(_E.mul(avg, d), dim), 2)
+    return _trapezoid(y, x, dx, dim, _E.cumsum)
 
 
 def pdist(input, p=2):
@@ -516,7 +513,8 @@ def pdist(input, p=2):
 def _finish(r, out):
     if out is None:
         return r
-    out.resize_(r.shape) if tuple(out.shape) != tuple(r.shape) else None
+    if tuple(out.shape) != tuple(r.shape):
+        out.resize_(r.shape)
     out.copy_(r)
     return out
 

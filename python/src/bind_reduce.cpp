@@ -110,7 +110,7 @@ VarArgs var_args(nb::handle dim, nb::handle unbiased, nb::handle correction, con
 }
 
 // p of torch.norm / ord of linalg norms: a number (int, float, inf) or a string.
-bool number_arg(nb::handle h, double& out) {
+bool as_double(nb::handle h, double& out) {
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) {  // True is 1, as torch's Scalar
     out = nb::cast<double>(h);
     return true;
@@ -122,7 +122,7 @@ Tensor quantile_any(bool nan, const Tensor& t, nb::handle q, nb::handle dim, boo
                     const std::string& interpolation) {
   auto d = opt_int(dim, nan ? "nanquantile" : "quantile");
   double qd;
-  if (number_arg(q, qd))
+  if (as_double(q, qd))
     return nan ? nanquantile(t, qd, d, keepdim, interpolation) : quantile(t, qd, d, keepdim, interpolation);
   Tensor qt = nb::cast<Tensor>(q);
   return nan ? nanquantile(t, qt, d, keepdim, interpolation) : quantile(t, qt, d, keepdim, interpolation);
@@ -142,7 +142,7 @@ Tensor norm_any(const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb:
   double pd;
   if (p.is_none()) return norm(t, std::string("fro"), dims_arg(dim), keepdim, opt_dtype(dtype));
   if (PyLong_Check(p.ptr()) && !PyBool_Check(p.ptr())) index_to_int64(p.ptr());  // OverflowError as torch's parser
-  if (number_arg(p, pd)) return norm(t, pd, dims_arg(dim), keepdim, opt_dtype(dtype));
+  if (as_double(p, pd)) return norm(t, pd, dims_arg(dim), keepdim, opt_dtype(dtype));
   if (nb::isinstance<nb::str>(p)) return norm(t, nb::cast<std::string>(p), dims_arg(dim), keepdim, opt_dtype(dtype));
   throw ember::TypeError(
       detail::str_cat("norm(): argument 'p' must be a number or a string, not ", Py_TYPE(p.ptr())->tp_name));
@@ -373,8 +373,8 @@ void bind_reduce(nb::module_& m) {
       [](const Tensor& t, nb::handle ord, nb::handle dim, bool keepdim, nb::handle dtype, nb::handle out) {
         Shape dims = sizes_from_handle(dim, "linalg.matrix_norm");
         double o;
-        Tensor r = number_arg(ord, o) ? matrix_norm(t, o, dims, keepdim, opt_dtype(dtype))
-                                      : matrix_norm(t, nb::cast<std::string>(ord), dims, keepdim, opt_dtype(dtype));
+        Tensor r = as_double(ord, o) ? matrix_norm(t, o, dims, keepdim, opt_dtype(dtype))
+                                     : matrix_norm(t, nb::cast<std::string>(ord), dims, keepdim, opt_dtype(dtype));
         return write_out(out, r, "linalg.matrix_norm");
       },
       nb::arg("A"), nb::arg("ord") = "fro", nb::arg("dim") = nb::make_tuple(-2, -1), nb::arg("keepdim") = false,

@@ -153,6 +153,29 @@ template <size_t N>
 struct Bytes {
   char b[N];
 };
+// Calls f(std::integral_constant<size_t, N>{}) for an element size N of 1, 2, 4, 8 or 16: kernels
+// that only move elements need no dtype dispatch. False (f not called) for any other size.
+template <typename F>
+bool with_element_bytes(size_t n, F&& f) {
+  switch (n) {
+    case 1:
+      f(std::integral_constant<size_t, 1>{});
+      return true;
+    case 2:
+      f(std::integral_constant<size_t, 2>{});
+      return true;
+    case 4:
+      f(std::integral_constant<size_t, 4>{});
+      return true;
+    case 8:
+      f(std::integral_constant<size_t, 8>{});
+      return true;
+    case 16:
+      f(std::integral_constant<size_t, 16>{});
+      return true;
+  }
+  return false;
+}
 // Reads are independent, so the (pre, mid) rows split across threads; each writes its own
 // output range, and the result does not depend on the thread count.
 template <size_t N>
@@ -183,19 +206,11 @@ void scatter_bytes(const Plan& p, const char* src, char* dst) {
   for_each_offset(p, [&](int64_t k, int64_t off) { d[off] = s[k]; });
 }
 void move_elements(size_t esize, const Plan& p, const char* src, char* dst, bool scatter) {
-  switch (esize) {
-    case 1:
-      return scatter ? scatter_bytes<1>(p, src, dst) : gather_bytes<1>(p, src, dst);
-    case 2:
-      return scatter ? scatter_bytes<2>(p, src, dst) : gather_bytes<2>(p, src, dst);
-    case 4:
-      return scatter ? scatter_bytes<4>(p, src, dst) : gather_bytes<4>(p, src, dst);
-    case 8:
-      return scatter ? scatter_bytes<8>(p, src, dst) : gather_bytes<8>(p, src, dst);
-    case 16:
-      return scatter ? scatter_bytes<16>(p, src, dst) : gather_bytes<16>(p, src, dst);
-  }
-  EMBER_NOT_IMPLEMENTED("index: element size ", esize);
+  bool ok = with_element_bytes(esize, [&](auto bytes) {
+    constexpr size_t B = decltype(bytes)::value;
+    scatter ? scatter_bytes<B>(p, src, dst) : gather_bytes<B>(p, src, dst);
+  });
+  if (!ok) EMBER_NOT_IMPLEMENTED("index: element size ", esize);
 }
 
 // One step of an index/scatter reduction, in T's opmath type (shared by index_put and scatter).
@@ -545,29 +560,11 @@ Tensor gather_raw(const Tensor& t, int64_t dim, const Tensor& index) {
   std::atomic<bool> bad{false};
   const char* s = static_cast<const char*>(t.data_ptr());
   char* d = static_cast<char*>(out.data_ptr());
-  auto run = [&](auto bytes) {
+  bool ok = with_element_bytes(t.element_size(), [&](auto bytes) {
     constexpr size_t B = decltype(bytes)::value;
     src.linear ? gather_walk<B, true>(w, src, s, d, bad) : gather_walk<B, false>(w, src, s, d, bad);
-  };
-  switch (t.element_size()) {
-    case 1:
-      run(std::integral_constant<size_t, 1>());
-      break;
-    case 2:
-      run(std::integral_constant<size_t, 2>());
-      break;
-    case 4:
-      run(std::integral_constant<size_t, 4>());
-      break;
-    case 8:
-      run(std::integral_constant<size_t, 8>());
-      break;
-    case 16:
-      run(std::integral_constant<size_t, 16>());
-      break;
-    default:
-      EMBER_NOT_IMPLEMENTED("gather: element size ", t.element_size());
-  }
+  });
+  if (!ok) EMBER_NOT_IMPLEMENTED("gather: element size ", t.element_size());
   if (bad.load()) throw_bad_index(w, dim);
   return out;
 }
@@ -584,29 +581,11 @@ void scatter_kernel(const Tensor& out, const Walk& w, const Side& dst, const Sid
   };
   if (mode == IndexReduce::None) {
     auto copy = [](auto, auto b) { return b; };
-    auto as = [&](auto bytes) {
+    bool ok = with_element_bytes(out.element_size(), [&](auto bytes) {
       using E = Bytes<decltype(bytes)::value>;
       run(static_cast<E*>(out.data_ptr()), static_cast<const E*>(v.data_ptr()), copy);
-    };
-    switch (out.element_size()) {
-      case 1:
-        as(std::integral_constant<size_t, 1>());
-        break;
-      case 2:
-        as(std::integral_constant<size_t, 2>());
-        break;
-      case 4:
-        as(std::integral_constant<size_t, 4>());
-        break;
-      case 8:
-        as(std::integral_constant<size_t, 8>());
-        break;
-      case 16:
-        as(std::integral_constant<size_t, 16>());
-        break;
-      default:
-        EMBER_NOT_IMPLEMENTED("scatter: element size ", out.element_size());
-    }
+    });
+    if (!ok) EMBER_NOT_IMPLEMENTED("scatter: element size ", out.element_size());
   } else if (is_complex(out.dtype()) && (mode == IndexReduce::Add || mode == IndexReduce::Mul)) {
     EMBER_DISPATCH_COMPLEX(out.dtype(), "index_put", [&] {
       if (mode == IndexReduce::Add)
@@ -725,25 +704,10 @@ Tensor index_select_raw(const Tensor& t, int64_t dim, const Tensor& ix) {
   const int64_t* ip = ix.data<int64_t>();
   const char* s = static_cast<const char*>(t.data_ptr());
   char* d = static_cast<char*>(out.data_ptr());
-  switch (t.element_size()) {
-    case 1:
-      select_walk<1>(O, K, N, t.sizes()[dim], src, ip, s, d);
-      break;
-    case 2:
-      select_walk<2>(O, K, N, t.sizes()[dim], src, ip, s, d);
-      break;
-    case 4:
-      select_walk<4>(O, K, N, t.sizes()[dim], src, ip, s, d);
-      break;
-    case 8:
-      select_walk<8>(O, K, N, t.sizes()[dim], src, ip, s, d);
-      break;
-    case 16:
-      select_walk<16>(O, K, N, t.sizes()[dim], src, ip, s, d);
-      break;
-    default:
-      EMBER_NOT_IMPLEMENTED("index_select: element size ", t.element_size());
-  }
+  bool ok = with_element_bytes(t.element_size(), [&](auto bytes) {
+    select_walk<decltype(bytes)::value>(O, K, N, t.sizes()[dim], src, ip, s, d);
+  });
+  if (!ok) EMBER_NOT_IMPLEMENTED("index_select: element size ", t.element_size());
   return out;
 }
 // The first index outside [0, size), or -1 when none is.
@@ -1012,25 +976,9 @@ Tensor mask_index_fast(const Tensor& t, const TensorVec& indices) {
   size_t es = t.element_size();
   const char* src = static_cast<const char*>(t.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
-  if (inner == 1) {
-    switch (es) {
-      case 1:
-        compress_rows<1>(mp, src, dst, start, cs, n);
-        return out;
-      case 2:
-        compress_rows<2>(mp, src, dst, start, cs, n);
-        return out;
-      case 4:
-        compress_rows<4>(mp, src, dst, start, cs, n);
-        return out;
-      case 8:
-        compress_rows<8>(mp, src, dst, start, cs, n);
-        return out;
-      case 16:
-        compress_rows<16>(mp, src, dst, start, cs, n);
-        return out;
-    }
-  }
+  if (inner == 1 &&
+      with_element_bytes(es, [&](auto bytes) { compress_rows<decltype(bytes)::value>(mp, src, dst, start, cs, n); }))
+    return out;
   size_t row = es * static_cast<size_t>(inner);
   parallel_for(0, chunks, 1, [&](int64_t lo, int64_t hi) {
     const uint8_t* __restrict mk = mp;

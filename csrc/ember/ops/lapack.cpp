@@ -71,17 +71,6 @@ namespace {
 using autograd::LambdaBackward;
 using autograd::TensorList;
 
-template <typename T>
-struct RealOf {
-  using type = T;
-};
-template <typename R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
-template <typename T>
-using real_of = typename RealOf<T>::type;
-
 // Workspace size a LAPACK query (lwork = -1) returned in work[0].
 template <typename T>
 int64_t lwork_of(T wq) {
@@ -461,7 +450,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_raw(const Tensor& a, bool full, bool comp
   char jobz = !compute_uv ? 'N' : (full ? 'A' : 'S');
   dispatch_fc(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    using R = real_of<T>;
+    using R = real_t<T>;
     std::vector<int> iwork(8 * k);
     // Complex gesdd's real workspace (LAPACK >= 3.7 sizes; generous for older ones).
     int64_t mx = std::max(m, n);
@@ -539,7 +528,7 @@ std::pair<Tensor, Tensor> eigh_core(const Tensor& a, char uplo, bool want_vector
     if (n > 0)
       dispatch_fc(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
-        using R = real_of<T>;
+        using R = real_t<T>;
         char jobz = want_vectors ? 'V' : 'N';
         int info = 0, iq = 0;
         T wq;
@@ -922,7 +911,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const T
     }
     dispatch_fc(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      using R = real_of<T>;
+      using R = real_t<T>;
       R rc = rcond ? static_cast<R>(*rcond) : std::numeric_limits<R>::epsilon() * static_cast<R>(mx);
       std::vector<int> jpvt(std::max<int64_t>(n, 1));
       for (int64_t i = 0; i < nb; ++i) {
