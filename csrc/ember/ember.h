@@ -4,6 +4,7 @@
 #include "ember/core/dtype.h"
 #include "ember/core/parallel.h"
 #include "ember/core/scalar.h"
+#include "ember/core/shared_memory.h"
 #include "ember/core/tensor.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/operators.h"

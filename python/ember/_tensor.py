@@ -1,5 +1,6 @@
 """Tensor methods written in Python (printing, NumPy protocol), attached to the C++ class."""
 
+from ember import _C
 from ember._C import Tensor
 
 
@@ -103,3 +104,12 @@ Tensor.cdouble = lambda self: self.to(_ember().complex128)
 # Ember tensors are dense, strided, unquantized and never meta.
 for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested"):
     setattr(Tensor, _name, property(lambda self: False))
+
+
+def _share_memory_(self):
+    """Moves the storage to shared memory (a no-op if it is there); returns self."""
+    return _C._share_memory_(self)
+
+
+Tensor.share_memory_ = _share_memory_
+Tensor.is_shared = lambda self: _C._is_shared(self)

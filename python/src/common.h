@@ -70,9 +70,10 @@ void bind_random(nb::module_& m);
 void bind_index(nb::module_& m);   // indexing, assembly and shape ops (bind_index.cpp)
 void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 void bind_unary(nb::module_& m);
-void bind_reduce(nb::module_& m);   // reductions, scans, sorting (bind_reduce.cpp)
-void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
-void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+void bind_reduce(nb::module_& m);           // reductions, scans, sorting (bind_reduce.cpp)
+void bind_complex(nb::module_& m);          // complex-number ops (bind_complex.cpp)
+void bind_multiprocessing(nb::module_& m);  // shared-memory tensors (bind_multiprocessing.cpp)
+void bind_pyobj(nb::module_& m);            // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

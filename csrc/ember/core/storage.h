@@ -15,9 +15,18 @@ class StorageImpl : public RefCounted {
   void* data() const { return data_.ptr; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  const DataPtr& data_ptr() const { return data_; }
+
+  // Moves the bytes to new memory of the same size (share_memory_). The old block stays alive
+  // until the storage dies: a NumPy array or raw pointer taken earlier must not dangle.
+  void replace_data(DataPtr data) {
+    retired_ = std::move(data_);
+    data_ = std::move(data);
+  }
 
  private:
   DataPtr data_;
+  DataPtr retired_;
   size_t nbytes_;
   Device device_;
 };
