@@ -1,0 +1,235 @@
+"""Train a CNN on Fashion-MNIST with Ember: the project's main job.
+
+A PyTorch program with `import torch` changed to `import ember as torch`: a Dataset and a
+DataLoader with worker processes and augmentation, an nn.Module CNN with batch norm and dropout,
+AdamW (or SGD) with a one-cycle learning-rate schedule, train/eval modes, a checkpoint each epoch
+(ember.save) that --resume continues from, a progress bar, and a PNG of the learning curves.
+
+Data: Debian's dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or --data DIR
+holding the four IDX files (gzipped or not).
+"""
+import argparse
+import os
+import sys
+import time
+
+import ember as torch
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.utils.data import DataLoader, Subset
+from ember.vision import datasets, transforms
+
+MEAN, STD = 0.2860, 0.3530  # Fashion-MNIST's pixel statistics (training set)
+
+
+class Net(nn.Module):
+    """Three conv-BN-ReLU layers (two followed by max-pooling) and a two-layer classifier with dropout."""
+
+    def __init__(self, width=32, num_classes=10, dropout=0.25):
+        super().__init__()
+
+        def conv(cin, cout):
+            return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+        self.features = nn.Sequential(
+            *conv(1, width), nn.MaxPool2d(2),              # 28 -> 14
+            *conv(width, 2 * width), nn.MaxPool2d(2),      # 14 -> 7
+            *conv(2 * width, 2 * width))
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Dropout(dropout), nn.Linear(2 * width * 7 * 7, 128), nn.ReLU(inplace=True),
+            nn.Dropout(dropout), nn.Linear(128, num_classes))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", default=None, help="directory with the Fashion-MNIST IDX files "
+                   "(default: Debian's /usr/share/datasets/fashion-mnist)")
+    p.add_argument("--epochs", type=int, default=6, help="training epochs (default: 6)")
+    p.add_argument("--batch-size", type=int, default=128, help="training batch size (default: 128)")
+    p.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw", help="optimizer (default: adamw)")
+    p.add_argument("--lr", type=float, default=None,
+                   help="peak learning rate of the one-cycle schedule (default: 3e-3 for AdamW, 0.1 for SGD)")
+    p.add_argument("--weight-decay", type=float, default=5e-4, help="weight decay (default: 5e-4)")
+    p.add_argument("--width", type=int, default=32, help="channels of the first conv block (default: 32)")
+    p.add_argument("--workers", type=int, default=2, help="DataLoader worker processes (default: 2)")
+    p.add_argument("--no-augment", action="store_true",
+                   help="train without augmentation (default: random horizontal flips and 2-pixel shifts)")
+    p.add_argument("--threads", type=int, default=None, help="intra-op threads (default: all cores)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--limit-train", type=int, default=None, help="use only the first N training images")
+    p.add_argument("--limit-test", type=int, default=None, help="use only the first N test images")
+    p.add_argument("--out", default="runs/fashion_mnist",
+                   help="directory for checkpoints and the plot (default: runs/fashion_mnist)")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
+    p.add_argument("--no-plot", action="store_true", help="do not write the PNG of the learning curves")
+    return p.parse_args(argv)
+
+
+class Progress:
+    """A tqdm bar when tqdm is installed, else a plain line rewritten in place."""
+
+    def __init__(self, total, desc, disable):
+        self.total, self.desc, self.disable, self.n = total, desc, disable, 0
+        self.bar = None
+        if not disable:
+            try:
+                from tqdm import tqdm  # noqa: PLC0415
+                self.bar = tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+            except ImportError:
+                pass
+        self.last = 0.0
+
+    def update(self, **stats):
+        self.n += 1
+        if self.disable:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix(stats, refresh=False)
+            self.bar.update(1)
+        elif time.time() - self.last > 0.5 or self.n == self.total:
+            self.last = time.time()
+            info = " ".join(f"{k}={v}" for k, v in stats.items())
+            sys.stderr.write(f"\r{self.desc} {self.n}/{self.total} {info}   ")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif not self.disable:
+            sys.stderr.write("\r" + " " * 100 + "\r")
+
+
+def evaluate(model, loader):
+    model.eval()
+    total_loss, correct, n = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            total_loss += F.cross_entropy(logits, y, reduction="sum").item()
+            correct += (logits.argmax(dim=1) == y).sum().item()
+            n += y.numel()
+    return total_loss / n, correct / n
+
+
+def save_plot(history, path):
+    try:
+        import matplotlib  # noqa: PLC0415
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError:
+        print("matplotlib is not installed: no plot written (pip install matplotlib)")
+        return None
+    epochs = [h["epoch"] for h in history]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    ax1.plot(epochs, [h["train_loss"] for h in history], "o-", label="train")
+    ax1.plot(epochs, [h["test_loss"] for h in history], "o-", label="test")
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("cross-entropy loss")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    ax2.plot(epochs, [100 * h["test_acc"] for h in history], "o-", color="tab:green")
+    ax2.set_xlabel("epoch")
+    ax2.set_ylabel("test accuracy (%)")
+    ax2.grid(alpha=0.3)
+    fig.suptitle("Ember: CNN on Fashion-MNIST")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    os.makedirs(args.out, exist_ok=True)
+
+    norm = [transforms.ToTensor(), transforms.Normalize((MEAN,), (STD,))]
+    augment = [] if args.no_augment else [transforms.RandomHorizontalFlip(), transforms.RandomCrop(28, padding=2)]
+    try:
+        train_set = datasets.FashionMNIST(args.data, train=True, transform=transforms.Compose(augment + norm))
+        test_set = datasets.FashionMNIST(args.data, train=False, transform=transforms.Compose(norm))
+    except RuntimeError as e:
+        sys.exit(f"error: {e}")
+    if args.limit_train:
+        train_set = Subset(train_set, range(min(args.limit_train, len(train_set))))
+    if args.limit_test:
+        test_set = Subset(test_set, range(min(args.limit_test, len(test_set))))
+
+    g = torch.Generator()
+    g.manual_seed(args.seed)
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True, drop_last=True,
+                              num_workers=args.workers, generator=g, persistent_workers=args.workers > 0)
+    test_loader = DataLoader(test_set, batch_size=1000, num_workers=0)
+    if len(train_loader) == 0:
+        sys.exit("error: fewer training images than one batch (lower --batch-size or raise --limit-train)")
+
+    model = Net(width=args.width)
+    if args.optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=args.lr or 3e-3, weight_decay=args.weight_decay)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr or 0.1, momentum=0.9, nesterov=True,
+                              weight_decay=args.weight_decay)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=opt.param_groups[0]["lr"], epochs=args.epochs,
+                                                steps_per_epoch=len(train_loader))
+
+    ckpt_path = os.path.join(args.out, "checkpoint.pt")
+    start_epoch, history = 0, []
+    if args.resume and os.path.exists(ckpt_path):
+        ckpt = torch.load(ckpt_path)
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        sched.load_state_dict(ckpt["scheduler"])
+        start_epoch, history = ckpt["epoch"], ckpt["history"]
+        print(f"resumed from {ckpt_path} after epoch {start_epoch}")
+
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"Fashion-MNIST: {len(train_set)} training / {len(test_set)} test images; model {n_params:,} "
+          f"parameters; {args.optimizer}, batch {args.batch_size}, {args.workers} workers, "
+          f"{torch.get_num_threads()} threads")
+    run_start = time.time()
+    for epoch in range(start_epoch, args.epochs):
+        model.train()
+        t0 = time.time()
+        bar = Progress(len(train_loader), f"epoch {epoch + 1}/{args.epochs}", args.no_progress)
+        running, seen = 0.0, 0
+        for x, y in train_loader:
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            running += loss.item() * y.numel()
+            seen += y.numel()
+            bar.update(loss=f"{running / seen:.4f}", samples_per_s=f"{seen / (time.time() - t0):.0f}")
+        bar.close()
+        train_time = time.time() - t0
+        test_loss, test_acc = evaluate(model, test_loader)
+        history.append({"epoch": epoch + 1, "train_loss": running / seen, "test_loss": test_loss,
+                        "test_acc": test_acc, "seconds": time.time() - t0, "samples_per_s": seen / train_time})
+        print(f"epoch {epoch + 1:2d}/{args.epochs}  train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
+              f"test acc {100 * test_acc:.2f}%  {time.time() - t0:.1f}s  ({seen / train_time:.0f} samples/s)",
+              flush=True)
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                    "epoch": epoch + 1, "history": history}, ckpt_path)
+
+    model_path = os.path.join(args.out, "model.pt")
+    torch.save(model.state_dict(), model_path)
+    if history:
+        print(f"final test accuracy {100 * history[-1]['test_acc']:.2f}% after {len(history)} epochs "
+              f"({time.time() - run_start:.0f}s this run)")
+    print(f"model saved to {model_path}; checkpoint {ckpt_path}")
+    if not args.no_plot and history:
+        plot = save_plot(history, os.path.join(args.out, "curves.png"))
+        if plot:
+            print(f"learning curves: {plot}")
+    return history
+
+
+if __name__ == "__main__":
+    main()
