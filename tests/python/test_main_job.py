@@ -1,0 +1,70 @@
+"""The main job (examples/fashion_mnist.py) end to end on a tiny data set the test writes."""
+import gzip
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(ROOT, "examples", "fashion_mnist.py")
+
+
+def _write_idx(path, arr):
+    header = bytes([0, 0, 0x08, arr.ndim]) + b"".join(d.to_bytes(4, "big") for d in arr.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + arr.astype(np.uint8).tobytes())
+
+
+def _run(args, tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    return subprocess.run([sys.executable, EXAMPLE, *args], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=str(tmp_path))
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fmnist")
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 320), ("t10k", 100)):
+        labels = rng.integers(0, 10, n)
+        imgs = rng.integers(0, 60, (n, 28, 28))
+        for i, c in enumerate(labels):  # a class-dependent bright band, so there is something to learn
+            imgs[i, 2 * c:2 * c + 3, :] = 250
+        _write_idx(str(d / f"{split}-images-idx3-ubyte.gz"), imgs)
+        _write_idx(str(d / f"{split}-labels-idx1-ubyte.gz"), labels)
+    return d
+
+
+def test_help_documents_every_option(tmp_path):
+    r = _run(["--help"], tmp_path)
+    assert r.returncode == 0
+    for opt in ("--data", "--epochs", "--batch-size", "--optimizer", "--lr", "--workers", "--resume", "--out"):
+        assert opt in r.stdout
+
+
+def test_trains_checkpoints_and_resumes(tiny_data, tmp_path):
+    out = tmp_path / "run"
+    common = ["--data", str(tiny_data), "--batch-size", "32", "--workers", "1", "--out", str(out), "--no-progress"]
+    r = _run(common + ["--epochs", "1"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "epoch  1/1" in r.stdout and "test acc" in r.stdout and "model saved to" in r.stdout
+    assert (out / "checkpoint.pt").exists() and (out / "model.pt").exists() and (out / "curves.png").exists()
+    ckpt = ember.load(str(out / "checkpoint.pt"))
+    assert ckpt["epoch"] == 1 and len(ckpt["history"]) == 1
+    # resuming a finished run restores model, optimizer and schedule, and trains nothing more
+    r2 = _run(common + ["--epochs", "1", "--resume"], tmp_path)
+    assert r2.returncode == 0, r2.stderr
+    assert "resumed from" in r2.stdout and "after epoch 1" in r2.stdout and "epoch  1/1" not in r2.stdout
+    state = ember.load(str(out / "model.pt"))
+    assert any(k.endswith("running_mean") for k in state)
+
+
+def test_missing_data_says_where_to_put_it(tmp_path):
+    r = _run(["--data", str(tmp_path / "nowhere"), "--epochs", "1", "--limit-train", "10"], tmp_path)
+    if os.path.isdir("/usr/share/datasets/fashion-mnist"):
+        pytest.skip("Debian's Fashion-MNIST is installed: the trainer falls back to it")
+    assert r.returncode != 0 and "not found" in r.stderr
