@@ -11,3 +11,4 @@ from ember.nn import functional  # noqa: F401
 from ember.nn import init  # noqa: F401
 from ember.nn import modules  # noqa: F401
 from ember.nn import parameter  # noqa: F401
+from ember.nn import utils  # noqa: F401,E402
