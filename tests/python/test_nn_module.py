@@ -1080,3 +1080,31 @@ def test_share_memory_and_extra_repr_multiline():
     e.sub = enn.Linear(1, 1)
     t.sub = tnn.Linear(1, 1)
     assert repr(e).replace("Multi(", "X(") == repr(t).replace("MultiT(", "X(")
+
+
+def test_full_backward_hooks_multiple_inputs_outputs_match_torch():
+    """Tuple outputs (one unused), an input without grad and a keyword argument, as torch reports them."""
+    def run(lib):
+        nn = lib.nn
+
+        class M(nn.Module):
+            def forward(self, a, b, k=1.0):
+                return a * b * k, a + 2 * b
+
+        def lists(gs):
+            return [None if g is None else g.tolist() for g in gs]
+        m = M()
+        rec = []
+        m.register_full_backward_pre_hook(lambda mod, go: rec.append(("pre", lists(go))))
+        m.register_full_backward_hook(lambda mod, gi, go: rec.append(("full", lists(gi), lists(go))))
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0])
+        x, y = m(a, b, k=3.0)
+        (x.sum() * 2 + y.sum()).backward()
+        rec.append(a.grad.tolist())
+        x, y = m(a, b)
+        x.sum().backward()  # y unused: its grad_output is None
+        rec.append(a.grad.tolist())
+        return rec
+
+    assert run(ember) == run(torch)

@@ -240,15 +240,16 @@ class _BackwardHookFunction(ember.autograd.Function):
     """Identity on its tensors; its backward runs `state.on_grads` on the incoming gradients."""
 
     @staticmethod
-    def forward(ctx, on_grads, *args):
+    def forward(ctx, on_grads, materialize, *args):
         ctx.on_grads = on_grads
+        ctx.set_materialize_grads(materialize)
         ctx.mark_non_differentiable(*[a for a in args if isinstance(a, Tensor) and not a.requires_grad])
         return tuple(a.view_as(a) if isinstance(a, Tensor) else a for a in args)
 
     @staticmethod
     def backward(ctx, *grads):
         res = ctx.on_grads(grads)
-        return (None,) + tuple(res)
+        return (None, None) + tuple(res)
 
 
 def _setup_output_hook(state, result):
@@ -282,7 +283,8 @@ def _setup_output_hook(state, result):
     outs = (result,) if single else result
     if not isinstance(outs, tuple) or not any(isinstance(o, Tensor) and o.requires_grad for o in outs):
         return result
-    wrapped = _BackwardHookFunction.apply(on_grads, *outs)
+    # Unused outputs give None in grad_output (as torch).
+    wrapped = _BackwardHookFunction.apply(on_grads, False, *outs)
     wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
     return wrapped[0] if single else tuple(wrapped)
 
@@ -295,7 +297,9 @@ def _setup_input_hook(state, args):
     state.input_requires_grad = True
 
     def on_grads(grads):
-        grads = tuple(grads)
+        # Inputs that do not require grad get zeros (torch materializes them).
+        grads = tuple(ember.zeros_like(t) if g is None or not t.requires_grad else g
+                      for g, t in zip(grads, tensors))
         for hook in state.user_hooks:
             out = hook(state.module, grads, state.grad_outputs if state.grad_outputs is not None else ())
             if out is not None:
@@ -308,7 +312,8 @@ def _setup_input_hook(state, args):
         return grads
 
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    wrapped = _BackwardHookFunction.apply(on_grads, *[args[i] for i in tensor_pos])
+    tensors = [args[i] for i in tensor_pos]
+    wrapped = _BackwardHookFunction.apply(on_grads, True, *tensors)
     wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
     new_args = list(args)
     for i, w in zip(tensor_pos, wrapped):
