@@ -52,8 +52,13 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
+        # Straight from the registry (cheaper than two __getattr__ calls); a parametrized weight or
+        # bias has left it and is read through its property.
         p = self._parameters
-        return _C.linear(input, p["weight"], p["bias"])
+        w = p.get("weight")
+        if w is None:
+            w = self.weight
+        return _C.linear(input, w, p["bias"] if "bias" in p else self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
