@@ -188,3 +188,61 @@ def test_spectral_norm_vector_and_errors():
         ePs.spectral_norm(enn.Linear(2, 2), n_power_iterations=0)
     with pytest.raises(NotImplementedError):
         ePs.orthogonal(enn.Linear(2, 2))
+
+
+# ---- nn.utils.fusion ----
+
+def _bn_stats(c):
+    g = torch.Generator().manual_seed(0)
+    return (torch.randn(c, generator=g), torch.rand(c, generator=g) + 0.5, torch.randn(c, generator=g),
+            torch.randn(c, generator=g))
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fuse_conv_bn_weights_matches_torch(transpose, bias):
+    w = torch.randn(4, 6, 3, 3) if not transpose else torch.randn(6, 4, 3, 3)
+    b = torch.randn(4) if bias else None
+    rm, rv, bw, bb = _bn_stats(4)
+    ft = tnn.utils.fuse_conv_bn_weights(w, b, rm, rv, 1e-5, bw, bb, transpose)
+    fe = enn.utils.fuse_conv_bn_weights(to_ember(w), None if b is None else to_ember(b), to_ember(rm), to_ember(rv),
+                                        1e-5, to_ember(bw), to_ember(bb), transpose)
+    for e, t in zip(fe, ft):
+        assert isinstance(e, enn.Parameter)
+        close(e, t)
+    fe = enn.utils.fuse_conv_bn_weights(to_ember(w), None, to_ember(rm), to_ember(rv), 1e-3, None, None, transpose)
+    ft = tnn.utils.fuse_conv_bn_weights(w, None, rm, rv, 1e-3, None, None, transpose)
+    for e, t in zip(fe, ft):
+        close(e, t)
+
+
+def test_fuse_linear_bn_matches_torch():
+    rm, rv, bw, bb = _bn_stats(3)
+    w, b = torch.randn(3, 5), torch.randn(3)
+    for e, t in zip(enn.utils.fuse_linear_bn_weights(to_ember(w), to_ember(b), to_ember(rm), to_ember(rv), 1e-5,
+                                                     to_ember(bw), to_ember(bb)),
+                    tnn.utils.fuse_linear_bn_weights(w, b, rm, rv, 1e-5, bw, bb)):
+        close(e, t)
+
+    class BN(enn.Module):  # the attributes fuse_linear_bn_eval reads (nn.BatchNorm1d comes from another branch)
+        def __init__(self):
+            super().__init__()
+            self.num_features, self.eps = 3, 1e-5
+            self.weight, self.bias = enn.Parameter(to_ember(bw)), enn.Parameter(to_ember(bb))
+            self.register_buffer("running_mean", to_ember(rm))
+            self.register_buffer("running_var", to_ember(rv))
+
+    lin = enn.Linear(5, 3)
+    with ember.no_grad():
+        lin.weight.copy_(to_ember(w))
+        lin.bias.copy_(to_ember(b))
+    fused = enn.utils.fuse_linear_bn_eval(lin.eval(), BN().eval())
+    tb = tnn.BatchNorm1d(3).eval()
+    tb.load_state_dict({"weight": bw, "bias": bb, "running_mean": rm, "running_var": rv,
+                        "num_batches_tracked": torch.tensor(0)})
+    tl = tnn.Linear(5, 3)
+    tl.load_state_dict({"weight": w, "bias": b})
+    x = torch.randn(4, 5)
+    close(fused(to_ember(x)), tb(tl(x)), 1e-4)
+    with pytest.raises(AssertionError):
+        enn.utils.fuse_linear_bn_eval(lin.train(), BN().eval())

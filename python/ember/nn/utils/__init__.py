@@ -6,3 +6,6 @@ from ember.nn.utils.clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from ember.nn.utils.fusion import (  # noqa: F401
+    fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
+)
