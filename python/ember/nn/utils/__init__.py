@@ -2,6 +2,7 @@
 from ember.nn.utils import stateless  # noqa: F401
 from ember.nn.utils import parametrize  # noqa: F401
 from ember.nn.utils import parametrizations  # noqa: F401
+from ember.nn.utils import rnn  # noqa: F401
 from ember.nn.utils.clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
