@@ -246,3 +246,31 @@ def test_fuse_linear_bn_matches_torch():
     close(fused(to_ember(x)), tb(tl(x)), 1e-4)
     with pytest.raises(AssertionError):
         enn.utils.fuse_linear_bn_eval(lin.train(), BN().eval())
+
+
+# ---- the hook-based weight_norm ----
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_hook_weight_norm_matches_torch(dim):
+    with pytest.warns(FutureWarning):
+        tm = tnn.utils.weight_norm(tnn.Linear(4, 3), dim=dim)
+    with pytest.warns(FutureWarning):
+        em = enn.utils.weight_norm(enn.Linear(4, 3), dim=dim)
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert list(em.state_dict()) == list(tm.state_dict())
+    load_from(em, tm)
+    x = torch.randn(2, 4)
+    yt, ye = tm(x), em(to_ember(x))
+    close(ye, yt)
+    yt.sum().backward()
+    ye.sum().backward()
+    close(em.weight_g.grad, tm.weight_g.grad, 1e-4)
+    close(em.weight_v.grad, tm.weight_v.grad, 1e-4)
+    with pytest.raises(RuntimeError):
+        enn.utils.weight_norm(em, dim=dim)
+    enn.utils.remove_weight_norm(em)
+    tnn.utils.remove_weight_norm(tm)
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    close(em.weight, tm.weight)
+    with pytest.raises(ValueError):
+        enn.utils.remove_weight_norm(em)

@@ -10,3 +10,4 @@ from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_pa
 from ember.nn.utils.fusion import (  # noqa: F401
     fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
 )
+from ember.nn.utils.weight_norm import weight_norm, remove_weight_norm  # noqa: F401
