@@ -420,3 +420,31 @@ def test_functional_call_matches_torch():
     out = enn.utils.stateless.functional_call(tied, {"0.weight": ember.eye(2) * 2}, (ember.ones(1, 2),),
                                               tie_weights=False)
     assert out.tolist() != [[4.0, 4.0]]
+
+
+def test_gumbel_softmax_inplace_variants_pdist_skip_init():
+    logits = ember.randn(500, 4)
+    y = EF.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(to_np(y.sum(-1)), np.ones(500), rtol=1e-5)
+    lg = ember.tensor([[2.0, 0.0, -1.0, 0.5]]).requires_grad_()
+    h = EF.gumbel_softmax(lg.expand(2000, 4), hard=True)
+    assert set(to_np(h).ravel().tolist()) <= {0.0, 1.0} and (to_np(h).sum(-1) == 1).all()
+    freq = to_np(h).mean(0)  # sampling probabilities are softmax(logits)
+    np.testing.assert_allclose(freq, TF.softmax(torch.tensor([2.0, 0.0, -1.0, 0.5]), 0).numpy(), atol=0.05)
+    h.sum().backward()
+    assert lg.grad is not None
+    for name in ("celu_", "selu_"):
+        x = torch.randn(6)
+        xe = to_ember(x)
+        assert getattr(EF, name)(xe) is xe
+        getattr(TF, name)(x)
+        close(xe, x)
+    a = torch.randn(5, 3)
+    for p in (1.0, 2.0):
+        close(EF.pdist(to_ember(a), p), TF.pdist(a, p))
+    m = enn.utils.skip_init(enn.Linear, 4, 3)
+    assert tuple(m.weight.shape) == (3, 4) and isinstance(m.weight, enn.Parameter)
+    with pytest.raises(RuntimeError):
+        enn.utils.skip_init(enn.Flatten)
+    with pytest.warns(FutureWarning):
+        enn.init.eye(ember.empty(2, 2))

@@ -12,7 +12,7 @@ from ember import _C
 __all__ = [
     "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "rrelu_", "hardshrink", "softshrink", "normalize",
     "one_hot", "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
-    "native_channel_shuffle",
+    "native_channel_shuffle", "gumbel_softmax", "celu_", "selu_", "pdist",
 ]
 
 
@@ -212,3 +212,31 @@ def channel_shuffle(input, groups):
 
 
 native_channel_shuffle = channel_shuffle
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel noise) / tau); hard=True gives one-hot samples with the soft gradient."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.")
+    gumbels = -ember.empty_like(logits).exponential_().log()
+    y_soft = _C.softmax((logits + gumbels) / tau, dim, None)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = ember.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def celu_(input, alpha=1.0):
+    """In-place celu."""
+    return _C.celu_(input, alpha)
+
+
+def selu_(input):
+    """In-place selu."""
+    return _C.selu_(input)
+
+
+def pdist(input, p=2):
+    """Pairwise p-norm distances between the rows of a 2-D input (upper triangle, row-major)."""
+    return ember.pdist(input, p)

@@ -146,4 +146,5 @@ from ember._C import linear, bilinear  # noqa: E402,F401
 from ember.nn._functional_extra import (  # noqa: E402,F401
     softmax, log_softmax, softmin, glu, prelu, rrelu, rrelu_, hardshrink, softshrink, normalize, one_hot,
     cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle,
+    gumbel_softmax, celu_, selu_, pdist,
 )

@@ -11,3 +11,4 @@ from ember.nn.utils.fusion import (  # noqa: F401
     fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
 )
 from ember.nn.utils.weight_norm import weight_norm, remove_weight_norm  # noqa: F401
+from ember.nn.utils.init import skip_init  # noqa: F401
