@@ -274,3 +274,37 @@ def test_hook_weight_norm_matches_torch(dim):
     close(em.weight, tm.weight)
     with pytest.raises(ValueError):
         enn.utils.remove_weight_norm(em)
+
+
+# ---- the hook-based spectral_norm ----
+
+def test_hook_spectral_norm_matches_torch():
+    tm = tnn.utils.spectral_norm(tnn.Linear(4, 5))
+    em = enn.utils.spectral_norm(enn.Linear(4, 5))
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    tsd = tm.state_dict()
+    assert list(em.state_dict()) == list(tsd)
+    assert dict(em.state_dict()._metadata) == dict(tsd._metadata)
+    em.load_state_dict(OrderedDict((k, to_ember(v)) for k, v in tsd.items()))
+    x = torch.randn(3, 4)
+    for _ in range(3):  # training: u, v advance on each call
+        close(em(to_ember(x)), tm(x), 1e-4)
+    close(em.weight_u, tm.weight_u, 1e-4)
+    em.eval()
+    tm.eval()
+    yt, ye = tm(x), em(to_ember(x))
+    close(ye, yt, 1e-4)
+    yt.sum().backward()
+    ye.sum().backward()
+    close(em.weight_orig.grad, tm.weight_orig.grad, 1e-4)
+    with pytest.raises(RuntimeError):
+        enn.utils.spectral_norm(em)
+    enn.utils.remove_spectral_norm(em)
+    tnn.utils.remove_spectral_norm(tm)
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    close(em.weight, tm.weight, 1e-4)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    with pytest.raises(ValueError):
+        enn.utils.remove_spectral_norm(em)
+    with pytest.raises(ValueError):
+        enn.utils.spectral_norm(enn.Linear(2, 2), n_power_iterations=0)

@@ -12,3 +12,4 @@ from ember.nn.utils.fusion import (  # noqa: F401
 )
 from ember.nn.utils.weight_norm import weight_norm, remove_weight_norm  # noqa: F401
 from ember.nn.utils.init import skip_init  # noqa: F401
+from ember.nn.utils.spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
