@@ -74,6 +74,8 @@ void bind_reduce(nb::module_& m);           // reductions, scans, sorting (bind_
 void bind_complex(nb::module_& m);          // complex-number ops (bind_complex.cpp)
 void bind_multiprocessing(nb::module_& m);  // shared-memory tensors (bind_multiprocessing.cpp)
 void bind_pyobj(nb::module_& m);            // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+// ---- nn ----
+void bind_nn_linear(nb::module_& m);  // nn.functional.linear / bilinear (bind_nn_linear.cpp)
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -138,3 +138,13 @@ def tanhshrink(input):
     return input - _C.tanh(input)
 
 from ember.nn._pad import pad  # noqa: E402,F401
+
+# ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
+from ember._C import linear, bilinear  # noqa: E402,F401
+
+# ---- softmax family, glu/prelu/rrelu/shrinks, normalize, one_hot, distances, shuffles (nn/_functional_extra.py) ----
+from ember.nn._functional_extra import (  # noqa: E402,F401
+    softmax, log_softmax, softmin, glu, prelu, rrelu, rrelu_, hardshrink, softshrink, normalize, one_hot,
+    cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle,
+    gumbel_softmax, celu_, selu_, pdist,
+)

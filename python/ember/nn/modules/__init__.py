@@ -1,0 +1,21 @@
+"""nn module classes, one file per family (as torch.nn.modules)."""
+from ember.nn.modules.module import Module  # noqa: F401
+from ember.nn.modules.container import (  # noqa: F401
+    Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict,
+)
+from ember.nn.modules.linear import Identity, Linear, Bilinear, LazyLinear  # noqa: F401
+from ember.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
+from ember.nn.modules.lazy import LazyModuleMixin  # noqa: F401
+from ember.nn.modules.activation import (  # noqa: F401
+    Threshold, ReLU, RReLU, Hardtanh, ReLU6, Sigmoid, Hardsigmoid, Tanh, SiLU, Mish, Hardswish, ELU, CELU, SELU, GLU,
+    GELU, Hardshrink, LeakyReLU, LogSigmoid, Softplus, Softshrink, PReLU, Softsign, Tanhshrink, Softmin, Softmax,
+    Softmax2d, LogSoftmax, MultiheadAttention,
+)
+from ember.nn.modules.padding import (  # noqa: F401
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from ember.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from ember.nn.modules.channelshuffle import ChannelShuffle  # noqa: F401
+from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: F401
