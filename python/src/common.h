@@ -72,7 +72,10 @@ void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 void bind_unary(nb::module_& m);
 void bind_reduce(nb::module_& m);   // reductions, scans, sorting (bind_reduce.cpp)
 void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
-void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+void bind_pyobj(nb::module_& m);
+// ---- nn ops (nnconv) ----
+void bind_nn_conv(nb::module_& m);  // convolution (bind_nn_conv.cpp)    // Note [PyObject preservation] (pyobj.cpp);
+                                    // after bind_tensor
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -138,3 +138,11 @@ def tanhshrink(input):
     return input - _C.tanh(input)
 
 from ember.nn._pad import pad  # noqa: E402,F401
+
+
+# ---- convolution (C++ ops in csrc/ember/ops/nn_conv.cpp, bound in python/src/bind_nn_conv.cpp) ----
+from ember._C import (  # noqa: E402,F401
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
+
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
