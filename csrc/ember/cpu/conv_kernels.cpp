@@ -19,8 +19,8 @@ namespace ember::cpu {
 namespace {
 
 template <typename T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-          T beta, T* c, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+          T* c, int64_t ldc) {
   auto A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, A, B, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
@@ -157,7 +157,8 @@ void forward_impl(const T* x, const T* w, const T* b, T* y, const ConvGeometry& 
       }
       T beta = 0;
       if (b) {
-        for (int64_t co = 0; co < d.c_out_g; ++co) std::fill(yg + co * d.L, yg + (co + 1) * d.L, b[grp * d.c_out_g + co]);
+        for (int64_t co = 0; co < d.c_out_g; ++co)
+          std::fill(yg + co * d.L, yg + (co + 1) * d.L, b[grp * d.c_out_g + co]);
         beta = 1;
       }
       gemm<T>(false, false, d.c_out_g, d.L, d.R, w + grp * d.c_out_g * d.R, d.R, B, d.L, beta, yg, d.L);
@@ -198,8 +199,8 @@ void backward_weight_impl(const T* x, const T* gy, T* gw, const ConvGeometry& g)
   Dims d = dims_of(g);
   const int64_t wsize = g.c_out * d.R;
   constexpr int64_t kMaxChunks = 8, kMaxPartialBytes = int64_t(64) << 20;
-  int64_t chunks = std::min<int64_t>({g.batch, kMaxChunks,
-                                      std::max<int64_t>(1, kMaxPartialBytes / std::max<int64_t>(1, wsize * sizeof(T)))});
+  int64_t chunks = std::min<int64_t>(
+      {g.batch, kMaxChunks, std::max<int64_t>(1, kMaxPartialBytes / std::max<int64_t>(1, wsize * sizeof(T)))});
   chunks = std::max<int64_t>(chunks, 1);
   std::fill(gw, gw + wsize, T(0));
   if (g.batch == 0) return;
@@ -239,7 +240,49 @@ void backward_weight_impl(const T* x, const T* gy, T* gw, const ConvGeometry& g)
   }
 }
 
+template <typename T>
+void im2col_impl(const T* x, T* col, const ConvGeometry& g) {
+  ConvGeometry one = g;
+  one.groups = 1;
+  Dims d = dims_of(one);
+  parallel_for(0, g.batch, 1, [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) vol2col(x + n * g.c_in * d.in_l, col + n * d.R * d.L, g.c_in, one, d);
+  });
+}
+
+template <typename T>
+void col2im_impl(const T* col, T* x, const ConvGeometry& g) {
+  ConvGeometry one = g;
+  one.groups = 1;
+  Dims d = dims_of(one);
+  parallel_for(0, g.batch, 1, [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) {
+      T* xn = x + n * g.c_in * d.in_l;
+      std::fill(xn, xn + g.c_in * d.in_l, T(0));
+      col2vol(col + n * d.R * d.L, xn, g.c_in, one, d);
+    }
+  });
+}
+
 }  // namespace
+
+void im2col(ScalarType dtype, const void* x, void* col, const ConvGeometry& g) {
+  if (dtype == ScalarType::Float32)
+    im2col_impl(static_cast<const float*>(x), static_cast<float*>(col), g);
+  else if (dtype == ScalarType::Float64)
+    im2col_impl(static_cast<const double*>(x), static_cast<double*>(col), g);
+  else
+    EMBER_NOT_IMPLEMENTED("im2col: unsupported dtype ", dtype_name(dtype));
+}
+
+void col2im(ScalarType dtype, const void* col, void* x, const ConvGeometry& g) {
+  if (dtype == ScalarType::Float32)
+    col2im_impl(static_cast<const float*>(col), static_cast<float*>(x), g);
+  else if (dtype == ScalarType::Float64)
+    col2im_impl(static_cast<const double*>(col), static_cast<double*>(x), g);
+  else
+    EMBER_NOT_IMPLEMENTED("col2im: unsupported dtype ", dtype_name(dtype));
+}
 
 void conv_forward(ScalarType dtype, const void* x, const void* w, const void* b, void* y, const ConvGeometry& g) {
   if (dtype == ScalarType::Float32)

@@ -28,4 +28,9 @@ void conv_backward_input(ScalarType dtype, const void* gy, const void* w, const 
 // gw = conv's weight gradient: sum over the batch of gy correlated with x.
 void conv_backward_weight(ScalarType dtype, const void* x, const void* gy, void* gw, const ConvGeometry& g);
 
+// F.unfold / F.fold: col (N, c_in * K, L) <- x (N, c_in, in...) and its adjoint (x overwritten
+// with the sum of the blocks). Only batch, c_in, in, out, k, stride, pad, dil are read.
+void im2col(ScalarType dtype, const void* x, void* col, const ConvGeometry& g);
+void col2im(ScalarType dtype, const void* col, void* x, const ConvGeometry& g);
+
 }  // namespace ember::cpu

@@ -133,11 +133,9 @@ Tensor conv_bwd_input(const Tensor& gy, const Tensor& w, const Tensor& b, IntArr
         Shape bshape(x_sizes.size(), 1);
         bshape[1] = -1;
         copy_(gx, view(bc, bshape));
-      }
-      else
-        conv_backward_input_stub(gy.device(), ct, gyc.data_ptr(), wc.data_ptr(),
-                                 bc.defined() ? bc.data_ptr() : nullptr, gx.data_ptr(),
-                                 geometry(a, x_sizes, gy.sizes(), w.sizes()));
+      } else
+        conv_backward_input_stub(gy.device(), ct, gyc.data_ptr(), wc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr,
+                                 gx.data_ptr(), geometry(a, x_sizes, gy.sizes(), w.sizes()));
     }
     gx = finished(gx, gy.dtype());
   }
@@ -195,9 +193,8 @@ std::string join_x(IntArrayRef v) {
 
 Shape expand_param(IntArrayRef v, int64_t nd, const char* name) {
   if (v.size() == 1) return Shape(nd, v[0]);
-  EMBER_CHECK(static_cast<int64_t>(v.size()) == nd, "expected ", name,
-              " to be a single integer value or a list of ", nd,
-              " values to match the convolution dimensions, but got ", name, "=", shape_str(v));
+  EMBER_CHECK(static_cast<int64_t>(v.size()) == nd, "expected ", name, " to be a single integer value or a list of ",
+              nd, " values to match the convolution dimensions, but got ", name, "=", shape_str(v));
   return v.vec();
 }
 
@@ -211,8 +208,8 @@ Tensor checked_input(const Tensor& input, const Tensor& weight, int64_t nd, cons
 }
 
 Tensor convolution_impl(const Tensor& input_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride_in,
-                        IntArrayRef padding_in, IntArrayRef dilation_in, bool transposed,
-                        IntArrayRef output_padding_in, int64_t groups, bool same_padding, const char* op) {
+                        IntArrayRef padding_in, IntArrayRef dilation_in, bool transposed, IntArrayRef output_padding_in,
+                        int64_t groups, bool same_padding, const char* op) {
   EMBER_CHECK(weight.dim() >= 3 && weight.dim() <= 5, op, ": expected weight to be 3-, 4- or 5-dimensional, but got ",
               weight.dim(), "-dimensional weight of size ", weight.shape_str());
   const int64_t nd = weight.dim() - 2;
@@ -247,9 +244,8 @@ Tensor convolution_impl(const Tensor& input_in, const Tensor& weight, const Tens
               " at dimension 0, but got weight of size [", shape_str(ws), "] instead");
   int64_t c_out;
   if (!transposed) {
-    EMBER_CHECK(c_in == ws[1] * groups, "Given groups=", groups, ", weight of size ", shape_str(ws),
-                ", expected input", input.shape_str(), " to have ", ws[1] * groups, " channels, but got ", c_in,
-                " channels instead");
+    EMBER_CHECK(c_in == ws[1] * groups, "Given groups=", groups, ", weight of size ", shape_str(ws), ", expected input",
+                input.shape_str(), " to have ", ws[1] * groups, " channels, but got ", c_in, " channels instead");
     c_out = ws[0];
     if (bias.defined())
       EMBER_CHECK(bias.dim() == 1 && bias.size(0) == c_out, "Given weight of size ", shape_str(ws),
@@ -297,7 +293,8 @@ Tensor convolution_impl(const Tensor& input_in, const Tensor& weight, const Tens
       std::string msg = "output padding must be smaller than either stride or dilation, but got";
       const char* names[3] = {"depth", "height", "width"};
       auto part = [&](const char* what, const Shape& v) {
-        for (int64_t i = 0; i < nd; ++i) msg += std::string(" ") + what + "_" + names[3 - nd + i] + ": " + std::to_string(v[i]);
+        for (int64_t i = 0; i < nd; ++i)
+          msg += std::string(" ") + what + "_" + names[3 - nd + i] + ": " + std::to_string(v[i]);
       };
       part("output_padding", output_padding);
       part("stride", stride);
@@ -307,15 +304,15 @@ Tensor convolution_impl(const Tensor& input_in, const Tensor& weight, const Tens
     Shape xs{input.size(0), c_out}, in_sp, out_sp;
     bool too_small = false;
     for (int64_t i = 0; i < nd; ++i) {
-      int64_t o = (input.size(2 + i) - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ws[2 + i] - 1) +
-                  output_padding[i] + 1;
+      int64_t o =
+          (input.size(2 + i) - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ws[2 + i] - 1) + output_padding[i] + 1;
       in_sp.push_back(input.size(2 + i));
       out_sp.push_back(o);
       too_small = too_small || o <= 0;
       xs.push_back(o);
     }
-    EMBER_CHECK(!too_small, "Given input size per channel: (", join_x(in_sp), "). Calculated output size per channel: (",
-                join_x(out_sp), "). Output size is too small");
+    EMBER_CHECK(!too_small, "Given input size per channel: (", join_x(in_sp),
+                "). Calculated output size per channel: (", join_x(out_sp), "). Output size is too small");
     out = conv_bwd_input(input, weight, bias, xs, a, "ConvolutionBackward0");
   }
   return unbatched ? squeeze(out, Shape{0}) : out;
@@ -344,9 +341,8 @@ Tensor conv_nd_str(int64_t nd, const Tensor& input, const Tensor& weight, const 
   return conv_nd(nd, input, weight, bias, stride, {0}, dilation, groups, true);
 }
 
-Tensor conv_transpose_nd(int64_t nd, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                         IntArrayRef dilation) {
+Tensor conv_transpose_nd(int64_t nd, const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   const char* op = conv_name(nd, true);
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "Expected ", nd + 1, "D (unbatched) or ", nd + 2,
               "D (batched) input to ", op, ", but got input of size: ", input.shape_str());
@@ -388,16 +384,16 @@ Tensor conv3d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, 
               int64_t g) {
   return conv_nd_str(3, i, w, b, s, p, d, g);
 }
-Tensor conv_transpose1d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, IntArrayRef p,
-                        IntArrayRef op, int64_t g, IntArrayRef d) {
+Tensor conv_transpose1d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, IntArrayRef p, IntArrayRef op,
+                        int64_t g, IntArrayRef d) {
   return conv_transpose_nd(1, i, w, b, s, p, op, g, d);
 }
-Tensor conv_transpose2d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, IntArrayRef p,
-                        IntArrayRef op, int64_t g, IntArrayRef d) {
+Tensor conv_transpose2d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, IntArrayRef p, IntArrayRef op,
+                        int64_t g, IntArrayRef d) {
   return conv_transpose_nd(2, i, w, b, s, p, op, g, d);
 }
-Tensor conv_transpose3d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, IntArrayRef p,
-                        IntArrayRef op, int64_t g, IntArrayRef d) {
+Tensor conv_transpose3d(const Tensor& i, const Tensor& w, const Tensor& b, IntArrayRef s, IntArrayRef p, IntArrayRef op,
+                        int64_t g, IntArrayRef d) {
   return conv_transpose_nd(3, i, w, b, s, p, op, g, d);
 }
 

@@ -146,3 +146,208 @@ from ember._C import (  # noqa: E402,F401
 )
 
 __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+
+
+# ---- pooling, fold/unfold (C++ ops in csrc/ember/ops/nn_pool.cpp; argument handling as torch's Python) ----
+import ember as _ember  # noqa: E402
+
+
+def _tuple(v, n):
+    if isinstance(v, (list, tuple)):
+        return tuple(v)
+    return (v,) * n
+
+
+def _stride(stride):
+    return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else stride
+
+
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    out, idx = _C._max_pool(input, nd, kernel_size, _stride(stride), padding, dilation, bool(ceil_mode))
+    return (out, idx) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling over (N, C, L) or (C, L); return_indices also gives the argmax positions."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-d max pooling over (N, C, H, W) or (C, H, W)."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-d max pooling over (N, C, D, H, W) or (C, D, H, W)."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-d average pooling."""
+    return _C._avg_pool(input, 1, kernel_size, _stride(stride), padding, bool(ceil_mode), bool(count_include_pad), None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-d average pooling; divisor_override replaces the window size as the divisor."""
+    return _C._avg_pool(input, 2, kernel_size, _stride(stride), padding, bool(ceil_mode), bool(count_include_pad),
+                        divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling."""
+    return _C._avg_pool(input, 3, kernel_size, _stride(stride), padding, bool(ceil_mode), bool(count_include_pad),
+                        divisor_override)
+
+
+def _adaptive_size(input, output_size, nd):
+    """output_size as nd ints; None entries keep the input's size (as torch)."""
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != nd:
+            return list(output_size)  # the C++ op raises torch's error
+        return [input.shape[input.dim() - nd + i] if v is None else v for i, v in enumerate(output_size)]
+    return [output_size] * nd
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed output length."""
+    return _C._adaptive_avg_pool(input, 1, _adaptive_size(input, output_size, 1))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (H, W); None keeps that input size."""
+    return _C._adaptive_avg_pool(input, 2, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed (D, H, W); None keeps that input size."""
+    return _C._adaptive_avg_pool(input, 3, _adaptive_size(input, output_size, 3))
+
+
+def _adaptive_max(nd, input, output_size, return_indices):
+    out, idx = _C._adaptive_max_pool(input, nd, _adaptive_size(input, output_size, nd))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output length."""
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (H, W)."""
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (D, H, W)."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(3, input, output_size, True)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
+    k = _tuple(kernel_size, nd)
+    s = _tuple(stride if _stride(stride) is not None else kernel_size, nd)
+    p = _tuple(padding, nd)
+    default = [(input.shape[input.dim() - nd + d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for d in range(nd):
+        lo, hi = default[d] - s[d], default[d] + s[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})')
+    return output_size
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool1d: scatters input to the positions in indices, zeros elsewhere."""
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size, 1))
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool2d."""
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size, 2))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool3d."""
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size, 3))
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    k = _tuple(kernel_size, nd)
+    volume = 1
+    for v in k:
+        volume *= v
+    avg = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    # The window's sum of x**p (the mean times the window size), then its p-th root; negative sums
+    # (odd p) are clamped to zero as torch does.
+    s = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode) * volume
+    return (_ember.sign(s) * relu(_ember.abs(s))).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: (sum over the window of x**p) ** (1/p)."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-d power-average pooling."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-d power-average pooling."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extracts sliding 2-d blocks: (N, C, H, W) -> (N, C * kh * kw, L)."""
+    return _C.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding blocks back into an image: (N, C * kh * kw, L) -> (N, C, *output_size)."""
+    return _C.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+__all__ += [
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "unfold", "fold",
+]

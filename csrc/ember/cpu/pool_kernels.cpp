@@ -1,0 +1,157 @@
+// Pooling over independent planes, one plane per task (OpenMP over planes); windows per
+// Note [Pool geometry].
+#include "ember/cpu/pool_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ember/core/error.h"
+#include "ember/core/parallel.h"
+
+namespace ember::cpu {
+namespace {
+
+// The valid taps of one output position along one dim: first, first + step, ... (count of them).
+struct Taps {
+  int64_t first, count, step, size;  // size: the window's size counting padding (avg pools)
+};
+
+enum class Kind { Max, Avg };
+
+inline Taps taps(const PoolGeometry& g, int dim, int64_t o, Kind kind) {
+  const int64_t in = g.in[dim];
+  if (g.adaptive) {
+    int64_t s = (o * in) / g.out[dim], e = ((o + 1) * in + g.out[dim] - 1) / g.out[dim];
+    return {s, e - s, 1, e - s};
+  }
+  int64_t start = o * g.stride[dim] - g.pad[dim];
+  if (kind == Kind::Avg) {
+    int64_t end = std::min(start + g.k[dim], in + g.pad[dim]);
+    int64_t size = end - start;
+    int64_t s = std::max<int64_t>(start, 0), e = std::min(end, in);
+    return {s, std::max<int64_t>(e - s, 0), 1, size};
+  }
+  const int64_t d = g.dil[dim];
+  int64_t lo = start < 0 ? (-start + d - 1) / d : 0;
+  int64_t hi = start > in - 1 ? 0 : std::min(g.k[dim], (in - 1 - start) / d + 1);
+  return {start + lo * d, std::max<int64_t>(hi - lo, 0), d, g.k[dim]};
+}
+
+template <typename F>
+void for_each_output(const PoolGeometry& g, Kind kind, F&& f) {
+  const int64_t in_l = g.in[0] * g.in[1] * g.in[2], out_l = g.out[0] * g.out[1] * g.out[2];
+  int64_t work = std::max<int64_t>(1, out_l * g.k[0] * g.k[1] * g.k[2]);
+  parallel_for(0, g.planes, std::max<int64_t>(1, kGrainSize / work), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        Taps td = taps(g, 0, od, kind);
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          Taps th = taps(g, 1, oh, kind);
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            Taps tw = taps(g, 2, ow, kind);
+            f(p * in_l, p * out_l + (od * g.out[1] + oh) * g.out[2] + ow, td, th, tw);
+          }
+        }
+      }
+  });
+}
+
+template <typename T>
+void max_pool_impl(const T* x, T* y, int64_t* idx, const PoolGeometry& g) {
+  const int64_t iH = g.in[1], iW = g.in[2];
+  for_each_output(g, Kind::Max, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    T best = -std::numeric_limits<T>::infinity();
+    int64_t at = -1;
+    bool nan = false;
+    for (int64_t a = 0; a < td.count && !nan; ++a) {
+      int64_t id = td.first + a * td.step;
+      for (int64_t b = 0; b < th.count && !nan; ++b) {
+        int64_t ih = th.first + b * th.step;
+        int64_t base = (id * iH + ih) * iW;
+        for (int64_t c = 0; c < tw.count; ++c) {
+          int64_t pos = base + tw.first + c * tw.step;
+          T v = x[xo + pos];
+          if (v > best || at < 0 || std::isnan(v)) {
+            best = v;
+            at = pos;
+            if (std::isnan(v)) {
+              nan = true;
+              break;
+            }
+          }
+        }
+      }
+    }
+    y[yo] = best;
+    idx[yo] = at < 0 ? 0 : at;
+  });
+}
+
+template <typename T>
+inline T divisor(const Taps& td, const Taps& th, const Taps& tw, bool adaptive, bool cip, int64_t override_) {
+  if (override_) return T(override_);
+  if (adaptive || cip) return T(td.size * th.size * tw.size);
+  return T(td.count * th.count * tw.count);
+}
+
+template <typename T>
+void avg_pool_impl(const T* x, T* y, const PoolGeometry& g, bool cip, int64_t dv) {
+  const int64_t iH = g.in[1], iW = g.in[2];
+  for_each_output(g, Kind::Avg, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    T s = 0;
+    for (int64_t a = 0; a < td.count; ++a)
+      for (int64_t b = 0; b < th.count; ++b) {
+        const T* r = x + xo + ((td.first + a) * iH + th.first + b) * iW + tw.first;
+        for (int64_t c = 0; c < tw.count; ++c) s += r[c];
+      }
+    y[yo] = s / divisor<T>(td, th, tw, g.adaptive, cip, dv);
+  });
+}
+
+template <typename T>
+void avg_pool_backward_impl(const T* gy, T* gx, const PoolGeometry& g, bool cip, int64_t dv) {
+  const int64_t iH = g.in[1], iW = g.in[2], in_l = g.in[0] * iH * iW;
+  parallel_for(0, g.planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, in_l)),
+               [&](int64_t p0, int64_t p1) { std::fill(gx + p0 * in_l, gx + p1 * in_l, T(0)); });
+  // Each task owns whole planes, so the scattered adds never race.
+  for_each_output(g, Kind::Avg, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    T v = gy[yo] / divisor<T>(td, th, tw, g.adaptive, cip, dv);
+    for (int64_t a = 0; a < td.count; ++a)
+      for (int64_t b = 0; b < th.count; ++b) {
+        T* r = gx + xo + ((td.first + a) * iH + th.first + b) * iW + tw.first;
+        for (int64_t c = 0; c < tw.count; ++c) r[c] += v;
+      }
+  });
+}
+
+}  // namespace
+
+void max_pool(ScalarType dtype, const void* x, void* y, int64_t* idx, const PoolGeometry& g) {
+  if (dtype == ScalarType::Float32)
+    max_pool_impl(static_cast<const float*>(x), static_cast<float*>(y), idx, g);
+  else if (dtype == ScalarType::Float64)
+    max_pool_impl(static_cast<const double*>(x), static_cast<double*>(y), idx, g);
+  else
+    EMBER_NOT_IMPLEMENTED("max_pool: unsupported dtype ", dtype_name(dtype));
+}
+
+void avg_pool(ScalarType dtype, const void* x, void* y, const PoolGeometry& g, bool cip, int64_t dv) {
+  if (dtype == ScalarType::Float32)
+    avg_pool_impl(static_cast<const float*>(x), static_cast<float*>(y), g, cip, dv);
+  else if (dtype == ScalarType::Float64)
+    avg_pool_impl(static_cast<const double*>(x), static_cast<double*>(y), g, cip, dv);
+  else
+    EMBER_NOT_IMPLEMENTED("avg_pool: unsupported dtype ", dtype_name(dtype));
+}
+
+void avg_pool_backward(ScalarType dtype, const void* gy, void* gx, const PoolGeometry& g, bool cip, int64_t dv) {
+  if (dtype == ScalarType::Float32)
+    avg_pool_backward_impl(static_cast<const float*>(gy), static_cast<float*>(gx), g, cip, dv);
+  else if (dtype == ScalarType::Float64)
+    avg_pool_backward_impl(static_cast<const double*>(gy), static_cast<double*>(gx), g, cip, dv);
+  else
+    EMBER_NOT_IMPLEMENTED("avg_pool_backward: unsupported dtype ", dtype_name(dtype));
+}
+
+}  // namespace ember::cpu
