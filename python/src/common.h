@@ -72,10 +72,10 @@ void bind_linalg(nb::module_& m);  // bind_linalg.cpp
 void bind_unary(nb::module_& m);
 void bind_reduce(nb::module_& m);   // reductions, scans, sorting (bind_reduce.cpp)
 void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
-void bind_pyobj(nb::module_& m);
-// ---- nn ops (nnconv) ----
-void bind_nn_conv(nb::module_& m);  // convolution (bind_nn_conv.cpp)    // Note [PyObject preservation] (pyobj.cpp);
-                                    // after bind_tensor
+void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+// ---- nn ----
+void bind_nn_linear(nb::module_& m);  // nn.functional.linear / bilinear (bind_nn_linear.cpp)
+void bind_nn_conv(nb::module_& m);    // convolution, pooling, fold/unfold (bind_nn_conv.cpp)
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -47,4 +47,5 @@ NB_MODULE(_C, m) {
   bind_reduce(m);
   bind_complex(m);
   bind_nn_conv(m);  // nn: convolution
+  bind_nn_linear(m);
 }

@@ -192,8 +192,8 @@ Shape pool_out(const Tensor& x, PoolArgs& a, const char* op, bool dilated) {
       EMBER_CHECK(a.pad[i] <= eff / 2, "pad should be at most half of effective kernel size, but got pad=", a.pad[i],
                   ", kernel_size=", a.k[i], " and dilation=", a.dil[i]);
     else
-      EMBER_CHECK(a.pad[i] <= a.k[i] / 2, "pad should be at most half of effective kernel size, but got pad=",
-                  a.pad[i], ", kernel_size=", a.k[i], " and dilation=1");
+      EMBER_CHECK(a.pad[i] <= a.k[i] / 2, "pad should be at most half of effective kernel size, but got pad=", a.pad[i],
+                  ", kernel_size=", a.k[i], " and dilation=1");
   }
   Shape out(nd);
   bool bad = false;
@@ -224,7 +224,7 @@ Shape pool_out(const Tensor& x, PoolArgs& a, const char* op, bool dilated) {
 const char* pool_name(const char* base, int64_t nd) {
   static std::string names[8][3];
   static const char* bases[] = {"max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool",
-                                "MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool"};
+                                "MaxPool",  "AvgPool",  "AdaptiveAvgPool",   "AdaptiveMaxPool"};
   for (int b = 0; b < 8; ++b)
     if (std::string(base) == bases[b]) {
       std::string& s = names[b][nd - 1];
@@ -246,7 +246,8 @@ PoolArgs adaptive_args(const Tensor& x, int64_t nd, IntArrayRef output_size, con
     EMBER_CHECK(v >= 0, op, ": elements of output_size must be greater than or equal to 0 but received {", got, "}");
   }
   for (int64_t i = x.dim() == nd + 2 ? 1 : 0; i < x.dim(); ++i)
-    EMBER_CHECK(x.size(i) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
+    EMBER_CHECK(x.size(i) > 0, op,
+                "(): Expected input to have non-zero size for non-batch dimensions, but input has sizes ",
                 x.shape_str(), " with dimension ", i, " being empty");
   PoolArgs a;
   a.nd = nd;
@@ -320,12 +321,13 @@ std::tuple<Tensor, Tensor> adaptive_max_pool(const Tensor& input, int64_t nd, In
 Tensor max_unpool(const Tensor& input, const Tensor& indices, IntArrayRef output_size) {
   const int64_t nd = static_cast<int64_t>(output_size.size());
   EMBER_CHECK(nd >= 1 && nd <= 3, "max_unpool: output_size must have 1 to 3 elements, got ", nd);
-  EMBER_CHECK(indices.dtype() == ScalarType::Int64, "elements in indices should be type int64 but got: ",
-              dtype_name(indices.dtype()));
+  EMBER_CHECK(indices.dtype() == ScalarType::Int64,
+              "elements in indices should be type int64 but got: ", dtype_name(indices.dtype()));
   EMBER_CHECK(input.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
               input.shape_str(), ") but got indices tensor with shape: ", indices.shape_str());
   EMBER_CHECK(input.dim() == nd + 1 || input.dim() == nd + 2, "max_unpool", nd, "d: Input to max_unpooling", nd,
-              "d should be a ", nd + 1, "d or ", nd + 2, "d Tensor, but got a tensor with ", input.dim(), " dimensions.");
+              "d should be a ", nd + 1, "d or ", nd + 2, "d Tensor, but got a tensor with ", input.dim(),
+              " dimensions.");
   const int64_t planes = planes_of(input.sizes(), nd), out_l = spatial_volume(output_size, nd);
   Shape ys(input.sizes().begin(), input.sizes().end() - nd);
   ys.insert(ys.end(), output_size.begin(), output_size.end());
@@ -337,7 +339,8 @@ Tensor max_unpool(const Tensor& input, const Tensor& indices, IntArrayRef output
         if (i) sz += 'x';
         sz += std::to_string(output_size[i]);
       }
-      EMBER_CHECK(false, "Found an invalid max index: ", hi >= out_l ? hi : lo, " (output volumes are of size ", sz, ")");
+      EMBER_CHECK(false, "Found an invalid max index: ", hi >= out_l ? hi : lo, " (output volumes are of size ", sz,
+                  ")");
     }
   }
   Tensor z = zeros({planes, out_l}, input.dtype(), input.device());
@@ -385,8 +388,7 @@ BlockArgs block_args(IntArrayRef k, IntArrayRef dil, IntArrayRef pad, IntArrayRe
 
 Shape blocks_of(IntArrayRef spatial, const BlockArgs& b) {
   Shape n(2);
-  for (int i = 0; i < 2; ++i)
-    n[i] = (spatial[i] + 2 * b.pad[i] - (b.dil[i] * (b.k[i] - 1) + 1)) / b.stride[i] + 1;
+  for (int i = 0; i < 2; ++i) n[i] = (spatial[i] + 2 * b.pad[i] - (b.dil[i] * (b.k[i] - 1) + 1)) / b.stride[i] + 1;
   return n;
 }
 
@@ -406,13 +408,13 @@ Tensor im2col_raw(const Tensor& x, const BlockArgs& b) {
     Tensor xc = prepared(x, ct);
     col = empty({x.size(0), x.size(1) * b.k[0] * b.k[1], nb[0] * nb[1]}, ct, x.device());
     if (col.numel() > 0)
-      cpu::im2col(ct, xc.data_ptr(), col.data_ptr(), block_geometry(x.size(0), x.size(1), sp, nb, b.k, b.dil, b.pad, b.stride));
+      cpu::im2col(ct, xc.data_ptr(), col.data_ptr(),
+                  block_geometry(x.size(0), x.size(1), sp, nb, b.k, b.dil, b.pad, b.stride));
     col = finished(col, x.dtype());
   }
   if (auto n = autograd::make_node<LambdaBackward>(x)) {
-    n->record("Im2ColBackward0", {col}, {}, {}, [sp, b](const TensorList& g, const TensorList&) -> TensorList {
-      return {col2im_raw(g[0], sp, b)};
-    });
+    n->record("Im2ColBackward0", {col}, {}, {},
+              [sp, b](const TensorList& g, const TensorList&) -> TensorList { return {col2im_raw(g[0], sp, b)}; });
   }
   return col;
 }
@@ -432,9 +434,8 @@ Tensor col2im_raw(const Tensor& col, IntArrayRef out_spatial, const BlockArgs& b
     x = finished(x, col.dtype());
   }
   if (auto n = autograd::make_node<LambdaBackward>(col)) {
-    n->record("Col2ImBackward0", {x}, {}, {}, [b](const TensorList& g, const TensorList&) -> TensorList {
-      return {im2col_raw(g[0], b)};
-    });
+    n->record("Col2ImBackward0", {x}, {}, {},
+              [b](const TensorList& g, const TensorList&) -> TensorList { return {im2col_raw(g[0], b)}; });
   }
   return x;
 }
@@ -445,13 +446,15 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
   BlockArgs b = block_args(kernel_size, dilation, padding, stride, "im2col");
   bool ok = input.dim() == 3 || input.dim() == 4;
   for (int64_t i = input.dim() == 4 ? 1 : 0; ok && i < input.dim(); ++i) ok = input.size(i) > 0;
-  EMBER_CHECK(ok, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
-                  "input, but got: ", input.shape_str());
+  EMBER_CHECK(ok,
+              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+              "input, but got: ",
+              input.shape_str());
   bool unbatched = input.dim() == 3;
   Tensor x = unbatched ? unsqueeze(input, 0) : input;
   Shape sp{x.size(2), x.size(3)}, nb = blocks_of(sp, b);
-  EMBER_CHECK(nb[0] >= 1 && nb[1] >= 1, "Given input with spatial size ", pair_str(sp), ", kernel_size=",
-              pair_str(b.k), ", dilation=", pair_str(b.dil), ", padding=", pair_str(b.pad),
+  EMBER_CHECK(nb[0] >= 1 && nb[1] >= 1, "Given input with spatial size ", pair_str(sp), ", kernel_size=", pair_str(b.k),
+              ", dilation=", pair_str(b.dil), ", padding=", pair_str(b.pad),
               ", calculated shape of the array of sliding blocks as ", pair_str(nb),
               ", but its components must be at least one.");
   Tensor r = im2col_raw(x, b);
@@ -464,18 +467,23 @@ Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_s
   Shape sp = expand(output_size, 2, "col2im", "output_size", false);
   bool ok = input.dim() == 2 || input.dim() == 3;
   for (int64_t i = input.dim() == 3 ? 1 : 0; ok && i < input.dim(); ++i) ok = input.size(i) > 0;
-  EMBER_CHECK(ok, "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and non-zero dimensions for "
-                  "input, but got: ", input.shape_str());
+  EMBER_CHECK(ok,
+              "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and non-zero dimensions for "
+              "input, but got: ",
+              input.shape_str());
   bool unbatched = input.dim() == 2;
   Tensor col = unbatched ? unsqueeze(input, 0) : input;
   int64_t kk = b.k[0] * b.k[1];
-  EMBER_CHECK(col.size(1) % kk == 0, "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=",
-              col.size(1), " and kernel_size=", pair_str(b.k), ".");
+  EMBER_CHECK(
+      col.size(1) % kk == 0,
+      "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=",
+      col.size(1), " and kernel_size=", pair_str(b.k), ".");
   Shape nb = blocks_of(sp, b);
   EMBER_CHECK(nb[0] >= 1 && nb[1] >= 1 && col.size(2) == nb[0] * nb[1], "Given output_size=", pair_str(sp),
               ", kernel_size=", pair_str(b.k), ", dilation=", pair_str(b.dil), ", padding=", pair_str(b.pad),
-              ", stride=", pair_str(b.stride), ", expected size of input's dimension 2 to match the calculated number of ",
-              "sliding blocks ", nb[0], " * ", nb[1], " = ", nb[0] * nb[1], ", but got input.size(2)=", col.size(2), ".");
+              ", stride=", pair_str(b.stride),
+              ", expected size of input's dimension 2 to match the calculated number of ", "sliding blocks ", nb[0],
+              " * ", nb[1], " = ", nb[0] * nb[1], ", but got input.size(2)=", col.size(2), ".");
   Tensor r = col2im_raw(col, sp, b);
   return unbatched ? squeeze(r, Shape{0}) : r;
 }

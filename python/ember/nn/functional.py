@@ -351,3 +351,5 @@ __all__ += [
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "unfold", "fold",
 ]
+# ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
+from ember._C import linear, bilinear  # noqa: E402,F401
