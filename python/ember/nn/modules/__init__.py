@@ -6,3 +6,13 @@ from ember.nn.modules.container import (  # noqa: F401
 from ember.nn.modules.linear import Identity, Linear, Bilinear, LazyLinear  # noqa: F401
 from ember.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from ember.nn.modules.lazy import LazyModuleMixin  # noqa: F401
+# ---- convolution, pooling, fold (nnconv) ----
+from ember.nn.modules.conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+)
+from ember.nn.modules.pooling import (  # noqa: F401
+    MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, AvgPool1d, AvgPool2d, AvgPool3d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    LPPool1d, LPPool2d, LPPool3d,
+)
+from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
