@@ -257,3 +257,98 @@ def test_thread_count_determinism():
     ember.set_num_threads(n)
     assert (grads[0][1] == grads[1][1]).all()
     assert (grads[0][0] == grads[1][0]).all()
+
+
+# ---- modules ----
+
+CONV_MODULES = [
+    ("Conv1d", (4, 6, 3), dict(stride=2, padding=1, groups=2), (2, 4, 11)),
+    ("Conv1d", (3, 5, 4), dict(padding="same", dilation=2, padding_mode="circular"), (2, 3, 9)),
+    ("Conv2d", (3, 8, 3), dict(stride=2, padding=1, bias=False), (2, 3, 9, 9)),
+    ("Conv2d", (3, 4, (3, 2)), dict(padding=(2, 1), padding_mode="reflect"), (2, 3, 7, 6)),
+    ("Conv2d", (3, 4, 3), dict(padding=1, padding_mode="replicate", dilation=(1, 2)), (3, 7, 8)),
+    ("Conv2d", (4, 4, 3), dict(padding="valid", groups=4), (2, 4, 6, 6)),
+    ("Conv3d", (2, 4, 2), dict(stride=(1, 2, 1), padding=1), (1, 2, 4, 5, 4)),
+    ("ConvTranspose1d", (4, 6, 3), dict(stride=2, output_padding=1, groups=2), (2, 4, 5)),
+    ("ConvTranspose2d", (3, 4, 3), dict(stride=2, padding=1, dilation=(1, 2), bias=False), (2, 3, 4, 5)),
+    ("ConvTranspose3d", (2, 2, 2), dict(stride=2), (1, 2, 3, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("case", CONV_MODULES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_conv_modules_match_torch(case):
+    cls, args, kw, shape = case
+    me, mt = getattr(ember.nn, cls)(*args, **kw).double(), getattr(torch.nn, cls)(*args, **kw).double()
+    assert repr(me) == repr(mt)
+    sd_t = mt.state_dict()
+    assert list(me.state_dict().keys()) == list(sd_t.keys())
+    assert [tuple(v.shape) for v in me.state_dict().values()] == [tuple(v.shape) for v in sd_t.values()]
+    me.load_state_dict({k: ember.tensor(v.numpy()) for k, v in sd_t.items()})
+    a = np.random.default_rng(0).standard_normal(shape)
+    xe = ember.tensor(a, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    ye, yt = me(xe), mt(xt)
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-10)
+    ye.sum().backward()
+    yt.sum().backward()
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-10)
+    for (n, pe), (_, pt) in zip(me.named_parameters(), mt.named_parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-9, atol=1e-9, err_msg=n)
+
+
+def test_conv_transpose_output_size():
+    me, mt = ember.nn.ConvTranspose2d(3, 2, 3, stride=2), torch.nn.ConvTranspose2d(3, 2, 3, stride=2)
+    me.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in mt.state_dict().items()})
+    a = np.random.default_rng(1).standard_normal((1, 3, 4, 4)).astype("float32")
+    for size in [(9, 9), (10, 10), (1, 2, 10, 9)]:
+        ye, yt = me(ember.tensor(a), output_size=size), mt(torch.tensor(a), output_size=size)
+        np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError):
+        me(ember.tensor(a), output_size=(12, 12))
+    with pytest.raises(ValueError):
+        me(ember.tensor(a), output_size=(9,))
+
+
+def test_conv_default_init_bounds():
+    ember.manual_seed(0)
+    m = ember.nn.Conv2d(4, 8, 3)
+    bound = 1 / np.sqrt(4 * 9)  # kaiming_uniform_(a=sqrt(5)) and the bias both give 1/sqrt(fan_in)
+    w, b = m.weight.detach().numpy(), m.bias.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert np.abs(w).max() > 0.8 * bound  # spread over the whole interval
+    t = ember.nn.ConvTranspose2d(4, 8, 3)  # fan_in from weight.size(1) * 9
+    assert tuple(t.weight.shape) == (4, 8, 3, 3)
+    assert np.abs(t.bias.detach().numpy()).max() <= 1 / np.sqrt(8 * 9)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(groups=0), dict(groups=2), dict(padding="foo"), dict(padding="same", stride=2), dict(padding_mode="bar"),
+])
+def test_conv_module_errors(kw):
+    with pytest.raises(ValueError):
+        torch.nn.Conv2d(3, 4, 3, **kw)
+    with pytest.raises(ValueError):
+        ember.nn.Conv2d(3, 4, 3, **kw)
+
+
+def test_conv_transpose_padding_mode_error():
+    with pytest.raises(ValueError):
+        ember.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
+
+
+def test_cnn_model_matches_torch():
+    def build(nn):
+        return nn.Sequential(
+            nn.Conv2d(1, 4, 3, padding=1), nn.MaxPool2d(2), nn.Conv2d(4, 8, 3, padding_mode="reflect", padding=1),
+            nn.AvgPool2d(2), nn.ConvTranspose2d(8, 4, 2, stride=2), nn.AdaptiveMaxPool2d(2), nn.Flatten(),
+            nn.Linear(16, 3))
+    me, mt = build(ember.nn), build(torch.nn)
+    assert repr(me) == repr(mt)
+    me.load_state_dict({k: ember.tensor(v.numpy()) for k, v in mt.state_dict().items()})
+    a = np.random.default_rng(2).standard_normal((2, 1, 10, 10)).astype("float32")
+    ye, yt = me(ember.tensor(a)), mt(torch.tensor(a))
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+    ye.sum().backward()
+    yt.sum().backward()
+    for (n, pe), (_, pt) in zip(me.named_parameters(), mt.named_parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=n)
