@@ -132,6 +132,13 @@ void bind_nn_conv(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("kernel_size"), nb::arg("dilation"), nb::arg("padding"), nb::arg("stride"));
   m.def(
+      "_upsample",
+      [ints](const Tensor& x, const std::string& mode, nb::handle size, std::vector<std::optional<double>> scales,
+             bool align_corners) {
+        return upsample(x, mode, ints(size, "interpolate", "size"), scales, align_corners);
+      },
+      nb::arg("input"), nb::arg("mode"), nb::arg("output_size"), nb::arg("scales"), nb::arg("align_corners"));
+  m.def(
       "col2im",
       [ints](const Tensor& x, nb::handle o, nb::handle k, nb::handle d, nb::handle p, nb::handle s) {
         const char* op = "col2im";

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "ember/core/tensor.h"
 
@@ -62,5 +63,12 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
               IntArrayRef stride);
 Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
               IntArrayRef padding, IntArrayRef stride);
+
+// ---- interpolation (ops/nn_upsample.cpp) ----
+// F.interpolate's core: input (N, C, *spatial) resized to output_size (one per spatial dim) with
+// mode nearest, nearest-exact, linear/bilinear/trilinear, bicubic or area. scales (empty, or one
+// optional per dim) are the user's scale factors, which torch uses for the coordinate mapping.
+Tensor upsample(const Tensor& input, std::string_view mode, IntArrayRef output_size,
+                const std::vector<std::optional<double>>& scales = {}, bool align_corners = false);
 
 }  // namespace ember

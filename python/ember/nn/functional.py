@@ -353,3 +353,89 @@ __all__ += [
 ]
 # ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
 from ember._C import linear, bilinear  # noqa: E402,F401
+
+
+# ---- interpolation (C++ op upsample in csrc/ember/ops/nn_upsample.cpp; argument handling as torch's Python) ----
+_INTERP_MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resizes (N, C, *spatial) to `size` or by `scale_factor` with the given mode."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            output_size = list(size)
+        else:
+            output_size = [size] * dim
+        scale_factors = None
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of "
+                                 f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                                 "format and scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        # The output size from the scales, then the scales are forgotten (in/out ratios are used).
+        output_size = [int(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if output_size is None:
+        output_size = [int(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as "
+                         "input")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in ember yet")
+    if mode in _INTERP_DIMS:
+        want = _INTERP_DIMS[mode]
+        if input.dim() != want + 2:
+            if input.dim() in (3, 4, 5):
+                raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
+    if input.dim() not in (3, 4, 5) or mode not in ("nearest", "area", "nearest-exact") + tuple(_INTERP_DIMS):
+        raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.dim()}D) for the modes: {_INTERP_MODES} (got {mode})")
+    scales = [None] * dim if scale_factors is None else scale_factors
+    return _C._upsample(input, mode, output_size, scales, bool(align_corners) if align_corners is not None else False)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]

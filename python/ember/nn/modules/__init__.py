@@ -16,3 +16,4 @@ from ember.nn.modules.pooling import (  # noqa: F401
     LPPool1d, LPPool2d, LPPool3d,
 )
 from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
+from ember.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
