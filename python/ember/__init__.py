@@ -139,3 +139,11 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
 from ember._C import (  # noqa: E402,F401
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, convolution,
 )
+from ember.nn.functional import (  # noqa: E402,F401  (pooling at top level, as torch.max_pool2d etc.)
+    max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d,
+)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """torch.adaptive_max_pool1d: (values, indices)."""
+    return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)

@@ -290,3 +290,18 @@ def test_max_unpool_module(nd):
     assert repr(ue) == repr(ut)
     ye, yt = ue(*pe(xe)), ut(*pt(xt))
     np.testing.assert_array_equal(ye.numpy(), yt.numpy())
+
+
+def test_top_level_pool_functions():
+    a = np.random.default_rng(3).standard_normal((1, 2, 6, 6))
+    for name, args in [("max_pool2d", (2,)), ("max_pool3d", (2,)), ("avg_pool1d", (3,)), ("max_pool1d", (2,)),
+                       ("adaptive_avg_pool1d", (4,))]:
+        x = a if name != "max_pool3d" else a.reshape(1, 1, 2, 6, 6)
+        if name in ("avg_pool1d", "max_pool1d", "adaptive_avg_pool1d"):
+            x = a.reshape(2, 6, 6)
+        np.testing.assert_allclose(getattr(ember, name)(ember.tensor(x), *args).numpy(),
+                                   getattr(torch, name)(torch.tensor(x), *args).numpy(), rtol=1e-12)
+    ve, ie = ember.adaptive_max_pool1d(ember.tensor(a.reshape(2, 6, 6)), 3)
+    vt, it = torch.adaptive_max_pool1d(torch.tensor(a.reshape(2, 6, 6)), 3)
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    np.testing.assert_array_equal(ve.numpy(), vt.numpy())

@@ -27,8 +27,8 @@ struct Taps {
   std::vector<std::vector<double>> w;     // [tap][o]
 };
 
-double cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }            // |x| <= 1
-double cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }     // 1 < |x| < 2
+double cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }        // |x| <= 1
+double cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }  // 1 < |x| < 2
 
 Taps taps_for(const std::string& mode, int64_t in, int64_t out, bool align_corners, double scale) {
   Taps t;
@@ -111,13 +111,14 @@ Tensor upsample(const Tensor& input, std::string_view mode_in, IntArrayRef outpu
                 const std::vector<std::optional<double>>& scales, bool align_corners) {
   std::string mode(mode_in);
   const int64_t nd = static_cast<int64_t>(output_size.size());
-  EMBER_CHECK(nd >= 1 && nd <= 3 && input.dim() == nd + 2, "upsample: expected a ", nd + 2,
-              "-D input for ", nd, " output sizes, but got input of size ", input.shape_str());
-  EMBER_CHECK(scales.empty() || static_cast<int64_t>(scales.size()) == nd, "upsample: expected ", nd,
-              " scales, got ", scales.size());
+  EMBER_CHECK(nd >= 1 && nd <= 3 && input.dim() == nd + 2, "upsample: expected a ", nd + 2, "-D input for ", nd,
+              " output sizes, but got input of size ", input.shape_str());
+  EMBER_CHECK(scales.empty() || static_cast<int64_t>(scales.size()) == nd, "upsample: expected ", nd, " scales, got ",
+              scales.size());
   for (int64_t i = 0; i < nd; ++i) {
-    EMBER_CHECK(input.size(2 + i) > 0 && output_size[i] > 0, "Input and output sizes should be greater than 0, but got input (",
-                input.shape_str(), ") and output ", shape_str(output_size));
+    EMBER_CHECK(input.size(2 + i) > 0 && output_size[i] > 0,
+                "Input and output sizes should be greater than 0, but got input (", input.shape_str(), ") and output ",
+                shape_str(output_size));
   }
   if (!is_floating_point(input.dtype()) && mode != "nearest" && mode != "nearest-exact")
     EMBER_NOT_IMPLEMENTED("upsample_", mode, ": not implemented for '", dtype_name(input.dtype()), "'");
