@@ -108,3 +108,54 @@ def test_upsample_modules(make):
     assert repr(me) == repr(mt)
     a = np.random.default_rng(2).standard_normal((2, 3, 4, 5))
     np.testing.assert_allclose(me(ember.tensor(a)).numpy(), mt(torch.tensor(a)).numpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- affine_grid / grid_sample ----
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(2, 3, 5, 4), (2, 3, 3, 5, 4), (2, 1, 1, 3)])
+def test_affine_grid(size, align_corners):
+    rng = np.random.default_rng(0)
+    th = rng.standard_normal((2, 2, 3) if len(size) == 4 else (2, 3, 4))
+    te, tt = ember.tensor(th, requires_grad=True), torch.tensor(th, requires_grad=True)
+    ge = EF.affine_grid(te, size, align_corners=align_corners)
+    gt = TF.affine_grid(tt, size, align_corners=align_corners)
+    np.testing.assert_allclose(ge.detach().numpy(), gt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(tuple(gt.shape))
+    ge.backward(ember.tensor(g))
+    gt.backward(torch.tensor(g))
+    np.testing.assert_allclose(te.grad.numpy(), tt.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample(mode, padding_mode, align_corners):
+    rng = np.random.default_rng(1)
+    a, g = rng.standard_normal((2, 3, 5, 6)), rng.uniform(-1.4, 1.4, (2, 4, 7, 2))
+    xe, xt = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ge, gt = ember.tensor(g, requires_grad=True), torch.tensor(g, requires_grad=True)
+    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    ye, yt = EF.grid_sample(xe, ge, **kw), TF.grid_sample(xt, gt, **kw)
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    go = rng.standard_normal(tuple(yt.shape))
+    ye.backward(ember.tensor(go))
+    yt.backward(torch.tensor(go))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_grid_sample_errors():
+    x, g = ember.zeros(2, 3, 4, 4), ember.zeros(2, 3, 3, 2)
+    with pytest.raises(ValueError):
+        EF.grid_sample(x, g, mode="foo")
+    with pytest.raises(ValueError):
+        EF.grid_sample(x, g, padding_mode="foo")
+    with pytest.raises(RuntimeError):
+        EF.grid_sample(x, ember.zeros(3, 3, 3, 2))
+    with pytest.raises(NotImplementedError):
+        EF.grid_sample(x, g, mode="bicubic")
+    with pytest.raises(ValueError):
+        EF.affine_grid(ember.zeros(2, 3, 3), (2, 3, 4, 4))
+    with pytest.raises(NotImplementedError):
+        EF.affine_grid(ember.zeros(2, 2, 3), (2, 3, 4))

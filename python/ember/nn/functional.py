@@ -439,3 +439,130 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+
+# ---- affine_grid / grid_sample: pure compositions of ember ops (gradients from the parts) ----
+def _linspace_from_neg_one(steps, align_corners, dtype):
+    if steps <= 1:
+        return _ember.zeros(steps, dtype=dtype)
+    r = _ember.linspace(-1, 1, steps, dtype=dtype)
+    return r if align_corners else r * ((steps - 1) / steps)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine maps theta (N, 2, 3) / (N, 3, 4)."""
+    if align_corners is None:
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n = size[0]
+    if theta.shape[0] != n:
+        raise RuntimeError(f"affine_grid: expected theta's batch size {theta.shape[0]} to match size[0] = {n}")
+    dt = theta.dtype
+    # Base grid (*spatial, nd + 1): x varies along the last dim, then y, then z; a trailing 1.
+    axes = [_linspace_from_neg_one(s, align_corners, dt) for s in reversed(spatial)]  # x, y, (z)
+    nd = len(spatial)
+    cols = []
+    for i, ax in enumerate(axes):
+        shape = [1] * nd
+        shape[nd - 1 - i] = spatial[nd - 1 - i]
+        cols.append(ax.reshape(shape).expand(*spatial))
+    cols.append(_ember.ones(*spatial, dtype=dt))
+    base = _ember.stack(cols, -1).reshape(1, -1, nd + 1)
+    grid = _ember.matmul(base, theta.transpose(1, 2))  # (N, prod(spatial), nd)
+    return grid.reshape(n, *spatial, nd)
+
+
+def _grid_unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect_coordinates(coord, twice_low, twice_high):
+    if twice_low == twice_high:
+        return _ember.zeros_like(coord)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = (coord - low).abs()
+    extra = _ember.fmod(c, span)
+    flips = _ember.floor(c / span).detach()
+    return _ember.where(_ember.fmod(flips, 2) == 0, extra + low, span - extra + low)
+
+
+def _grid_source(coord, size, padding_mode, align_corners):
+    c = _grid_unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        c = c.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        c = _reflect_coordinates(c, 0, 2 * (size - 1)) if align_corners else _reflect_coordinates(c, -1, 2 * size - 1)
+        c = c.clamp(0, size - 1)
+    return c
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) locations in [-1, 1] (x, y order)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        align_corners = False
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.dim() == 5:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) inputs are not implemented in ember yet")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember yet")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have the same dtype, but input has "
+                           f"{input.dtype} and grid has {grid.dtype}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    x = _grid_source(grid[..., 0], w, padding_mode, align_corners)
+    y = _grid_source(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(yi, xi, weight):
+        valid = ((xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)).to(input.dtype)
+        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        v = flat.gather(2, idx)
+        wt = valid if weight is None else weight * valid
+        return v * wt.reshape(n, 1, ho * wo)
+
+    if mode == "nearest":
+        # The weight is a constant 1 that still depends on the grid, whose gradient is then zeros (as torch's).
+        out = tap(_ember.round(y).detach(), _ember.round(x).detach(), x * 0 + 1)
+    else:
+        x0, y0 = _ember.floor(x).detach(), _ember.floor(y).detach()
+        x1, y1 = x0 + 1, y0 + 1
+        out = (tap(y0, x0, (x1 - x) * (y1 - y)) + tap(y0, x1, (x - x0) * (y1 - y)) +
+               tap(y1, x0, (x1 - x) * (y - y0)) + tap(y1, x1, (x - x0) * (y - y0)))
+    return out.reshape(n, c, ho, wo)
+
+
+__all__ += ["affine_grid", "grid_sample"]
