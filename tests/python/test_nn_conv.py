@@ -352,3 +352,22 @@ def test_cnn_model_matches_torch():
     yt.sum().backward()
     for (n, pe), (_, pt) in zip(me.named_parameters(), mt.named_parameters()):
         np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=n)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("make,shape", [
+    (lambda nn: nn.LazyConv1d(4, 3, stride=2), (2, 3, 9)),
+    (lambda nn: nn.LazyConv2d(8, 3, padding=1), (2, 3, 6, 6)),
+    (lambda nn: nn.LazyConv3d(2, 2, bias=False), (3, 4, 4, 4)),
+    (lambda nn: nn.LazyConvTranspose1d(4, 3, stride=2, groups=2), (2, 6, 5)),
+    (lambda nn: nn.LazyConvTranspose2d(3, 2), (1, 2, 3, 3)),
+    (lambda nn: nn.LazyConvTranspose3d(2, 2, stride=2), (1, 2, 2, 2, 2)),
+])
+def test_lazy_conv(make, shape):
+    me, mt = make(ember.nn), make(torch.nn)
+    assert repr(me) == repr(mt)
+    ye, yt = me(ember.zeros(*shape)), mt(torch.zeros(*shape))
+    assert type(me).__name__ == type(mt).__name__
+    assert repr(me) == repr(mt)
+    assert tuple(me.weight.shape) == tuple(mt.weight.shape)
+    assert tuple(ye.shape) == tuple(yt.shape)

@@ -8,7 +8,8 @@ from ember.nn.modules.flatten import Flatten, Unflatten  # noqa: F401
 from ember.nn.modules.lazy import LazyModuleMixin  # noqa: F401
 # ---- convolution, pooling, fold (nnconv) ----
 from ember.nn.modules.conv import (  # noqa: F401
-    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, LazyConv1d, LazyConv2d, LazyConv3d,
+    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
 )
 from ember.nn.modules.pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, AvgPool1d, AvgPool2d, AvgPool3d,

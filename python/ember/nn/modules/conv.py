@@ -216,3 +216,81 @@ class ConvTranspose3d(_ConvTransposeNd):
     _nd = 3
     _tuple = staticmethod(_triple)
     _fn = staticmethod(F.conv_transpose3d)
+
+
+# ---- Lazy variants: in_channels read from the first input ----
+from ember.nn.modules.lazy import LazyModuleMixin  # noqa: E402
+from ember.nn.parameter import UninitializedParameter  # noqa: E402
+
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d"]
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    def _lazy_init(self, out_channels, bias, kw):
+        self.weight = UninitializedParameter(**kw)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(**kw)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input):
+        nsd = len(self.kernel_size)
+        if input.dim() not in (nsd + 1, nsd + 2):
+            raise RuntimeError(f"Expected {nsd + 1}D (unbatched) or {nsd + 2}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {list(input.shape)}")
+        return input.shape[1] if input.dim() == nsd + 2 else input.shape[0]
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            with ember.no_grad():
+                if self.transposed:
+                    self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+                else:
+                    self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+def _lazy_conv(base, nd):
+    class LazyConv(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+            self._lazy_init(out_channels, bias, _factory(device, dtype))
+
+    LazyConv.__name__ = LazyConv.__qualname__ = f"LazyConv{nd}d"
+    LazyConv.__doc__ = f"A Conv{nd}d whose in_channels is read from the first input; it then becomes a Conv{nd}d."
+    return LazyConv
+
+
+def _lazy_conv_transpose(base, nd):
+    class LazyConvTranspose(_LazyConvXdMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                             padding_mode)
+            self._lazy_init(out_channels, bias, _factory(device, dtype))
+
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = f"LazyConvTranspose{nd}d"
+    LazyConvTranspose.__doc__ = f"A ConvTranspose{nd}d whose in_channels is read from the first input."
+    return LazyConvTranspose
+
+
+LazyConv1d = _lazy_conv(Conv1d, 1)
+LazyConv2d = _lazy_conv(Conv2d, 2)
+LazyConv3d = _lazy_conv(Conv3d, 3)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d, 1)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d, 2)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d, 3)
