@@ -69,7 +69,8 @@ TEST(NnConv, PoolsMatchDirectLoops) {
         double best = -INFINITY, s = 0;
         int64_t cnt = 0;
         for (int64_t ii = 2 * i; ii < std::min<int64_t>(2 * i + 2, 5); ++ii)
-          for (int64_t jj = 2 * j; jj < std::min<int64_t>(2 * j + 2, 5); ++jj) best = std::max(best, xp[c * 25 + ii * 5 + jj]);
+          for (int64_t jj = 2 * j; jj < std::min<int64_t>(2 * j + 2, 5); ++jj)
+            best = std::max(best, xp[c * 25 + ii * 5 + jj]);
         for (int64_t ii = std::max<int64_t>(2 * i - 1, 0); ii < std::min<int64_t>(2 * i + 2, 5); ++ii)
           for (int64_t jj = std::max<int64_t>(2 * j - 1, 0); jj < std::min<int64_t>(2 * j + 2, 5); ++jj, ++cnt)
             s += xp[c * 25 + ii * 5 + jj];
@@ -80,10 +81,10 @@ TEST(NnConv, PoolsMatchDirectLoops) {
 
 TEST(NnConv, ErrorsHaveTorchsTypes) {
   Tensor x = zeros({2, 5, 8, 8}, ScalarType::Float32), w = zeros({4, 3, 3, 3}, ScalarType::Float32);
-  EXPECT_THROW(conv2d(x, w), Error);                                                    // channels
-  EXPECT_THROW(conv2d(zeros({2, 3}), w), Error);                                        // dims
+  EXPECT_THROW(conv2d(x, w), Error);              // channels
+  EXPECT_THROW(conv2d(zeros({2, 3}), w), Error);  // dims
   EXPECT_THROW(conv2d(zeros({2, 3, 8, 8}, ScalarType::Int64), zeros({4, 3, 3, 3}, ScalarType::Int64)),
-               NotImplementedError);                                                    // integer dtype
-  EXPECT_THROW(conv2d(zeros({2, 3, 8, 8}), w, Tensor(), {2}, "same"), Error);           // strided 'same'
-  EXPECT_THROW(max_pool_with_indices(zeros({2, 3, 2, 2}), 2, {3}), Error);               // output too small
+               NotImplementedError);                                           // integer dtype
+  EXPECT_THROW(conv2d(zeros({2, 3, 8, 8}), w, Tensor(), {2}, "same"), Error);  // strided 'same'
+  EXPECT_THROW(max_pool_with_indices(zeros({2, 3, 2, 2}), 2, {3}), Error);     // output too small
 }
