@@ -106,9 +106,11 @@ def test_non_contiguous(name, shape, args, kw):
 def test_max_pool_nan_propagates():
     a = np.arange(32, dtype="float64").reshape(1, 2, 4, 4)
     a[0, 0, 1, 1] = np.nan
-    ye = EF.max_pool2d(ember.tensor(a), 2)
-    yt = TF.max_pool2d(torch.tensor(a), 2)
+    a[0, 1, 0, 1] = a[0, 1, 1, 0] = np.nan  # two NaNs in one window: the index follows torch's
+    ye, ie = EF.max_pool2d(ember.tensor(a), 2, return_indices=True)
+    yt, it = TF.max_pool2d(torch.tensor(a), 2, return_indices=True)
     np.testing.assert_array_equal(ye.numpy(), yt.numpy())
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
 
 
 GRADCHECK = [

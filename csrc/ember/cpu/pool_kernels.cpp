@@ -3,8 +3,8 @@
 #include "ember/cpu/pool_kernels.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ember/core/error.h"
 #include "ember/core/parallel.h"
@@ -42,18 +42,17 @@ template <typename F>
 void for_each_output(const PoolGeometry& g, Kind kind, F&& f) {
   const int64_t in_l = g.in[0] * g.in[1] * g.in[2], out_l = g.out[0] * g.out[1] * g.out[2];
   int64_t work = std::max<int64_t>(1, out_l * g.k[0] * g.k[1] * g.k[2]);
+  // The windows along each dim are the same for every plane: computed once.
+  std::vector<Taps> t[3];
+  for (int d = 0; d < 3; ++d)
+    for (int64_t o = 0; o < g.out[d]; ++o) t[d].push_back(taps(g, d, o, kind));
   parallel_for(0, g.planes, std::max<int64_t>(1, kGrainSize / work), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        Taps td = taps(g, 0, od, kind);
+      for (int64_t od = 0; od < g.out[0]; ++od)
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          Taps th = taps(g, 1, oh, kind);
-          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            Taps tw = taps(g, 2, ow, kind);
-            f(p * in_l, p * out_l + (od * g.out[1] + oh) * g.out[2] + ow, td, th, tw);
-          }
+          int64_t yo = p * out_l + (od * g.out[1] + oh) * g.out[2];
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) f(p * in_l, yo + ow, t[0][od], t[1][oh], t[2][ow]);
         }
-      }
   });
 }
 
@@ -61,30 +60,25 @@ template <typename T>
 void max_pool_impl(const T* x, T* y, int64_t* idx, const PoolGeometry& g) {
   const int64_t iH = g.in[1], iW = g.in[2];
   for_each_output(g, Kind::Max, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    // As torch: start from -inf at the window's first tap; a larger value or any NaN takes over.
     T best = -std::numeric_limits<T>::infinity();
-    int64_t at = -1;
-    bool nan = false;
-    for (int64_t a = 0; a < td.count && !nan; ++a) {
+    int64_t at = (td.first * iH + th.first) * iW + tw.first;
+    for (int64_t a = 0; a < td.count; ++a) {
       int64_t id = td.first + a * td.step;
-      for (int64_t b = 0; b < th.count && !nan; ++b) {
-        int64_t ih = th.first + b * th.step;
-        int64_t base = (id * iH + ih) * iW;
+      for (int64_t b = 0; b < th.count; ++b) {
+        int64_t base = (id * iH + th.first + b * th.step) * iW + tw.first;
+        const T* r = x + xo + base;
         for (int64_t c = 0; c < tw.count; ++c) {
-          int64_t pos = base + tw.first + c * tw.step;
-          T v = x[xo + pos];
-          if (v > best || at < 0 || std::isnan(v)) {
+          T v = r[c * tw.step];
+          if (v > best || v != v) {
             best = v;
-            at = pos;
-            if (std::isnan(v)) {
-              nan = true;
-              break;
-            }
+            at = base + c * tw.step;
           }
         }
       }
     }
     y[yo] = best;
-    idx[yo] = at < 0 ? 0 : at;
+    idx[yo] = at;
   });
 }
 
