@@ -149,3 +149,80 @@ void avg_pool_backward(ScalarType dtype, const void* gy, void* gx, const PoolGeo
 }
 
 }  // namespace ember::cpu
+
+namespace ember::cpu {
+namespace {
+
+template <typename T>
+void resample_impl(const T* x, T* y, int64_t outer, int64_t in, int64_t out, int64_t inner, int ntaps,
+                   const int64_t* idx, const double* w) {
+  parallel_for(0, outer * out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, inner * ntaps)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   int64_t b = r / out, o = r % out;
+                   T* yr = y + r * inner;
+                   const T* xb = x + b * in * inner;
+                   if (inner == 1) {
+                     T acc = 0;
+                     for (int j = 0; j < ntaps; ++j) acc += T(w[j * out + o]) * xb[idx[j * out + o]];
+                     yr[0] = acc;
+                     continue;
+                   }
+                   for (int j = 0; j < ntaps; ++j) {
+                     const T wj = T(w[j * out + o]);
+                     const T* xr = xb + idx[j * out + o] * inner;
+                     if (j == 0)
+                       for (int64_t i = 0; i < inner; ++i) yr[i] = wj * xr[i];
+                     else
+                       for (int64_t i = 0; i < inner; ++i) yr[i] += wj * xr[i];
+                   }
+                 }
+               });
+}
+
+template <typename T>
+void resample_backward_impl(const T* gy, T* gx, int64_t outer, int64_t in, int64_t out, int64_t inner, int ntaps,
+                            const int64_t* idx, const double* w) {
+  // Each task owns whole outer slices, so the scattered adds never race.
+  parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, (in + out * ntaps) * inner)),
+               [&](int64_t b0, int64_t b1) {
+                 for (int64_t b = b0; b < b1; ++b) {
+                   T* gxb = gx + b * in * inner;
+                   std::fill(gxb, gxb + in * inner, T(0));
+                   for (int64_t o = 0; o < out; ++o) {
+                     const T* gr = gy + (b * out + o) * inner;
+                     for (int j = 0; j < ntaps; ++j) {
+                       const T wj = T(w[j * out + o]);
+                       T* xr = gxb + idx[j * out + o] * inner;
+                       for (int64_t i = 0; i < inner; ++i) xr[i] += wj * gr[i];
+                     }
+                   }
+                 }
+               });
+}
+
+}  // namespace
+
+void resample(ScalarType dtype, const void* x, void* y, int64_t outer, int64_t in, int64_t out, int64_t inner,
+              int ntaps, const int64_t* idx, const double* w) {
+  if (dtype == ScalarType::Float32)
+    resample_impl(static_cast<const float*>(x), static_cast<float*>(y), outer, in, out, inner, ntaps, idx, w);
+  else if (dtype == ScalarType::Float64)
+    resample_impl(static_cast<const double*>(x), static_cast<double*>(y), outer, in, out, inner, ntaps, idx, w);
+  else
+    EMBER_NOT_IMPLEMENTED("resample: unsupported dtype ", dtype_name(dtype));
+}
+
+void resample_backward(ScalarType dtype, const void* gy, void* gx, int64_t outer, int64_t in, int64_t out,
+                       int64_t inner, int ntaps, const int64_t* idx, const double* w) {
+  if (dtype == ScalarType::Float32)
+    resample_backward_impl(static_cast<const float*>(gy), static_cast<float*>(gx), outer, in, out, inner, ntaps, idx,
+                           w);
+  else if (dtype == ScalarType::Float64)
+    resample_backward_impl(static_cast<const double*>(gy), static_cast<double*>(gx), outer, in, out, inner, ntaps, idx,
+                           w);
+  else
+    EMBER_NOT_IMPLEMENTED("resample_backward: unsupported dtype ", dtype_name(dtype));
+}
+
+}  // namespace ember::cpu

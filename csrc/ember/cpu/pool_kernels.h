@@ -29,3 +29,15 @@ void avg_pool_backward(ScalarType dtype, const void* gy, void* gx, const PoolGeo
                        int64_t divisor_override);
 
 }  // namespace ember::cpu
+
+namespace ember::cpu {
+
+// One dim of separable resampling (F.interpolate): x viewed as (outer, in, inner), y as
+// (outer, out, inner), y[:, o, :] = sum_j w[j * out + o] * x[:, idx[j * out + o], :] over ntaps
+// taps; resample_backward is its adjoint (gx overwritten).
+void resample(ScalarType dtype, const void* x, void* y, int64_t outer, int64_t in, int64_t out, int64_t inner,
+              int ntaps, const int64_t* idx, const double* w);
+void resample_backward(ScalarType dtype, const void* gy, void* gx, int64_t outer, int64_t in, int64_t out,
+                       int64_t inner, int ntaps, const int64_t* idx, const double* w);
+
+}  // namespace ember::cpu

@@ -1,13 +1,17 @@
 // F.interpolate's modes as one C++ op. Note [Separable resampling]: nearest, linear and cubic
 // resampling act on each spatial dim independently, so the op resamples one dim at a time: the
-// output along that dim is sum_j w_j[o] * x[idx_j[o]] (1, 2 or 4 taps), built from index_select
-// and mul, so the gradient (index_add of the weighted gradient) and every higher derivative come
-// from those ops. 'area' is adaptive average pooling.
+// output along that dim is sum_j w_j[o] * x[idx_j[o]] (1, 2 or 4 taps). That map and its adjoint
+// (cpu::resample / resample_backward) are each the other's gradient, so every derivative order
+// reuses them. 'area' is adaptive average pooling.
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
+#include "ember/autograd/record.h"
+#include "ember/cpu/pool_kernels.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 
@@ -82,7 +86,8 @@ Taps taps_for(const std::string& mode, int64_t in, int64_t out, bool align_corne
   return t;
 }
 
-Tensor resample_dim(const Tensor& x, int64_t dim, const Taps& t) {
+// Composition for dtypes without a kernel (nearest on integer tensors): index_select per tap.
+Tensor resample_composed(const Tensor& x, int64_t dim, const Taps& t) {
   const int64_t out = static_cast<int64_t>(t.idx[0].size());
   Shape wshape(x.dim(), 1);
   wshape[dim] = out;
@@ -103,6 +108,94 @@ Tensor resample_dim(const Tensor& x, int64_t dim, const Taps& t) {
     r = j == 0 ? g : add(r, g);
   }
   return r;
+}
+
+// The taps of one dim, flattened for the kernel ([tap * out + o]) and shared by the nodes.
+struct FlatTaps {
+  int ntaps = 1;
+  int64_t in = 0, out = 0;
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+};
+using TapsPtr = std::shared_ptr<const FlatTaps>;
+
+TapsPtr flatten_taps(const Taps& t, int64_t in) {
+  auto f = std::make_shared<FlatTaps>();
+  f->ntaps = t.ntaps;
+  f->in = in;
+  f->out = static_cast<int64_t>(t.idx[0].size());
+  for (int j = 0; j < t.ntaps; ++j) {
+    f->idx.insert(f->idx.end(), t.idx[j].begin(), t.idx[j].end());
+    f->w.insert(f->w.end(), t.w[j].begin(), t.w[j].end());
+  }
+  return f;
+}
+
+ScalarType kernel_dtype(ScalarType t) { return t == ScalarType::Float64 ? t : ScalarType::Float32; }
+
+void outer_inner(IntArrayRef sizes, int64_t dim, int64_t& outer, int64_t& inner) {
+  outer = inner = 1;
+  for (int64_t i = 0; i < dim; ++i) outer *= sizes[i];
+  for (size_t i = dim + 1; i < sizes.size(); ++i) inner *= sizes[i];
+}
+
+// The resampling of one dim and its adjoint: two linear maps, each the other's gradient.
+Tensor resample_bwd(const Tensor& gy, int64_t dim, const TapsPtr& t, const char* name);
+
+Tensor resample_fwd(const Tensor& x, int64_t dim, const TapsPtr& t, const char* name) {
+  EMBER_CHECK(x.device().is_cpu(), "upsample is not implemented on ", x.device().str());
+  Shape ys = x.sizes();
+  ys[dim] = t->out;
+  Tensor y;
+  {
+    autograd::NoGradGuard raw;
+    ScalarType ct = kernel_dtype(x.dtype());
+    Tensor xc = contiguous(x.dtype() == ct ? x : to_dtype(x, ct));
+    y = empty(ys, ct, x.device());
+    int64_t outer, inner;
+    outer_inner(ys, dim, outer, inner);
+    if (y.numel() > 0)
+      cpu::resample(ct, xc.data_ptr(), y.data_ptr(), outer, t->in, t->out, inner, t->ntaps, t->idx.data(), t->w.data());
+    if (y.dtype() != x.dtype()) y = to_dtype(y, x.dtype());
+  }
+  if (auto n = autograd::make_node<autograd::LambdaBackward>(x))
+    n->record(name, {y}, {}, {}, [dim, t](const autograd::TensorList& g, const autograd::TensorList&) {
+      return autograd::TensorList{resample_bwd(g[0], dim, t, "UpsampleBackwardBackward0")};
+    });
+  return y;
+}
+
+Tensor resample_bwd(const Tensor& gy, int64_t dim, const TapsPtr& t, const char* name) {
+  Shape xs = gy.sizes();
+  xs[dim] = t->in;
+  Tensor gx;
+  {
+    autograd::NoGradGuard raw;
+    ScalarType ct = kernel_dtype(gy.dtype());
+    Tensor gc = contiguous(gy.dtype() == ct ? gy : to_dtype(gy, ct));
+    gx = empty(xs, ct, gy.device());
+    int64_t outer, inner;
+    outer_inner(xs, dim, outer, inner);
+    if (gx.numel() > 0)
+      cpu::resample_backward(ct, gc.data_ptr(), gx.data_ptr(), outer, t->in, t->out, inner, t->ntaps, t->idx.data(),
+                             t->w.data());
+    if (gx.dtype() != gy.dtype()) gx = to_dtype(gx, gy.dtype());
+  }
+  if (auto n = autograd::make_node<autograd::LambdaBackward>(gy))
+    n->record(name, {gx}, {}, {}, [dim, t](const autograd::TensorList& g, const autograd::TensorList&) {
+      return autograd::TensorList{resample_fwd(g[0], dim, t, "UpsampleBackwardBackward0")};
+    });
+  return gx;
+}
+
+const char* node_name(const std::string& mode_in, int64_t nd) {
+  static const char* names[][3] = {
+      {"UpsampleNearest1DBackward0", "UpsampleNearest2DBackward0", "UpsampleNearest3DBackward0"},
+      {"UpsampleNearestExact1DBackward0", "UpsampleNearestExact2DBackward0", "UpsampleNearestExact3DBackward0"},
+      {"UpsampleLinear1DBackward0", "UpsampleBilinear2DBackward0", "UpsampleTrilinear3DBackward0"},
+      {"UpsampleBicubic2DBackward0", "UpsampleBicubic2DBackward0", "UpsampleBicubic2DBackward0"}};
+  int m = mode_in == "nearest" ? 0 : mode_in == "nearest-exact" ? 1 : mode_in == "bicubic" ? 3 : 2;
+  return names[m][nd - 1];
 }
 
 }  // namespace
@@ -132,7 +225,11 @@ Tensor upsample(const Tensor& input, std::string_view mode_in, IntArrayRef outpu
     int64_t in = input.size(2 + i), out = output_size[i];
     double sc = scales.empty() ? 0.0 : scales[i].value_or(0.0);
     if (in == out && sc <= 0) continue;  // every mode maps o -> o exactly then (cubic weights 0, 1, 0, 0)
-    x = resample_dim(x, 2 + i, taps_for(mode, in, out, align_corners, sc));
+    Taps t = taps_for(mode, in, out, align_corners, sc);
+    if (is_floating_point(x.dtype()))
+      x = resample_fwd(x, 2 + i, flatten_taps(t, in), node_name(std::string(mode_in), nd));
+    else
+      x = resample_composed(x, 2 + i, t);
   }
   return x.is_same(input) ? clone(input) : x;
 }
