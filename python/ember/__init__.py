@@ -134,3 +134,16 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
     isreal, addr, cdist, matrix_power, pinverse, cov, corrcoef, vander, unravel_index, gcd, lcm, slice_scatter,
     select_scatter, diagonal_scatter, renorm, ldexp, frexp, cumulative_trapezoid, pdist,
 )
+
+# ---- nn ops at top level, as torch has them (convolution: python/src/bind_nn_conv.cpp) ----
+from ember._C import (  # noqa: E402,F401
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, convolution,
+)
+from ember.nn.functional import (  # noqa: E402,F401  (pooling at top level, as torch.max_pool2d etc.)
+    max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d,
+)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """torch.adaptive_max_pool1d: (values, indices)."""
+    return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)

@@ -76,6 +76,7 @@ void bind_multiprocessing(nb::module_& m);  // shared-memory tensors (bind_multi
 void bind_pyobj(nb::module_& m);            // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
 // ---- nn ----
 void bind_nn_linear(nb::module_& m);  // nn.functional.linear / bilinear (bind_nn_linear.cpp)
+void bind_nn_conv(nb::module_& m);    // convolution, pooling, fold/unfold (bind_nn_conv.cpp)
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -47,5 +47,6 @@ NB_MODULE(_C, m) {
   bind_reduce(m);
   bind_complex(m);
   bind_multiprocessing(m);
+  bind_nn_conv(m);  // nn: convolution
   bind_nn_linear(m);
 }

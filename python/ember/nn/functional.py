@@ -139,6 +139,218 @@ def tanhshrink(input):
 
 from ember.nn._pad import pad  # noqa: E402,F401
 
+
+# ---- convolution (C++ ops in csrc/ember/ops/nn_conv.cpp, bound in python/src/bind_nn_conv.cpp) ----
+from ember._C import (  # noqa: E402,F401
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
+
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+
+
+# ---- pooling, fold/unfold (C++ ops in csrc/ember/ops/nn_pool.cpp; argument handling as torch's Python) ----
+import ember as _ember  # noqa: E402
+
+
+def _tuple(v, n):
+    if isinstance(v, (list, tuple)):
+        return tuple(v)
+    return (v,) * n
+
+
+def _stride(stride):
+    return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else stride
+
+
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    out, idx = _C._max_pool(input, nd, kernel_size, _stride(stride), padding, dilation, bool(ceil_mode))
+    return (out, idx) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling over (N, C, L) or (C, L); return_indices also gives the argmax positions."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-d max pooling over (N, C, H, W) or (C, H, W)."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-d max pooling over (N, C, D, H, W) or (C, D, H, W)."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-d average pooling."""
+    return _C._avg_pool(input, 1, kernel_size, _stride(stride), padding, bool(ceil_mode), bool(count_include_pad), None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-d average pooling; divisor_override replaces the window size as the divisor."""
+    return _C._avg_pool(input, 2, kernel_size, _stride(stride), padding, bool(ceil_mode), bool(count_include_pad),
+                        divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling."""
+    return _C._avg_pool(input, 3, kernel_size, _stride(stride), padding, bool(ceil_mode), bool(count_include_pad),
+                        divisor_override)
+
+
+def _adaptive_size(input, output_size, nd):
+    """output_size as nd ints; None entries keep the input's size (as torch)."""
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != nd:
+            return list(output_size)  # the C++ op raises torch's error
+        return [input.shape[input.dim() - nd + i] if v is None else v for i, v in enumerate(output_size)]
+    return [output_size] * nd
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed output length."""
+    return _C._adaptive_avg_pool(input, 1, _adaptive_size(input, output_size, 1))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (H, W); None keeps that input size."""
+    return _C._adaptive_avg_pool(input, 2, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed (D, H, W); None keeps that input size."""
+    return _C._adaptive_avg_pool(input, 3, _adaptive_size(input, output_size, 3))
+
+
+def _adaptive_max(nd, input, output_size, return_indices):
+    out, idx = _C._adaptive_max_pool(input, nd, _adaptive_size(input, output_size, nd))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output length."""
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (H, W)."""
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (D, H, W)."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(3, input, output_size, True)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
+    k = _tuple(kernel_size, nd)
+    s = _tuple(stride if _stride(stride) is not None else kernel_size, nd)
+    p = _tuple(padding, nd)
+    default = [(input.shape[input.dim() - nd + d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for d in range(nd):
+        lo, hi = default[d] - s[d], default[d] + s[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})')
+    return output_size
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool1d: scatters input to the positions in indices, zeros elsewhere."""
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size, 1))
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool2d."""
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size, 2))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool3d."""
+    return _C._max_unpool(input, indices, _unpool_output_size(input, kernel_size, stride, padding, output_size, 3))
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    k = _tuple(kernel_size, nd)
+    volume = 1
+    for v in k:
+        volume *= v
+    avg = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    # The window's sum of x**p (the mean times the window size), then its p-th root; negative sums
+    # (odd p) are clamped to zero as torch does.
+    s = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode) * volume
+    return (_ember.sign(s) * relu(_ember.abs(s))).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: (sum over the window of x**p) ** (1/p)."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-d power-average pooling."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-d power-average pooling."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extracts sliding 2-d blocks: (N, C, H, W) -> (N, C * kh * kw, L)."""
+    return _C.im2col(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sums sliding blocks back into an image: (N, C * kh * kw, L) -> (N, C, *output_size)."""
+    return _C.col2im(input, output_size, kernel_size, dilation, padding, stride)
+
+
+__all__ += [
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "unfold", "fold",
+]
 # ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
 from ember._C import linear, bilinear  # noqa: E402,F401
 
@@ -148,3 +360,215 @@ from ember.nn._functional_extra import (  # noqa: E402,F401
     cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle,
     gumbel_softmax, celu_, selu_, pdist,
 )
+
+# ---- interpolation (C++ op upsample in csrc/ember/ops/nn_upsample.cpp; argument handling as torch's Python) ----
+_INTERP_MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resizes (N, C, *spatial) to `size` or by `scale_factor` with the given mode."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 "(o1, o2, ...,oK) format.")
+            output_size = list(size)
+        else:
+            output_size = [size] * dim
+        scale_factors = None
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {list(input.shape[2:])} and scale_factor of "
+                                 f"shape {scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                                 "format and scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(s) for s in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        # The output size from the scales, then the scales are forgotten (in/out ratios are used).
+        output_size = [int(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
+        scale_factors = None
+    if output_size is None:
+        output_size = [int(float(input.shape[i + 2]) * scale_factors[i]) for i in range(dim)]
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor as "
+                         "input")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in ember yet")
+    if mode in _INTERP_DIMS:
+        want = _INTERP_DIMS[mode]
+        if input.dim() != want + 2:
+            if input.dim() in (3, 4, 5):
+                raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want + 2}D input")
+    if input.dim() not in (3, 4, 5) or mode not in ("nearest", "area", "nearest-exact") + tuple(_INTERP_DIMS):
+        raise NotImplementedError("Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.dim()}D) for the modes: {_INTERP_MODES} (got {mode})")
+    scales = [None] * dim if scale_factors is None else scale_factors
+    return _C._upsample(input, mode, output_size, scales, bool(align_corners) if align_corners is not None else False)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+
+# ---- affine_grid / grid_sample: pure compositions of ember ops (gradients from the parts) ----
+def _linspace_from_neg_one(steps, align_corners, dtype):
+    if steps <= 1:
+        return _ember.zeros(steps, dtype=dtype)
+    r = _ember.linspace(-1, 1, steps, dtype=dtype)
+    return r if align_corners else r * ((steps - 1) / steps)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine maps theta (N, 2, 3) / (N, 3, 4)."""
+    if align_corners is None:
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n = size[0]
+    if theta.shape[0] != n:
+        raise RuntimeError(f"affine_grid: expected theta's batch size {theta.shape[0]} to match size[0] = {n}")
+    dt = theta.dtype
+    # Base grid (*spatial, nd + 1): x varies along the last dim, then y, then z; a trailing 1.
+    axes = [_linspace_from_neg_one(s, align_corners, dt) for s in reversed(spatial)]  # x, y, (z)
+    nd = len(spatial)
+    cols = []
+    for i, ax in enumerate(axes):
+        shape = [1] * nd
+        shape[nd - 1 - i] = spatial[nd - 1 - i]
+        cols.append(ax.reshape(shape).expand(*spatial))
+    cols.append(_ember.ones(*spatial, dtype=dt))
+    base = _ember.stack(cols, -1).reshape(1, -1, nd + 1)
+    grid = _ember.matmul(base, theta.transpose(1, 2))  # (N, prod(spatial), nd)
+    return grid.reshape(n, *spatial, nd)
+
+
+def _grid_unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect_coordinates(coord, twice_low, twice_high):
+    if twice_low == twice_high:
+        return _ember.zeros_like(coord)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = (coord - low).abs()
+    extra = _ember.fmod(c, span)
+    flips = _ember.floor(c / span).detach()
+    return _ember.where(_ember.fmod(flips, 2) == 0, extra + low, span - extra + low)
+
+
+def _grid_source(coord, size, padding_mode, align_corners):
+    c = _grid_unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        c = c.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        c = _reflect_coordinates(c, 0, 2 * (size - 1)) if align_corners else _reflect_coordinates(c, -1, 2 * size - 1)
+        c = c.clamp(0, size - 1)
+    return c
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) locations in [-1, 1] (x, y order)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        align_corners = False
+    if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.dim() == 5:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) inputs are not implemented in ember yet")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember yet")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have the same dtype, but input has "
+                           f"{input.dtype} and grid has {grid.dtype}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    x = _grid_source(grid[..., 0], w, padding_mode, align_corners)
+    y = _grid_source(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(yi, xi, weight):
+        valid = ((xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)).to(input.dtype)
+        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        v = flat.gather(2, idx)
+        wt = valid if weight is None else weight * valid
+        return v * wt.reshape(n, 1, ho * wo)
+
+    if mode == "nearest":
+        # The weight is a constant 1 that still depends on the grid, whose gradient is then zeros (as torch's).
+        out = tap(_ember.round(y).detach(), _ember.round(x).detach(), x * 0 + 1)
+    else:
+        x0, y0 = _ember.floor(x).detach(), _ember.floor(y).detach()
+        x1, y1 = x0 + 1, y0 + 1
+        out = (tap(y0, x0, (x1 - x) * (y1 - y)) + tap(y0, x1, (x - x0) * (y1 - y)) +
+               tap(y1, x0, (x1 - x) * (y - y0)) + tap(y1, x1, (x - x0) * (y - y0)))
+    return out.reshape(n, c, ho, wo)
+
+
+__all__ += ["affine_grid", "grid_sample"]

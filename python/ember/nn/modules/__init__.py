@@ -19,3 +19,15 @@ from ember.nn.modules.padding import (  # noqa: F401
 from ember.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from ember.nn.modules.channelshuffle import ChannelShuffle  # noqa: F401
 from ember.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+# ---- convolution, pooling, fold (nnconv) ----
+from ember.nn.modules.conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, LazyConv1d, LazyConv2d, LazyConv3d,
+    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+)
+from ember.nn.modules.pooling import (  # noqa: F401
+    MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, AvgPool1d, AvgPool2d, AvgPool3d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    LPPool1d, LPPool2d, LPPool3d,
+)
+from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
+from ember.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401

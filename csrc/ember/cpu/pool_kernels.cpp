@@ -1,0 +1,228 @@
+// Pooling over independent planes, one plane per task (OpenMP over planes); windows per
+// Note [Pool geometry].
+#include "ember/cpu/pool_kernels.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "ember/core/error.h"
+#include "ember/core/parallel.h"
+
+namespace ember::cpu {
+namespace {
+
+// The valid taps of one output position along one dim: first, first + step, ... (count of them).
+struct Taps {
+  int64_t first, count, step, size;  // size: the window's size counting padding (avg pools)
+};
+
+enum class Kind { Max, Avg };
+
+inline Taps taps(const PoolGeometry& g, int dim, int64_t o, Kind kind) {
+  const int64_t in = g.in[dim];
+  if (g.adaptive) {
+    int64_t s = (o * in) / g.out[dim], e = ((o + 1) * in + g.out[dim] - 1) / g.out[dim];
+    return {s, e - s, 1, e - s};
+  }
+  int64_t start = o * g.stride[dim] - g.pad[dim];
+  if (kind == Kind::Avg) {
+    int64_t end = std::min(start + g.k[dim], in + g.pad[dim]);
+    int64_t size = end - start;
+    int64_t s = std::max<int64_t>(start, 0), e = std::min(end, in);
+    return {s, std::max<int64_t>(e - s, 0), 1, size};
+  }
+  const int64_t d = g.dil[dim];
+  int64_t lo = start < 0 ? (-start + d - 1) / d : 0;
+  int64_t hi = start > in - 1 ? 0 : std::min(g.k[dim], (in - 1 - start) / d + 1);
+  return {start + lo * d, std::max<int64_t>(hi - lo, 0), d, g.k[dim]};
+}
+
+template <typename F>
+void for_each_output(const PoolGeometry& g, Kind kind, F&& f) {
+  const int64_t in_l = g.in[0] * g.in[1] * g.in[2], out_l = g.out[0] * g.out[1] * g.out[2];
+  int64_t work = std::max<int64_t>(1, out_l * g.k[0] * g.k[1] * g.k[2]);
+  // The windows along each dim are the same for every plane: computed once.
+  std::vector<Taps> t[3];
+  for (int d = 0; d < 3; ++d)
+    for (int64_t o = 0; o < g.out[d]; ++o) t[d].push_back(taps(g, d, o, kind));
+  parallel_for(0, g.planes, std::max<int64_t>(1, kGrainSize / work), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+          int64_t yo = p * out_l + (od * g.out[1] + oh) * g.out[2];
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) f(p * in_l, yo + ow, t[0][od], t[1][oh], t[2][ow]);
+        }
+  });
+}
+
+template <typename T>
+void max_pool_impl(const T* x, T* y, int64_t* idx, const PoolGeometry& g) {
+  const int64_t iH = g.in[1], iW = g.in[2];
+  for_each_output(g, Kind::Max, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    // As torch: start from -inf at the window's first tap; a larger value or any NaN takes over.
+    T best = -std::numeric_limits<T>::infinity();
+    int64_t at = (td.first * iH + th.first) * iW + tw.first;
+    for (int64_t a = 0; a < td.count; ++a) {
+      int64_t id = td.first + a * td.step;
+      for (int64_t b = 0; b < th.count; ++b) {
+        int64_t base = (id * iH + th.first + b * th.step) * iW + tw.first;
+        const T* r = x + xo + base;
+        for (int64_t c = 0; c < tw.count; ++c) {
+          T v = r[c * tw.step];
+          if (v > best || v != v) {
+            best = v;
+            at = base + c * tw.step;
+          }
+        }
+      }
+    }
+    y[yo] = best;
+    idx[yo] = at;
+  });
+}
+
+template <typename T>
+inline T divisor(const Taps& td, const Taps& th, const Taps& tw, bool adaptive, bool cip, int64_t override_) {
+  if (override_) return T(override_);
+  if (adaptive || cip) return T(td.size * th.size * tw.size);
+  return T(td.count * th.count * tw.count);
+}
+
+template <typename T>
+void avg_pool_impl(const T* x, T* y, const PoolGeometry& g, bool cip, int64_t dv) {
+  const int64_t iH = g.in[1], iW = g.in[2];
+  for_each_output(g, Kind::Avg, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    T s = 0;
+    for (int64_t a = 0; a < td.count; ++a)
+      for (int64_t b = 0; b < th.count; ++b) {
+        const T* r = x + xo + ((td.first + a) * iH + th.first + b) * iW + tw.first;
+        for (int64_t c = 0; c < tw.count; ++c) s += r[c];
+      }
+    y[yo] = s / divisor<T>(td, th, tw, g.adaptive, cip, dv);
+  });
+}
+
+template <typename T>
+void avg_pool_backward_impl(const T* gy, T* gx, const PoolGeometry& g, bool cip, int64_t dv) {
+  const int64_t iH = g.in[1], iW = g.in[2], in_l = g.in[0] * iH * iW;
+  parallel_for(0, g.planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, in_l)),
+               [&](int64_t p0, int64_t p1) { std::fill(gx + p0 * in_l, gx + p1 * in_l, T(0)); });
+  // Each task owns whole planes, so the scattered adds never race.
+  for_each_output(g, Kind::Avg, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
+    T v = gy[yo] / divisor<T>(td, th, tw, g.adaptive, cip, dv);
+    for (int64_t a = 0; a < td.count; ++a)
+      for (int64_t b = 0; b < th.count; ++b) {
+        T* r = gx + xo + ((td.first + a) * iH + th.first + b) * iW + tw.first;
+        for (int64_t c = 0; c < tw.count; ++c) r[c] += v;
+      }
+  });
+}
+
+}  // namespace
+
+void max_pool(ScalarType dtype, const void* x, void* y, int64_t* idx, const PoolGeometry& g) {
+  if (dtype == ScalarType::Float32)
+    max_pool_impl(static_cast<const float*>(x), static_cast<float*>(y), idx, g);
+  else if (dtype == ScalarType::Float64)
+    max_pool_impl(static_cast<const double*>(x), static_cast<double*>(y), idx, g);
+  else
+    EMBER_NOT_IMPLEMENTED("max_pool: unsupported dtype ", dtype_name(dtype));
+}
+
+void avg_pool(ScalarType dtype, const void* x, void* y, const PoolGeometry& g, bool cip, int64_t dv) {
+  if (dtype == ScalarType::Float32)
+    avg_pool_impl(static_cast<const float*>(x), static_cast<float*>(y), g, cip, dv);
+  else if (dtype == ScalarType::Float64)
+    avg_pool_impl(static_cast<const double*>(x), static_cast<double*>(y), g, cip, dv);
+  else
+    EMBER_NOT_IMPLEMENTED("avg_pool: unsupported dtype ", dtype_name(dtype));
+}
+
+void avg_pool_backward(ScalarType dtype, const void* gy, void* gx, const PoolGeometry& g, bool cip, int64_t dv) {
+  if (dtype == ScalarType::Float32)
+    avg_pool_backward_impl(static_cast<const float*>(gy), static_cast<float*>(gx), g, cip, dv);
+  else if (dtype == ScalarType::Float64)
+    avg_pool_backward_impl(static_cast<const double*>(gy), static_cast<double*>(gx), g, cip, dv);
+  else
+    EMBER_NOT_IMPLEMENTED("avg_pool_backward: unsupported dtype ", dtype_name(dtype));
+}
+
+}  // namespace ember::cpu
+
+namespace ember::cpu {
+namespace {
+
+template <typename T>
+void resample_impl(const T* x, T* y, int64_t outer, int64_t in, int64_t out, int64_t inner, int ntaps,
+                   const int64_t* idx, const double* w) {
+  parallel_for(0, outer * out, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, inner * ntaps)),
+               [&](int64_t r0, int64_t r1) {
+                 for (int64_t r = r0; r < r1; ++r) {
+                   int64_t b = r / out, o = r % out;
+                   T* yr = y + r * inner;
+                   const T* xb = x + b * in * inner;
+                   if (inner == 1) {
+                     T acc = 0;
+                     for (int j = 0; j < ntaps; ++j) acc += T(w[j * out + o]) * xb[idx[j * out + o]];
+                     yr[0] = acc;
+                     continue;
+                   }
+                   for (int j = 0; j < ntaps; ++j) {
+                     const T wj = T(w[j * out + o]);
+                     const T* xr = xb + idx[j * out + o] * inner;
+                     if (j == 0)
+                       for (int64_t i = 0; i < inner; ++i) yr[i] = wj * xr[i];
+                     else
+                       for (int64_t i = 0; i < inner; ++i) yr[i] += wj * xr[i];
+                   }
+                 }
+               });
+}
+
+template <typename T>
+void resample_backward_impl(const T* gy, T* gx, int64_t outer, int64_t in, int64_t out, int64_t inner, int ntaps,
+                            const int64_t* idx, const double* w) {
+  // Each task owns whole outer slices, so the scattered adds never race.
+  parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, (in + out * ntaps) * inner)),
+               [&](int64_t b0, int64_t b1) {
+                 for (int64_t b = b0; b < b1; ++b) {
+                   T* gxb = gx + b * in * inner;
+                   std::fill(gxb, gxb + in * inner, T(0));
+                   for (int64_t o = 0; o < out; ++o) {
+                     const T* gr = gy + (b * out + o) * inner;
+                     for (int j = 0; j < ntaps; ++j) {
+                       const T wj = T(w[j * out + o]);
+                       T* xr = gxb + idx[j * out + o] * inner;
+                       for (int64_t i = 0; i < inner; ++i) xr[i] += wj * gr[i];
+                     }
+                   }
+                 }
+               });
+}
+
+}  // namespace
+
+void resample(ScalarType dtype, const void* x, void* y, int64_t outer, int64_t in, int64_t out, int64_t inner,
+              int ntaps, const int64_t* idx, const double* w) {
+  if (dtype == ScalarType::Float32)
+    resample_impl(static_cast<const float*>(x), static_cast<float*>(y), outer, in, out, inner, ntaps, idx, w);
+  else if (dtype == ScalarType::Float64)
+    resample_impl(static_cast<const double*>(x), static_cast<double*>(y), outer, in, out, inner, ntaps, idx, w);
+  else
+    EMBER_NOT_IMPLEMENTED("resample: unsupported dtype ", dtype_name(dtype));
+}
+
+void resample_backward(ScalarType dtype, const void* gy, void* gx, int64_t outer, int64_t in, int64_t out,
+                       int64_t inner, int ntaps, const int64_t* idx, const double* w) {
+  if (dtype == ScalarType::Float32)
+    resample_backward_impl(static_cast<const float*>(gy), static_cast<float*>(gx), outer, in, out, inner, ntaps, idx,
+                           w);
+  else if (dtype == ScalarType::Float64)
+    resample_backward_impl(static_cast<const double*>(gy), static_cast<double*>(gx), outer, in, out, inner, ntaps, idx,
+                           w);
+  else
+    EMBER_NOT_IMPLEMENTED("resample_backward: unsupported dtype ", dtype_name(dtype));
+}
+
+}  // namespace ember::cpu

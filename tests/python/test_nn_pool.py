@@ -1,0 +1,309 @@
+"""Pooling ops and modules, F.fold/F.unfold against torch 2.13: values, indices, gradients,
+gradcheck/gradgradcheck, unbatched and non-contiguous inputs, errors by class, reprs."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as EF
+from ember.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+TOL = {"float32": 1e-5, "float64": 1e-12}
+
+
+def both(shape, dtype, seed=0, noncontig=False, distinct=True):
+    rng = np.random.default_rng(seed)
+    if distinct:  # distinct values: the argmax is unique, so indices and gradients are well defined
+        a = rng.permutation(int(np.prod(shape))).reshape(shape).astype(dtype) / 7.0 - 3.0
+    else:
+        a = rng.standard_normal(shape).astype(dtype)
+    if noncontig:
+        a2 = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+        return ember.tensor(a2).transpose(-1, -2), torch.tensor(a2).transpose(-1, -2)
+    return ember.tensor(a), torch.tensor(a)
+
+
+def run(name, shape, args, kwargs, dtype="float64", noncontig=False, seed=0, distinct=True):
+    xe, xt = both(shape, dtype, seed, noncontig, distinct)
+    xe.requires_grad_(True)
+    xt.requires_grad_(True)
+    ye = getattr(EF, name)(xe, *args, **kwargs)
+    yt = getattr(TF, name)(xt, *args, **kwargs)
+    if isinstance(yt, tuple):
+        (ye, ie), (yt, it) = ye, yt
+        assert str(ie.dtype) == "ember.int64"
+        np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    assert tuple(ye.shape) == tuple(yt.shape)
+    tol = TOL[dtype]
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    g = np.random.default_rng(seed + 1).standard_normal(tuple(yt.shape)).astype(dtype)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+
+
+MAX_CASES = [
+    ("max_pool1d", (2, 3, 11), (3,), {}),
+    ("max_pool1d", (2, 3, 11), (3,), dict(stride=2, padding=1, dilation=2, ceil_mode=True, return_indices=True)),
+    ("max_pool1d", (3, 10), (2,), dict(return_indices=True)),  # unbatched
+    ("max_pool2d", (2, 3, 9, 8), (3,), dict(stride=2, padding=1, ceil_mode=True, return_indices=True)),
+    ("max_pool2d", (2, 3, 9, 8), ((3, 2),), dict(stride=(2, 1), padding=(1, 1), dilation=(2, 1), return_indices=True)),
+    ("max_pool2d", (2, 2, 7, 7), (2,), dict(stride=3, ceil_mode=True)),
+    ("max_pool2d", (3, 6, 6), (2,), {}),  # unbatched
+    ("max_pool2d", (2, 2, 6, 6), (3,), dict(stride=[], padding=1)),  # stride [] -> kernel
+    ("max_pool3d", (2, 2, 5, 6, 5), (2,), dict(ceil_mode=True, return_indices=True)),
+    ("max_pool3d", (1, 2, 6, 6, 6), ((3, 2, 3),), dict(stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1))),
+    ("adaptive_max_pool1d", (2, 3, 9), (4,), dict(return_indices=True)),
+    ("adaptive_max_pool2d", (2, 3, 9, 8), ((4, 3),), dict(return_indices=True)),
+    ("adaptive_max_pool2d", (2, 3, 9, 8), ((4, None),), {}),
+    ("adaptive_max_pool2d", (3, 5, 7), (3,), {}),
+    ("adaptive_max_pool2d", (2, 3, 4, 4), (6,), {}),  # output larger than input
+    ("adaptive_max_pool3d", (2, 2, 5, 6, 7), ((2, 3, 4),), dict(return_indices=True)),
+]
+
+AVG_CASES = [
+    ("avg_pool1d", (2, 3, 11), (3,), dict(stride=2, padding=1)),
+    ("avg_pool1d", (2, 3, 11), (4,), dict(stride=3, padding=2, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool1d", (3, 10), (3,), {}),
+    ("avg_pool2d", (2, 3, 9, 8), (3,), dict(stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool2d", (2, 3, 9, 8), (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool2d", (2, 3, 9, 8), ((3, 2),), dict(stride=(2, 1), padding=(1, 0), divisor_override=5)),
+    ("avg_pool2d", (3, 7, 7), (2,), {}),
+    ("avg_pool3d", (2, 2, 5, 6, 5), (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool3d", (2, 2, 4, 4, 4), (2,), dict(divisor_override=3)),
+    ("adaptive_avg_pool1d", (2, 3, 9), (4,), {}),
+    ("adaptive_avg_pool2d", (2, 3, 9, 8), ((4, None),), {}),
+    ("adaptive_avg_pool2d", (2, 3, 9, 8), (1,), {}),
+    ("adaptive_avg_pool2d", (3, 5, 7), ((2, 3),), {}),
+    ("adaptive_avg_pool2d", (2, 3, 3, 3), (5,), {}),
+    ("adaptive_avg_pool3d", (2, 2, 5, 6, 7), ((2, 3, 4),), {}),
+    ("lp_pool1d", (2, 3, 10), (2, 3), dict(stride=2)),
+    ("lp_pool2d", (2, 3, 9, 8), (2, 3), dict(stride=2, ceil_mode=True)),
+    ("lp_pool2d", (2, 3, 8, 8), (3.0, (2, 3)), {}),
+    ("lp_pool3d", (1, 2, 4, 6, 4), (2, 2), {}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", MAX_CASES + AVG_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}")
+def test_pool_values_and_grads(case, dtype):
+    name, shape, args, kw = case
+    run(name, shape, args, kw, dtype, distinct=not name.startswith("lp_pool"))
+
+
+@pytest.mark.parametrize("name,shape,args,kw", [
+    ("max_pool2d", (2, 3, 8, 7), (3,), dict(stride=2, padding=1, return_indices=True)),
+    ("avg_pool2d", (2, 3, 8, 7), (3,), dict(stride=2, padding=1, count_include_pad=False)),
+    ("adaptive_avg_pool2d", (2, 3, 8, 7), ((3, 2),), {}),
+    ("adaptive_max_pool2d", (2, 3, 8, 7), ((3, 2),), dict(return_indices=True)),
+])
+def test_non_contiguous(name, shape, args, kw):
+    run(name, shape, args, kw, noncontig=True)
+
+
+def test_max_pool_nan_propagates():
+    a = np.arange(32, dtype="float64").reshape(1, 2, 4, 4)
+    a[0, 0, 1, 1] = np.nan
+    a[0, 1, 0, 1] = a[0, 1, 1, 0] = np.nan  # two NaNs in one window: the index follows torch's
+    ye, ie = EF.max_pool2d(ember.tensor(a), 2, return_indices=True)
+    yt, it = TF.max_pool2d(torch.tensor(a), 2, return_indices=True)
+    np.testing.assert_array_equal(ye.numpy(), yt.numpy())
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+
+
+GRADCHECK = [
+    ("max_pool2d", (1, 2, 5, 5), (3,), dict(stride=2, padding=1)),
+    ("max_pool1d", (2, 2, 7), (2,), dict(dilation=2, ceil_mode=True)),
+    ("max_pool3d", (1, 1, 4, 4, 3), (2,), {}),
+    ("avg_pool2d", (1, 2, 5, 5), (3,), dict(stride=2, padding=1, count_include_pad=False, ceil_mode=True)),
+    ("avg_pool1d", (2, 2, 7), (3,), dict(padding=1)),
+    ("avg_pool3d", (1, 1, 4, 4, 3), (2,), dict(divisor_override=3)),
+    ("adaptive_avg_pool2d", (1, 2, 5, 7), ((3, 4),), {}),
+    ("adaptive_max_pool2d", (1, 2, 5, 7), ((3, 4),), {}),
+    ("lp_pool2d", (1, 2, 4, 4), (2, 2), {}),
+]
+
+
+@pytest.mark.parametrize("case", GRADCHECK, ids=lambda c: c[0] + str(c[3]))
+def test_gradcheck(case):
+    name, shape, args, kw = case
+    xe, _ = both(shape, "float64")
+    if name.startswith("lp_pool"):
+        xe = xe.abs() + 0.5  # away from |x| = 0 where the p-th root has no derivative
+    xe.requires_grad_(True)
+    f = lambda x: getattr(EF, name)(x, *args, **kw)  # noqa: E731
+    assert gradcheck(f, (xe,))
+    assert gradgradcheck(f, (xe,))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool(nd):
+    shape = (2, 3) + (6, 8, 4)[:nd]
+    xe, xt = both(shape, "float64")
+    pe, ie = getattr(EF, f"max_pool{nd}d")(xe, 2, return_indices=True)
+    pt, it = getattr(TF, f"max_pool{nd}d")(xt, 2, return_indices=True)
+    pe.requires_grad_(True)
+    pt.requires_grad_(True)
+    ue = getattr(EF, f"max_unpool{nd}d")(pe, ie, 2, output_size=shape[2:])
+    ut = getattr(TF, f"max_unpool{nd}d")(pt, it, 2, output_size=shape[2:])
+    np.testing.assert_array_equal(ue.detach().numpy(), ut.detach().numpy())
+    ue2 = getattr(EF, f"max_unpool{nd}d")(pe, ie, 2)
+    ut2 = getattr(TF, f"max_unpool{nd}d")(pt, it, 2)
+    assert tuple(ue2.shape) == tuple(ut2.shape)
+    g = np.random.default_rng(0).standard_normal(shape)
+    ue.backward(ember.tensor(g))
+    ut.backward(torch.tensor(g))
+    np.testing.assert_array_equal(pe.grad.numpy(), pt.grad.numpy())
+
+
+def test_max_unpool_errors():
+    x = ember.randn(2, 3, 4, 4)
+    with pytest.raises(RuntimeError):
+        EF.max_unpool2d(x, ember.full((2, 3, 4, 4), 100, dtype=ember.int64), 2)
+    with pytest.raises(ValueError):
+        EF.max_unpool2d(x, ember.zeros(2, 3, 4, 4, dtype=ember.int64), 2, output_size=(20, 20))
+    with pytest.raises(ValueError):
+        EF.max_unpool2d(x, ember.zeros(2, 3, 4, 4, dtype=ember.int64), 2, output_size=(8,))
+
+
+FOLD_CASES = [
+    ("unfold", (2, 3, 9, 8), ((2, 3),), dict(dilation=(1, 2), padding=1, stride=(2, 1))),
+    ("unfold", (3, 5, 5), (2,), {}),
+    ("unfold", (1, 2, 6, 6), (3,), dict(stride=3)),
+    ("fold", (2, 12, 20), ((5, 6), 2), {}),
+    ("fold", (12, 16), ((6, 6), 2), dict(stride=2, padding=1)),
+    ("fold", (1, 18, 25), ((7, 7), 3), dict(dilation=2, stride=(1, 1), padding=(1, 1))),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", FOLD_CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}")
+def test_fold_unfold(case, dtype):
+    name, shape, args, kw = case
+    run(name, shape, args, kw, dtype, distinct=False)
+
+
+def test_fold_unfold_gradgradcheck():
+    x = ember.randn(1, 2, 4, 5, dtype=ember.float64, requires_grad=True)
+    f = lambda t: EF.unfold(t, 2, padding=1, stride=(1, 2))  # noqa: E731
+    assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+    c = ember.randn(1, 8, 9, dtype=ember.float64, requires_grad=True)
+    g = lambda t: EF.fold(t, (4, 5), 2, padding=(0, 1), stride=(1, 2))  # noqa: E731
+    assert gradcheck(g, (c,)) and gradgradcheck(g, (c,))
+
+
+ERRORS = [
+    ("max_pool2d", (2, 3), (2,), {}),
+    ("max_pool2d", (2, 3, 8, 8), (3,), dict(padding=2)),
+    ("avg_pool2d", (2, 3, 8, 8), (3,), dict(padding=2)),
+    ("max_pool2d", (2, 3, 2, 2), (3,), {}),
+    ("avg_pool2d", (2, 3, 2, 2), (3,), {}),
+    ("max_pool2d", (2, 3, 8, 8), (0,), {}),
+    ("max_pool2d", (2, 3, 8, 8), (2,), dict(stride=0)),
+    ("max_pool2d", (2, 3, 8, 8), (2,), dict(dilation=0)),
+    ("max_pool2d", (2, 3, 8, 8), ((2, 2, 2),), {}),
+    ("avg_pool2d", (2, 3, 8, 8), (2,), dict(divisor_override=0)),
+    ("max_pool2d", (2, 0, 4, 4), (2,), {}),
+    ("adaptive_avg_pool2d", (2, 3), (2,), {}),
+    ("adaptive_avg_pool2d", (2, 3, 8, 8), ((2,),), {}),
+    ("adaptive_avg_pool2d", (2, 3, 8, 8), (-1,), {}),
+    ("adaptive_max_pool2d", (2, 3, 0, 4), (3,), {}),
+    ("unfold", (2, 3, 5, 5), (6,), {}),
+    ("unfold", (2, 3, 5, 5, 5), (2,), {}),
+    ("fold", (2, 12, 15), ((5, 5), 2), {}),
+    ("fold", (2, 13, 16), ((5, 5), 2), {}),
+]
+
+
+def _err(f):
+    try:
+        f()
+    except Exception as ex:  # noqa: BLE001
+        return type(ex)
+    return None
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}-{c[3]}")
+def test_errors_match_torch(case):
+    name, shape, args, kw = case
+    tt = _err(lambda: getattr(TF, name)(torch.zeros(*shape), *args, **kw))
+    et = _err(lambda: getattr(EF, name)(ember.zeros(*shape), *args, **kw))
+    assert tt is not None
+    assert et is tt, (et, tt)
+
+
+def test_half_dtypes():
+    a = np.random.default_rng(0).standard_normal((2, 3, 6, 6))
+    for dt in ("float16", "bfloat16"):
+        ye = EF.avg_pool2d(ember.tensor(a, dtype=getattr(ember, dt)), 2)
+        yt = TF.avg_pool2d(torch.tensor(a, dtype=getattr(torch, dt)), 2)
+        assert str(ye.dtype) == "ember." + dt
+        np.testing.assert_allclose(ye.float().numpy(), yt.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+# ---- modules ----
+
+MODULES = [
+    ("MaxPool1d", (3,), dict(stride=2, padding=1), (2, 3, 10)),
+    ("MaxPool2d", (3, 2, 1), dict(ceil_mode=True, dilation=1), (2, 3, 9, 9)),
+    ("MaxPool2d", (2,), dict(return_indices=True), (2, 3, 8, 8)),
+    ("MaxPool3d", (2,), {}, (1, 2, 4, 4, 4)),
+    ("AvgPool1d", (3,), dict(stride=2, padding=1, count_include_pad=False), (2, 3, 10)),
+    ("AvgPool2d", (3,), dict(stride=2, padding=1, divisor_override=4), (2, 3, 9, 9)),
+    ("AvgPool3d", (2,), dict(ceil_mode=True), (1, 2, 5, 5, 5)),
+    ("AdaptiveAvgPool1d", (3,), {}, (2, 3, 10)),
+    ("AdaptiveAvgPool2d", ((5, None),), {}, (2, 3, 9, 9)),
+    ("AdaptiveAvgPool3d", (2,), {}, (1, 2, 5, 5, 5)),
+    ("AdaptiveMaxPool1d", (3,), dict(return_indices=True), (2, 3, 10)),
+    ("AdaptiveMaxPool2d", ((4, 3),), {}, (2, 3, 9, 9)),
+    ("AdaptiveMaxPool3d", (2,), {}, (1, 2, 5, 5, 5)),
+    ("LPPool1d", (2, 3), dict(stride=2), (2, 3, 10)),
+    ("LPPool2d", (1.5, 2), {}, (2, 3, 8, 8)),
+    ("Unfold", (3,), dict(padding=1), (2, 3, 5, 5)),
+    ("Fold", ((4, 5), 2), {}, (2, 12, 12)),
+]
+
+
+@pytest.mark.parametrize("case", MODULES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_modules_match_torch(case):
+    cls, args, kw, shape = case
+    me, mt = getattr(ember.nn, cls)(*args, **kw), getattr(torch.nn, cls)(*args, **kw)
+    assert repr(me) == repr(mt)
+    assert list(me.state_dict().keys()) == list(mt.state_dict().keys()) == []
+    xe, xt = both(shape, "float64", distinct=not cls.startswith("LP"))
+    if cls.startswith("LP"):
+        xe, xt = xe.abs() + 0.1, xt.abs() + 0.1
+    ye, yt = me(xe), mt(xt)
+    if isinstance(yt, tuple):
+        np.testing.assert_array_equal(ye[1].numpy(), yt[1].numpy())
+        ye, yt = ye[0], yt[0]
+    np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool_module(nd):
+    shape = (1, 2) + (6, 6, 6)[:nd]
+    xe, xt = both(shape, "float64")
+    pe = getattr(ember.nn, f"MaxPool{nd}d")(2, return_indices=True)
+    pt = getattr(torch.nn, f"MaxPool{nd}d")(2, return_indices=True)
+    ue, ut = getattr(ember.nn, f"MaxUnpool{nd}d")(2), getattr(torch.nn, f"MaxUnpool{nd}d")(2)
+    assert repr(ue) == repr(ut)
+    ye, yt = ue(*pe(xe)), ut(*pt(xt))
+    np.testing.assert_array_equal(ye.numpy(), yt.numpy())
+
+
+def test_top_level_pool_functions():
+    a = np.random.default_rng(3).standard_normal((1, 2, 6, 6))
+    for name, args in [("max_pool2d", (2,)), ("max_pool3d", (2,)), ("avg_pool1d", (3,)), ("max_pool1d", (2,)),
+                       ("adaptive_avg_pool1d", (4,))]:
+        x = a if name != "max_pool3d" else a.reshape(1, 1, 2, 6, 6)
+        if name in ("avg_pool1d", "max_pool1d", "adaptive_avg_pool1d"):
+            x = a.reshape(2, 6, 6)
+        np.testing.assert_allclose(getattr(ember, name)(ember.tensor(x), *args).numpy(),
+                                   getattr(torch, name)(torch.tensor(x), *args).numpy(), rtol=1e-12)
+    ve, ie = ember.adaptive_max_pool1d(ember.tensor(a.reshape(2, 6, 6)), 3)
+    vt, it = torch.adaptive_max_pool1d(torch.tensor(a.reshape(2, 6, 6)), 3)
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    np.testing.assert_array_equal(ve.numpy(), vt.numpy())

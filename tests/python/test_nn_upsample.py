@@ -1,0 +1,161 @@
+"""F.interpolate / nn.Upsample against torch 2.13: every mode, align_corners, scale_factor,
+recompute_scale_factor, gradients, gradgradcheck, argument errors by class, reprs."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as EF
+from ember.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+CASES = [
+    ((2, 3, 5), dict(scale_factor=2.5, mode="nearest")),
+    ((2, 3, 5, 7), dict(size=(9, 4), mode="nearest")),
+    ((2, 3, 5, 7), dict(size=(9, 4), mode="nearest-exact")),
+    ((2, 3, 5, 7), dict(scale_factor=1.7, mode="nearest-exact")),
+    ((1, 2, 3, 4, 5), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 5), dict(size=8, mode="linear")),
+    ((2, 3, 5), dict(size=8, mode="linear", align_corners=True)),
+    ((2, 3, 9), dict(size=4, mode="linear")),  # downsampling
+    ((2, 3, 5, 7), dict(scale_factor=(1.5, 0.6), mode="bilinear")),
+    ((2, 3, 5, 7), dict(scale_factor=(1.5, 0.6), mode="bilinear", recompute_scale_factor=True)),
+    ((2, 3, 5, 7), dict(size=(11, 3), mode="bilinear", align_corners=True)),
+    ((2, 3, 5, 7), dict(size=(11, 3), mode="bicubic")),
+    ((2, 3, 5, 7), dict(scale_factor=2.3, mode="bicubic", align_corners=True)),
+    ((2, 3, 5, 7), dict(scale_factor=2.3, mode="bicubic")),
+    ((1, 2, 3, 4, 5), dict(size=(5, 3, 7), mode="trilinear")),
+    ((1, 2, 3, 4, 5), dict(scale_factor=2, mode="trilinear", align_corners=True)),
+    ((2, 3, 6, 7), dict(size=(4, 3), mode="area")),
+    ((2, 3, 6, 7), dict(scale_factor=0.5, mode="area")),
+    ((2, 3, 6, 7), dict(size=(6, 7), mode="bilinear")),
+    ((2, 3, 1, 1), dict(size=(3, 2), mode="bilinear", align_corners=True)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_interpolate_matches_torch(case, dtype):
+    shape, kw = case
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape).astype(dtype)
+    xe, xt = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ye, yt = EF.interpolate(xe, **kw), TF.interpolate(xt, **kw)
+    assert tuple(ye.shape) == tuple(yt.shape)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    g = rng.standard_normal(tuple(yt.shape)).astype(dtype)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol * 10, atol=tol * 10)
+
+
+def test_non_contiguous_input():
+    a = np.random.default_rng(1).standard_normal((2, 3, 7, 5))
+    xe, xt = ember.tensor(a).transpose(2, 3), torch.tensor(a).transpose(2, 3)
+    for mode in ("nearest", "bilinear", "bicubic"):
+        np.testing.assert_allclose(EF.interpolate(xe, scale_factor=2, mode=mode).numpy(),
+                                   TF.interpolate(xt, scale_factor=2, mode=mode).numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic", "area"])
+def test_gradcheck(mode):
+    x = ember.randn(1, 2, 3, 4, dtype=ember.float64, requires_grad=True)
+    f = lambda t: EF.interpolate(t, size=(5, 3), mode=mode)  # noqa: E731
+    assert gradcheck(f, (x,)) and gradgradcheck(f, (x,))
+
+
+ERRORS = [
+    ((2, 3, 4, 4), dict(size=4, scale_factor=2)),
+    ((2, 3, 4, 4), dict()),
+    ((2, 3, 4, 4), dict(size=(4,))),
+    ((2, 3, 4, 4), dict(scale_factor=(2, 2, 2))),
+    ((2, 3, 4, 4), dict(size=4, mode="nearest", align_corners=True)),
+    ((2, 3, 4, 4), dict(size=4, recompute_scale_factor=True)),
+    ((2, 3, 4, 4), dict(size=4, mode="linear")),
+    ((2, 3, 4), dict(size=4, mode="bilinear")),
+    ((2, 3, 4, 4), dict(size=4, mode="foo")),
+    ((2, 3, 4, 4, 4), dict(size=4, mode="bicubic")),
+]
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_errors_match_torch(case):
+    shape, kw = case
+
+    def err(f):
+        try:
+            f()
+        except Exception as ex:  # noqa: BLE001
+            return type(ex)
+        return None
+
+    tt = err(lambda: TF.interpolate(torch.zeros(*shape), **kw))
+    et = err(lambda: EF.interpolate(ember.zeros(*shape), **kw))
+    assert tt is not None and et is tt, (et, tt)
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Upsample(scale_factor=2),
+    lambda nn: nn.Upsample(size=(5, 6), mode="bilinear", align_corners=True),
+    lambda nn: nn.Upsample(scale_factor=(2, 1.5), mode="bicubic"),
+    lambda nn: nn.UpsamplingNearest2d(scale_factor=3),
+    lambda nn: nn.UpsamplingBilinear2d(size=7),
+])
+def test_upsample_modules(make):
+    me, mt = make(ember.nn), make(torch.nn)
+    assert repr(me) == repr(mt)
+    a = np.random.default_rng(2).standard_normal((2, 3, 4, 5))
+    np.testing.assert_allclose(me(ember.tensor(a)).numpy(), mt(torch.tensor(a)).numpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- affine_grid / grid_sample ----
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("size", [(2, 3, 5, 4), (2, 3, 3, 5, 4), (2, 1, 1, 3)])
+def test_affine_grid(size, align_corners):
+    rng = np.random.default_rng(0)
+    th = rng.standard_normal((2, 2, 3) if len(size) == 4 else (2, 3, 4))
+    te, tt = ember.tensor(th, requires_grad=True), torch.tensor(th, requires_grad=True)
+    ge = EF.affine_grid(te, size, align_corners=align_corners)
+    gt = TF.affine_grid(tt, size, align_corners=align_corners)
+    np.testing.assert_allclose(ge.detach().numpy(), gt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(tuple(gt.shape))
+    ge.backward(ember.tensor(g))
+    gt.backward(torch.tensor(g))
+    np.testing.assert_allclose(te.grad.numpy(), tt.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample(mode, padding_mode, align_corners):
+    rng = np.random.default_rng(1)
+    a, g = rng.standard_normal((2, 3, 5, 6)), rng.uniform(-1.4, 1.4, (2, 4, 7, 2))
+    xe, xt = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ge, gt = ember.tensor(g, requires_grad=True), torch.tensor(g, requires_grad=True)
+    kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    ye, yt = EF.grid_sample(xe, ge, **kw), TF.grid_sample(xt, gt, **kw)
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    go = rng.standard_normal(tuple(yt.shape))
+    ye.backward(ember.tensor(go))
+    yt.backward(torch.tensor(go))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_grid_sample_errors():
+    x, g = ember.zeros(2, 3, 4, 4), ember.zeros(2, 3, 3, 2)
+    with pytest.raises(ValueError):
+        EF.grid_sample(x, g, mode="foo")
+    with pytest.raises(ValueError):
+        EF.grid_sample(x, g, padding_mode="foo")
+    with pytest.raises(RuntimeError):
+        EF.grid_sample(x, ember.zeros(3, 3, 3, 2))
+    with pytest.raises(NotImplementedError):
+        EF.grid_sample(x, g, mode="bicubic")
+    with pytest.raises(ValueError):
+        EF.affine_grid(ember.zeros(2, 3, 3), (2, 3, 4, 4))
+    with pytest.raises(NotImplementedError):
+        EF.affine_grid(ember.zeros(2, 2, 3), (2, 3, 4))
