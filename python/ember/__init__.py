@@ -134,3 +134,6 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
     isreal, addr, cdist, matrix_power, pinverse, cov, corrcoef, vander, unravel_index, gcd, lcm, slice_scatter,
     select_scatter, diagonal_scatter, renorm, ldexp, frexp, cumulative_trapezoid, pdist,
 )
+
+# ---- optim and serialization (issue 12) ----
+from ember import optim  # noqa: E402,F401
