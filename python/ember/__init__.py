@@ -136,4 +136,23 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
 )
 
 # ---- optim and serialization (issue 12) ----
-from ember import optim  # noqa: E402,F401
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Saves obj in torch.save's zip format (see ember.serialization.save)."""
+    from ember.serialization import save as _save
+    return _save(obj, f, pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Loads a file written by ember.save or torch.save (see ember.serialization.load)."""
+    from ember.serialization import load as _load
+    return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
+
+
+def __getattr__(name):  # ember.optim / ember.serialization are imported on first use (import time)
+    if name in ("optim", "serialization"):
+        import importlib
+        return importlib.import_module("ember." + name)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

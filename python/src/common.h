@@ -75,6 +75,7 @@ void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
 void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
 // ---- optim (bind_optim.cpp): fused optimizer steps as ember._C._optim ----
 void bind_optim(nb::module_& m);
+void bind_serialization(nb::module_& m);  // bind_serialization.cpp
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -47,4 +47,5 @@ NB_MODULE(_C, m) {
   bind_reduce(m);
   bind_complex(m);
   bind_optim(m);  // optim
+  bind_serialization(m);
 }

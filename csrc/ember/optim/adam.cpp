@@ -66,21 +66,22 @@ void adamax_step(const TensorList& params, const TensorList& grads, TensorList& 
   detail::ensure_state(exp_infs, params);
   std::vector<double> step = detail::bump_steps(steps, n), clr(n);
   for (size_t i = 0; i < n; ++i) clr[i] = o.lr / (1 - std::pow(o.beta1, step[i]));
-  detail::run("adamax", params, grads, {&exp_avgs, &exp_infs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
-    const T wd = static_cast<T>(o.weight_decay), w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2);
-    const T eps = static_cast<T>(o.eps), neg_clr = static_cast<T>(-clr[i]);
-    T *m = q.s[0], *u = q.s[1];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      if (o.weight_decay != 0) g = g + wd * q.p[k];
-      T mk = lerp(m[k], g, w1);
-      T a = u[k] * b2, b = std::abs(g) + eps;
-      T uk = (a >= b || std::isnan(a)) ? a : b;  // amax propagates NaN
-      m[k] = mk;
-      u[k] = uk;
-      q.p[k] = q.p[k] + neg_clr * mk / uk;
-    }
-  });
+  detail::run(
+      "adamax", params, grads, {&exp_avgs, &exp_infs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
+        const T wd = static_cast<T>(o.weight_decay), w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2);
+        const T eps = static_cast<T>(o.eps), neg_clr = static_cast<T>(-clr[i]);
+        T *m = q.s[0], *u = q.s[1];
+        for (int64_t k = 0; k < len; ++k) {
+          T g = o.maximize ? -q.g[k] : q.g[k];
+          if (o.weight_decay != 0) g = g + wd * q.p[k];
+          T mk = lerp(m[k], g, w1);
+          T a = u[k] * b2, b = std::abs(g) + eps;
+          T uk = (a >= b || std::isnan(a)) ? a : b;  // amax propagates NaN
+          m[k] = mk;
+          u[k] = uk;
+          q.p[k] = q.p[k] + neg_clr * mk / uk;
+        }
+      });
 }
 
 void nadam_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_avg_sqs,
@@ -103,30 +104,31 @@ void nadam_step(const TensorList& params, const TensorList& grads, TensorList& e
     c_grad[i] = -o.lr * (1 - mu) / (1 - mp);
     c_avg[i] = -o.lr * mu_next / (1 - mp * mu_next);
   }
-  detail::run("nadam", params, grads, {&exp_avgs, &exp_avg_sqs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
-    const T wd = static_cast<T>(o.weight_decay), decay = static_cast<T>(1 - o.lr * o.weight_decay);
-    const T w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2), w2 = static_cast<T>(1 - o.beta2);
-    const T eps = static_cast<T>(o.eps), bc = static_cast<T>(bc2[i]);
-    const T cg = static_cast<T>(c_grad[i]), ca = static_cast<T>(c_avg[i]);
-    T *m = q.s[0], *v = q.s[1];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      T p = q.p[k];
-      if (o.weight_decay != 0) {
-        if (o.decoupled_weight_decay)
-          p = p * decay;
-        else
-          g = g + wd * p;
-      }
-      T mk = lerp(m[k], g, w1);
-      T vk = v[k] * b2 + w2 * g * g;
-      m[k] = mk;
-      v[k] = vk;
-      T denom = std::sqrt(vk / bc) + eps;
-      p = p + cg * g / denom;
-      q.p[k] = p + ca * mk / denom;
-    }
-  });
+  detail::run(
+      "nadam", params, grads, {&exp_avgs, &exp_avg_sqs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
+        const T wd = static_cast<T>(o.weight_decay), decay = static_cast<T>(1 - o.lr * o.weight_decay);
+        const T w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2), w2 = static_cast<T>(1 - o.beta2);
+        const T eps = static_cast<T>(o.eps), bc = static_cast<T>(bc2[i]);
+        const T cg = static_cast<T>(c_grad[i]), ca = static_cast<T>(c_avg[i]);
+        T *m = q.s[0], *v = q.s[1];
+        for (int64_t k = 0; k < len; ++k) {
+          T g = o.maximize ? -q.g[k] : q.g[k];
+          T p = q.p[k];
+          if (o.weight_decay != 0) {
+            if (o.decoupled_weight_decay)
+              p = p * decay;
+            else
+              g = g + wd * p;
+          }
+          T mk = lerp(m[k], g, w1);
+          T vk = v[k] * b2 + w2 * g * g;
+          m[k] = mk;
+          v[k] = vk;
+          T denom = std::sqrt(vk / bc) + eps;
+          p = p + cg * g / denom;
+          q.p[k] = p + ca * mk / denom;
+        }
+      });
 }
 
 void radam_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_avg_sqs,
@@ -144,35 +146,36 @@ void radam_step(const TensorList& params, const TensorList& grads, TensorList& e
     // rect < 0: no variance rectification yet (plain momentum step)
     rect[i] = rho_t > 5 ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : -1;
   }
-  detail::run("radam", params, grads, {&exp_avgs, &exp_avg_sqs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
-    const T wd = static_cast<T>(o.weight_decay), decay = static_cast<T>(1 - o.lr * o.weight_decay);
-    const T w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2), w2 = static_cast<T>(1 - o.beta2);
-    const T eps = static_cast<T>(o.eps), b1c = static_cast<T>(bc1[i]), lr = static_cast<T>(o.lr);
-    const T b2s = static_cast<T>(bc2_sqrt[i]), r = static_cast<T>(rect[i]);
-    const bool rectify = rect[i] >= 0;
-    T *m = q.s[0], *v = q.s[1];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      T p = q.p[k];
-      if (o.weight_decay != 0) {
-        if (o.decoupled_weight_decay)
-          p = p * decay;
-        else
-          g = g + wd * p;
-      }
-      T mk = lerp(m[k], g, w1);
-      T vk = v[k] * b2 + w2 * g * g;
-      m[k] = mk;
-      v[k] = vk;
-      T corrected = mk / b1c;
-      if (rectify) {
-        T adaptive = b2s / (std::sqrt(vk) + eps);
-        q.p[k] = p - corrected * lr * adaptive * r;
-      } else {
-        q.p[k] = p - corrected * lr;
-      }
-    }
-  });
+  detail::run(
+      "radam", params, grads, {&exp_avgs, &exp_avg_sqs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
+        const T wd = static_cast<T>(o.weight_decay), decay = static_cast<T>(1 - o.lr * o.weight_decay);
+        const T w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2), w2 = static_cast<T>(1 - o.beta2);
+        const T eps = static_cast<T>(o.eps), b1c = static_cast<T>(bc1[i]), lr = static_cast<T>(o.lr);
+        const T b2s = static_cast<T>(bc2_sqrt[i]), r = static_cast<T>(rect[i]);
+        const bool rectify = rect[i] >= 0;
+        T *m = q.s[0], *v = q.s[1];
+        for (int64_t k = 0; k < len; ++k) {
+          T g = o.maximize ? -q.g[k] : q.g[k];
+          T p = q.p[k];
+          if (o.weight_decay != 0) {
+            if (o.decoupled_weight_decay)
+              p = p * decay;
+            else
+              g = g + wd * p;
+          }
+          T mk = lerp(m[k], g, w1);
+          T vk = v[k] * b2 + w2 * g * g;
+          m[k] = mk;
+          v[k] = vk;
+          T corrected = mk / b1c;
+          if (rectify) {
+            T adaptive = b2s / (std::sqrt(vk) + eps);
+            q.p[k] = p - corrected * lr * adaptive * r;
+          } else {
+            q.p[k] = p - corrected * lr;
+          }
+        }
+      });
 }
 
 }  // namespace ember::optim

@@ -72,27 +72,28 @@ void rmsprop_step(const TensorList& params, const TensorList& grads, TensorList&
     detail::run("rmsprop", params, grads, {&square_avgs}, body);
 }
 
-void adadelta_step(const TensorList& params, const TensorList& grads, TensorList& square_avgs,
-                   TensorList& acc_deltas, TensorList& steps, const AdadeltaOptions& o) {
+void adadelta_step(const TensorList& params, const TensorList& grads, TensorList& square_avgs, TensorList& acc_deltas,
+                   TensorList& steps, const AdadeltaOptions& o) {
   size_t n = params.size();
   detail::ensure_state(square_avgs, params);
   detail::ensure_state(acc_deltas, params);
   detail::bump_steps(steps, n);
-  detail::run("adadelta", params, grads, {&square_avgs, &acc_deltas}, [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
-    const T wd = static_cast<T>(o.weight_decay), eps = static_cast<T>(o.eps), rho = static_cast<T>(o.rho);
-    const T w = static_cast<T>(1 - o.rho), neg_lr = static_cast<T>(-o.lr);
-    T *sq = q.s[0], *acc = q.s[1];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      if (o.weight_decay != 0) g = g + wd * q.p[k];
-      T s = sq[k] * rho + w * g * g;
-      sq[k] = s;
-      T std_ = std::sqrt(s + eps);
-      T delta = std::sqrt(acc[k] + eps) / std_ * g;
-      acc[k] = acc[k] * rho + w * delta * delta;
-      q.p[k] = q.p[k] + neg_lr * delta;
-    }
-  });
+  detail::run("adadelta", params, grads, {&square_avgs, &acc_deltas},
+              [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
+                const T wd = static_cast<T>(o.weight_decay), eps = static_cast<T>(o.eps), rho = static_cast<T>(o.rho);
+                const T w = static_cast<T>(1 - o.rho), neg_lr = static_cast<T>(-o.lr);
+                T *sq = q.s[0], *acc = q.s[1];
+                for (int64_t k = 0; k < len; ++k) {
+                  T g = o.maximize ? -q.g[k] : q.g[k];
+                  if (o.weight_decay != 0) g = g + wd * q.p[k];
+                  T s = sq[k] * rho + w * g * g;
+                  sq[k] = s;
+                  T std_ = std::sqrt(s + eps);
+                  T delta = std::sqrt(acc[k] + eps) / std_ * g;
+                  acc[k] = acc[k] * rho + w * delta * delta;
+                  q.p[k] = q.p[k] + neg_lr * delta;
+                }
+              });
 }
 
 }  // namespace ember::optim

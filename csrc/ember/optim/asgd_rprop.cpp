@@ -44,24 +44,25 @@ void rprop_step(const TensorList& params, const TensorList& grads, TensorList& p
   detail::ensure_state(prevs, params);
   detail::ensure_state(step_sizes, params, o.lr);
   detail::bump_steps(steps, n);
-  detail::run("rprop", params, grads, {&prevs, &step_sizes}, [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
-    const T up = static_cast<T>(o.etaplus), down = static_cast<T>(o.etaminus);
-    const T lo = static_cast<T>(o.step_size_min), hi = static_cast<T>(o.step_size_max);
-    T *prev = q.s[0], *size = q.s[1];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      T prod = g * prev[k];
-      T factor = prod > 0 ? up : prod < 0 ? down : T(1);  // NaN products keep the factor 1... as sign(NaN)
-      if (std::isnan(prod)) factor = prod;
-      T s = size[k] * factor;
-      s = std::isnan(s) ? s : std::min(std::max(s, lo), hi);
-      size[k] = s;
-      if (factor == down) g = 0;
-      T sg = g > 0 ? T(1) : g < 0 ? T(-1) : g;  // sign keeps 0 and NaN
-      q.p[k] = q.p[k] + T(-1) * sg * s;
-      prev[k] = g;
-    }
-  });
+  detail::run("rprop", params, grads, {&prevs, &step_sizes},
+              [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
+                const T up = static_cast<T>(o.etaplus), down = static_cast<T>(o.etaminus);
+                const T lo = static_cast<T>(o.step_size_min), hi = static_cast<T>(o.step_size_max);
+                T *prev = q.s[0], *size = q.s[1];
+                for (int64_t k = 0; k < len; ++k) {
+                  T g = o.maximize ? -q.g[k] : q.g[k];
+                  T prod = g * prev[k];
+                  T factor = prod > 0 ? up : prod < 0 ? down : T(1);  // NaN products keep the factor 1... as sign(NaN)
+                  if (std::isnan(prod)) factor = prod;
+                  T s = size[k] * factor;
+                  s = std::isnan(s) ? s : std::min(std::max(s, lo), hi);
+                  size[k] = s;
+                  if (factor == down) g = 0;
+                  T sg = g > 0 ? T(1) : g < 0 ? T(-1) : g;  // sign keeps 0 and NaN
+                  q.p[k] = q.p[k] + T(-1) * sg * s;
+                  prev[k] = g;
+                }
+              });
 }
 
 }  // namespace ember::optim

@@ -29,9 +29,9 @@ struct Ptrs {
 
 // Checks one group and makes its state tensors usable by the element loop.
 struct Prepared {
-  std::vector<Tensor> params, grads;                     // contiguous (copies where needed)
-  std::vector<std::array<Tensor, kMaxStates>> states;    // contiguous (copies where needed)
-  std::vector<std::pair<Tensor, Tensor>> write_back;     // (original, contiguous copy)
+  std::vector<Tensor> params, grads;                   // contiguous (copies where needed)
+  std::vector<std::array<Tensor, kMaxStates>> states;  // contiguous (copies where needed)
+  std::vector<std::pair<Tensor, Tensor>> write_back;   // (original, contiguous copy)
   int64_t total = 0;
 };
 Prepared prepare(const char* name, const TensorList& params, const TensorList& grads,

@@ -69,8 +69,8 @@ struct AdadeltaOptions {
   double lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0;
   bool maximize = false;
 };
-void adadelta_step(const TensorList& params, const TensorList& grads, TensorList& square_avgs,
-                   TensorList& acc_deltas, TensorList& steps, const AdadeltaOptions& o);
+void adadelta_step(const TensorList& params, const TensorList& grads, TensorList& square_avgs, TensorList& acc_deltas,
+                   TensorList& steps, const AdadeltaOptions& o);
 
 struct AsgdOptions {
   double lr = 1e-2, lambd = 1e-4, alpha = 0.75, t0 = 1e6, weight_decay = 0;
