@@ -4,3 +4,4 @@ from ember.optim._fused import (  # noqa: F401
     SGD, Adam, AdamW, Adamax, NAdam, RAdam, Adagrad, RMSprop, Adadelta, ASGD, Rprop,
 )
 from ember.optim import optimizer  # noqa: F401
+from ember.optim import lr_scheduler  # noqa: F401,E402
