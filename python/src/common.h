@@ -73,6 +73,8 @@ void bind_unary(nb::module_& m);
 void bind_reduce(nb::module_& m);   // reductions, scans, sorting (bind_reduce.cpp)
 void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
 void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
+// ---- nn ----
+void bind_nn_linear(nb::module_& m);  // nn.functional.linear / bilinear (bind_nn_linear.cpp)
 // ---- optim (bind_optim.cpp): fused optimizer steps as ember._C._optim ----
 void bind_optim(nb::module_& m);
 void bind_serialization(nb::module_& m);  // bind_serialization.cpp

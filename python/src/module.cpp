@@ -46,6 +46,7 @@ NB_MODULE(_C, m) {
   bind_unary(m);
   bind_reduce(m);
   bind_complex(m);
+  bind_nn_linear(m);
   bind_optim(m);  // optim
   bind_serialization(m);
 }

@@ -138,3 +138,6 @@ def tanhshrink(input):
     return input - _C.tanh(input)
 
 from ember.nn._pad import pad  # noqa: E402,F401
+
+# ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
+from ember._C import linear, bilinear  # noqa: E402,F401
