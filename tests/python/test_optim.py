@@ -393,3 +393,41 @@ def test_fused_matches_per_tensor_reference_large():
             _reference_sgd(rp, grads, bufs, 0.01, 0.9, 0.1, 0.01, False)
     for p, r in zip(ep, rp):
         np.testing.assert_allclose(p.detach().numpy(), r.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _rosenbrock(mod, x):
+    return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2 + ((x[2:] - 0.5) ** 2).sum()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kw", [dict(), dict(line_search_fn="strong_wolfe"),
+                                dict(lr=0.5, history_size=3, max_iter=7, line_search_fn="strong_wolfe"),
+                                dict(lr=0.1, max_iter=4, history_size=2)], ids=str)
+def test_lbfgs_matches_torch(kw, dtype):
+    start = np.array([-1.2, 1.0, 0.3, -0.7])
+    tx = torch.tensor(start, dtype=getattr(torch, dtype), requires_grad=True)
+    ex = ember.tensor(start, dtype=getattr(ember, dtype)).requires_grad_()
+    to = torch.optim.LBFGS([tx], **kw)
+    eo = eoptim.LBFGS([ex], **kw)
+
+    def closure(mod, opt, x):
+        def f():
+            opt.zero_grad()
+            loss = _rosenbrock(mod, x)
+            loss.backward()
+            return loss
+        return f
+    # 80 iterations on an ill-conditioned problem amplify last-bit differences of the dot products
+    t_tol = dict(rtol=1e-6, atol=1e-9) if dtype == "float64" else dict(rtol=1e-3, atol=1e-4)
+    # float32: the gradients themselves differ in the last bit, which Rosenbrock's curvature
+    # amplifies over many iterations, so fewer outer steps there
+    for _ in range(4 if dtype == "float64" else 1):
+        tl = to.step(closure(torch, to, tx))
+        el = eo.step(closure(ember, eo, ex))
+        np.testing.assert_allclose(float(el), float(tl.detach()), **t_tol)
+        np.testing.assert_allclose(ex.detach().numpy(), tx.detach().numpy(), **t_tol)
+    ts, es = to.state[tx], eo.state[ex]
+    assert es["func_evals"] == ts["func_evals"] and es["n_iter"] == ts["n_iter"]
+    assert set(es.keys()) == set(ts.keys())
+    with pytest.raises(ValueError):
+        eoptim.LBFGS([{"params": [ex]}, {"params": [ember.zeros(1, requires_grad=True)]}])
