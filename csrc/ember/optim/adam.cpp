@@ -5,15 +5,8 @@
 #include "ember/optim/group.h"
 
 namespace ember::optim {
-namespace {
-
-// torch's lerp: start + w * (end - start) for |w| < 0.5, else end - (end - start) * (1 - w).
-template <typename T>
-inline T lerp(T start, T end, T w) {
-  return w < T(0.5) ? start + w * (end - start) : end - (end - start) * (T(1) - w);
-}
-
-}  // namespace
+using detail::lerp;
+using detail::static_if;
 
 void adam_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_avg_sqs,
                TensorList& max_exp_avg_sqs, TensorList& steps, const AdamOptions& o) {
@@ -31,27 +24,38 @@ void adam_step(const TensorList& params, const TensorList& grads, TensorList& ex
     const T wd = static_cast<T>(o.weight_decay), decay = static_cast<T>(1 - o.lr * o.weight_decay);
     const T w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2), w2 = static_cast<T>(1 - o.beta2);
     const T eps = static_cast<T>(o.eps), bc2 = static_cast<T>(bc2_sqrt[i]), neg_step = static_cast<T>(-step_size[i]);
-    T *m = q.s[0], *v = q.s[1], *vmax = q.s[2];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      T p = q.p[k];
-      if (o.weight_decay != 0) {
-        if (o.decoupled_weight_decay)
-          p = p * decay;
-        else
-          g = g + wd * p;
-      }
-      T mk = lerp(m[k], g, w1);
-      T vk = v[k] * b2 + w2 * g * g;
-      m[k] = mk;
-      v[k] = vk;
-      if (o.amsgrad) {
-        vk = std::max(vmax[k], vk);
-        vmax[k] = vk;
-      }
-      T denom = std::sqrt(vk) / bc2 + eps;
-      q.p[k] = p + neg_step * mk / denom;
-    }
+    const bool small = w1 < T(0.5);
+    T* __restrict m = q.s[0], * __restrict v = q.s[1], * __restrict vmax = q.s[2];
+    T* __restrict pp = q.p;
+    const T* __restrict gp = q.g;
+    static_if(o.maximize, [&](auto kMax) {
+      static_if(o.weight_decay != 0, [&](auto kWd) {
+        static_if(o.decoupled_weight_decay, [&](auto kDecoupled) {
+          static_if(o.amsgrad, [&](auto kAms) {
+            for (int64_t k = 0; k < len; ++k) {
+              T g = kMax ? -gp[k] : gp[k];
+              T p = pp[k];
+              if constexpr (kWd) {
+                if constexpr (kDecoupled)
+                  p = p * decay;
+                else
+                  g = g + wd * p;
+              }
+              T mk = lerp(m[k], g, w1, small);
+              T vk = v[k] * b2 + w2 * g * g;
+              m[k] = mk;
+              v[k] = vk;
+              if constexpr (kAms) {
+                vk = vmax[k] > vk ? vmax[k] : vk;
+                vmax[k] = vk;
+              }
+              T denom = std::sqrt(vk) / bc2 + eps;
+              pp[k] = p + neg_step * mk / denom;
+            }
+          });
+        });
+      });
+    });
   };
   if (o.amsgrad)
     detail::run("adam", params, grads, {&exp_avgs, &exp_avg_sqs, &max_exp_avg_sqs}, body);
@@ -74,7 +78,7 @@ void adamax_step(const TensorList& params, const TensorList& grads, TensorList& 
         for (int64_t k = 0; k < len; ++k) {
           T g = o.maximize ? -q.g[k] : q.g[k];
           if (o.weight_decay != 0) g = g + wd * q.p[k];
-          T mk = lerp(m[k], g, w1);
+          T mk = lerp(m[k], g, w1, w1 < T(0.5));
           T a = u[k] * b2, b = std::abs(g) + eps;
           T uk = (a >= b || std::isnan(a)) ? a : b;  // amax propagates NaN
           m[k] = mk;
@@ -120,7 +124,7 @@ void nadam_step(const TensorList& params, const TensorList& grads, TensorList& e
             else
               g = g + wd * p;
           }
-          T mk = lerp(m[k], g, w1);
+          T mk = lerp(m[k], g, w1, w1 < T(0.5));
           T vk = v[k] * b2 + w2 * g * g;
           m[k] = mk;
           v[k] = vk;
@@ -163,7 +167,7 @@ void radam_step(const TensorList& params, const TensorList& grads, TensorList& e
             else
               g = g + wd * p;
           }
-          T mk = lerp(m[k], g, w1);
+          T mk = lerp(m[k], g, w1, w1 < T(0.5));
           T vk = v[k] * b2 + w2 * g * g;
           m[k] = mk;
           v[k] = vk;

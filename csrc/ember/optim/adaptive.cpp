@@ -14,13 +14,17 @@ void adagrad_step(const TensorList& params, const TensorList& grads, TensorList&
   detail::run("adagrad", params, grads, {&state_sums}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
     const T wd = static_cast<T>(o.weight_decay), eps = static_cast<T>(o.eps), neg_clr = static_cast<T>(-clr[i]);
     T* sum = q.s[0];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      if (o.weight_decay != 0) g = g + wd * q.p[k];
-      T s = sum[k] + g * g;
-      sum[k] = s;
-      q.p[k] = q.p[k] + neg_clr * g / (std::sqrt(s) + eps);
-    }
+    detail::static_if(o.maximize, [&](auto kMax) {
+      detail::static_if(o.weight_decay != 0, [&](auto kWd) {
+        for (int64_t k = 0; k < len; ++k) {
+          T g = kMax ? -q.g[k] : q.g[k];
+          if constexpr (kWd) g = g + wd * q.p[k];
+          T s = sum[k] + g * g;
+          sum[k] = s;
+          q.p[k] = q.p[k] + neg_clr * g / (std::sqrt(s) + eps);
+        }
+      });
+    });
   });
 }
 
@@ -38,29 +42,37 @@ void rmsprop_step(const TensorList& params, const TensorList& grads, TensorList&
     T* sq = q.s[0];
     T* buf = use_momentum ? q.s[1] : nullptr;
     T* gavg = o.centered ? q.s[use_momentum ? 2 : 1] : nullptr;
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      if (o.weight_decay != 0) g = g + wd * q.p[k];
-      T s = sq[k] * alpha + w * g * g;
-      sq[k] = s;
-      T avg;
-      if (o.centered) {
-        T ga = gavg[k];
-        ga = w < T(0.5) ? ga + w * (g - ga) : g - (g - ga) * (T(1) - w);  // torch's lerp
-        gavg[k] = ga;
-        avg = std::sqrt(s + T(-1) * ga * ga);
-      } else {
-        avg = std::sqrt(s);
-      }
-      avg = avg + eps;
-      if (use_momentum) {
-        T b = buf[k] * mom + g / avg;
-        buf[k] = b;
-        q.p[k] = q.p[k] + neg_lr * b;
-      } else {
-        q.p[k] = q.p[k] + neg_lr * g / avg;
-      }
-    }
+    detail::static_if(o.maximize, [&](auto kMax) {
+      detail::static_if(o.weight_decay != 0, [&](auto kWd) {
+        detail::static_if(o.centered, [&](auto kCen) {
+          detail::static_if(use_momentum, [&](auto kMom) {
+            for (int64_t k = 0; k < len; ++k) {
+              T g = kMax ? -q.g[k] : q.g[k];
+              if constexpr (kWd) g = g + wd * q.p[k];
+              T s = sq[k] * alpha + w * g * g;
+              sq[k] = s;
+              T avg;
+              if constexpr (kCen) {
+                T ga = gavg[k];
+                ga = detail::lerp(ga, g, w, w < T(0.5));
+                gavg[k] = ga;
+                avg = std::sqrt(s + T(-1) * ga * ga);
+              } else {
+                avg = std::sqrt(s);
+              }
+              avg = avg + eps;
+              if constexpr (kMom) {
+                T b = buf[k] * mom + g / avg;
+                buf[k] = b;
+                q.p[k] = q.p[k] + neg_lr * b;
+              } else {
+                q.p[k] = q.p[k] + neg_lr * g / avg;
+              }
+            }
+          });
+        });
+      });
+    });
   };
   if (use_momentum && o.centered)
     detail::run("rmsprop", params, grads, {&square_avgs, &momentum_buffers, &grad_avgs}, body);

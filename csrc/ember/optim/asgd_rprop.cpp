@@ -21,14 +21,20 @@ void asgd_step(const TensorList& params, const TensorList& grads, TensorList& ax
     const T neg_eta = static_cast<T>(-eta[i]), m = static_cast<T>(mu[i]);
     const bool copy = mu[i] == 1;
     T* ax = q.s[0];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      if (o.weight_decay != 0) g = g + wd * q.p[k];
-      T p = q.p[k] * decay;
-      p = p + neg_eta * g;
-      q.p[k] = p;
-      ax[k] = copy ? p : ax[k] + (p - ax[k]) * m;
-    }
+    detail::static_if(o.maximize, [&](auto kMax) {
+      detail::static_if(o.weight_decay != 0, [&](auto kWd) {
+        detail::static_if(copy, [&](auto kCopy) {
+          for (int64_t k = 0; k < len; ++k) {
+            T g = kMax ? -q.g[k] : q.g[k];
+            if constexpr (kWd) g = g + wd * q.p[k];
+            T p = q.p[k] * decay;
+            p = p + neg_eta * g;
+            q.p[k] = p;
+            ax[k] = kCopy ? p : ax[k] + (p - ax[k]) * m;
+          }
+        });
+      });
+    });
   });
   // PyTorch makes the new values float32 tensors before copying them into the state, so they are
   // rounded to float even when the state is float64.

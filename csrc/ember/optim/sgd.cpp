@@ -21,17 +21,27 @@ void sgd_step(const TensorList& params, const TensorList& grads, TensorList& mom
     const T wd = static_cast<T>(o.weight_decay), mom = static_cast<T>(o.momentum);
     const T damp = static_cast<T>(1 - o.dampening), neg_lr = static_cast<T>(-o.lr);
     const bool fresh = use_momentum && first[i];
-    T* buf = q.s[0];
-    for (int64_t k = 0; k < len; ++k) {
-      T g = o.maximize ? -q.g[k] : q.g[k];
-      if (o.weight_decay != 0) g = g + wd * q.p[k];
-      if (use_momentum) {
-        T b = fresh ? g : buf[k] * mom + damp * g;
-        buf[k] = b;
-        g = o.nesterov ? g + mom * b : b;
-      }
-      q.p[k] = q.p[k] + neg_lr * g;
-    }
+    T* __restrict buf = q.s[0];
+    T* __restrict pp = q.p;
+    const T* __restrict gp = q.g;
+    detail::static_if(o.maximize, [&](auto kMax) {
+      detail::static_if(o.weight_decay != 0, [&](auto kWd) {
+        detail::static_if(use_momentum, [&](auto kMom) {
+          detail::static_if(o.nesterov, [&](auto kNesterov) {
+            for (int64_t k = 0; k < len; ++k) {
+              T g = kMax ? -gp[k] : gp[k];
+              if constexpr (kWd) g = g + wd * pp[k];
+              if constexpr (kMom) {
+                T b = fresh ? g : buf[k] * mom + damp * g;
+                buf[k] = b;
+                g = kNesterov ? g + mom * b : b;
+              }
+              pp[k] = pp[k] + neg_lr * g;
+            }
+          });
+        });
+      });
+    });
   };
   if (use_momentum)
     detail::run("sgd", params, grads, {&momentum_buffers}, body);
