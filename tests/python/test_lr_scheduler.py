@@ -169,3 +169,51 @@ def test_tensor_lr_filled_in_place():
     o.step()
     s.step()
     assert o.param_groups[0]["lr"] is lr and math.isclose(float(lr), 0.05, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(swa_lr=0.05), dict(swa_lr=[0.01, 0.3], anneal_epochs=4, anneal_strategy="linear"),
+                                dict(swa_lr=0.02, anneal_epochs=0)], ids=str)
+def test_swalr_matches_torch(kw):
+    import torch.optim.swa_utils as tswa
+    import ember.optim.swa_utils as eswa
+    to, eo = _opts()
+    ts, es = tswa.SWALR(to, **kw), eswa.SWALR(eo, **kw)
+    for _ in range(30):
+        assert es.get_last_lr() == pytest.approx(ts.get_last_lr(), rel=1e-12)
+        to.step()
+        eo.step()
+        ts.step()
+        es.step()
+    with pytest.raises(ValueError):
+        eswa.SWALR(eo, swa_lr=0.1, anneal_strategy="exp")
+
+
+@pytest.mark.parametrize("avg", ["swa", "ema", "ema_multi", "swa_multi"])
+def test_averaged_model_matches_torch(avg):
+    import numpy as np
+    import torch.optim.swa_utils as tswa
+    import ember.optim.swa_utils as eswa
+    rng = np.random.default_rng(0)
+    tm, em = torch.nn.Linear(3, 2), ember.nn.Linear(3, 2)
+    kw = {"swa": ({}, {}), "ema": (dict(avg_fn=tswa.get_ema_avg_fn(0.9)), dict(avg_fn=eswa.get_ema_avg_fn(0.9))),
+          "ema_multi": (dict(multi_avg_fn=tswa.get_ema_multi_avg_fn(0.8)),
+                        dict(multi_avg_fn=eswa.get_ema_multi_avg_fn(0.8))),
+          "swa_multi": (dict(multi_avg_fn=tswa.get_swa_multi_avg_fn()),
+                        dict(multi_avg_fn=eswa.get_swa_multi_avg_fn()))}[avg]
+    ta, ea = tswa.AveragedModel(tm, **kw[0]), eswa.AveragedModel(em, **kw[1])
+    for _ in range(5):
+        w, b = rng.standard_normal((2, 3)).astype("float32"), rng.standard_normal(2).astype("float32")
+        with torch.no_grad():
+            tm.weight.copy_(torch.from_numpy(w))
+            tm.bias.copy_(torch.from_numpy(b))
+        with ember.no_grad():
+            em.weight.copy_(ember.tensor(w))
+            em.bias.copy_(ember.tensor(b))
+        ta.update_parameters(tm)
+        ea.update_parameters(em)
+    assert int(ea.n_averaged) == int(ta.n_averaged) == 5
+    for tp, ep in zip(ta.module.parameters(), ea.module.parameters()):
+        np.testing.assert_allclose(ep.detach().numpy(), tp.detach().numpy(), rtol=1e-6, atol=1e-7)
+    x = rng.standard_normal((4, 3)).astype("float32")
+    np.testing.assert_allclose(ea(ember.tensor(x)).detach().numpy(), ta(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
