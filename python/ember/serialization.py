@@ -535,8 +535,13 @@ def _load(f, map_location, weights_only, use_mmap, pickle_load_args):
                 raw = ember.empty(nbytes, dtype=ember.uint8)
                 arr = raw.numpy()
                 try:
-                    with zf.open(info) as fh:
-                        got = fh.readinto(memoryview(arr))
+                    if info.compress_type == zipfile.ZIP_STORED and hasattr(f, "readinto"):
+                        # straight from the file into the tensor (as torch, no CRC pass over the data)
+                        f.seek(_local_data_offset(f, info))
+                        got = f.readinto(memoryview(arr))
+                    else:
+                        with zf.open(info) as fh:
+                            got = fh.readinto(memoryview(arr))
                 except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
                     raise RuntimeError(f"ember.load: corrupted storage record {name}: {e}") from None
                 if got != nbytes:
