@@ -452,11 +452,85 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         return _load(f, map_location, weights_only, bool(mmap), pickle_load_args)
     except (zipfile.BadZipFile, zlib.error, EOFError, struct.error, OverflowError, UnicodeDecodeError,
-            MemoryError) as e:
+            MemoryError, AttributeError, RecursionError) as e:
         raise RuntimeError(f"ember.load: corrupted or truncated file ({type(e).__name__}: {e})") from None
     finally:
         if opened is not None:
             opened.close()
+
+
+def _legacy_load(f, map_location, weights_only, pickle_load_args):
+    """torch's pre-1.6 format: pickled magic, protocol and sys_info, the object (storages as
+    persistent ids), the list of storage keys, then each storage as an int64 count and raw bytes."""
+    def plain():
+        return _Unpickler(f, None, True, **pickle_load_args).load()
+
+    if plain() != _LEGACY_MAGIC:
+        raise RuntimeError("ember.load: invalid magic number; corrupt file?")
+    protocol = plain()
+    if protocol != 1001:
+        raise RuntimeError(f"ember.load: invalid protocol version: {protocol}")
+    sys_info = plain()
+    little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
+    storages = {}   # root key -> (dtype, uint8 tensor of its bytes, typed view)
+    pos = f.tell()
+    f.seek(0, os.SEEK_END)
+    file_size = f.tell()
+    f.seek(pos)
+
+    def load_storage(dtype, key, location, numel, view_metadata=None):
+        if key not in storages:
+            item = ember.empty(0, dtype=dtype).element_size()
+            if numel * item > file_size:
+                raise RuntimeError(f"ember.load: storage {key} claims more bytes than the file holds")
+            raw = ember.empty(numel * item, dtype=ember.uint8)
+            typed = raw.view(dtype)
+            if callable(map_location) and not isinstance(map_location, (dict, str, ember.device)):
+                result = map_location(typed, location)
+                if result is not None and not (isinstance(result, ember.Tensor) and result.data_ptr() ==
+                                                typed.data_ptr()):
+                    raise NotImplementedError("ember.load: a map_location callable that copies storages is not "
+                                              "supported for legacy-format files")
+            else:
+                _check_location(_location_for(map_location, location))
+            storages[key] = (dtype, raw, typed)
+        dtype0, raw, typed = storages[key]
+        if view_metadata is not None:
+            _, offset, size = view_metadata
+            return typed[offset:offset + size]
+        return typed
+
+    class _LegacyUnpickler(_Unpickler):
+        def persistent_load(self, pid):
+            if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
+                _, storage_type, key, location, numel, view = pid
+                if not isinstance(storage_type, _StorageType) or not isinstance(numel, int) or numel < 0:
+                    raise pickle.UnpicklingError("ember.load: malformed storage record")
+                return self.load_storage(storage_type.dtype, str(key), str(location), numel, view)
+            if isinstance(pid, tuple) and pid and pid[0] == "module":
+                raise pickle.UnpicklingError("ember.load: legacy files with pickled torch modules are not supported")
+            raise pickle.UnpicklingError(f"ember.load: unsupported persistent id {pid!r:.100}")
+
+    result = _LegacyUnpickler(f, load_storage, weights_only, **pickle_load_args).load()
+    keys = plain()
+    for key in keys:
+        key = str(key)
+        if key not in storages:
+            raise RuntimeError(f"ember.load: storage {key} listed but never referenced")
+        dtype, raw, _ = storages[key]
+        head = f.read(8)
+        if len(head) != 8:
+            raise RuntimeError("ember.load: legacy file is truncated")
+        count = int.from_bytes(head, "little" if little else "big")
+        if count * ember.empty(0, dtype=dtype).element_size() != raw.numel():
+            raise RuntimeError(f"ember.load: storage {key} holds {count} elements, its tensors expect a different "
+                               "size")
+        arr = raw.numpy()
+        if raw.numel() and f.readinto(memoryview(arr)) != raw.numel():
+            raise RuntimeError("ember.load: legacy file is truncated")
+        if little != (sys.byteorder == "little"):
+            _byteswap(arr, dtype)
+    return result
 
 
 def _load(f, map_location, weights_only, use_mmap, pickle_load_args):
@@ -471,8 +545,11 @@ def _load(f, map_location, weights_only, use_mmap, pickle_load_args):
             except Exception:
                 magic = None
             if magic == _LEGACY_MAGIC:
-                raise NotImplementedError("ember.load: this file uses torch's legacy (pre-1.6, non-zip) format, which "
-                                          "ember does not read; re-save it in torch with torch.save(obj, path)")
+                if use_mmap:
+                    raise RuntimeError("mmap can only be used with files saved with "
+                                       "`torch.save(_use_new_zipfile_serialization=True)`, please torch.save your "
+                                       "checkpoint with this option in order to use mmap.")
+                return _legacy_load(f, map_location, weights_only, pickle_load_args)
         raise RuntimeError("ember.load: not a checkpoint in torch's zip format (the file is not a zip archive)")
     f.seek(start)
     try:

@@ -204,11 +204,20 @@ def test_mmap(tmp_path):
         ember.load(io.BytesIO(before), mmap=True)
 
 
-def test_legacy_format_raises(tmp_path):
+def test_legacy_format_loads(tmp_path):
+    tobj, _ = build(np.random.default_rng(6))
     path = tmp_path / "legacy.pt"
-    torch.save(torch.ones(2), path, _use_new_zipfile_serialization=False)
-    with pytest.raises(NotImplementedError, match="legacy"):
-        ember.load(path)
+    torch.save(tobj, path, _use_new_zipfile_serialization=False)
+    eobj = ember.load(path)
+    check(eobj, tobj)
+    eobj["base"][2] = 100.0                     # views still share their storage
+    assert float(eobj["slice"][0]) == 100.0
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(5.0)}, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    np.testing.assert_array_equal(ember.load(buf)["w"].numpy(), np.arange(5.0, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="mmap"):
+        ember.load(path, mmap=True)
     with pytest.raises(NotImplementedError):
         ember.save(ember.ones(2), tmp_path / "x.pt", _use_new_zipfile_serialization=False)
 
@@ -245,6 +254,20 @@ def test_corrupted_files_raise_cleanly(tmp_path):
             pass
     with pytest.raises(RuntimeError):
         ember.load(io.BytesIO(b"not a checkpoint"))
+    buf = io.BytesIO()
+    torch.save(tobj, buf, _use_new_zipfile_serialization=False)
+    good = buf.getvalue()
+    for i in range(100):                                           # the legacy format too
+        data = bytearray(good)
+        if i % 2:
+            data = data[: rng.randrange(len(data))]
+        else:
+            for _ in range(rng.randint(1, 8)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            ember.load(io.BytesIO(bytes(data)))
+        except errors:
+            pass
 
 
 def test_optimizer_state_via_files(tmp_path):
