@@ -23,7 +23,8 @@ def resnet20_shapes():
     cin = 16
     for cout in (16, 32, 64):
         for block in range(3):
-            shapes += [(cout, cin if block == 0 else cout, 3, 3), (cout,), (cout,), (cout, cout, 3, 3), (cout,), (cout,)]
+            shapes += [(cout, cin if block == 0 else cout, 3, 3), (cout,), (cout,),
+                       (cout, cout, 3, 3), (cout,), (cout,)]
             cin = cout
     return shapes + [(10, 64), (10,)]
 
@@ -62,8 +63,9 @@ def main():
             o = getattr(ember.optim, cls)(ep, **kw)
             e = best(o.step, reps)
             tbest = min(times.values())
-            print(f"{set_name + f' ({n / 1e6:.2f}M)':16s} {label:28s} {times['default']:11.3f}ms {times['foreach']:11.3f}ms "
-                  f"{times['fused']:9.3f}ms {e:6.3f}ms {e / times['default']:12.2f}x {e / tbest:15.2f}x")
+            print(f"{set_name + f' ({n / 1e6:.2f}M)':16s} {label:28s} {times['default']:11.3f}ms "
+                  f"{times['foreach']:11.3f}ms {times['fused']:9.3f}ms {e:6.3f}ms {e / times['default']:12.2f}x "
+                  f"{e / tbest:15.2f}x")
 
 
 if __name__ == "__main__":

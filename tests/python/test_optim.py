@@ -1,7 +1,5 @@
 """ember.optim against torch.optim: trajectories, state dicts both ways, base-class behaviour."""
 import copy
-import math
-import warnings
 
 import numpy as np
 import pytest
