@@ -12,3 +12,4 @@
 #include "ember/ops/operators.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/random.h"
+#include "ember/optim/optim.h"

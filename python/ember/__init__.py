@@ -147,3 +147,25 @@ from ember.nn.functional import (  # noqa: E402,F401  (pooling at top level, as 
 def adaptive_max_pool1d(input, output_size):
     """torch.adaptive_max_pool1d: (values, indices)."""
     return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+# ---- optim and serialization (issue 12) ----
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Saves obj in torch.save's zip format (see ember.serialization.save)."""
+    from ember.serialization import save as _save
+    return _save(obj, f, pickle_module, pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Loads a file written by ember.save or torch.save (see ember.serialization.load)."""
+    from ember.serialization import load as _load
+    return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
+
+
+def __getattr__(name):  # ember.optim / ember.serialization are imported on first use (import time)
+    if name in ("optim", "serialization"):
+        import importlib
+        return importlib.import_module("ember." + name)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -77,6 +77,9 @@ void bind_pyobj(nb::module_& m);            // Note [PyObject preservation] (pyo
 // ---- nn ----
 void bind_nn_linear(nb::module_& m);  // nn.functional.linear / bilinear (bind_nn_linear.cpp)
 void bind_nn_conv(nb::module_& m);    // convolution, pooling, fold/unfold (bind_nn_conv.cpp)
+// ---- optim (bind_optim.cpp): fused optimizer steps as ember._C._optim ----
+void bind_optim(nb::module_& m);
+void bind_serialization(nb::module_& m);  // bind_serialization.cpp
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -49,4 +49,6 @@ NB_MODULE(_C, m) {
   bind_multiprocessing(m);
   bind_nn_conv(m);  // nn: convolution
   bind_nn_linear(m);
+  bind_optim(m);  // optim
+  bind_serialization(m);
 }
