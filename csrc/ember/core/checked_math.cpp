@@ -22,7 +22,8 @@ size_t storage_nbytes_contiguous(IntArrayRef sizes, size_t itemsize) {
   int64_t n;
   bool ok = safe_numel(sizes, &n);
   ok = ok && !mul_overflows(n, static_cast<int64_t>(itemsize), &n);
-  if (__builtin_expect(!ok, 0)) throw Error(detail::str_cat("Storage size calculation overflowed with sizes=", shape_str(sizes)));
+  if (__builtin_expect(!ok, 0))
+    throw Error(detail::str_cat("Storage size calculation overflowed with sizes=", shape_str(sizes)));
   return static_cast<size_t>(n);
 }
 

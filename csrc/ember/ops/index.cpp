@@ -1321,6 +1321,9 @@ Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
   return index_put(t, at_dim(dim, ix), src);
 }
 Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value) {
+  // torch's index_fill checks (and exception classes) differ from the other index_* ops'.
+  EMBER_CHECK_INDEX(index.dtype() == ScalarType::Int64, "index_fill_(): Expected dtype int64 for index.");
+  EMBER_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
   Tensor ix = dim_index(index, "index_fill");
   EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
