@@ -28,6 +28,7 @@ GROUPS = {
     "accumulation": rc.ACCUM,
     "nan": rc.NAN,
     "exception_class": rc.EXC,
+    "second_sweep": rc.EXTRA,
 }
 
 
