@@ -1,6 +1,7 @@
 // The public C++ API of Ember: tensors and operators.
 #pragma once
 #include "ember/core/allocator.h"
+#include "ember/core/checked_math.h"
 #include "ember/core/dtype.h"
 #include "ember/core/parallel.h"
 #include "ember/core/scalar.h"

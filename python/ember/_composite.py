@@ -96,6 +96,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise NotImplementedError("isin() is not implemented for complex tensors")
     dt = _E.result_type(e, t)
     e, t = e.to(dt), t.reshape(-1).to(dt)
+    if t.is_floating_point():  # NaN matches nothing; dropped so the sorted search stays monotone
+        t = t[_E.logical_not(_E.isnan(t))]
     if t.numel() == 0:
         found = _E.zeros_like(e, dtype=_E.bool)
     else:
@@ -456,6 +458,8 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     d = dim % max(input.dim(), 1)
     others = [i for i in range(input.dim()) if i != d]
     norm = _E.linalg.vector_norm(input, p, dim=others, keepdim=True) if others else _E.abs(input)

@@ -503,7 +503,12 @@ void bind_tensor(nb::module_& m) {
              Scalar s = item(t);
              EMBER_CHECK(!s.is_complex() || s.to_complex().imag() == 0,
                          "value cannot be converted to type int64_t without overflow");
-             return s.to_int();
+             if (s.is_integral() || s.is_bool()) return nb::steal(PyLong_FromLongLong(s.to_int()));
+             // A float converts as Python's int(float): NaN raises ValueError, inf OverflowError, and
+             // values beyond int64 stay exact (torch goes through a Python float too).
+             PyObject* r = PyLong_FromDouble(s.to_double());
+             if (!r) throw nb::python_error();
+             return nb::steal(r);
            })
       .def("__complex__",
            [](const Tensor& t) {

@@ -19,7 +19,17 @@ bool to_scalar(nb::handle h, Scalar& out) {
   if (PyLong_CheckExact(o) || PyLong_Check(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) throw ember::Error("Overflow when unpacking long");
+    if (overflow) {
+      // torch: beyond 64 bits is an OverflowError; [2^63, 2^64) it takes as uint64, which ember's
+      // Scalar cannot hold (RuntimeError).
+      PyLong_AsUnsignedLongLong(o);
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+        throw nb::python_error();
+      }
+      throw ember::Error("value cannot be converted to type int64 without overflow");
+    }
     out = Scalar(static_cast<int64_t>(v));
     return true;
   }
@@ -82,8 +92,19 @@ Shape sizes_from_handle(nb::handle h, const char* op_name) {
   Shape s;
   if (PyBool_Check(h.ptr()))  // Note [No bool for int]
     throw ember::TypeError(detail::str_cat(op_name, "(): argument 'size' must be tuple of ints, not bool"));
+  // An int beyond int64 is torch's TypeError (its parser fails to unpack the size).
+  auto size_item = [op_name](PyObject* o, size_t pos) -> int64_t {
+    Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
+    if (v == -1 && PyErr_Occurred()) {
+      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw nb::python_error();
+      PyErr_Clear();
+      throw ember::TypeError(detail::str_cat(op_name, "(): argument 'size' failed to unpack the object at pos ", pos,
+                                             " with error \"Overflow when unpacking long long\""));
+    }
+    return static_cast<int64_t>(v);
+  };
   if (PyLong_Check(h.ptr())) {
-    s.push_back(nb::cast<int64_t>(h));
+    s.push_back(size_item(h.ptr(), 1));
     return s;
   }
   if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()) || nb::isinstance<Tensor>(h))
@@ -94,7 +115,7 @@ Shape sizes_from_handle(nb::handle h, const char* op_name) {
       throw ember::TypeError(detail::str_cat(op_name,
                                              "(): argument 'size' must be tuple of ints, but found element of type ",
                                              Py_TYPE(item.ptr())->tp_name));
-    s.push_back(index_to_int64(item.ptr()));
+    s.push_back(size_item(item.ptr(), s.size() + 1));
   }
   return s;
 }

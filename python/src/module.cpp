@@ -22,6 +22,8 @@ void register_exceptions(nb::module_& m) {
       PyErr_SetString(PyExc_NotImplementedError, e.what());
     } catch (const ember::Error& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const std::length_error& e) {  // a std::vector asked for more than max_size(): torch's RuntimeError
+      PyErr_SetString(PyExc_RuntimeError, e.what());
     } catch (const std::bad_cast&) {  // nb::cast of an argument, e.g. a bool where an int is expected
       PyErr_SetString(PyExc_TypeError, "an argument has an incompatible type (e.g. a bool where an int is expected)");
     }

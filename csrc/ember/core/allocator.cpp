@@ -19,6 +19,7 @@ constexpr size_t kCacheLimit = size_t(4) << 30;  // most bytes kept in the cache
 // Round large sizes to one of four steps per power of two, so reuse finds a match with at most
 // 25% slack.
 size_t round_size(size_t n) {
+  if (n > (size_t(1) << 62)) return n;  // no machine has it; aligned_alloc fails without wrapping
   if (n < kCacheMin) return (n + kAlignment - 1) / kAlignment * kAlignment;
   size_t p = size_t(1) << (63 - __builtin_clzll(n));
   size_t step = p / 4;
@@ -38,7 +39,10 @@ class CpuCachingAllocator final : public Allocator {
         empty_cache();
         p = std::aligned_alloc(kAlignment, size);
       }
-      if (!p) throw std::bad_alloc();
+      // RuntimeError, as PyTorch's allocator (not MemoryError).
+      if (!p)
+        throw Error(detail::str_cat("DefaultCPUAllocator: can't allocate memory: you tried to allocate ", nbytes,
+                                    " bytes. Error code 12 (Cannot allocate memory)"));
     }
     add_allocated(static_cast<int64_t>(size));
     return DataPtr(p, reinterpret_cast<void*>(size), &CpuCachingAllocator::release);

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "ember/core/checked_math.h"
+
 namespace ember {
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, Shape sizes, Shape strides, int64_t offset)
@@ -59,6 +61,7 @@ void record_mutation(VersionCounter& vc, const char* op) {
 }
 
 void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
+  checked_numel(sizes);  // before anything changes (Note [Checked size arithmetic])
   sizes_ = std::move(sizes);
   strides_ = std::move(strides);
   offset_ = offset;
@@ -66,8 +69,7 @@ void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {
 }
 
 void TensorImpl::refresh() {
-  numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  numel_ = checked_numel(sizes_);  // Note [Checked size arithmetic]
   // Contiguous = row-major; size-1 dims may have any stride (as in PyTorch).
   contiguous_ = true;
   if (numel_ == 0) return;
@@ -102,16 +104,13 @@ Shape contiguous_strides(IntArrayRef sizes) {
   int64_t acc = 1;
   for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
     st[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
+    if (__builtin_expect(mul_overflows(acc, std::max<int64_t>(sizes[i], 1), &acc), 0))
+      throw Error(detail::str_cat("Storage size calculation overflowed with sizes=", shape_str(sizes)));
   }
   return st;
 }
 
-int64_t numel_of(IntArrayRef sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
+int64_t numel_of(IntArrayRef sizes) { return checked_numel(sizes); }
 
 std::string shape_str(IntArrayRef sizes) {
   std::ostringstream ss;

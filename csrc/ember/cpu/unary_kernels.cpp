@@ -214,15 +214,19 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     case UnaryOp::Hardtanh:
     case UnaryOp::Clamp:
       if constexpr (!kBool) {
-        // Absent bounds (clamp) become the type's extremes; nan stays nan.
+        // Absent bounds (clamp) become the type's extremes; nan stays nan, and a NaN bound makes
+        // every element NaN (torch's clamp propagates NaN from its bounds too).
         constexpr M lowest = kFloat ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::lowest();
         constexpr M highest = kFloat ? std::numeric_limits<M>::infinity() : std::numeric_limits<M>::max();
         M lo = op == UnaryOp::Relu6 ? M(0) : (p.has_p0 ? static_cast<M>(p0) : lowest);
         M hi = op == UnaryOp::Relu6 ? M(6) : (p.has_p1 ? static_cast<M>(p1) : highest);
-        unary_loop<T, T>(it, [lo, hi](M x) -> M {
-          const M r = x < lo ? lo : x;
-          return x != x ? x : (r > hi ? hi : r);
-        });
+        if (lo != lo || hi != hi)
+          unary_loop<T, T>(it, [nan = lo != lo ? lo : hi](M) -> M { return nan; });
+        else
+          unary_loop<T, T>(it, [lo, hi](M x) -> M {
+            const M r = x < lo ? lo : x;
+            return x != x ? x : (r > hi ? hi : r);
+          });
       }
       break;
     case UnaryOp::Threshold:

@@ -2,6 +2,7 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/checked_math.h"
 #include "ember/cpu/complex_kernels.h"
 #include "ember/cpu/loops.h"
 #include "ember/ops/elementwise.h"
@@ -81,8 +82,8 @@ bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 template <typename M>
 M floor_div(M a, M b) {
   if constexpr (std::is_integral_v<M>) {
-    M q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    M q = int_div_wrap(a, b), r = int_mod_wrap(a, b);  // Note [Integer division without traps]
+    return (r != 0 && ((a < 0) != (b < 0))) ? static_cast<M>(q - 1) : q;
   } else {
     if (b == 0) return a / b;
     M mod = std::fmod(a, b);
@@ -96,8 +97,8 @@ M floor_div(M a, M b) {
 template <typename M>
 M python_mod(M a, M b) {
   if constexpr (std::is_integral_v<M>) {
-    M r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    M r = int_mod_wrap(a, b);  // Note [Integer division without traps]
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<M>(r + b) : r;
   } else {
     M r = std::fmod(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -183,7 +184,7 @@ void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
         if constexpr (std::is_same_v<T, bool>)
           binary_loop<T, T>(it, [](M a, M) { return a; });
         else if constexpr (std::is_integral_v<M>)
-          binary_loop<T, T>(it, [](M a, M b) { return static_cast<M>(a / b); });
+          binary_loop<T, T>(it, [](M a, M b) { return int_div_wrap(a, b); });
         else
           binary_loop<T, T>(it, [](M a, M b) { return std::trunc(a / b); });
         break;
@@ -274,6 +275,8 @@ Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, 
     EMBER_NOT_IMPLEMENTED("\"", kname ? kname : name, kname ? "" : "_cpu", "\" not implemented for '",
                           dtype_name(common), "'");
   }
+  if (op == BinaryOp::DivFloor && common == ScalarType::Bool)
+    EMBER_NOT_IMPLEMENTED("\"div_floor_cpu\" not implemented for 'Bool'");
   if (op == BinaryOp::Add || op == BinaryOp::Sub) {
     EMBER_CHECK(!(is_integral(common, true) && (alpha.is_floating() || alpha.is_complex())),
                 "For integral input tensors, argument alpha must not be a floating point number.");

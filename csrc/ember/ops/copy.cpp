@@ -6,6 +6,7 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/checked_math.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/iter.h"
@@ -477,7 +478,10 @@ Tensor& resize_(Tensor& t, IntArrayRef sizes) {
   for (int64_t s : sizes) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s);
   if (t.sizes() == sizes) return t;  // keeps the strides, as PyTorch
   TensorImpl* impl = t.impl();
-  size_t need = static_cast<size_t>(numel_of(sizes) + impl->storage_offset()) * t.element_size();
+  size_t need = storage_nbytes_contiguous(sizes, t.element_size());  // Note [Checked size arithmetic]
+  need = static_cast<size_t>(
+      checked_add(static_cast<int64_t>(need),
+                  checked_mul(impl->storage_offset(), static_cast<int64_t>(t.element_size()), "resize_"), "resize_"));
   if (need > impl->storage()->nbytes()) {
     Storage fresh = StorageImpl::allocate(need, cpu_allocator());
     std::memcpy(fresh->data(), impl->storage()->data(), impl->storage()->nbytes());

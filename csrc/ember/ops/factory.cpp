@@ -2,6 +2,7 @@
 #include <cmath>
 #include <complex>
 
+#include "ember/core/checked_math.h"
 #include "ember/core/dispatch.h"
 #include "ember/cpu/iter.h"
 #include "ember/ops/ops.h"
@@ -76,14 +77,10 @@ void fill_spaced_complex(T* p, const Scalar& start, const Scalar& end, int64_t s
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
   check_sizes(sizes, "empty_strided");
   EMBER_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
-  int64_t extent = 1;  // elements the layout touches
-  bool empty_tensor = false;
-  for (size_t i = 0; i < sizes.size(); ++i) {
+  for (size_t i = 0; i < sizes.size(); ++i)
     EMBER_CHECK(strides[i] >= 0, "empty_strided: negative strides are not supported");
-    if (sizes[i] == 0) empty_tensor = true;
-    extent += (sizes[i] - 1) * strides[i];
-  }
-  size_t nbytes = empty_tensor ? 0 : static_cast<size_t>(extent) * element_size(dtype);
+  checked_numel(sizes);
+  size_t nbytes = storage_nbytes_strided(sizes, strides, element_size(dtype));  // Note [Checked size arithmetic]
   Storage st = StorageImpl::allocate(nbytes, allocator_for(device));
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(st), dtype, Shape(sizes.begin(), sizes.end()),
                                                Shape(strides.begin(), strides.end()), 0));
@@ -91,7 +88,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
 
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   check_sizes(sizes, "empty");
-  size_t nbytes = static_cast<size_t>(numel_of(sizes)) * element_size(dtype);
+  size_t nbytes = storage_nbytes_contiguous(sizes, element_size(dtype));  // Note [Checked size arithmetic]
   Storage st = StorageImpl::allocate(nbytes, allocator_for(device));
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(st), dtype, Shape(sizes.begin(), sizes.end()),
                                                contiguous_strides(sizes), 0));

@@ -1321,6 +1321,9 @@ Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tenso
   return index_put(t, at_dim(dim, ix), src);
 }
 Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value) {
+  // torch's index_fill checks (and exception classes) differ from the other index_* ops'.
+  EMBER_CHECK_INDEX(index.dtype() == ScalarType::Int64, "index_fill_(): Expected dtype int64 for index.");
+  EMBER_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
   Tensor ix = dim_index(index, "index_fill");
   EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
@@ -1460,7 +1463,9 @@ void search_kernel(const Tensor& seq, const Tensor& vals, const Tensor& sorter, 
     while (lo < hi) {
       int64_t mid = (lo + hi) / 2;
       M y = static_cast<M>(base[sb ? sb[mid] : mid]);
-      bool go_right = right ? !(x < y) : (y < x);
+      // Written so NaN sorts last, as torch: a NaN value goes past every boundary, NaN boundaries
+      // lie past every value.
+      bool go_right = right ? !(y > x) : !(y >= x);
       if (go_right)
         lo = mid + 1;
       else
@@ -1489,6 +1494,13 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool out_int32, 
   ScalarType ct = promote_types(sorted.dtype(), values.dtype());
   Tensor s = contiguous(cast_to(sorted, ct)), v = contiguous(cast_to(values, ct));
   Tensor so = sorter.defined() ? contiguous(sorter) : Tensor();
+  if (so.defined()) {  // the kernel reads boundaries through it: every entry must be a valid index
+    int64_t inner = sorted.sizes().back();
+    const int64_t* p = so.data<int64_t>();
+    bool ok = true;
+    for (int64_t i = 0; i < so.numel(); ++i) ok &= p[i] >= 0 && p[i] < inner;
+    EMBER_CHECK(ok, "torch.searchsorted(): sorter index out of range");
+  }
   Tensor out = empty(values.sizes(), ScalarType::Int64);
   EMBER_DISPATCH_NUMERIC(ct, "searchsorted", [&] { search_kernel<scalar_t>(s, v, so, out, right); });
   return out_int32 ? to_dtype(out, ScalarType::Int32) : out;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ember/autograd/functions.h"
+#include "ember/core/checked_math.h"
 #include "ember/cpu/loops.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/elementwise.h"
@@ -119,7 +120,8 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
       if constexpr (kFloat)
         binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmod(a, b); });
       else if constexpr (!kBool)
-        binary_loop<T, T>(it, [](M a, M b) -> M { return static_cast<M>(a % b); });
+        binary_loop<T, T>(it,
+                          [](M a, M b) -> M { return int_mod_wrap(a, b); });  // Note [Integer division without traps]
       break;
     case PointwiseOp::LogicalAnd:
       binary_loop<bool, T>(it, [](M a, M b) -> bool { return static_cast<bool>(a) && static_cast<bool>(b); });
@@ -468,8 +470,9 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor ou
         using M = opmath_t<scalar_t>;
         ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t xs, scalar_t ls, scalar_t hs) {
           const M v = xs, l = ls, h = hs;
-          const M r = v < l ? l : v;
-          return static_cast<scalar_t>(v != v ? v : (r > h ? h : r));
+          // min(max(v, l), h) with NaN in any of them propagating, as torch.
+          const M r = (v < l || l != l) ? l : v;
+          return static_cast<scalar_t>(v != v ? v : ((r > h || h != h) ? h : r));
         });
       });
     });

@@ -178,6 +178,11 @@ Tensor mean(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarTyp
   int64_t count = 1;
   for (int64_t d = 0; d < t.dim(); ++d)
     if (mask[d]) count *= t.sizes()[d];
+  if (out_dtype == ScalarType::Float16 || out_dtype == ScalarType::BFloat16) {
+    // Accumulate and divide in float32, round once (a float16 sum of 100 x 60000 is inf), as torch.
+    Tensor s = sum(t, dims, keepdim, ScalarType::Float32);
+    return to_dtype(div(s, scalar_tensor(static_cast<double>(count), std::nullopt, true)), out_dtype);
+  }
   Tensor s = sum(t, dims, keepdim, out_dtype);
   return div(s, scalar_tensor(static_cast<double>(count), std::nullopt, true));
 }

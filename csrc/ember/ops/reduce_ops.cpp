@@ -645,11 +645,19 @@ Tensor var(const Tensor& t, OptDims dims, double correction, bool keepdim) {
 Tensor std(const Tensor& t, OptDims dims, double correction, bool keepdim) {
   return var_std(t, dims, correction, keepdim, true);
 }
+namespace {
+// The mean beside var/std: torch's one-pass (Welford) kernel never overflows a float16/bfloat16
+// mean, so those take theirs in double (the variance pass already accumulates in double).
+Tensor mean_wide(const Tensor& t, OptDims dims, bool keepdim) {
+  if (t.dtype() != ScalarType::Float16 && t.dtype() != ScalarType::BFloat16) return mean(t, dims, keepdim);
+  return to_dtype(mean(to_dtype(t, ScalarType::Float64), dims, keepdim), t.dtype());
+}
+}  // namespace
 TensorPair var_mean(const Tensor& t, OptDims dims, double correction, bool keepdim) {
-  return {var(t, dims, correction, keepdim), mean(t, dims, keepdim)};
+  return {var(t, dims, correction, keepdim), mean_wide(t, dims, keepdim)};
 }
 TensorPair std_mean(const Tensor& t, OptDims dims, double correction, bool keepdim) {
-  return {std(t, dims, correction, keepdim), mean(t, dims, keepdim)};
+  return {std(t, dims, correction, keepdim), mean_wide(t, dims, keepdim)};
 }
 
 // ---- norms ----

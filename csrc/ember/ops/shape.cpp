@@ -6,6 +6,7 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/checked_math.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -176,6 +177,7 @@ TensorVec tensor_split(const Tensor& t, int64_t sections, int64_t dim) {
   int64_t d = wrap_dim(dim, t.dim()), n = t.sizes()[d];
   int64_t small = n / sections, extra = n % sections;
   TensorVec r;
+  EMBER_CHECK(static_cast<uint64_t>(sections) <= r.max_size(), "cannot create std::vector larger than max_size()");
   int64_t off = 0;
   for (int64_t i = 0; i < sections; ++i) {
     int64_t len = small + (i < extra ? 1 : 0);
@@ -191,9 +193,9 @@ TensorVec tensor_split_indices(const Tensor& t, IntArrayRef indices, int64_t dim
   int64_t start = 0;
   auto clampi = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
   for (int64_t idx : indices) {
-    int64_t end = clampi(idx);
+    int64_t end = clampi(idx);  // a decreasing index gives an empty piece and restarts there, as torch
     r.push_back(slice(t, d, start, std::max(start, end)));
-    start = std::max(start, end);
+    start = end;
   }
   r.push_back(slice(t, d, start, n));
   return r;
@@ -268,8 +270,14 @@ Tensor repeat_interleave_indices(const Tensor& repeats) {
   Tensor r = contiguous(to_dtype(reshape(repeats, {-1}), ScalarType::Int64));
   std::vector<int64_t> idx;
   const int64_t* p = r.data<int64_t>();
+  int64_t total = 0;  // the output size, checked before the loop (Note [Checked size arithmetic])
   for (int64_t i = 0; i < r.numel(); ++i) {
     EMBER_CHECK(p[i] >= 0, "repeats can not be negative");
+    total = checked_add(total, p[i], "repeat_interleave");
+  }
+  storage_nbytes_contiguous({total}, sizeof(int64_t));
+  idx.reserve(static_cast<size_t>(total));
+  for (int64_t i = 0; i < r.numel(); ++i) {
     for (int64_t k = 0; k < p[i]; ++k) idx.push_back(i);
   }
   return long_vec(idx);
@@ -315,11 +323,15 @@ Tensor triangle(const Tensor& t, int64_t k, bool lower) {
   for (int64_t m = 0; m < mats; ++m)
     for (int64_t i = 0; i < rows; ++i) {
       char* row = p + ((m * rows + i) * cols) * es;
+      // i + k saturates: a huge k keeps (or clears) whole rows rather than wrapping.
+      int64_t ik;
+      if (add_overflows(i, k, &ik)) ik = k > 0 ? cols : -1;
+      ik = std::clamp<int64_t>(ik, -1, cols);
       if (lower) {  // keep j <= i + k
-        int64_t from = std::clamp<int64_t>(i + k + 1, 0, cols);
+        int64_t from = std::clamp<int64_t>(ik + 1, 0, cols);
         std::memset(row + from * es, 0, (cols - from) * es);
       } else {  // keep j >= i + k
-        int64_t to = std::clamp<int64_t>(i + k, 0, cols);
+        int64_t to = std::clamp<int64_t>(ik, 0, cols);
         std::memset(row, 0, to * es);
       }
     }

@@ -51,11 +51,11 @@ void float_row(const float* x, float* y, int64_t n, bool log) {
     if (!log) y[k] = e;
     s += e;
   }
-  if (log) {
-    float shift = m + std::log(s);
+  if (log) {  // (x - max) - log(sum), as torch: x - (max + log(sum)) loses log(sum) next to a huge max
+    float lg = std::log(s);
     k = 0;
-    for (; k + 8 <= n; k += 8) cpu::store8(y + k, cpu::load8(x + k) - shift);
-    for (; k < n; ++k) y[k] = x[k] - shift;
+    for (; k + 8 <= n; k += 8) cpu::store8(y + k, (cpu::load8(x + k) - m) - lg);
+    for (; k < n; ++k) y[k] = (x[k] - m) - lg;
   } else {
     float inv = 1.0f / s;
     k = 0;
@@ -84,8 +84,8 @@ void generic_row(const T* x, T* y, int64_t n, bool log, std::vector<float>& buf)
       s += e;
     }
     if (log) {
-      M shift = m + std::log(s);
-      for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>(static_cast<M>(x[k]) - shift);
+      M lg = std::log(s);
+      for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>((static_cast<M>(x[k]) - m) - lg);
     } else {
       M inv = M(1) / s;
       for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>(static_cast<M>(y[k]) * inv);
@@ -110,7 +110,7 @@ void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t
     }
   for (int v = 0; v < nv; ++v) {
     if (log) {
-      for (int j = 0; j < cpu::kVecF; ++j) m[v][j] += std::log(s[v][j]);
+      for (int j = 0; j < cpu::kVecF; ++j) s[v][j] = std::log(s[v][j]);
     } else {
       s[v] = 1.0f / s[v];
     }
@@ -118,7 +118,7 @@ void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t
   for (int64_t r = 0; r < R; ++r)
     for (int v = 0; v < nv; ++v) {
       float* out = yb + r * inner + v * 8;
-      cpu::store8(out, log ? cpu::load8(xb + r * inner + v * 8) - m[v] : cpu::load8(out) * s[v]);
+      cpu::store8(out, log ? (cpu::load8(xb + r * inner + v * 8) - m[v]) - s[v] : cpu::load8(out) * s[v]);
     }
   // Leftover columns one by one.
   for (int64_t j = nv * 8; j < len; ++j) {
@@ -132,8 +132,8 @@ void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t
       if (!log) yb[r * inner + j] = e;
       sum += e;
     }
-    float shift = mx + std::log(sum), inv = 1.0f / sum;
-    for (int64_t r = 0; r < R; ++r) yb[r * inner + j] = log ? xb[r * inner + j] - shift : yb[r * inner + j] * inv;
+    float lg = std::log(sum), inv = 1.0f / sum;
+    for (int64_t r = 0; r < R; ++r) yb[r * inner + j] = log ? (xb[r * inner + j] - mx) - lg : yb[r * inner + j] * inv;
   }
 }
 
@@ -171,10 +171,12 @@ void softmax_kernel(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, b
           if (!log) yb[r * inner + j] = static_cast<T>(ev);
           s[j] += ev;
         }
+      if (log)
+        for (int64_t j = 0; j < len; ++j) s[j] = std::log(s[j]);
       for (int64_t r = 0; r < R; ++r)
         for (int64_t j = 0; j < len; ++j) {
           T& out = yb[r * inner + j];
-          out = log ? static_cast<T>(static_cast<M>(xb[r * inner + j]) - (m[j] + std::log(s[j])))
+          out = log ? static_cast<T>((static_cast<M>(xb[r * inner + j]) - m[j]) - s[j])
                     : static_cast<T>(static_cast<M>(out) / s[j]);
         }
     }

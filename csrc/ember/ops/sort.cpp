@@ -558,6 +558,10 @@ Tensor histc(const Tensor& t, int64_t bins, double min, double max) {
       lo = std::numeric_limits<M>::infinity(), hi = -lo;
       for (int64_t i = 0; i < n; ++i) {
         M v = static_cast<M>(p[i]);
+        if (v != v) {  // NaN makes the range NaN (torch's min/max propagate it): the check below raises
+          lo = hi = v;
+          break;
+        }
         lo = std::min(lo, v), hi = std::max(hi, v);
       }
     }

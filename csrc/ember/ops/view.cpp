@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "ember/autograd/record.h"
+#include "ember/core/checked_math.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -12,6 +13,8 @@ namespace {
 
 // Every view goes through here: same storage, same version counter (paper §4.3).
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset, ScalarType dtype) {
+  // A view never reaches outside its storage, whatever arithmetic made it (Note [Checked size arithmetic]).
+  check_view_in_bounds(sizes, strides, offset, element_size(dtype), t.impl()->storage()->nbytes());
   auto impl = IntrusivePtr<TensorImpl>::make(t.impl()->storage(), dtype, std::move(sizes), std::move(strides), offset);
   impl->share_version_counter(t.impl()->version_counter());
   impl->view_base = t.impl()->view_base ? t.impl()->view_base : t.impl_ptr();
@@ -133,15 +136,9 @@ Tensor as_strided(const Tensor& t, IntArrayRef sizes, IntArrayRef strides, std::
                 "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(strides));
   EMBER_CHECK(off >= 0, "Tensor: invalid storage offset ", off);
   // The last element must lie inside the storage (nothing is needed for an empty view).
-  if (numel_of(sizes) != 0) {
-    int64_t last = off;
-    for (size_t i = 0; i < sizes.size(); ++i) last += (sizes[i] - 1) * strides[i];
-    size_t need = static_cast<size_t>(last + 1) * t.element_size();
-    EMBER_CHECK(need <= t.impl()->storage()->nbytes(), "setStorage: sizes ", shape_str(sizes), ", strides ",
-                shape_str(strides), ", storage offset ", off, ", and itemsize ", t.element_size(),
-                " requiring a storage size of ", need, " are out of bounds for storage of size ",
-                t.impl()->storage()->nbytes());
-  }
+  checked_numel(sizes);
+  storage_nbytes_strided(sizes, strides, t.element_size(), off);  // torch's overflow message first
+  check_view_in_bounds(sizes, strides, off, t.element_size(), t.impl()->storage()->nbytes());
   Shape in_sizes = t.sizes(), in_strides = t.strides();
   int64_t in_off = t.storage_offset();
   Shape vs = sizes.vec(), vst = strides.vec();

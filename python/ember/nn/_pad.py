@@ -29,6 +29,20 @@ def pad(input, pad, mode="constant", value=None):
     if npairs > input.dim():
         raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.dim()}")
+    # The padded shape is checked before anything is allocated (Note [Checked size arithmetic]).
+    new_shape = list(input.shape)
+    for k in range(npairs):
+        d = input.dim() - 1 - k
+        new_shape[d] += pad[2 * k] + pad[2 * k + 1]
+        if new_shape[d] < 0:
+            raise RuntimeError(f"The input size {input.shape[d]}, plus negative padding {pad[2 * k]} and "
+                               f"{pad[2 * k + 1]} resulted in a negative output size, which is invalid. Check "
+                               f"dimension {d} of your input.")
+    nbytes = input.element_size()
+    for s in new_shape:
+        nbytes *= s
+    if nbytes >= 2**63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={new_shape}")
     if mode == "constant":
         out = input
         for k in range(npairs):
