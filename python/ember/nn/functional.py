@@ -138,3 +138,10 @@ def tanhshrink(input):
     return input - _C.tanh(input)
 
 from ember.nn._pad import pad  # noqa: E402,F401
+
+# ---- losses, normalization, dropout, embedding (python/ember/nn/_functional_norm.py) ----
+from ember.nn._functional_norm import *  # noqa: E402,F401,F403
+from ember.nn._functional_norm import __all__ as _norm_all  # noqa: E402
+
+__all__ = __all__ + _norm_all
+# ---- end of losses, normalization, dropout, embedding ----
