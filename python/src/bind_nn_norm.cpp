@@ -31,8 +31,8 @@ void bind_nn_norm(nb::module_& m) {
          double eps) {
         return batch_norm(input, opt_tensor(rm), opt_tensor(rv), opt_tensor(w), opt_tensor(b), training, momentum, eps);
       },
-      arg("input"), arg("running_mean"), arg("running_var"), arg("weight") = nb::none(), arg("bias") = nb::none(),
-      arg("training") = false, arg("momentum") = 0.1, arg("eps") = 1e-5);
+      arg("input"), arg("running_mean").none(), arg("running_var").none(), arg("weight") = nb::none(),
+      arg("bias") = nb::none(), arg("training") = false, arg("momentum") = 0.1, arg("eps") = 1e-5);
   m.def(
       "_nn_layer_norm",
       [](const Tensor& input, nb::handle shape, nb::handle w, nb::handle b, double eps) {
@@ -63,7 +63,8 @@ void bind_nn_norm(nb::module_& m) {
   using DropFn = Tensor (*)(const Tensor&, double, bool, bool, Generator*);
   auto def_drop = [&](const char* name, DropFn f) {
     m.def(
-        name, [f](const Tensor& input, double p, bool train, bool inplace) { return f(input, p, train, inplace, nullptr); },
+        name,
+        [f](const Tensor& input, double p, bool train, bool inplace) { return f(input, p, train, inplace, nullptr); },
         arg("input"), arg("p") = 0.5, arg("train") = true, arg("inplace") = false);
   };
   def_drop("_nn_dropout", &dropout);
@@ -86,11 +87,11 @@ void bind_nn_norm(nb::module_& m) {
       "_nn_embedding_bag",
       [](const Tensor& weight, const Tensor& indices, nb::handle offsets, int64_t mode, nb::handle psw,
          bool include_last_offset, int64_t padding_idx) {
-        return embedding_bag(weight, indices, opt_tensor(offsets), static_cast<EmbeddingBagMode>(mode),
-                             opt_tensor(psw), include_last_offset, padding_idx);
+        return embedding_bag(weight, indices, opt_tensor(offsets), static_cast<EmbeddingBagMode>(mode), opt_tensor(psw),
+                             include_last_offset, padding_idx);
       },
-      arg("weight"), arg("indices"), arg("offsets") = nb::none(), arg("mode") = 1, arg("per_sample_weights") = nb::none(),
-      arg("include_last_offset") = false, arg("padding_idx") = -1);
+      arg("weight"), arg("indices"), arg("offsets") = nb::none(), arg("mode") = 1,
+      arg("per_sample_weights") = nb::none(), arg("include_last_offset") = false, arg("padding_idx") = -1);
 }
 
 }  // namespace ember::py

@@ -26,8 +26,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight 
 // One fused log_softmax + nll pass over dim 1 for class-index targets; a floating target shaped
 // like the input holds class probabilities (then ignore_index does not apply).
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
-                     Reduction reduction = Reduction::Mean, int64_t ignore_index = -100,
-                     double label_smoothing = 0.0);
+                     Reduction reduction = Reduction::Mean, int64_t ignore_index = -100, double label_smoothing = 0.0);
 
 // ---- normalization (ops/nn_norm.cpp) ----
 // input (N, C, *). In training the batch statistics normalize and, when given, running_mean/var

@@ -32,8 +32,7 @@ Tensor mul_maybe_inplace(const Tensor& a, const Tensor& b, bool inplace) {
   return inplace ? binary_op(BinaryOp::Mul, a, b, a, true) : mul(a, b);
 }
 
-Tensor dropout_impl(const Tensor& input, double p, bool train, bool inplace, bool feature, bool alpha,
-                    Generator* gen) {
+Tensor dropout_impl(const Tensor& input, double p, bool train, bool inplace, bool feature, bool alpha, Generator* gen) {
   check_p(p);
   if (!train || p == 0.0 || input.numel() == 0) return input;
   if (!is_floating_point(input.dtype()))

@@ -17,25 +17,38 @@ using autograd::TensorList;
 
 const char* legacy_type_name(ScalarType t) {
   switch (t) {
-    case ScalarType::Float32: return "torch.FloatTensor";
-    case ScalarType::Float64: return "torch.DoubleTensor";
-    case ScalarType::Float16: return "torch.HalfTensor";
-    case ScalarType::BFloat16: return "torch.BFloat16Tensor";
-    case ScalarType::Bool: return "torch.BoolTensor";
-    case ScalarType::UInt8: return "torch.ByteTensor";
-    case ScalarType::Int8: return "torch.CharTensor";
-    case ScalarType::Int16: return "torch.ShortTensor";
-    case ScalarType::Int32: return "torch.IntTensor";
-    case ScalarType::Int64: return "torch.LongTensor";
-    case ScalarType::Complex64: return "torch.ComplexFloatTensor";
-    case ScalarType::Complex128: return "torch.ComplexDoubleTensor";
-    default: return "torch.Tensor";
+    case ScalarType::Float32:
+      return "torch.FloatTensor";
+    case ScalarType::Float64:
+      return "torch.DoubleTensor";
+    case ScalarType::Float16:
+      return "torch.HalfTensor";
+    case ScalarType::BFloat16:
+      return "torch.BFloat16Tensor";
+    case ScalarType::Bool:
+      return "torch.BoolTensor";
+    case ScalarType::UInt8:
+      return "torch.ByteTensor";
+    case ScalarType::Int8:
+      return "torch.CharTensor";
+    case ScalarType::Int16:
+      return "torch.ShortTensor";
+    case ScalarType::Int32:
+      return "torch.IntTensor";
+    case ScalarType::Int64:
+      return "torch.LongTensor";
+    case ScalarType::Complex64:
+      return "torch.ComplexFloatTensor";
+    case ScalarType::Complex128:
+      return "torch.ComplexDoubleTensor";
+    default:
+      return "torch.Tensor";
   }
 }
 
 void check_indices(const Tensor& indices, const char* arg, const char* op) {
-  EMBER_CHECK(indices.dtype() == ScalarType::Int64 || indices.dtype() == ScalarType::Int32, "Expected tensor for ",
-              arg, " to have one of the following scalar types: Long, Int; but got ", legacy_type_name(indices.dtype()),
+  EMBER_CHECK(indices.dtype() == ScalarType::Int64 || indices.dtype() == ScalarType::Int32, "Expected tensor for ", arg,
+              " to have one of the following scalar types: Long, Int; but got ", legacy_type_name(indices.dtype()),
               " instead (while checking arguments for ", op, ")");
 }
 
@@ -58,8 +71,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
     n->record("EmbeddingBackward0", {out}, {idx}, {}, [=](const TensorList& g, const TensorList& sv) -> TensorList {
       const Tensor& ix = sv[0];
       Tensor g2 = reshape(g[0], {ix.numel(), D});
-      if (padding_idx >= 0)
-        g2 = mul(g2, unsqueeze(to_dtype(ne(ix, reduce_detail::num(padding_idx)), g2.dtype()), 1));
+      if (padding_idx >= 0) g2 = mul(g2, unsqueeze(to_dtype(ne(ix, reduce_detail::num(padding_idx)), g2.dtype()), 1));
       if (scale_grad_by_freq && ix.numel() > 0) {
         Tensor counts = to_dtype(bincount(ix, Tensor(), num), g2.dtype());
         g2 = div(g2, unsqueeze(index_select(counts, 0, ix), 1));
@@ -77,9 +89,9 @@ Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm
   if (uniq.numel() == 0) return weight;
   Tensor rows = index_select(weight, 0, uniq);
   Tensor norms = vector_norm(rows, norm_type, std::vector<int64_t>{1}, true);
-  Tensor scale = where(gt(norms, reduce_detail::num(max_norm)),
-                       div(reduce_detail::num(max_norm), add(norms, reduce_detail::num(1e-7))),
-                       ones({}, norms.dtype()));
+  Tensor scale =
+      where(gt(norms, reduce_detail::num(max_norm)),
+            div(reduce_detail::num(max_norm), add(norms, reduce_detail::num(1e-7))), ones({}, norms.dtype()));
   index_put_(weight, {uniq}, mul(rows, scale));
   return weight;
 }
@@ -114,8 +126,8 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
   const int64_t B = include_last_offset ? std::max<int64_t>(static_cast<int64_t>(offs.size()) - 1, 0)
                                         : static_cast<int64_t>(offs.size());
   for (size_t i = 0; i < offs.size(); ++i) {
-    EMBER_CHECK(offs[i] >= 0 && offs[i] <= n, "embedding_bag: offsets[", i, "] = ", offs[i], " is out of range for ",
-                n, " indices");
+    EMBER_CHECK(offs[i] >= 0 && offs[i] <= n, "embedding_bag: offsets[", i, "] = ", offs[i], " is out of range for ", n,
+                " indices");
     if (i) EMBER_CHECK(offs[i] >= offs[i - 1], "embedding_bag: offsets must be non-decreasing");
   }
   // Bag of each index (indices past the last bag's end, with include_last_offset, belong to none);

@@ -44,8 +44,8 @@ void batch_norm_backward_input(const BatchNormArgs& a, const Tensor& dy, const T
                                const Tensor& k_x, const Tensor& k_out, Tensor& dx);
 
 // Rows of length N: y = (x - mean) * rstd * w + b; w, b may be undefined.
-void layer_norm_forward(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps,
-                        Tensor& y, Tensor& mean, Tensor& rstd);
+void layer_norm_forward(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps, Tensor& y,
+                        Tensor& mean, Tensor& rstd);
 // dx (defined to be filled), dw/db (opmath sums over rows, filled when defined).
 void layer_norm_backward(const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
                          const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db);
@@ -63,8 +63,7 @@ inline void check_backend(const Tensor& t, const char* op) {
 EMBER_NN_ENTRY(LossTotals, cross_entropy_forward, a.x, (const ClassLossArgs& a, Tensor& loss, Tensor& lse),
                (a, loss, lse))
 EMBER_NN_ENTRY(void, cross_entropy_backward, a.x,
-               (const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double gs, Tensor& dx),
-               (a, lse, g, gs, dx))
+               (const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double gs, Tensor& dx), (a, lse, g, gs, dx))
 EMBER_NN_ENTRY(LossTotals, nll_loss_forward, a.x, (const ClassLossArgs& a, Tensor& loss), (a, loss))
 EMBER_NN_ENTRY(void, batch_norm_stats, a.x, (const BatchNormArgs& a, Tensor& mean, Tensor& var), (a, mean, var))
 EMBER_NN_ENTRY(void, batch_norm_apply, a.x,

@@ -31,8 +31,7 @@ ClassLossArgs class_layout(const Tensor& input, const Tensor& target, const Tens
       EMBER_CHECK_VALUE(target.size(0) == 1, "Expected input batch_size (1) to match target batch_size (",
                         target.size(0), ").");
   } else {
-    if (input.dim() == 2)
-      EMBER_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+    if (input.dim() == 2) EMBER_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
     int64_t tb = target.dim() == 0 ? 1 : target.size(0);
     EMBER_CHECK_VALUE(input.size(0) == tb, "Expected input batch_size (", input.size(0),
                       ") to match target batch_size (", tb, ").");
@@ -83,8 +82,8 @@ ClassTerms class_terms(const Tensor& target, const Tensor& weight, int64_t ignor
   ClassTerms r;
   r.onehot = to_dtype(eq(tc, cls), dt);
   r.valid = to_dtype(valid, dt);
-  r.wt = weight.defined() ? mul(gather(expand(reshape(weight, {1, C, 1}), {outer, C, inner}), 1, tc), r.valid)
-                          : r.valid;
+  r.wt =
+      weight.defined() ? mul(gather(expand(reshape(weight, {1, C, 1}), {outer, C, inner}), 1, tc), r.valid) : r.valid;
   return r;
 }
 
@@ -95,10 +94,9 @@ Tensor grad_scale(const Tensor& g, Reduction red, double denom, int64_t outer, i
   return g;
 }
 
-Tensor prob_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red,
-                          double ls) {
-  EMBER_CHECK(is_floating_point(target.dtype()), "Expected floating point type for target with class probabilities, got ",
-              dtype_name(target.dtype()));
+Tensor prob_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red, double ls) {
+  EMBER_CHECK(is_floating_point(target.dtype()),
+              "Expected floating point type for target with class probabilities, got ", dtype_name(target.dtype()));
   int64_t cdim = input.dim() == 1 ? 0 : 1, C = input.size(cdim);
   Tensor logp = log_softmax(input, cdim);
   Tensor t = ls > 0 ? add(mul(target, num(1 - ls)), num(ls / static_cast<double>(C))) : target;
@@ -176,38 +174,37 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
     Shape in_sizes = input.sizes();
     int64_t outer = a.outer, C = a.C, inner = a.inner;
     double denom = r.weight;
-    n->record(
-        "CrossEntropyLossBackward0", {out}, {input, a.target, a.weight, lse}, {},
-        [=](const TensorList& g, const TensorList& s) -> TensorList {
-          const Tensor &x = s[0], &tg = s[1], &w = s[2];
-          ScalarType dt = x.dtype();
-          if (!autograd::GradMode::is_enabled()) {  // the fused kernel
-            ClassLossArgs b;
-            b.x = contiguous(x), b.target = tg, b.weight = w, b.outer = outer, b.C = C, b.inner = inner;
-            b.ignore_index = ignore_index, b.label_smoothing = ls;
-            Tensor dx = empty(b.x.sizes(), dt);
-            if (red == Reduction::None) {
-              kernels::cross_entropy_backward(b, s[3], contiguous(to_dtype(g[0], dt)), 0.0, dx);
-            } else {
-              double gs = item(g[0]).to_double();
-              kernels::cross_entropy_backward(b, s[3], Tensor(), red == Reduction::Mean ? gs / denom : gs, dx);
-            }
-            return {dx};
-          }
-          // create_graph: the same gradient from differentiable ops.
-          Tensor p = softmax(reshape(x, {outer, C, inner}), 1);
-          ClassTerms ct = class_terms(tg, w, ignore_index, outer, C, inner, dt);
-          Tensor sc = grad_scale(g[0], red, denom, outer, inner);
-          Tensor grad = mul(mul(sc, ct.wt), sub(p, ct.onehot));
-          if (ls > 0) {
-            grad = mul(grad, num(1 - ls));
-            Tensor W = w.defined() ? sum(w) : num(static_cast<double>(C));
-            Tensor wc = w.defined() ? reshape(w, {1, C, 1}) : num(1.0);
-            Tensor smooth = mul(mul(sc, ct.valid), sub(mul(p, W), wc));
-            grad = add(grad, mul(smooth, num(ls / static_cast<double>(C))));
-          }
-          return {reshape(grad, in_sizes)};
-        });
+    n->record("CrossEntropyLossBackward0", {out}, {input, a.target, a.weight, lse}, {},
+              [=](const TensorList& g, const TensorList& s) -> TensorList {
+                const Tensor &x = s[0], &tg = s[1], &w = s[2];
+                ScalarType dt = x.dtype();
+                if (!autograd::GradMode::is_enabled()) {  // the fused kernel
+                  ClassLossArgs b;
+                  b.x = contiguous(x), b.target = tg, b.weight = w, b.outer = outer, b.C = C, b.inner = inner;
+                  b.ignore_index = ignore_index, b.label_smoothing = ls;
+                  Tensor dx = empty(b.x.sizes(), dt);
+                  if (red == Reduction::None) {
+                    kernels::cross_entropy_backward(b, s[3], contiguous(to_dtype(g[0], dt)), 0.0, dx);
+                  } else {
+                    double gs = item(g[0]).to_double();
+                    kernels::cross_entropy_backward(b, s[3], Tensor(), red == Reduction::Mean ? gs / denom : gs, dx);
+                  }
+                  return {dx};
+                }
+                // create_graph: the same gradient from differentiable ops.
+                Tensor p = softmax(reshape(x, {outer, C, inner}), 1);
+                ClassTerms ct = class_terms(tg, w, ignore_index, outer, C, inner, dt);
+                Tensor sc = grad_scale(g[0], red, denom, outer, inner);
+                Tensor grad = mul(mul(sc, ct.wt), sub(p, ct.onehot));
+                if (ls > 0) {
+                  grad = mul(grad, num(1 - ls));
+                  Tensor W = w.defined() ? sum(w) : num(static_cast<double>(C));
+                  Tensor wc = w.defined() ? reshape(w, {1, C, 1}) : num(1.0);
+                  Tensor smooth = mul(mul(sc, ct.valid), sub(mul(p, W), wc));
+                  grad = add(grad, mul(smooth, num(ls / static_cast<double>(C))));
+                }
+                return {reshape(grad, in_sizes)};
+              });
   }
   return out;
 }

@@ -28,7 +28,8 @@ std::string shape_of(IntArrayRef s) {
 }
 
 void check_float(const Tensor& t, const char* op) {
-  if (!is_floating_point(t.dtype())) EMBER_NOT_IMPLEMENTED("\"", op, "\" not implemented for '", dtype_name(t.dtype()), "'");
+  if (!is_floating_point(t.dtype()))
+    EMBER_NOT_IMPLEMENTED("\"", op, "\" not implemented for '", dtype_name(t.dtype()), "'");
 }
 
 // x - mean, normalized over `dims` (keepdim), as differentiable ops: (xhat, rstd).
@@ -81,8 +82,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
       }
       if (running_var.defined()) {
         Tensor rv = running_var;
-        double unbias = cnt > 1 ? static_cast<double>(cnt) / static_cast<double>(cnt - 1)
-                                : std::numeric_limits<double>::infinity();
+        double unbias =
+            cnt > 1 ? static_cast<double>(cnt) / static_cast<double>(cnt - 1) : std::numeric_limits<double>::infinity();
         copy_(rv, add(mul(rv, num(1 - momentum)), mul(to_dtype(var, rv.dtype()), num(momentum * unbias))));
       }
     } else {
@@ -98,46 +99,45 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
   if (auto n = autograd::make_node_list<LambdaBackward>({input, weight, bias})) {
     const int64_t nd = input.dim();
     const ScalarType wdt = weight.defined() ? weight.dtype() : input.dtype();
-    n->record(
-        "NativeBatchNormBackward0", {y}, {input, weight, mean_c, invstd}, {},
-        [=](const TensorList& g, const TensorList& s) -> TensorList {
-          const Tensor &x = s[0], &w = s[1], &mu = s[2], &istd = s[3];
-          std::vector<int64_t> dims{0};
-          for (int64_t d = 2; d < nd; ++d) dims.push_back(d);
-          Shape cshape(nd, 1);
-          cshape[1] = C;
-          if (autograd::GradMode::is_enabled()) {  // create_graph: differentiable ops
-            Tensor xhat, rstd;
-            if (training) {
-              std::tie(xhat, rstd) = normalize_ops(x, dims, eps);
-            } else {
-              rstd = reshape(to_dtype(istd, x.dtype()), cshape);
-              xhat = mul(sub(x, reshape(to_dtype(mu, x.dtype()), cshape)), rstd);
-            }
-            Tensor gxhat = w.defined() ? mul(g[0], reshape(w, cshape)) : g[0];
-            Tensor dx = training ? norm_input_grad(gxhat, xhat, rstd, dims) : mul(gxhat, rstd);
-            return {dx, w.defined() ? sum(mul(g[0], xhat), dims) : Tensor(), sum(g[0], dims)};
-          }
-          BatchNormArgs b;
-          b.x = contiguous(x), b.N = x.size(0), b.C = C, b.inner = x.numel() / std::max<int64_t>(b.N * C, 1);
-          Tensor dy = contiguous(to_dtype(g[0], x.dtype()));
-          Tensor s1 = zeros({C}, mt), s2 = zeros({C}, mt);
-          if (x.numel() > 0) kernels::batch_norm_grad_sums(b, dy, mu, s1, s2);
-          Tensor kout = w.defined() ? mul(istd, to_dtype(reshape(w, {C}), mt)) : istd;
-          Tensor kdy, kx;
-          if (training) {
-            double inv_n = 1.0 / static_cast<double>(std::max<int64_t>(cnt, 1));
-            kdy = mul(s1, num(inv_n));
-            kx = mul(mul(s2, num(inv_n)), mul(istd, istd));
-          } else {
-            kdy = zeros({C}, mt), kx = zeros({C}, mt);
-          }
-          Tensor dx = empty(x.sizes(), x.dtype());
-          if (x.numel() > 0)
-            kernels::batch_norm_backward_input(b, dy, mu, contiguous(kdy), contiguous(kx), contiguous(kout), dx);
-          Tensor dw = w.defined() ? to_dtype(mul(s2, istd), wdt) : Tensor();
-          return {dx, dw, to_dtype(s1, wdt)};
-        });
+    n->record("NativeBatchNormBackward0", {y}, {input, weight, mean_c, invstd}, {},
+              [=](const TensorList& g, const TensorList& s) -> TensorList {
+                const Tensor &x = s[0], &w = s[1], &mu = s[2], &istd = s[3];
+                std::vector<int64_t> dims{0};
+                for (int64_t d = 2; d < nd; ++d) dims.push_back(d);
+                Shape cshape(nd, 1);
+                cshape[1] = C;
+                if (autograd::GradMode::is_enabled()) {  // create_graph: differentiable ops
+                  Tensor xhat, rstd;
+                  if (training) {
+                    std::tie(xhat, rstd) = normalize_ops(x, dims, eps);
+                  } else {
+                    rstd = reshape(to_dtype(istd, x.dtype()), cshape);
+                    xhat = mul(sub(x, reshape(to_dtype(mu, x.dtype()), cshape)), rstd);
+                  }
+                  Tensor gxhat = w.defined() ? mul(g[0], reshape(w, cshape)) : g[0];
+                  Tensor dx = training ? norm_input_grad(gxhat, xhat, rstd, dims) : mul(gxhat, rstd);
+                  return {dx, w.defined() ? sum(mul(g[0], xhat), dims) : Tensor(), sum(g[0], dims)};
+                }
+                BatchNormArgs b;
+                b.x = contiguous(x), b.N = x.size(0), b.C = C, b.inner = x.numel() / std::max<int64_t>(b.N * C, 1);
+                Tensor dy = contiguous(to_dtype(g[0], x.dtype()));
+                Tensor s1 = zeros({C}, mt), s2 = zeros({C}, mt);
+                if (x.numel() > 0) kernels::batch_norm_grad_sums(b, dy, mu, s1, s2);
+                Tensor kout = w.defined() ? mul(istd, to_dtype(reshape(w, {C}), mt)) : istd;
+                Tensor kdy, kx;
+                if (training) {
+                  double inv_n = 1.0 / static_cast<double>(std::max<int64_t>(cnt, 1));
+                  kdy = mul(s1, num(inv_n));
+                  kx = mul(mul(s2, num(inv_n)), mul(istd, istd));
+                } else {
+                  kdy = zeros({C}, mt), kx = zeros({C}, mt);
+                }
+                Tensor dx = empty(x.sizes(), x.dtype());
+                if (x.numel() > 0)
+                  kernels::batch_norm_backward_input(b, dy, mu, contiguous(kdy), contiguous(kx), contiguous(kout), dx);
+                Tensor dw = w.defined() ? to_dtype(mul(s2, istd), wdt) : Tensor();
+                return {dx, dw, to_dtype(s1, wdt)};
+              });
   }
   return y;
 }
@@ -238,8 +238,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
 
 Tensor instance_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                      const Tensor& bias, bool use_input_stats, double momentum, double eps) {
-  EMBER_CHECK(input.dim() >= 2, "instance_norm: expected an input with at least 2 dims (N, C, ...), got ",
-              input.dim());
+  EMBER_CHECK(input.dim() >= 2, "instance_norm: expected an input with at least 2 dims (N, C, ...), got ", input.dim());
   const int64_t N = input.size(0), C = input.size(1);
   Shape s = input.sizes();
   Shape s2 = s;
@@ -276,11 +275,11 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor&
                 "Expected weight to be of same shape as normalized_shape, but got weight of shape ", weight.shape_str(),
                 " and normalized_shape = ", shape_of(normalized_shape));
   check_float(input, "rms_norm");
-  double e = eps ? *eps
-                 : input.dtype() == ScalarType::Float64 ? std::numeric_limits<double>::epsilon()
-                 : input.dtype() == ScalarType::Float16 ? 0.0009765625
-                 : input.dtype() == ScalarType::BFloat16 ? 0.0078125
-                                                         : static_cast<double>(std::numeric_limits<float>::epsilon());
+  double e = eps                                     ? *eps
+             : input.dtype() == ScalarType::Float64  ? std::numeric_limits<double>::epsilon()
+             : input.dtype() == ScalarType::Float16  ? 0.0009765625
+             : input.dtype() == ScalarType::BFloat16 ? 0.0078125
+                                                     : static_cast<double>(std::numeric_limits<float>::epsilon());
   std::vector<int64_t> dims;
   for (int64_t d = input.dim() - k; d < input.dim(); ++d) dims.push_back(d);
   Tensor y = mul(input, rsqrt(add(mean(mul(input, input), dims, true), num(e))));

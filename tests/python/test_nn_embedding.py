@@ -1,0 +1,81 @@
+"""embedding and embedding_bag of ember.nn.functional against torch 2.13: values, weight (and
+per_sample_weights) gradients, padding_idx, max_norm, scale_grad_by_freq, offsets modes,
+gradcheck/gradgradcheck in float64, and torch's exception classes."""
+import pytest
+
+import ember
+import ember.nn.functional as EF
+from conftest import assert_same, torch
+from nn_ref import gradchecks, randn, run_both, same_exception, to_ember
+
+IDX = torch.tensor([[1, 2, 4, 5], [4, 3, 2, 9]])
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2, -1])
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_embedding(padding_idx, scale, dtype):
+    w = randn(10, 3, dtype=dtype)
+    run_both(lambda lib, F, i, w: F.embedding(i, w, padding_idx=padding_idx, scale_grad_by_freq=scale), IDX, w)
+    run_both(lambda lib, F, i, w: F.embedding(i, w), IDX.to(torch.int32)[:, ::2], w)  # int32, non-contiguous
+    run_both(lambda lib, F, i, w: F.embedding(i, w), torch.tensor(3), w)  # 0-d indices
+
+
+def test_embedding_max_norm_renormalizes_weight():
+    w_t = randn(10, 3, rg=False) * 3
+    w_e = to_ember(w_t)
+    out_t = torch.nn.functional.embedding(IDX, w_t, max_norm=1.5, norm_type=1.0)
+    out_e = EF.embedding(to_ember(IDX), w_e, max_norm=1.5, norm_type=1.0)
+    assert_same(out_e, out_t)
+    assert_same(w_e, w_t)
+
+
+def test_embedding_gradcheck():
+    i = to_ember(IDX)
+    # padding_idx and scale_grad_by_freq change the gradient on purpose (compared with torch above)
+    gradchecks(lambda lib, F, w: F.embedding(i, w), randn(10, 3))
+
+
+def test_embedding_sparse_not_implemented():
+    with pytest.raises(NotImplementedError):
+        EF.embedding(ember.tensor([1]), ember.randn(3, 2), sparse=True)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+@pytest.mark.parametrize("padding_idx", [None, 4])
+def test_embedding_bag_offsets(mode, include_last_offset, padding_idx):
+    w = randn(10, 3)
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 4])
+    offs = torch.tensor([0, 2, 2, 5, 9]) if include_last_offset else torch.tensor([0, 2, 2, 5])
+    run_both(lambda lib, F, i, w, o: F.embedding_bag(i, w, o, mode=mode, include_last_offset=include_last_offset,
+                                                     padding_idx=padding_idx), idx, w, offs)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_2d(mode):
+    run_both(lambda lib, F, i, w: F.embedding_bag(i, w, mode=mode), IDX, randn(10, 4))
+
+
+def test_embedding_bag_per_sample_weights_and_gradcheck():
+    idx, offs = torch.tensor([1, 2, 4, 5, 4, 3]), torch.tensor([0, 3])
+    psw = randn(6, seed=3)
+    run_both(lambda lib, F, i, w, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p), idx,
+             randn(10, 3), offs, psw)
+    ie, oe = to_ember(idx), to_ember(offs)
+    gradchecks(lambda lib, F, w, p: F.embedding_bag(ie, w, oe, mode="sum", per_sample_weights=p), randn(10, 3), psw)
+    gradchecks(lambda lib, F, w: F.embedding_bag(ie, w, oe, mode="mean"), randn(10, 3))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, F, w: F.embedding(lib.tensor([10]), w),
+    lambda lib, F, w: F.embedding(lib.tensor([1.0]), w),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([1, 2]), w),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([[1, 2]]), w, lib.tensor([0])),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([1, 2]), w, lib.tensor([0]), mode="prod"),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([1, 2]), w, lib.tensor([0]), mode="mean",
+                                      per_sample_weights=lib.ones(2)),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([1, 2]), w, lib.tensor([0]), mode="max", scale_grad_by_freq=True),
+])
+def test_errors(fn):
+    same_exception(fn, torch.randn(10, 3))
