@@ -6,6 +6,7 @@
 #include "ember/core/scalar.h"
 #include "ember/core/tensor.h"
 #include "ember/ops/complex.h"
+#include "ember/ops/nn_linear.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/operators.h"
 #include "ember/ops/ops.h"

@@ -103,3 +103,29 @@ Tensor.cdouble = lambda self: self.to(_ember().complex128)
 # Ember tensors are dense, strided, unquantized and never meta.
 for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested"):
     setattr(Tensor, _name, property(lambda self: False))
+
+
+# ---- copy.deepcopy (nn.Module deep copies: buffers, grads, attributes) ----
+
+def _deepcopy(self, memo):
+    """A detached copy with the same requires_grad, grad and Python attributes (graph leaves only, as torch)."""
+    import copy
+    if id(self) in memo:
+        return memo[id(self)]
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol "
+                           "at the moment.  If you were attempting to deepcopy a module, this may be because of a "
+                           "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+    new = self.detach().clone()
+    if type(self) is not Tensor:
+        new = Tensor._make_subclass(type(self), new, False)
+    new.requires_grad_(self.requires_grad)
+    memo[id(self)] = new
+    if self.grad is not None:
+        new.grad = copy.deepcopy(self.grad, memo)
+    for k, v in self.__dict__.items():
+        setattr(new, k, copy.deepcopy(v, memo))
+    return new
+
+
+Tensor.__deepcopy__ = _deepcopy

@@ -46,5 +46,6 @@ NB_MODULE(_C, m) {
   bind_unary(m);
   bind_reduce(m);
   bind_complex(m);
+  bind_nn_linear(m);
   bind_nn_norm(m);
 }

@@ -139,6 +139,9 @@ def tanhshrink(input):
 
 from ember.nn._pad import pad  # noqa: E402,F401
 
+# ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
+from ember._C import linear, bilinear  # noqa: E402,F401
+
 # ---- losses, normalization, dropout, embedding (python/ember/nn/_functional_norm.py) ----
 from ember.nn._functional_norm import *  # noqa: E402,F401,F403
 from ember.nn._functional_norm import __all__ as _norm_all  # noqa: E402
