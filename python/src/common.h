@@ -75,7 +75,7 @@ void bind_complex(nb::module_& m);  // complex-number ops (bind_complex.cpp)
 void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp); after bind_tensor
 // ---- nn ----
 void bind_nn_linear(nb::module_& m);  // nn.functional.linear / bilinear (bind_nn_linear.cpp)
-void bind_nn_norm(nb::module_& m);  // nn losses, norms, dropout, embedding (bind_nn_norm.cpp)
+void bind_nn_norm(nb::module_& m);    // nn losses, norms, dropout, embedding (bind_nn_norm.cpp)
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

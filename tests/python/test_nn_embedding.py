@@ -79,3 +79,40 @@ def test_embedding_bag_per_sample_weights_and_gradcheck():
 ])
 def test_errors(fn):
     same_exception(fn, torch.randn(10, 3))
+
+
+# ---- modules ----
+
+def test_embedding_modules_repr_state_dict_forward():
+    for args, kw in [((10, 3), {}), ((10, 3), {"padding_idx": -2, "max_norm": 2.0, "norm_type": 1.0,
+                                                "scale_grad_by_freq": True})]:
+        t = torch.nn.Embedding(*args, **kw).double()
+        e = ember.nn.Embedding(*args, **kw).double()
+        assert repr(e) == repr(t)
+        assert list(e.state_dict()) == list(t.state_dict())
+        if "padding_idx" in kw:
+            assert bool((e.weight[kw["padding_idx"]] == 0).all())
+        e.load_state_dict({k: to_ember(v) for k, v in t.state_dict().items()})
+        run_both(lambda lib, F, i: (t if lib is torch else e)(i), IDX)
+        assert_same(e.weight.grad, t.weight.grad)
+    for kw in [{}, {"mode": "max", "padding_idx": 2}, {"mode": "sum", "include_last_offset": True}]:
+        t = torch.nn.EmbeddingBag(10, 3, **kw).double()
+        e = ember.nn.EmbeddingBag(10, 3, **kw).double()
+        assert repr(e) == repr(t)
+        e.load_state_dict({k: to_ember(v) for k, v in t.state_dict().items()})
+        idx, offs = torch.tensor([1, 2, 4, 5, 2, 3]), torch.tensor([0, 2, 6] if kw.get("include_last_offset") else [0, 2])
+        run_both(lambda lib, F, i, o: (t if lib is torch else e)(i, o), idx, offs)
+
+
+def test_from_pretrained():
+    w = randn(4, 3, rg=False)
+    t = torch.nn.Embedding.from_pretrained(w, padding_idx=1)
+    e = ember.nn.Embedding.from_pretrained(to_ember(w), padding_idx=1)
+    assert repr(e) == repr(t) and e.weight.requires_grad == t.weight.requires_grad
+    assert_same(e(ember.tensor([0, 3])), t(torch.tensor([0, 3])))
+    e2 = ember.nn.EmbeddingBag.from_pretrained(to_ember(w), freeze=False, mode="sum")
+    t2 = torch.nn.EmbeddingBag.from_pretrained(w, freeze=False, mode="sum")
+    assert repr(e2) == repr(t2) and e2.weight.requires_grad
+    assert_same(e2(ember.tensor([[0, 3]])), t2(torch.tensor([[0, 3]])))
+    with pytest.raises(AssertionError):
+        ember.nn.Embedding.from_pretrained(ember.zeros(3))

@@ -191,3 +191,55 @@ def test_ctc_not_implemented():
         EF.ctc_loss(ember.zeros(3, 1, 4), ember.tensor([[1]]), ember.tensor([3]), ember.tensor([1]))
 
 
+
+
+# ---- modules ----
+
+import ember  # noqa: E402
+
+LOSS_MODULES = [
+    ("L1Loss", {}, "ab"), ("MSELoss", {"reduction": "sum"}, "ab"), ("SmoothL1Loss", {"beta": 0.5}, "ab"),
+    ("HuberLoss", {"delta": 0.5}, "ab"), ("SoftMarginLoss", {}, "as"), ("KLDivLoss", {"reduction": "batchmean"}, "ap"),
+    ("PoissonNLLLoss", {}, "aq"), ("CrossEntropyLoss", {"label_smoothing": 0.1, "weight": "w"}, "ac"),
+    ("NLLLoss", {"ignore_index": 1, "weight": "w"}, "ac"), ("BCEWithLogitsLoss", {"pos_weight": "w"}, "ap"),
+    ("BCELoss", {"weight": "w"}, "pp"), ("MultiLabelSoftMarginLoss", {"weight": "w"}, "ap"),
+    ("MultiMarginLoss", {"p": 2, "weight": "w"}, "ac"), ("HingeEmbeddingLoss", {"margin": 0.3}, "as"),
+    ("MSELoss", {"size_average": False}, "ab"),
+]
+
+
+@pytest.mark.parametrize("name,kw,kinds", LOSS_MODULES)
+def test_loss_modules(name, kw, kinds):
+    w = torch.rand(4, dtype=torch.float64) + 0.5
+    kwt = {k: (w if v == "w" else v) for k, v in kw.items()}
+    kwe = {k: (to_ember(w) if v == "w" else v) for k, v in kw.items()}
+    t, e = getattr(torch.nn, name)(**kwt), getattr(ember.nn, name)(**kwe)
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    assert e.reduction == t.reduction
+    make = {"a": lambda s: randn(3, 4, seed=s), "b": lambda s: randn(3, 4, seed=s + 9),
+            "s": lambda s: torch.sign(randn(3, 4, seed=s, rg=False)),
+            "p": lambda s: torch.rand(3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(s)) * 0.9 + 0.05,
+            "q": lambda s: torch.rand(3, 4, dtype=torch.float64) * 3,
+            "c": lambda s: torch.tensor([0, 3, 1])}
+    args = [make[k](i) for i, k in enumerate(kinds)]
+    if kinds == "pp":
+        args[0].requires_grad_()
+    run_both(lambda lib, F, *xs: (t if lib is torch else e)(*xs), *args)
+
+
+def test_multi_input_loss_modules():
+    a, b, c = randn(3, 4), randn(3, 4, seed=1), randn(3, 4, seed=2)
+    y = torch.tensor([1.0, -1.0, 1.0])
+    for name, kw, args in [("MarginRankingLoss", {"margin": 0.2}, (a[:, 0], b[:, 0], y)),
+                           ("CosineEmbeddingLoss", {"margin": 0.1}, (a, b, y)),
+                           ("TripletMarginLoss", {"margin": 0.5, "swap": True}, (a, b, c)),
+                           ("TripletMarginWithDistanceLoss", {"margin": 0.5}, (a, b, c)),
+                           ("GaussianNLLLoss", {"full": True}, (a, b, torch.rand(3, 4, dtype=torch.float64) + 0.1)),
+                           ("MultiLabelMarginLoss", {}, (a, torch.tensor([[3, 0, -1, 1]] * 3)))]:
+        t, e = getattr(torch.nn, name)(**kw), getattr(ember.nn, name)(**kw)
+        if name != "TripletMarginWithDistanceLoss":  # torch shows its default PairwiseDistance submodule
+            assert repr(e) == repr(t)
+        run_both(lambda lib, F, *xs: (t if lib is torch else e)(*xs), *args)
+    with pytest.raises(NotImplementedError):
+        ember.nn.CTCLoss()(ember.zeros(3, 1, 4), ember.tensor([[1]]), ember.tensor([3]), ember.tensor([1]))

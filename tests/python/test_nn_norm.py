@@ -199,3 +199,84 @@ def test_alpha_dropout_keeps_moments():
     assert abs(y.std().item() - 1) < 0.02
     z = EF.feature_alpha_dropout(ember.randn(64, 32, 20), 0.2, training=True)
     assert abs(z.mean().item()) < 0.05 and abs(z.std().item() - 1) < 0.05
+
+
+# ---- modules ----
+
+def _pair(name, *args, **kw):
+    t = getattr(torch.nn, name)(*args, **kw).double()
+    e = getattr(ember.nn, name)(*args, **kw).double()
+    e.load_state_dict({k: to_ember(v) for k, v in t.state_dict().items()})
+    return t, e
+
+
+def _state_same(e, t, rtol=1e-10):
+    assert list(e.state_dict().keys()) == list(t.state_dict().keys())
+    for k, v in t.state_dict().items():
+        assert_same(e.state_dict()[k], v, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("name,shape,kw", [
+    ("BatchNorm1d", (6, 3), {}), ("BatchNorm1d", (4, 3, 5), {"momentum": None}),
+    ("BatchNorm2d", (3, 3, 4, 4), {"affine": False}), ("BatchNorm3d", (2, 3, 2, 3, 2), {"bias": False}),
+    ("BatchNorm2d", (3, 3, 2, 2), {"track_running_stats": False}),
+    ("InstanceNorm1d", (3, 3, 5), {"affine": True, "track_running_stats": True}),
+    ("InstanceNorm2d", (3, 4, 4), {}), ("InstanceNorm3d", (2, 3, 2, 3, 2), {"affine": True}),
+])
+def test_norm_modules_train_eval(name, shape, kw):
+    t, e = _pair(name, 3, **kw)
+    assert repr(e) == repr(t)
+    for step in range(3):  # running statistics and num_batches_tracked over a few steps
+        x = randn(*shape, seed=step)
+        run_both(lambda lib, F, x: (t if lib is torch else e)(x), x)
+        _state_same(e, t)
+    t.eval()
+    e.eval()
+    run_both(lambda lib, F, x: (t if lib is torch else e)(x), randn(*shape, seed=7))
+
+
+@pytest.mark.parametrize("name,args,kw,shape", [
+    ("LayerNorm", ((4, 5),), {}, (3, 4, 5)), ("LayerNorm", (5,), {"bias": False}, (2, 5)),
+    ("LayerNorm", (5,), {"elementwise_affine": False}, (2, 5)),
+    ("GroupNorm", (2, 4), {}, (3, 4, 5)), ("GroupNorm", (1, 4), {"affine": False}, (3, 4, 2, 2)),
+    ("RMSNorm", ([5],), {}, (3, 5)), ("RMSNorm", ((2, 5),), {"eps": 1e-3, "elementwise_affine": False}, (3, 2, 5)),
+    ("LocalResponseNorm", (3,), {"alpha": 0.01}, (2, 5, 4)),
+])
+def test_normalization_modules(name, args, kw, shape):
+    t, e = _pair(name, *args, **kw)
+    assert repr(e) == repr(t)
+    _state_same(e, t)
+    run_both(lambda lib, F, x: (t if lib is torch else e)(x), randn(*shape))
+    for (n, pt), (_, pe) in zip(t.named_parameters(), e.named_parameters()):
+        assert_same(pe.grad, pt.grad)
+
+
+def test_batchnorm_module_errors_and_legacy_state_dict():
+    with pytest.raises(ValueError):
+        ember.nn.BatchNorm2d(3)(ember.randn(2, 3))
+    with pytest.raises(ValueError):
+        ember.nn.BatchNorm1d(3)(ember.randn(1, 3))
+    with pytest.raises(ValueError):
+        ember.nn.GroupNorm(3, 4)
+    with pytest.raises(ValueError):
+        ember.nn.InstanceNorm1d(3, affine=True)(ember.randn(2, 4, 5))
+    m = ember.nn.BatchNorm1d(3)
+    sd = m.state_dict()
+    del sd["num_batches_tracked"]
+    sd._metadata[""]["version"] = 1
+    m.load_state_dict(sd)  # a pre-num_batches_tracked state dict still loads strictly
+
+
+@pytest.mark.parametrize("name", ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                  "FeatureAlphaDropout"])
+def test_dropout_modules(name):
+    t, e = getattr(torch.nn, name)(0.3), getattr(ember.nn, name)(0.3)
+    assert repr(e) == repr(t)
+    x = ember.randn(2, 3, 4, 5)[0] if name == "Dropout1d" else ember.randn(2, 3, 4, 5, 2)[0]
+    e.eval()
+    assert bool((e(x) == x).all())
+    e.train()
+    y = e(x)
+    assert tuple(y.shape) == tuple(x.shape) and not bool((y == x).all())
+    with pytest.raises(ValueError):
+        getattr(ember.nn, name)(1.5)
