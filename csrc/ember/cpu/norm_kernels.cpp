@@ -223,30 +223,39 @@ void ln_backward(const Tensor& x_t, const Tensor& dy_t, int64_t Mrows, int64_t N
   const bool param_grads = dw_t.defined() || db_t.defined();
   const int64_t nb = param_grads ? std::min<int64_t>(Mrows, 32) : 1;
   std::vector<M> dwb(param_grads ? nb * N : 0, M(0)), dbb(param_grads ? nb * N : 0, M(0));
+  // Per row: xhat and g = dy * w into buffers (plus the dw/db partial sums), then the two row
+  // sums with 8 accumulators, then dx; every loop vectorizes.
   auto body = [&](int64_t blk, int64_t r0, int64_t r1) {
-    std::vector<M> g(N);
+    std::vector<M> g(N), xh(N);
     M* dwr = param_grads ? dwb.data() + blk * N : nullptr;
     M* dbr = param_grads ? dbb.data() + blk * N : nullptr;
     for (int64_t r = r0; r < r1; ++r) {
       const T *xr = x + r * N, *gr = dy + r * N;
-      M m = mean[r], rs = rstd[r];
-      M s1 = 0, s2 = 0;
-      for (int64_t k = 0; k < N; ++k) {
-        M gy = static_cast<M>(gr[k]);
-        M xh = (static_cast<M>(xr[k]) - m) * rs;
-        if (param_grads) dwr[k] += gy * xh, dbr[k] += gy;
-        M gk = w ? gy * static_cast<M>(w[k]) : gy;
-        g[k] = gk;
-        s1 += gk;
-        s2 += gk * xh;
-      }
+      const M m = mean[r], rs = rstd[r];
+      for (int64_t k = 0; k < N; ++k) xh[k] = (static_cast<M>(xr[k]) - m) * rs;
+      if (param_grads)
+        for (int64_t k = 0; k < N; ++k) {
+          M gy = static_cast<M>(gr[k]);
+          dwr[k] += gy * xh[k];
+          dbr[k] += gy;
+        }
       if (!dx) continue;
-      s1 /= static_cast<M>(N), s2 /= static_cast<M>(N);
-      T* dr = dx + r * N;
-      for (int64_t k = 0; k < N; ++k) {
-        M xh = (static_cast<M>(xr[k]) - m) * rs;
-        dr[k] = static_cast<T>(rs * (g[k] - s1 - xh * s2));
+      if (w) {
+        for (int64_t k = 0; k < N; ++k) g[k] = static_cast<M>(gr[k]) * static_cast<M>(w[k]);
+      } else {
+        for (int64_t k = 0; k < N; ++k) g[k] = static_cast<M>(gr[k]);
       }
+      M s1 = row_sum<M>(g.data(), N) / static_cast<M>(N);
+      M a2[8] = {};
+      int64_t k = 0;
+      for (; k + 8 <= N; k += 8)
+        for (int j = 0; j < 8; ++j) a2[j] += g[k + j] * xh[k + j];
+      M s2 = 0;
+      for (; k < N; ++k) s2 += g[k] * xh[k];
+      for (int j = 0; j < 8; ++j) s2 += a2[j];
+      s2 /= static_cast<M>(N);
+      T* dr = dx + r * N;
+      for (k = 0; k < N; ++k) dr[k] = static_cast<T>(rs * (g[k] - s1 - xh[k] * s2));
     }
   };
   if (param_grads) {
