@@ -106,7 +106,16 @@ LossTotals ce_forward(const ClassLossArgs& a, Tensor& loss, Tensor& lse_t) {
         } else {
           tile_lse<T, M>(base, C, inner, len, lse + p0);
         }
-        if (ls > 0) {  // sum_c w_c (lse - x_c) per position, in class order
+        if (ls > 0 && inner == 1) {  // sum_c w_c (lse - x_c) over a contiguous row, 8 accumulators
+          M acc[8] = {}, l0 = lse[p0], r = 0;
+          int64_t c = 0;
+          for (; c + 8 <= C; c += 8)
+            for (int q = 0; q < 8; ++q)
+              acc[q] += (w ? static_cast<M>(w[c + q]) : M(1)) * (l0 - static_cast<M>(base[c + q]));
+          for (; c < C; ++c) r += (w ? static_cast<M>(w[c]) : M(1)) * (l0 - static_cast<M>(base[c]));
+          for (int q = 0; q < 8; ++q) r += acc[q];
+          sm[0] = r;
+        } else if (ls > 0) {  // sum_c w_c (lse - x_c) per position, in class order
           for (int64_t j = 0; j < len; ++j) sm[j] = 0;
           for (int64_t c = 0; c < C; ++c) {
             M wc = w ? static_cast<M>(w[c]) : M(1);
