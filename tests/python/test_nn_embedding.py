@@ -69,6 +69,11 @@ def test_embedding_bag_per_sample_weights_and_gradcheck():
 
 @pytest.mark.parametrize("fn", [
     lambda lib, F, w: F.embedding(lib.tensor([10]), w),
+    lambda lib, F, w: F.embedding(lib.tensor([-1]), w),
+    lambda lib, F, w: F.embedding(lib.tensor([0]), w[0]),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([0, 1]), w, lib.tensor([1])),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([0, 1]), w, lib.tensor([0, 5])),
+    lambda lib, F, w: F.embedding_bag(lib.tensor([0, 12]), w, lib.tensor([0])),
     lambda lib, F, w: F.embedding(lib.tensor([1.0]), w),
     lambda lib, F, w: F.embedding_bag(lib.tensor([1, 2]), w),
     lambda lib, F, w: F.embedding_bag(lib.tensor([[1, 2]]), w, lib.tensor([0])),

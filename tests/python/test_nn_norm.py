@@ -124,6 +124,12 @@ def test_local_response_norm():
     lambda lib, F, x: F.local_response_norm(x, 2),
     lambda lib, F, x: F.dropout(x, 1.5),
     lambda lib, F, x: F.dropout1d(x.reshape(1, 1, 3, 4), 0.5),
+    lambda lib, F, x: F.dropout(x.to(lib.int64), 0.5),
+    lambda lib, F, x: F.batch_norm(x[0], None, None, training=True),
+    lambda lib, F, x: F.batch_norm(x.to(lib.int64), lib.zeros(4), lib.ones(4)),
+    lambda lib, F, x: F.group_norm(x, 0),
+    lambda lib, F, x: F.rms_norm(x, ()),
+    lambda lib, F, x: F.layer_norm(x, (-1,)),
 ])
 def test_errors(fn):
     same_exception(fn, torch.randn(3, 4))

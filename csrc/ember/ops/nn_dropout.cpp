@@ -36,7 +36,8 @@ Tensor dropout_impl(const Tensor& input, double p, bool train, bool inplace, boo
   check_p(p);
   if (!train || p == 0.0 || input.numel() == 0) return input;
   if (!is_floating_point(input.dtype()))
-    EMBER_NOT_IMPLEMENTED("dropout: \"bernoulli_\" not implemented for '", dtype_name(input.dtype()), "'");
+    EMBER_CHECK(false, "dropout: result type Float can't be cast to the desired output type ",
+                dtype_name(input.dtype()));
   if (p == 1.0) return mul_maybe_inplace(input, zeros({}, input.dtype()), inplace);
   Tensor mask = keep_mask(input, p, feature, gen);
   if (!alpha) {

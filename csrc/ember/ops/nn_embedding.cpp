@@ -125,6 +125,17 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
   }
   const int64_t B = include_last_offset ? std::max<int64_t>(static_cast<int64_t>(offs.size()) - 1, 0)
                                         : static_cast<int64_t>(offs.size());
+  if (!offs.empty())
+    EMBER_CHECK(offs[0] == 0,
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+                "However, got ",
+                offs[0]);
+  {
+    const int64_t* ip = idx.data<int64_t>();
+    for (int64_t j = 0; j < n; ++j)
+      EMBER_CHECK(ip[j] >= 0 && ip[j] < weight.size(0), "Index ", j, " of input takes value ", ip[j],
+                  " which is not in the valid range [0, ", weight.size(0), ")");
+  }
   for (size_t i = 0; i < offs.size(); ++i) {
     EMBER_CHECK(offs[i] >= 0 && offs[i] <= n, "embedding_bag: offsets[", i, "] = ", offs[i], " is out of range for ", n,
                 " indices");

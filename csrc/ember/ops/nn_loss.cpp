@@ -47,6 +47,9 @@ ClassLossArgs class_layout(const Tensor& input, const Tensor& target, const Tens
   a.outer = input.dim() == 1 ? 1 : input.size(0);
   for (int64_t d = 2; d < input.dim(); ++d) a.inner *= input.size(d);
   if (weight.defined())
+    EMBER_CHECK(weight.dtype() == input.dtype(), "expected scalar type ", dtype_name(input.dtype()), " but found ",
+                dtype_name(weight.dtype()));
+  if (weight.defined())
     EMBER_CHECK(weight.numel() == a.C, "weight tensor should be defined either for all ", a.C,
                 " classes or no classes but got weight tensor of shape: ", weight.shape_str());
   if (!is_floating_point(input.dtype()))

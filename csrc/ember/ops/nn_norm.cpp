@@ -49,7 +49,8 @@ Tensor norm_input_grad(const Tensor& gxhat, const Tensor& xhat, const Tensor& rs
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
-  EMBER_CHECK(input.dim() >= 2, "batch_norm: expected an input with at least 2 dims (N, C, ...), got ", input.dim());
+  EMBER_CHECK_INDEX(input.dim() >= 2, "Dimension out of range (expected to be in range of [",
+                    -std::max<int64_t>(input.dim(), 1), ", ", std::max<int64_t>(input.dim(), 1) - 1, "], but got 1)");
   const int64_t C = input.size(1);
   auto check_len = [&](const Tensor& t, const char* name) {
     if (t.defined()) EMBER_CHECK(t.numel() == C, name, " should contain ", C, " elements not ", t.numel());
@@ -262,6 +263,10 @@ Tensor instance_norm(const Tensor& input, const Tensor& running_mean, const Tens
 
 Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, std::optional<double> eps) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  EMBER_CHECK(k >= 1,
+              "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but "
+              "got normalized_shape = ",
+              shape_of(normalized_shape));
   bool ok = input.dim() >= k;
   for (int64_t i = 0; ok && i < k; ++i) ok = input.size(input.dim() - k + i) == normalized_shape[i];
   if (!ok) {

@@ -113,8 +113,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalization over groups of channels."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
-    if num_groups > 0 and input.size(1) % num_groups == 0:
-        _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
     return _C._nn_group_norm(input, num_groups, weight, bias, eps)
 
 
