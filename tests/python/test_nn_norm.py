@@ -286,3 +286,40 @@ def test_dropout_modules(name):
     assert tuple(y.shape) == tuple(x.shape) and not bool((y == x).all())
     with pytest.raises(ValueError):
         getattr(ember.nn, name)(1.5)
+
+
+# ---- forward-mode AD and 16-bit floats ----
+
+FWD = [
+    ("cross_entropy", lambda lib, F, x: F.cross_entropy(x, lib.tensor([1, 2, 3, 0]), label_smoothing=0.1)),
+    ("nll_loss", lambda lib, F, x: F.nll_loss(x, lib.tensor([1, 2, 3, 0]))),
+    ("layer_norm", lambda lib, F, x: F.layer_norm(x, (5,))),
+    ("batch_norm", lambda lib, F, x: F.batch_norm(x, None, None, training=True)),
+    ("group_norm", lambda lib, F, x: F.group_norm(x.reshape(4, 5, 1), 5)),
+]
+
+
+@pytest.mark.parametrize("name,f", FWD)
+def test_forward_ad_matches_torch(name, f):
+    import ember.autograd.forward_ad as efw
+    import torch.autograd.forward_ad as tfw
+    x, v = randn(4, 5, rg=False), randn(4, 5, rg=False, seed=1)
+    with tfw.dual_level():
+        ot = tfw.unpack_dual(f(torch, torch.nn.functional, tfw.make_dual(x, v))).tangent
+    with efw.dual_level():
+        oe = efw.unpack_dual(f(ember, EF, efw.make_dual(to_ember(x), to_ember(v)))).tangent
+    assert_same(oe, ot, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name,f", [
+    ("layer_norm", lambda lib, F, x: F.layer_norm(x, (5,))),
+    ("batch_norm", lambda lib, F, x: F.batch_norm(x, None, None, training=True)),
+    ("cross_entropy", lambda lib, F, x: F.cross_entropy(x, lib.zeros(4, 5, dtype=lib.int64), reduction="none")),
+    ("group_norm", lambda lib, F, x: F.group_norm(x, 2)),
+])
+def test_half_precision(dtype, name, f):
+    xt = torch.randn(4, 6, 5, generator=torch.Generator().manual_seed(0)).to(getattr(torch, dtype))
+    xe = ember.tensor(xt.float().tolist()).to(getattr(ember, dtype))
+    tol = 2e-3 if dtype == "float16" else 2e-2
+    assert_same(f(ember, EF, xe), f(torch, torch.nn.functional, xt), rtol=tol, atol=tol)
