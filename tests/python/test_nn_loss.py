@@ -187,13 +187,31 @@ def test_margin_losses(reduction):
                  x, y, w)
 
 
-def test_ctc_not_implemented():
-    import ember
-    import ember.nn.functional as EF
-    with pytest.raises(NotImplementedError):
-        EF.ctc_loss(ember.zeros(3, 1, 4), ember.tensor([[1]]), ember.tensor([3]), ember.tensor([1]))
+@pytest.mark.parametrize("reduction", REDS)
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_ctc_loss(reduction, zero_infinity, dtype):
+    x = randn(12, 4, 5, dtype=dtype)
+    tg = torch.tensor([[1, 2, 2, 3], [4, 1, 0, 0], [3, 3, 3, 1], [2, 2, 2, 2]])
+    il, tl = torch.tensor([12, 9, 7, 5]), torch.tensor([4, 2, 4, 4])  # the last one is impossible (inf)
+    rtol = 1e-4 if dtype == torch.float32 else 1e-10
+    f = (lambda lib, F, x, tg, il, tl: F.ctc_loss(lib.log_softmax(x, 2), tg, il, tl, reduction=reduction,
+                                                  zero_infinity=zero_infinity))
+    run_both(f, x, tg, il, tl, grad=zero_infinity, rtol=rtol, atol=rtol)
+    # concatenated 1-d targets, blank=4, unbatched input
+    flat = torch.tensor([1, 2, 2, 3, 0, 1])
+    run_both(lambda lib, F, x, t, il, tl: F.ctc_loss(lib.log_softmax(x, 2), t, il, tl, blank=4, reduction=reduction),
+             x[:, :2], flat, il[:2], torch.tensor([4, 2]), rtol=rtol, atol=rtol)
+    run_both(lambda lib, F, x, t: F.ctc_loss(lib.log_softmax(x, 1), t, lib.tensor(10), lib.tensor(3),
+                                             reduction=reduction), x[:10, 0], torch.tensor([1, 3, 3]),
+             rtol=rtol, atol=rtol)
 
 
+def test_ctc_gradcheck():
+    x = randn(6, 2, 4)
+    tg, il, tl = to_ember(torch.tensor([[1, 2, 2], [3, 1, 0]])), to_ember(torch.tensor([6, 5])), to_ember(
+        torch.tensor([3, 2]))
+    gradchecks(lambda lib, F, x: F.ctc_loss(lib.log_softmax(x, 2), tg, il, tl), x, gradgrad=False)
 
 
 # ---- modules ----
@@ -244,5 +262,8 @@ def test_multi_input_loss_modules():
         if name != "TripletMarginWithDistanceLoss":  # torch shows its default PairwiseDistance submodule
             assert repr(e) == repr(t)
         run_both(lambda lib, F, *xs: (t if lib is torch else e)(*xs), *args)
-    with pytest.raises(NotImplementedError):
-        ember.nn.CTCLoss()(ember.zeros(3, 1, 4), ember.tensor([[1]]), ember.tensor([3]), ember.tensor([1]))
+    t, e = torch.nn.CTCLoss(blank=1), ember.nn.CTCLoss(blank=1)
+    assert repr(e) == repr(t)
+    x = randn(7, 2, 4)
+    run_both(lambda lib, F, x: (t if lib is torch else e)(lib.log_softmax(x, 2), lib.tensor([[0, 2], [3, 3]]),
+                                                          lib.tensor([7, 6]), lib.tensor([2, 2])), x)

@@ -580,6 +580,68 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce(ember.clamp(margin + d_pos - d_neg, min=0), reduction)
 
 
+def _safe_logsumexp(stacked):
+    """logsumexp over dim 0 whose gradient stays finite when every entry is -inf (unreachable CTC
+    states): the sum gets a tiny floor, far below anything a reachable state adds."""
+    m = stacked.amax(0)
+    m = ember.where(ember.isinf(m), ember.zeros_like(m), m).detach()
+    tiny = 1e-300 if stacked.dtype == ember.float64 else 1e-37
+    return m + ember.log(ember.exp(stacked - m).sum(0) + tiny)
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
-    """Connectionist temporal classification loss: not implemented yet."""
-    raise NotImplementedError("ctc_loss is not implemented in ember yet")
+    """Connectionist temporal classification loss: the forward (alpha) recursion over the
+    blank-extended targets in log space, composed from ember ops (the gradient comes from the parts)."""
+    _check_reduction(reduction)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_loss: expected log_probs of shape (T, N, C) or (T, C), got {tuple(log_probs.shape)}")
+    T, N, C = log_probs.shape
+    to_list = (lambda v: [int(u) for u in (v.reshape(-1).tolist() if ember.is_tensor(v) else v)])
+    in_lens, tg_lens = to_list(input_lengths), to_list(target_lengths)
+    if len(in_lens) != N or len(tg_lens) != N:
+        raise RuntimeError(f"ctc_loss: expected input_lengths and target_lengths of size {N}")
+    flat = targets.dim() == 1
+    neg_inf = float("-inf")
+    losses, offset = [], 0
+    for n in range(N):
+        Tn, L = in_lens[n], tg_lens[n]
+        if Tn > T or Tn < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value {Tn}")
+        lab = targets[offset:offset + L] if flat else targets[n, :L]
+        offset += L
+        lab = [int(v) for v in lab.tolist()]
+        ext = [blank]
+        for v in lab:
+            ext += [v, blank]
+        S = len(ext)
+        repeats = sum(1 for i in range(1, L) if lab[i] == lab[i - 1])
+        if Tn == 0 or Tn < L + repeats:
+            lp_sum = log_probs[:max(Tn, 1), n, 0].sum() * 0  # keeps the graph, value 0
+            loss = lp_sum + float("inf")
+        else:
+            lp = log_probs[:Tn, n, :].index_select(1, ember.tensor(ext, dtype=ember.int64))  # (Tn, S)
+            skip = ember.tensor([s >= 2 and ext[s] != blank and ext[s] != ext[s - 2] for s in range(S)])
+            ninf1 = ember.full((1,), neg_inf, dtype=lp.dtype)
+            ninf2 = ember.full((min(2, S),), neg_inf, dtype=lp.dtype)
+            init_mask = ember.tensor([s < 2 for s in range(S)])
+            alpha = ember.where(init_mask, lp[0], ember.full((S,), neg_inf, dtype=lp.dtype))
+            for t in range(1, Tn):
+                a1 = ember.cat([ninf1, alpha[:-1]])
+                a2 = ember.cat([ninf2, alpha[:-2]])[:S]
+                a2 = ember.where(skip, a2, ember.full((S,), neg_inf, dtype=lp.dtype))
+                alpha = _safe_logsumexp(ember.stack([alpha, a1, a2])) + lp[t]
+            loss = -_safe_logsumexp(alpha[-2:] if S > 1 else alpha)
+        if zero_infinity:
+            loss = ember.where(ember.isinf(loss), ember.zeros_like(loss), loss)
+        losses.append(loss)
+    out = ember.stack(losses) if losses else ember.zeros(0, dtype=log_probs.dtype)
+    if reduction == "mean":
+        lens = ember.tensor([max(v, 1) for v in tg_lens], dtype=out.dtype)
+        return (out / lens).mean()
+    if reduction == "sum":
+        return out.sum()
+    return out[0] if unbatched else out

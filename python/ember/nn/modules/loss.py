@@ -259,7 +259,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 class CTCLoss(_Loss):
-    """Connectionist temporal classification loss (F.ctc_loss raises NotImplementedError for now)."""
+    """Connectionist temporal classification loss."""
 
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
         super().__init__(reduction=reduction)
