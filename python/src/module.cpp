@@ -53,4 +53,5 @@ NB_MODULE(_C, m) {
   bind_nn_linear(m);
   bind_optim(m);  // optim
   bind_serialization(m);
+  bind_nn_norm(m);
 }

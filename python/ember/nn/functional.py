@@ -572,3 +572,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 __all__ += ["affine_grid", "grid_sample"]
+
+# ---- losses, normalization, dropout, embedding (python/ember/nn/_functional_norm.py) ----
+from ember.nn._functional_norm import *  # noqa: E402,F401,F403
+from ember.nn._functional_norm import __all__ as _norm_all  # noqa: E402
+
+__all__ = __all__ + _norm_all
+# ---- end of losses, normalization, dropout, embedding ----

@@ -1,0 +1,305 @@
+// CPU kernels of batch_norm and layer_norm (ops/nn_norm.cpp). Statistics are two-pass (mean, then
+// the sum of squared deviations) over data that stays in cache: a layer_norm row, or one channel's
+// strip of a batch_norm input. Row sums use 8 independent accumulators, which the compiler
+// vectorizes without reassociating. Cross-row sums (batch_norm channels, layer_norm dw/db) are
+// added per fixed block, so results do not depend on the thread count.
+#include <cmath>
+#include <vector>
+
+#include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
+#include "ember/ops/nn_kernels.h"
+
+namespace ember::cpu {
+namespace {
+
+template <typename M, typename T>
+M row_sum(const T* x, int64_t n) {
+  M acc[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += static_cast<M>(x[k + j]);
+  M s = 0;
+  for (; k < n; ++k) s += static_cast<M>(x[k]);
+  for (int j = 0; j < 8; ++j) s += acc[j];
+  return s;
+}
+// sum((x - m)^2)
+template <typename M, typename T>
+M row_sqdev(const T* x, int64_t n, M m) {
+  M acc[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; ++j) {
+      M d = static_cast<M>(x[k + j]) - m;
+      acc[j] += d * d;
+    }
+  M s = 0;
+  for (; k < n; ++k) {
+    M d = static_cast<M>(x[k]) - m;
+    s += d * d;
+  }
+  for (int j = 0; j < 8; ++j) s += acc[j];
+  return s;
+}
+// sum(dy) and sum(dy * (x - m))
+template <typename M, typename T>
+void row_grad_sums(const T* dy, const T* x, int64_t n, M m, M& s1, M& s2) {
+  M a[8] = {}, b[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; ++j) {
+      M g = static_cast<M>(dy[k + j]);
+      a[j] += g;
+      b[j] += g * (static_cast<M>(x[k + j]) - m);
+    }
+  M r1 = 0, r2 = 0;
+  for (; k < n; ++k) {
+    M g = static_cast<M>(dy[k]);
+    r1 += g;
+    r2 += g * (static_cast<M>(x[k]) - m);
+  }
+  for (int j = 0; j < 8; ++j) r1 += a[j], r2 += b[j];
+  s1 = r1, s2 = r2;
+}
+
+template <typename T>
+void bn_stats(const BatchNormArgs& a, Tensor& mean_t, Tensor& var_t) {
+  using M = opmath_t<T>;
+  const T* x = a.x.data<T>();
+  M* mean = mean_t.data<M>();
+  M* var = var_t.data<M>();
+  const int64_t N = a.N, C = a.C, I = a.inner;
+  const double cnt = static_cast<double>(N * I);
+  if (I == 1) {  // (N, C): columns; accumulate row by row in double
+    std::vector<double> s(C, 0.0), q(C, 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) s[c] += static_cast<double>(x[n * C + c]);
+    for (int64_t c = 0; c < C; ++c) s[c] /= cnt;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        double d = static_cast<double>(x[n * C + c]) - s[c];
+        q[c] += d * d;
+      }
+    for (int64_t c = 0; c < C; ++c) mean[c] = static_cast<M>(s[c]), var[c] = static_cast<M>(q[c] / cnt);
+    return;
+  }
+  parallel_for(0, C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N * I, 1)), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double s = 0;
+      for (int64_t n = 0; n < N; ++n) s += static_cast<double>(row_sum<M>(x + (n * C + c) * I, I));
+      double m = s / cnt;
+      double q = 0;
+      for (int64_t n = 0; n < N; ++n) q += static_cast<double>(row_sqdev<M>(x + (n * C + c) * I, I, static_cast<M>(m)));
+      mean[c] = static_cast<M>(m);
+      var[c] = static_cast<M>(q / cnt);
+    }
+  });
+}
+
+template <typename T>
+void bn_apply(const BatchNormArgs& a, const Tensor& scale_t, const Tensor& shift_t, Tensor& y_t) {
+  using M = opmath_t<T>;
+  const T* x = a.x.data<T>();
+  const M* scale = scale_t.data<M>();
+  const M* shift = shift_t.data<M>();
+  T* y = y_t.data<T>();
+  const int64_t C = a.C, I = a.inner;
+  if (I == 1) {
+    parallel_for(0, a.N, std::max<int64_t>(1, kGrainSize / C), [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          y[n * C + c] = static_cast<T>(static_cast<M>(x[n * C + c]) * scale[c] + shift[c]);
+    });
+    return;
+  }
+  parallel_for(0, a.N * C, std::max<int64_t>(1, kGrainSize / I), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      M sc = scale[r % C], sh = shift[r % C];
+      const T* xr = x + r * I;
+      T* yr = y + r * I;
+      for (int64_t k = 0; k < I; ++k) yr[k] = static_cast<T>(static_cast<M>(xr[k]) * sc + sh);
+    }
+  });
+}
+
+template <typename T>
+void bn_grad_sums(const BatchNormArgs& a, const Tensor& dy_t, const Tensor& mean_t, Tensor& s1_t, Tensor& s2_t) {
+  using M = opmath_t<T>;
+  const T* x = a.x.data<T>();
+  const T* dy = dy_t.data<T>();
+  const M* mean = mean_t.data<M>();
+  M* s1 = s1_t.data<M>();
+  M* s2 = s2_t.data<M>();
+  const int64_t N = a.N, C = a.C, I = a.inner;
+  if (I == 1) {
+    std::vector<double> p(C, 0.0), q(C, 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        double g = static_cast<double>(dy[n * C + c]);
+        p[c] += g;
+        q[c] += g * (static_cast<double>(x[n * C + c]) - static_cast<double>(mean[c]));
+      }
+    for (int64_t c = 0; c < C; ++c) s1[c] = static_cast<M>(p[c]), s2[c] = static_cast<M>(q[c]);
+    return;
+  }
+  parallel_for(0, C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N * I, 1)), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double p = 0, q = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        M r1, r2;
+        row_grad_sums<M>(dy + (n * C + c) * I, x + (n * C + c) * I, I, mean[c], r1, r2);
+        p += r1, q += r2;
+      }
+      s1[c] = static_cast<M>(p), s2[c] = static_cast<M>(q);
+    }
+  });
+}
+
+template <typename T>
+void bn_backward_input(const BatchNormArgs& a, const Tensor& dy_t, const Tensor& mean_t, const Tensor& kdy_t,
+                       const Tensor& kx_t, const Tensor& kout_t, Tensor& dx_t) {
+  using M = opmath_t<T>;
+  const T* x = a.x.data<T>();
+  const T* dy = dy_t.data<T>();
+  const M *mean = mean_t.data<M>(), *kdy = kdy_t.data<M>(), *kx = kx_t.data<M>(), *ko = kout_t.data<M>();
+  T* dx = dx_t.data<T>();
+  const int64_t C = a.C, I = a.inner;
+  parallel_for(0, a.N * C, std::max<int64_t>(1, kGrainSize / I), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t c = r % C;
+      M m = mean[c], a1 = kdy[c], a2 = kx[c], a3 = ko[c];
+      const T *xr = x + r * I, *gr = dy + r * I;
+      T* dr = dx + r * I;
+      for (int64_t k = 0; k < I; ++k)
+        dr[k] = static_cast<T>((static_cast<M>(gr[k]) - a1 - (static_cast<M>(xr[k]) - m) * a2) * a3);
+    }
+  });
+}
+
+template <typename T>
+void ln_forward(const Tensor& x_t, int64_t Mrows, int64_t N, const Tensor& w_t, const Tensor& b_t, double eps,
+                Tensor& y_t, Tensor& mean_t, Tensor& rstd_t) {
+  using M = opmath_t<T>;
+  const T* x = x_t.data<T>();
+  const T* w = w_t.defined() ? w_t.data<T>() : nullptr;
+  const T* b = b_t.defined() ? b_t.data<T>() : nullptr;
+  T* y = y_t.data<T>();
+  M* mean = mean_t.data<M>();
+  M* rstd = rstd_t.data<M>();
+  parallel_for(0, Mrows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + r * N;
+      T* yr = y + r * N;
+      M m = row_sum<M>(xr, N) / static_cast<M>(N);
+      M v = row_sqdev<M>(xr, N, m) / static_cast<M>(N);
+      M rs = M(1) / std::sqrt(v + static_cast<M>(eps));
+      mean[r] = m, rstd[r] = rs;
+      if (w && b) {
+        for (int64_t k = 0; k < N; ++k)
+          yr[k] = static_cast<T>((static_cast<M>(xr[k]) - m) * rs * static_cast<M>(w[k]) + static_cast<M>(b[k]));
+      } else {
+        for (int64_t k = 0; k < N; ++k) {
+          M v2 = (static_cast<M>(xr[k]) - m) * rs;
+          if (w) v2 *= static_cast<M>(w[k]);
+          if (b) v2 += static_cast<M>(b[k]);
+          yr[k] = static_cast<T>(v2);
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void ln_backward(const Tensor& x_t, const Tensor& dy_t, int64_t Mrows, int64_t N, const Tensor& mean_t,
+                 const Tensor& rstd_t, const Tensor& w_t, Tensor& dx_t, Tensor& dw_t, Tensor& db_t) {
+  using M = opmath_t<T>;
+  const T* x = x_t.data<T>();
+  const T* dy = dy_t.data<T>();
+  const M* mean = mean_t.data<M>();
+  const M* rstd = rstd_t.data<M>();
+  const T* w = w_t.defined() ? w_t.data<T>() : nullptr;
+  T* dx = dx_t.defined() ? dx_t.data<T>() : nullptr;
+  const bool param_grads = dw_t.defined() || db_t.defined();
+  const int64_t nb = param_grads ? std::min<int64_t>(Mrows, 32) : 1;
+  std::vector<M> dwb(param_grads ? nb * N : 0, M(0)), dbb(param_grads ? nb * N : 0, M(0));
+  // Per row: xhat and g = dy * w into buffers (plus the dw/db partial sums), then the two row
+  // sums with 8 accumulators, then dx; every loop vectorizes.
+  auto body = [&](int64_t blk, int64_t r0, int64_t r1) {
+    std::vector<M> g(N), xh(N);
+    M* dwr = param_grads ? dwb.data() + blk * N : nullptr;
+    M* dbr = param_grads ? dbb.data() + blk * N : nullptr;
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *xr = x + r * N, *gr = dy + r * N;
+      const M m = mean[r], rs = rstd[r];
+      for (int64_t k = 0; k < N; ++k) xh[k] = (static_cast<M>(xr[k]) - m) * rs;
+      if (param_grads)
+        for (int64_t k = 0; k < N; ++k) {
+          M gy = static_cast<M>(gr[k]);
+          dwr[k] += gy * xh[k];
+          dbr[k] += gy;
+        }
+      if (!dx) continue;
+      if (w) {
+        for (int64_t k = 0; k < N; ++k) g[k] = static_cast<M>(gr[k]) * static_cast<M>(w[k]);
+      } else {
+        for (int64_t k = 0; k < N; ++k) g[k] = static_cast<M>(gr[k]);
+      }
+      M s1 = row_sum<M>(g.data(), N) / static_cast<M>(N);
+      M a2[8] = {};
+      int64_t k = 0;
+      for (; k + 8 <= N; k += 8)
+        for (int j = 0; j < 8; ++j) a2[j] += g[k + j] * xh[k + j];
+      M s2 = 0;
+      for (; k < N; ++k) s2 += g[k] * xh[k];
+      for (int j = 0; j < 8; ++j) s2 += a2[j];
+      s2 /= static_cast<M>(N);
+      T* dr = dx + r * N;
+      for (k = 0; k < N; ++k) dr[k] = static_cast<T>(rs * (g[k] - s1 - xh[k] * s2));
+    }
+  };
+  if (param_grads) {
+    parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) body(blk, Mrows * blk / nb, Mrows * (blk + 1) / nb);
+    });
+    M* dw = dw_t.defined() ? dw_t.data<M>() : nullptr;
+    M* db = db_t.defined() ? db_t.data<M>() : nullptr;
+    for (int64_t k = 0; k < N; ++k) {
+      M a = 0, c = 0;
+      for (int64_t blk = 0; blk < nb; ++blk) a += dwb[blk * N + k], c += dbb[blk * N + k];
+      if (dw) dw[k] = a;
+      if (db) db[k] = c;
+    }
+  } else {
+    parallel_for(0, Mrows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N, 1)),
+                 [&](int64_t r0, int64_t r1) { body(0, r0, r1); });
+  }
+}
+
+}  // namespace
+
+void batch_norm_stats(const BatchNormArgs& a, Tensor& mean, Tensor& var) {
+  EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm", [&] { bn_stats<scalar_t>(a, mean, var); });
+}
+void batch_norm_apply(const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y) {
+  EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm", [&] { bn_apply<scalar_t>(a, scale, shift, y); });
+}
+void batch_norm_grad_sums(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& s1, Tensor& s2) {
+  EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm_backward", [&] { bn_grad_sums<scalar_t>(a, dy, mean, s1, s2); });
+}
+void batch_norm_backward_input(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, const Tensor& k_dy,
+                               const Tensor& k_x, const Tensor& k_out, Tensor& dx) {
+  EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm_backward",
+                       [&] { bn_backward_input<scalar_t>(a, dy, mean, k_dy, k_x, k_out, dx); });
+}
+void layer_norm_forward(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps, Tensor& y,
+                        Tensor& mean, Tensor& rstd) {
+  EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm", [&] { ln_forward<scalar_t>(x, M, N, w, b, eps, y, mean, rstd); });
+}
+void layer_norm_backward(const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db) {
+  EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm_backward",
+                       [&] { ln_backward<scalar_t>(x, dy, M, N, mean, rstd, w, dx, dw, db); });
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,89 @@
+// Per-device kernel entries of the nn ops (ops/nn_*.cpp), as PyTorch's DispatchStub: an op calls
+// `kernels::foo(device, args)`, which picks the back end; CPU kernels live in cpu/loss_kernels.cpp
+// and cpu/norm_kernels.cpp. A CUDA back end adds cuda/ files and one branch per entry.
+// All tensors handed to kernels are contiguous; statistics (lse, mean, rstd) have the opmath dtype
+// (float32 for float16/bfloat16/float32 inputs, float64 for float64).
+#pragma once
+#include "ember/core/error.h"
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// Class-index losses over an input read as (outer, C, inner); target holds outer * inner int64.
+struct ClassLossArgs {
+  Tensor x, target, weight;  // weight: C elements or undefined
+  int64_t outer = 1, C = 1, inner = 1, ignore_index = -100;
+  double label_smoothing = 0;
+};
+// Sums the kernels return: the loss total and the weight of the non-ignored targets.
+struct LossTotals {
+  double total = 0, weight = 0;
+};
+
+struct BatchNormArgs {
+  Tensor x;  // (N, C, inner)
+  int64_t N = 1, C = 1, inner = 1;
+};
+
+namespace cpu {
+// Fills loss (outer * inner, x's dtype: the unreduced loss, 0 where ignored) and lse.
+LossTotals cross_entropy_forward(const ClassLossArgs& a, Tensor& loss, Tensor& lse);
+// dx = scale * d(loss)/dx, scale per position from g (undefined: the number g_scalar).
+void cross_entropy_backward(const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double g_scalar, Tensor& dx);
+LossTotals nll_loss_forward(const ClassLossArgs& a, Tensor& loss);
+
+// Per-channel mean and biased variance (opmath dtype).
+void batch_norm_stats(const BatchNormArgs& a, Tensor& mean, Tensor& var);
+// y = x * scale[c] + shift[c].
+void batch_norm_apply(const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y);
+// Per-channel sums of dy and dy * (x - mean).
+void batch_norm_grad_sums(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& sum_dy,
+                          Tensor& sum_dy_xmu);
+// dx = (dy - k_dy[c] - (x - mean[c]) * k_x[c]) * k_out[c] (k_dy = 0, k_x = 0 in evaluation).
+void batch_norm_backward_input(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, const Tensor& k_dy,
+                               const Tensor& k_x, const Tensor& k_out, Tensor& dx);
+
+// Rows of length N: y = (x - mean) * rstd * w + b; w, b may be undefined.
+void layer_norm_forward(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps, Tensor& y,
+                        Tensor& mean, Tensor& rstd);
+// dx (defined to be filled), dw/db (opmath sums over rows, filled when defined).
+void layer_norm_backward(const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db);
+}  // namespace cpu
+
+namespace kernels {
+inline void check_backend(const Tensor& t, const char* op) {
+  if (!t.device().is_cpu()) EMBER_NOT_IMPLEMENTED(op, ": no kernel for device ", t.device().str());
+}
+#define EMBER_NN_ENTRY(ret, name, first, params, args) \
+  inline ret name params {                             \
+    check_backend(first, #name);                       \
+    return cpu::name args;                             \
+  }
+EMBER_NN_ENTRY(LossTotals, cross_entropy_forward, a.x, (const ClassLossArgs& a, Tensor& loss, Tensor& lse),
+               (a, loss, lse))
+EMBER_NN_ENTRY(void, cross_entropy_backward, a.x,
+               (const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double gs, Tensor& dx), (a, lse, g, gs, dx))
+EMBER_NN_ENTRY(LossTotals, nll_loss_forward, a.x, (const ClassLossArgs& a, Tensor& loss), (a, loss))
+EMBER_NN_ENTRY(void, batch_norm_stats, a.x, (const BatchNormArgs& a, Tensor& mean, Tensor& var), (a, mean, var))
+EMBER_NN_ENTRY(void, batch_norm_apply, a.x,
+               (const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y), (a, scale, shift, y))
+EMBER_NN_ENTRY(void, batch_norm_grad_sums, a.x,
+               (const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& s1, Tensor& s2),
+               (a, dy, mean, s1, s2))
+EMBER_NN_ENTRY(void, batch_norm_backward_input, a.x,
+               (const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, const Tensor& k_dy, const Tensor& k_x,
+                const Tensor& k_out, Tensor& dx),
+               (a, dy, mean, k_dy, k_x, k_out, dx))
+EMBER_NN_ENTRY(void, layer_norm_forward, x,
+               (const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps, Tensor& y,
+                Tensor& mean, Tensor& rstd),
+               (x, M, N, w, b, eps, y, mean, rstd))
+EMBER_NN_ENTRY(void, layer_norm_backward, x,
+               (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean, const Tensor& rstd,
+                const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db),
+               (x, dy, M, N, mean, rstd, w, dx, dw, db))
+#undef EMBER_NN_ENTRY
+}  // namespace kernels
+
+}  // namespace ember

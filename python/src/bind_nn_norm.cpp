@@ -1,0 +1,97 @@
+// nn functional ops in C++ (ops/nn.h): losses, normalization, dropout, embedding. Bound as
+// ember._C._nn_*; ember.nn.functional adds torch's Python-side argument handling.
+#include "common.h"
+
+namespace ember::py {
+namespace {
+Tensor opt_tensor(nb::handle h) { return h.is_none() ? Tensor() : nb::cast<Tensor>(h); }
+}  // namespace
+
+void bind_nn_norm(nb::module_& m) {
+  using nb::arg;
+  m.def(
+      "_nn_cross_entropy",
+      [](const Tensor& input, const Tensor& target, nb::handle weight, const std::string& reduction,
+         int64_t ignore_index, double label_smoothing) {
+        return cross_entropy(input, target, opt_tensor(weight), reduction_from_string(reduction), ignore_index,
+                             label_smoothing);
+      },
+      arg("input"), arg("target"), arg("weight") = nb::none(), arg("reduction") = "mean", arg("ignore_index") = -100,
+      arg("label_smoothing") = 0.0);
+  m.def(
+      "_nn_nll_loss",
+      [](const Tensor& input, const Tensor& target, nb::handle weight, const std::string& reduction,
+         int64_t ignore_index) {
+        return nll_loss(input, target, opt_tensor(weight), reduction_from_string(reduction), ignore_index);
+      },
+      arg("input"), arg("target"), arg("weight") = nb::none(), arg("reduction") = "mean", arg("ignore_index") = -100);
+  m.def(
+      "_nn_batch_norm",
+      [](const Tensor& input, nb::handle rm, nb::handle rv, nb::handle w, nb::handle b, bool training, double momentum,
+         double eps) {
+        return batch_norm(input, opt_tensor(rm), opt_tensor(rv), opt_tensor(w), opt_tensor(b), training, momentum, eps);
+      },
+      arg("input"), arg("running_mean").none(), arg("running_var").none(), arg("weight") = nb::none(),
+      arg("bias") = nb::none(), arg("training") = false, arg("momentum") = 0.1, arg("eps") = 1e-5);
+  m.def(
+      "_nn_layer_norm",
+      [](const Tensor& input, nb::handle shape, nb::handle w, nb::handle b, double eps) {
+        return layer_norm(input, int_or_ints(shape, "layer_norm"), opt_tensor(w), opt_tensor(b), eps);
+      },
+      arg("input"), arg("normalized_shape"), arg("weight") = nb::none(), arg("bias") = nb::none(), arg("eps") = 1e-5);
+  m.def(
+      "_nn_group_norm",
+      [](const Tensor& input, int64_t groups, nb::handle w, nb::handle b, double eps) {
+        return group_norm(input, groups, opt_tensor(w), opt_tensor(b), eps);
+      },
+      arg("input"), arg("num_groups"), arg("weight") = nb::none(), arg("bias") = nb::none(), arg("eps") = 1e-5);
+  m.def(
+      "_nn_instance_norm",
+      [](const Tensor& input, nb::handle rm, nb::handle rv, nb::handle w, nb::handle b, bool use_input_stats,
+         double momentum, double eps) {
+        return instance_norm(input, opt_tensor(rm), opt_tensor(rv), opt_tensor(w), opt_tensor(b), use_input_stats,
+                             momentum, eps);
+      },
+      arg("input"), arg("running_mean") = nb::none(), arg("running_var") = nb::none(), arg("weight") = nb::none(),
+      arg("bias") = nb::none(), arg("use_input_stats") = true, arg("momentum") = 0.1, arg("eps") = 1e-5);
+  m.def(
+      "_nn_rms_norm",
+      [](const Tensor& input, nb::handle shape, nb::handle w, std::optional<double> eps) {
+        return rms_norm(input, int_or_ints(shape, "rms_norm"), opt_tensor(w), eps);
+      },
+      arg("input"), arg("normalized_shape"), arg("weight") = nb::none(), arg("eps") = nb::none());
+  using DropFn = Tensor (*)(const Tensor&, double, bool, bool, Generator*);
+  auto def_drop = [&](const char* name, DropFn f) {
+    m.def(
+        name,
+        [f](const Tensor& input, double p, bool train, bool inplace) { return f(input, p, train, inplace, nullptr); },
+        arg("input"), arg("p") = 0.5, arg("train") = true, arg("inplace") = false);
+  };
+  def_drop("_nn_dropout", &dropout);
+  def_drop("_nn_feature_dropout", &feature_dropout);
+  def_drop("_nn_alpha_dropout", &alpha_dropout);
+  def_drop("_nn_feature_alpha_dropout", &feature_alpha_dropout);
+  m.def(
+      "_nn_embedding",
+      [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq) {
+        return embedding(weight, indices, padding_idx, scale_grad_by_freq);
+      },
+      arg("weight"), arg("indices"), arg("padding_idx") = -1, arg("scale_grad_by_freq") = false);
+  m.def(
+      "_nn_embedding_renorm_",
+      [](Tensor weight, const Tensor& indices, double max_norm, double norm_type) {
+        return embedding_renorm_(weight, indices, max_norm, norm_type);
+      },
+      arg("weight"), arg("indices"), arg("max_norm"), arg("norm_type"));
+  m.def(
+      "_nn_embedding_bag",
+      [](const Tensor& weight, const Tensor& indices, nb::handle offsets, int64_t mode, nb::handle psw,
+         bool include_last_offset, int64_t padding_idx) {
+        return embedding_bag(weight, indices, opt_tensor(offsets), static_cast<EmbeddingBagMode>(mode), opt_tensor(psw),
+                             include_last_offset, padding_idx);
+      },
+      arg("weight"), arg("indices"), arg("offsets") = nb::none(), arg("mode") = 1,
+      arg("per_sample_weights") = nb::none(), arg("include_last_offset") = false, arg("padding_idx") = -1);
+}
+
+}  // namespace ember::py

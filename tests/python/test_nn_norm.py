@@ -1,0 +1,325 @@
+"""Normalization and dropout of ember.nn.functional against torch 2.13: values, gradients of input,
+weight and bias, running-stat updates, train/eval, non-contiguous and empty inputs,
+gradcheck/gradgradcheck in float64, and torch's exception classes."""
+import pytest
+
+import ember
+import ember.nn.functional as EF
+from conftest import assert_same, torch
+from nn_ref import gradchecks, randn, run_both, same_exception, to_ember
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (4, 3, 5), (3, 4, 2, 3), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_training_updates_running_stats(shape, dtype, affine):
+    C = shape[1]
+    x = randn(*shape, dtype=dtype)
+    w, b = randn(C, dtype=dtype, seed=1), randn(C, dtype=dtype, seed=2)
+    rm_t, rv_t = torch.rand(C, dtype=dtype), torch.rand(C, dtype=dtype) + 0.5
+    rm_e, rv_e = to_ember(rm_t), to_ember(rv_t)
+    state = {}
+
+    def f(lib, F, x, w, b):
+        rm, rv = (rm_t, rv_t) if lib is torch else (rm_e, rv_e)
+        state[lib.__name__] = (rm, rv)
+        return F.batch_norm(x, rm, rv, w if affine else None, b if affine else None, training=True, momentum=0.3,
+                            eps=1e-3)
+
+    rtol = 1e-4 if dtype == torch.float32 else 1e-10
+    run_both(f, x, w, b, rtol=rtol, atol=rtol)
+    assert_same(rm_e, rm_t, rtol=rtol, atol=rtol)
+    assert_same(rv_e, rv_t, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batch_norm_eval_and_noncontiguous(dtype):
+    x = randn(5, 4, 3, dtype=dtype)
+    rm, rv = torch.randn(4, dtype=dtype), torch.rand(4, dtype=dtype) + 0.5
+    w, b = randn(4, dtype=dtype, seed=1), randn(4, dtype=dtype, seed=2)
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    run_both(lambda lib, F, x, rm, rv, w, b: F.batch_norm(x, rm, rv, w, b, training=False), x, rm, rv, w, b,
+             rtol=rtol, atol=rtol)
+    # channels-last style permuted input, and training without running stats
+    run_both(lambda lib, F, x, w, b: F.batch_norm(x.permute(0, 2, 1).contiguous().permute(0, 2, 1), None, None, w, b,
+                                                  training=True), x, w, b, rtol=rtol, atol=rtol)
+
+
+def test_batch_norm_empty():
+    run_both(lambda lib, F, x: F.batch_norm(x, lib.zeros(3), lib.ones(3)), randn(0, 3, 2, dtype=torch.float32))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_gradcheck(training):
+    x, w, b = randn(4, 3, 2), randn(3, seed=1), randn(3, seed=2)
+    rm, rv = to_ember(torch.zeros(3, dtype=torch.float64)), to_ember(torch.ones(3, dtype=torch.float64))
+    gradchecks(lambda lib, F, x, w, b: F.batch_norm(x, rm, rv, w, b, training=training), x, w, b)
+
+
+@pytest.mark.parametrize("shape,ns", [((4, 6), (6,)), ((2, 3, 4, 5), (4, 5)), ((3, 2, 7), (7,)), ((0, 4), (4,))])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm(shape, ns, dtype, affine):
+    x = randn(*shape, dtype=dtype)
+    w, b = randn(*ns, dtype=dtype, seed=1), randn(*ns, dtype=dtype, seed=2)
+    rtol = 1e-4 if dtype == torch.float32 else 1e-10
+    run_both(lambda lib, F, x, w, b: F.layer_norm(x, ns, w if affine else None, b if affine else None, eps=1e-4),
+             x, w, b, rtol=rtol, atol=rtol)
+
+
+def test_layer_norm_noncontiguous_and_gradcheck():
+    x, w, b = randn(5, 4), randn(5, seed=1), randn(5, seed=2)
+    run_both(lambda lib, F, x, w, b: F.layer_norm(x.t(), (5,), w, b), x, w, b)
+    gradchecks(lambda lib, F, x, w, b: F.layer_norm(x, (3, 2), w, b), randn(2, 3, 2), randn(3, 2, seed=1),
+               randn(3, 2, seed=2))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_group_norm(groups):
+    x, w, b = randn(3, 4, 5), randn(4, seed=1), randn(4, seed=2)
+    run_both(lambda lib, F, x, w, b: F.group_norm(x, groups, w, b, eps=1e-3), x, w, b)
+    run_both(lambda lib, F, x: F.group_norm(x, groups), randn(2, 4, 3, 2, dtype=torch.float32), rtol=1e-4)
+    gradchecks(lambda lib, F, x, w, b: F.group_norm(x, groups, w, b), randn(2, 4, 3), w, b)
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+def test_instance_norm(use_input_stats):
+    x, w, b = randn(3, 4, 5), randn(4, seed=1), randn(4, seed=2)
+    rm_t, rv_t = torch.rand(4, dtype=torch.float64), torch.rand(4, dtype=torch.float64) + 0.5
+    rm_e, rv_e = to_ember(rm_t), to_ember(rv_t)
+
+    def f(lib, F, x, w, b):
+        rm, rv = (rm_t, rv_t) if lib is torch else (rm_e, rv_e)
+        return F.instance_norm(x, rm, rv, w, b, use_input_stats=use_input_stats, momentum=0.2)
+
+    run_both(f, x, w, b)
+    assert_same(rm_e, rm_t)
+    assert_same(rv_e, rv_t)
+    run_both(lambda lib, F, x: F.instance_norm(x), randn(2, 3, 4, 2))
+    gradchecks(lambda lib, F, x, w, b: F.instance_norm(x, weight=w, bias=b), randn(2, 4, 3), w, b)
+
+
+@pytest.mark.parametrize("eps", [None, 1e-3])
+def test_rms_norm(eps):
+    x, w = randn(3, 4, 5), randn(4, 5, seed=1)
+    run_both(lambda lib, F, x, w: F.rms_norm(x, (4, 5), w, eps=eps), x, w)
+    run_both(lambda lib, F, x: F.rms_norm(x, [5], eps=eps), randn(3, 5, dtype=torch.float32), rtol=1e-5)
+    gradchecks(lambda lib, F, x, w: F.rms_norm(x, (5,), w[0], eps=eps), randn(2, 5), w)
+
+
+def test_local_response_norm():
+    run_both(lambda lib, F, x: F.local_response_norm(x, 3, alpha=0.1, beta=0.6, k=2.0), randn(2, 5, 3))
+    run_both(lambda lib, F, x: F.local_response_norm(x, 2), randn(2, 4, 3, 2))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, F, x: F.batch_norm(x, lib.zeros(5), lib.ones(5)),
+    lambda lib, F, x: F.batch_norm(x[:1], None, None, training=True),
+    lambda lib, F, x: F.layer_norm(x, (5,)),
+    lambda lib, F, x: F.layer_norm(x, (4,), lib.ones(3)),
+    lambda lib, F, x: F.group_norm(x, 3),
+    lambda lib, F, x: F.group_norm(x[0], 2),
+    lambda lib, F, x: F.instance_norm(x.reshape(1, 12, 1)),
+    lambda lib, F, x: F.rms_norm(x, (5,)),
+    lambda lib, F, x: F.local_response_norm(x, 2),
+    lambda lib, F, x: F.dropout(x, 1.5),
+    lambda lib, F, x: F.dropout1d(x.reshape(1, 1, 3, 4), 0.5),
+    lambda lib, F, x: F.dropout(x.to(lib.int64), 0.5),
+    lambda lib, F, x: F.batch_norm(x[0], None, None, training=True),
+    lambda lib, F, x: F.batch_norm(x.to(lib.int64), lib.zeros(4), lib.ones(4)),
+    lambda lib, F, x: F.group_norm(x, 0),
+    lambda lib, F, x: F.rms_norm(x, ()),
+    lambda lib, F, x: F.layer_norm(x, (-1,)),
+])
+def test_errors(fn):
+    same_exception(fn, torch.randn(3, 4))
+
+
+def test_layer_norm_double_backward_matches_torch():
+    x, w = randn(3, 4), randn(4, seed=1)
+    xt, wt = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    xe, we = to_ember(x), to_ember(w)
+    gt = torch.autograd.grad(torch.nn.functional.layer_norm(xt, (4,), wt).pow(2).sum(), xt, create_graph=True)[0]
+    ge = ember.autograd.grad(EF.layer_norm(xe, (4,), we).pow(2).sum(), xe, create_graph=True)[0]
+    assert_same(ge, gt)
+    gt.sum().backward()
+    ge.sum().backward()
+    assert_same(xe.grad, xt.grad, rtol=1e-10, atol=1e-10)
+    assert_same(we.grad, wt.grad, rtol=1e-10, atol=1e-10)
+
+
+# ---- dropout ----
+
+@pytest.mark.parametrize("name", ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
+                                  "dropout3d"])
+def test_dropout_eval_is_identity(name):
+    x = ember.randn(2, 3, 4, 5)
+    if name == "dropout1d":
+        x = x[0]
+    y = getattr(EF, name)(x, 0.3, training=False)
+    assert bool((y == x).all())
+
+
+def test_dropout_statistics_and_gradient():
+    ember.manual_seed(0)
+    x = ember.ones(200, 300, requires_grad=True)
+    y = EF.dropout(x, 0.3)
+    kept = (y != 0)
+    frac = kept.to(ember.float32).mean().item()
+    assert abs(frac - 0.7) < 0.01
+    assert bool((y[kept] - 1 / 0.7).abs().max() < 1e-6)
+    y.sum().backward()
+    assert bool((x.grad == y.detach()).all())  # the gradient is the scaled mask
+    assert bool((EF.dropout(x, 1.0) == 0).all())
+    assert EF.dropout(x, 0.0) is x or bool((EF.dropout(x, 0.0) == x).all())
+
+
+def test_dropout_inplace():
+    x = ember.ones(50, 40)
+    y = EF.dropout(x, 0.5, inplace=True)
+    assert y is x
+    assert 0 < (x == 0).to(ember.float32).mean().item() < 1
+    leaf = ember.ones(30, 20, requires_grad=True)
+    h = leaf * 2
+    out = EF.dropout(h, 0.5, inplace=True)
+    out.sum().backward()
+    assert bool((leaf.grad == out.detach()).all())
+
+
+def test_feature_dropout_masks_whole_channels():
+    x = ember.ones(8, 16, 5, 5)
+    y = EF.dropout2d(x, 0.5)
+    per_map = y.reshape(8, 16, 25)
+    assert bool(((per_map == 0).all(-1) | (per_map == 2).all(-1)).all())
+    y1 = EF.dropout1d(ember.ones(16, 7), 0.5)  # unbatched (C, L)
+    assert tuple(y1.shape) == (16, 7) and bool(((y1 == 0).all(-1) | (y1 == 2).all(-1)).all())
+    y3 = EF.dropout3d(ember.ones(4, 2, 3, 3), 0.5)  # unbatched (C, D, H, W)
+    assert tuple(y3.shape) == (4, 2, 3, 3)
+
+
+def test_alpha_dropout_keeps_moments():
+    ember.manual_seed(1)
+    x = ember.randn(400, 500)
+    y = EF.alpha_dropout(x, 0.2, training=True)
+    assert abs(y.mean().item()) < 0.02
+    assert abs(y.std().item() - 1) < 0.02
+    z = EF.feature_alpha_dropout(ember.randn(64, 32, 20), 0.2, training=True)
+    assert abs(z.mean().item()) < 0.05 and abs(z.std().item() - 1) < 0.05
+
+
+# ---- modules ----
+
+def _pair(name, *args, **kw):
+    t = getattr(torch.nn, name)(*args, **kw).double()
+    e = getattr(ember.nn, name)(*args, **kw).double()
+    e.load_state_dict({k: to_ember(v) for k, v in t.state_dict().items()})
+    return t, e
+
+
+def _state_same(e, t, rtol=1e-10):
+    assert list(e.state_dict().keys()) == list(t.state_dict().keys())
+    for k, v in t.state_dict().items():
+        assert_same(e.state_dict()[k], v, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("name,shape,kw", [
+    ("BatchNorm1d", (6, 3), {}), ("BatchNorm1d", (4, 3, 5), {"momentum": None}),
+    ("BatchNorm2d", (3, 3, 4, 4), {"affine": False}), ("BatchNorm3d", (2, 3, 2, 3, 2), {"bias": False}),
+    ("BatchNorm2d", (3, 3, 2, 2), {"track_running_stats": False}),
+    ("InstanceNorm1d", (3, 3, 5), {"affine": True, "track_running_stats": True}),
+    ("InstanceNorm2d", (3, 4, 4), {}), ("InstanceNorm3d", (2, 3, 2, 3, 2), {"affine": True}),
+])
+def test_norm_modules_train_eval(name, shape, kw):
+    t, e = _pair(name, 3, **kw)
+    assert repr(e) == repr(t)
+    for step in range(3):  # running statistics and num_batches_tracked over a few steps
+        x = randn(*shape, seed=step)
+        run_both(lambda lib, F, x: (t if lib is torch else e)(x), x)
+        _state_same(e, t)
+    t.eval()
+    e.eval()
+    run_both(lambda lib, F, x: (t if lib is torch else e)(x), randn(*shape, seed=7))
+
+
+@pytest.mark.parametrize("name,args,kw,shape", [
+    ("LayerNorm", ((4, 5),), {}, (3, 4, 5)), ("LayerNorm", (5,), {"bias": False}, (2, 5)),
+    ("LayerNorm", (5,), {"elementwise_affine": False}, (2, 5)),
+    ("GroupNorm", (2, 4), {}, (3, 4, 5)), ("GroupNorm", (1, 4), {"affine": False}, (3, 4, 2, 2)),
+    ("RMSNorm", ([5],), {}, (3, 5)), ("RMSNorm", ((2, 5),), {"eps": 1e-3, "elementwise_affine": False}, (3, 2, 5)),
+    ("LocalResponseNorm", (3,), {"alpha": 0.01}, (2, 5, 4)),
+])
+def test_normalization_modules(name, args, kw, shape):
+    t, e = _pair(name, *args, **kw)
+    assert repr(e) == repr(t)
+    _state_same(e, t)
+    run_both(lambda lib, F, x: (t if lib is torch else e)(x), randn(*shape))
+    for (n, pt), (_, pe) in zip(t.named_parameters(), e.named_parameters()):
+        assert_same(pe.grad, pt.grad)
+
+
+def test_batchnorm_module_errors_and_legacy_state_dict():
+    with pytest.raises(ValueError):
+        ember.nn.BatchNorm2d(3)(ember.randn(2, 3))
+    with pytest.raises(ValueError):
+        ember.nn.BatchNorm1d(3)(ember.randn(1, 3))
+    with pytest.raises(ValueError):
+        ember.nn.GroupNorm(3, 4)
+    with pytest.raises(ValueError):
+        ember.nn.InstanceNorm1d(3, affine=True)(ember.randn(2, 4, 5))
+    m = ember.nn.BatchNorm1d(3)
+    sd = m.state_dict()
+    del sd["num_batches_tracked"]
+    sd._metadata[""]["version"] = 1
+    m.load_state_dict(sd)  # a pre-num_batches_tracked state dict still loads strictly
+
+
+@pytest.mark.parametrize("name", ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                  "FeatureAlphaDropout"])
+def test_dropout_modules(name):
+    t, e = getattr(torch.nn, name)(0.3), getattr(ember.nn, name)(0.3)
+    assert repr(e) == repr(t)
+    x = ember.randn(2, 3, 4, 5)[0] if name == "Dropout1d" else ember.randn(2, 3, 4, 5, 2)[0]
+    e.eval()
+    assert bool((e(x) == x).all())
+    e.train()
+    y = e(x)
+    assert tuple(y.shape) == tuple(x.shape) and not bool((y == x).all())
+    with pytest.raises(ValueError):
+        getattr(ember.nn, name)(1.5)
+
+
+# ---- forward-mode AD and 16-bit floats ----
+
+FWD = [
+    ("cross_entropy", lambda lib, F, x: F.cross_entropy(x, lib.tensor([1, 2, 3, 0]), label_smoothing=0.1)),
+    ("nll_loss", lambda lib, F, x: F.nll_loss(x, lib.tensor([1, 2, 3, 0]))),
+    ("layer_norm", lambda lib, F, x: F.layer_norm(x, (5,))),
+    ("batch_norm", lambda lib, F, x: F.batch_norm(x, None, None, training=True)),
+    ("group_norm", lambda lib, F, x: F.group_norm(x.reshape(4, 5, 1), 5)),
+]
+
+
+@pytest.mark.parametrize("name,f", FWD)
+def test_forward_ad_matches_torch(name, f):
+    import ember.autograd.forward_ad as efw
+    import torch.autograd.forward_ad as tfw
+    x, v = randn(4, 5, rg=False), randn(4, 5, rg=False, seed=1)
+    with tfw.dual_level():
+        ot = tfw.unpack_dual(f(torch, torch.nn.functional, tfw.make_dual(x, v))).tangent
+    with efw.dual_level():
+        oe = efw.unpack_dual(f(ember, EF, efw.make_dual(to_ember(x), to_ember(v)))).tangent
+    assert_same(oe, ot, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name,f", [
+    ("layer_norm", lambda lib, F, x: F.layer_norm(x, (5,))),
+    ("batch_norm", lambda lib, F, x: F.batch_norm(x, None, None, training=True)),
+    ("cross_entropy", lambda lib, F, x: F.cross_entropy(x, lib.zeros(4, 5, dtype=lib.int64), reduction="none")),
+    ("group_norm", lambda lib, F, x: F.group_norm(x, 2)),
+])
+def test_half_precision(dtype, name, f):
+    xt = torch.randn(4, 6, 5, generator=torch.Generator().manual_seed(0)).to(getattr(torch, dtype))
+    xe = ember.tensor(xt.float().tolist()).to(getattr(ember, dtype))
+    tol = 2e-3 if dtype == "float16" else 2e-2
+    assert_same(f(ember, EF, xe), f(torch, torch.nn.functional, xt), rtol=tol, atol=tol)
