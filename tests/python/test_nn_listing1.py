@@ -10,9 +10,6 @@ import ember.nn as enn
 
 torch = pytest.importorskip("torch")
 
-# nn.Conv2d comes from another branch (nnconv). REMOVE THIS LINE AT MERGE so the test always runs:
-pytestmark = pytest.mark.skipif(not hasattr(enn, "Conv2d"), reason="needs nn.Conv2d (branch nnconv)")
-
 
 def build(lib):
     nn = lib.nn
