@@ -134,3 +134,6 @@ from ember._composite import (  # noqa: E402,F401  (aliases and compositions wri
     isreal, addr, cdist, matrix_power, pinverse, cov, corrcoef, vander, unravel_index, gcd, lcm, slice_scatter,
     select_scatter, diagonal_scatter, renorm, ldexp, frexp, cumulative_trapezoid, pdist,
 )
+
+# Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.
+from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401,E402

@@ -76,6 +76,7 @@ void bind_pyobj(nb::module_& m);    // Note [PyObject preservation] (pyobj.cpp);
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);
+std::string legacy_type_name(ScalarType t);  // "ember.FloatTensor" (bind_tensor.cpp)
 // Records a freshly made ember.Tensor object as its impl's Python object.
 void register_pyobj(PyObject* o);
 

@@ -479,9 +479,13 @@ Tensor& resize_(Tensor& t, IntArrayRef sizes) {
   TensorImpl* impl = t.impl();
   size_t need = static_cast<size_t>(numel_of(sizes) + impl->storage_offset()) * t.element_size();
   if (need > impl->storage()->nbytes()) {
-    Storage fresh = StorageImpl::allocate(need, cpu_allocator());
-    std::memcpy(fresh->data(), impl->storage()->data(), impl->storage()->nbytes());
-    impl->set_storage(std::move(fresh));
+    // The storage grows in place (views of it see the new memory, as in PyTorch); memory borrowed
+    // from NumPy cannot.
+    StorageImpl& st = *impl->storage();
+    EMBER_CHECK(st.resizable(), "Trying to resize storage that is not resizable");
+    DataPtr fresh = cpu_allocator()->allocate(need);
+    std::memcpy(fresh.ptr, st.data(), st.nbytes());
+    st.set_data(std::move(fresh), need);
   }
   impl->set_geometry(Shape(sizes.begin(), sizes.end()), contiguous_strides(sizes), impl->storage_offset());
   return t;
