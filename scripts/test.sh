@@ -9,6 +9,11 @@ PY=${PYTHON:-python3}
 echo "== C++ tests (ctest)"
 ctest --test-dir build --output-on-failure -j "$(nproc)" 2>&1 | tail -n 3
 
+echo "== ThreadSanitizer: autograd engine thread tests (scripts/tsan.sh; EMBER_SKIP_TSAN=1 skips)"
+if [ "${EMBER_SKIP_TSAN:-0}" != 1 ]; then
+  bash scripts/tsan.sh 2>&1 | tail -n 3
+fi
+
 echo "== C++ example against the installed library"
 rm -rf build/install build/example
 cmake --install build --prefix build/install >/dev/null

@@ -169,3 +169,6 @@ def __getattr__(name):  # ember.optim / ember.serialization are imported on firs
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
+# Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.
+from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401,E402

@@ -115,24 +115,59 @@ TensorList run_engine(const TensorList& roots, const TensorList& grads, const Te
   return ag::run_backward(roots, grads, inputs, opts);
 }
 
+// Holds a Python object in C++ state the engine may drop without the GIL (a node freed at the
+// end of backward): the last reference is given back under the GIL.
+std::shared_ptr<nb::object> gil_safe_holder(nb::object o) {
+  return std::shared_ptr<nb::object>(new nb::object(std::move(o)), [](nb::object* p) {
+    if (!Py_IsInitialized()) {
+      (void)p->release();  // interpreter gone: leak rather than touch it
+    } else {
+      nb::gil_scoped_acquire gil;
+      p->reset();
+    }
+    delete p;
+  });
+}
+
+std::string hook_name(nb::handle fn) {
+  nb::object n = nb::getattr(fn, "__name__", nb::none());
+  return n.is_none() ? nb::cast<std::string>(nb::str(nb::handle(Py_TYPE(fn.ptr()))))
+                     : nb::cast<std::string>(nb::str(n));
+}
+
+// A tensor hook's result replaces the gradient: it must be a Tensor (or None) of the same size
+// and dtype, as torch checks.
+Tensor checked_hook_result(nb::handle fn, nb::handle r, const Tensor& g) {
+  if (!nb::isinstance<Tensor>(r))
+    throw TypeError("expected Variable, but hook returned '" +
+                    nb::cast<std::string>(nb::handle(Py_TYPE(r.ptr())).attr("__name__")) + "'");
+  Tensor t = nb::cast<Tensor>(r);
+  EMBER_CHECK(t.sizes() == g.sizes(), "hook '", hook_name(fn), "' has changed the size of value");
+  EMBER_CHECK(t.dtype() == g.dtype(), "hook '", hook_name(fn), "' has changed the type of value (was ",
+              legacy_type_name(g.dtype()), " got ", legacy_type_name(t.dtype()), ")");
+  EMBER_CHECK(t.device() == g.device(), "hook '", hook_name(fn), "' has changed the type of value");
+  return t;
+}
+
 // A Python callable as a gradient hook (called with the GIL).
 ag::GradHook py_hook(nb::object fn) {
-  auto holder = std::make_shared<nb::object>(std::move(fn));
+  auto holder = gil_safe_holder(std::move(fn));
   return [holder](const Tensor& g) -> Tensor {
     nb::gil_scoped_acquire gil;
     nb::object r = (*holder)(g);
     if (r.is_none()) return Tensor();
-    return nb::cast<Tensor>(r);
+    return checked_hook_result(*holder, r, g);
   };
 }
 
-// Handle returned by register_hook; remove() disables the hook.
+// Handle returned by register_hook; remove() disables the hook (read by the engine's threads).
 struct HookHandle {
-  std::shared_ptr<bool> enabled;
-  void remove() { *enabled = false; }
+  std::shared_ptr<std::atomic<bool>> enabled;
+  void remove() { enabled->store(false); }
 };
-ag::GradHook removable(ag::GradHook h, std::shared_ptr<bool> enabled) {
-  return [h = std::move(h), enabled](const Tensor& g) { return *enabled ? h(g) : Tensor(); };
+std::shared_ptr<std::atomic<bool>> new_enabled_flag() { return std::make_shared<std::atomic<bool>>(true); }
+ag::GradHook removable(ag::GradHook h, std::shared_ptr<std::atomic<bool>> enabled) {
+  return [h = std::move(h), enabled](const Tensor& g) { return enabled->load() ? h(g) : Tensor(); };
 }
 
 }  // namespace
@@ -159,10 +194,10 @@ void bind_autograd(nb::module_& m) {
                    })
       .def("register_hook",
            [](ag::Node& n, nb::object fn) {
-             auto holder = std::make_shared<nb::object>(std::move(fn));
-             auto enabled = std::make_shared<bool>(true);
-             n.post_hooks.push_back([holder, enabled](const TensorList& gin, const TensorList& gout) {
-               if (!*enabled) return;
+             auto holder = gil_safe_holder(std::move(fn));
+             auto enabled = new_enabled_flag();
+             n.add_post_hook([holder, enabled](const TensorList& gin, const TensorList& gout) {
+               if (!enabled->load()) return;
                nb::gil_scoped_acquire gil;
                auto tup = [](const TensorList& l) {
                  nb::list r;
@@ -262,23 +297,25 @@ void bind_autograd(nb::module_& m) {
       .def("register_hook",
            [](Tensor& t, nb::object fn) {
              EMBER_CHECK(ag::requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
-             auto enabled = std::make_shared<bool>(true);
+             auto enabled = new_enabled_flag();
              auto hook = removable(py_hook(std::move(fn)), enabled);
              auto& mm = ag::meta_or_create(t);
-             if (mm.grad_fn)
-               mm.grad_fn->pre_hooks.emplace_back(mm.output_nr, std::move(hook));
+             if (std::shared_ptr<ag::Node> fn_node = mm.grad_fn)
+               fn_node->add_pre_hook(mm.output_nr, std::move(hook));
              else
-               mm.hooks.push_back(std::move(hook));
+               ag::add_leaf_hook(t, std::move(hook));
              return HookHandle{enabled};
            })
       .def("register_post_accumulate_grad_hook", [](Tensor& t, nb::object fn) {
         EMBER_CHECK(ag::is_leaf(t), "post accumulate grad hooks cannot be registered on non-leaf tensors");
-        auto enabled = std::make_shared<bool>(true);
-        auto holder = std::make_shared<nb::object>(std::move(fn));
-        ag::meta_or_create(t).post_accumulate_hooks.push_back([holder, enabled](const Tensor& v) {
-          if (!*enabled) return;
+        auto enabled = new_enabled_flag();
+        auto holder = gil_safe_holder(std::move(fn));
+        ag::add_post_accumulate_hook(t, [holder, enabled](const Tensor& v) {
+          if (!enabled->load()) return;
           nb::gil_scoped_acquire gil;
-          (*holder)(v);
+          // Its result is not used, but torch still checks a returned tensor against the leaf.
+          nb::object r = (*holder)(v);
+          if (!r.is_none()) (void)checked_hook_result(*holder, r, v);
         });
         return HookHandle{enabled};
       });

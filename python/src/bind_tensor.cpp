@@ -221,6 +221,8 @@ Tensor index_basic(const Tensor& self, nb::handle index) {
   return ix.view.is_same(self) ? alias(self) : ix.view;
 }
 
+}  // namespace
+
 // PyTorch's legacy type name, used in its "can't assign" message.
 std::string legacy_type_name(ScalarType t) {
   const char* n = "Tensor";
@@ -260,6 +262,8 @@ std::string legacy_type_name(ScalarType t) {
   }
   return std::string("ember.") + n;
 }
+
+namespace {
 
 // t[index] = value: one fill_ or copy_ into the view, so the shared version goes up by one.
 // As PyTorch, the value is made a tensor of self's dtype first (a number that does not fit

@@ -84,6 +84,7 @@ void bind_nn_norm(nb::module_& m);    // nn losses, norms, dropout, embedding (b
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);
+std::string legacy_type_name(ScalarType t);  // "ember.FloatTensor" (bind_tensor.cpp)
 // Records a freshly made ember.Tensor object as its impl's Python object.
 void register_pyobj(PyObject* o);
 

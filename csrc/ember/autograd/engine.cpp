@@ -1,5 +1,6 @@
 #include "ember/autograd/engine.h"
 
+#include <atomic>
 #include <cmath>
 #include <queue>
 #include <unordered_map>
@@ -14,7 +15,7 @@
 namespace ember::autograd {
 namespace {
 
-PythonNodeRunner g_python_runner = nullptr;
+std::atomic<PythonNodeRunner> g_python_runner{nullptr};
 
 struct NodeTask {
   std::shared_ptr<Node> node;
@@ -42,7 +43,7 @@ bool has_nan(const Tensor& t) {
 }
 
 TensorList call_node(Node& node, TensorList&& grads) {
-  for (auto& [idx, hook] : node.pre_hooks) {
+  for (auto& [idx, hook] : node.pre_hooks()) {
     if (idx < grads.size() && grads[idx].defined()) {
       Tensor r = hook(grads[idx]);
       if (r.defined()) grads[idx] = r;
@@ -52,8 +53,8 @@ TensorList call_node(Node& node, TensorList&& grads) {
   if (node.materialize_grads())
     for (size_t i = 0; i < grads.size(); ++i)
       if (!grads[i].defined()) grads[i] = zeros(node.input_meta(i).shape, node.input_meta(i).dtype);
-  TensorList out =
-      node.is_python() && g_python_runner ? g_python_runner(node, std::move(grads)) : node.apply(std::move(grads));
+  PythonNodeRunner runner = g_python_runner.load(std::memory_order_relaxed);
+  TensorList out = node.is_python() && runner ? runner(node, std::move(grads)) : node.apply(std::move(grads));
   if (AnomalyMode::is_enabled() && AnomalyMode::check_nan()) {
     for (const Tensor& g : out)
       if (g.defined() && has_nan(g))
@@ -172,7 +173,7 @@ TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, c
       for (auto& [slot, idx] : targets[node.get()]) {
         Tensor g = slot < grads.size() ? grads[slot] : Tensor();
         // Tensor hooks registered on a non-leaf input still apply to what autograd.grad returns.
-        for (auto& [hidx, hook] : node->pre_hooks)
+        for (auto& [hidx, hook] : node->pre_hooks())
           if (hidx == slot && g.defined()) {
             Tensor r = hook(g);
             if (r.defined()) g = r;
@@ -188,9 +189,14 @@ TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, c
     if (!inputs.empty() && opts.accumulate && dynamic_cast<AccumulateGrad*>(node.get()) && !is_target) run = false;
     if (!run) continue;
 
-    TensorList outs = call_node(*node, std::move(grads));
-    if (!opts.keep_graph) node->release_variables();
-    for (auto& hook : node->post_hooks) hook(outs, TensorList());
+    TensorList outs;
+    {
+      // Other threads may run backward through this node at once (Note [Autograd threads]).
+      std::lock_guard<std::recursive_mutex> lock(node->apply_mutex());
+      outs = call_node(*node, std::move(grads));
+      if (!opts.keep_graph) node->release_variables();
+      for (auto& hook : node->post_hooks()) hook(outs, TensorList());
+    }
     for (size_t j = 0; j < node->next_edges.size(); ++j) {
       const Edge& e = node->next_edges[j];
       if (!e.fn || !needed.count(e.fn.get())) continue;

@@ -1,6 +1,7 @@
 #include "ember/autograd/forward_ad.h"
 
 #include <climits>
+#include <mutex>
 
 #include "ember/autograd/engine.h"
 #include "ember/autograd/forward_ad_custom.h"
@@ -31,8 +32,20 @@ struct Level {
   std::vector<std::weak_ptr<ForwardGrads>> holders;  // tensors with a tangent at this level
   size_t pruned_at = 64;
 };
-// Open levels, innermost last. Global, as torch's: a level opened on one thread covers all.
+// Open levels, innermost last. Global, as torch's: a level opened on one thread covers all, so
+// it is guarded by g_levels_mutex and iterated through snapshots of the open indices (an op run
+// while iterating may read tangents, which needs the list again).
 std::vector<Level> g_levels;
+std::mutex g_levels_mutex;
+
+std::vector<int64_t> open_levels() {
+  if (!is_active()) return {};
+  std::lock_guard<std::mutex> lock(g_levels_mutex);
+  std::vector<int64_t> ids;
+  ids.reserve(g_levels.size());
+  for (const Level& l : g_levels) ids.push_back(l.idx);
+  return ids;
+}
 
 thread_local int64_t t_hidden_from = INT64_MAX;  // levels >= this are invisible (HideLevelsGuard)
 
@@ -47,31 +60,53 @@ thread_local std::vector<Pending> t_pending;
 
 bool differentiable(ScalarType t) { return is_floating_point(t) || is_complex(t); }
 
-Level* find_level(int64_t level) {
+Level* find_level_locked(int64_t level) {
   for (Level& l : g_levels)
     if (l.idx == level) return &l;
   return nullptr;
 }
+bool level_open(int64_t level) {
+  std::lock_guard<std::mutex> lock(g_levels_mutex);
+  return find_level_locked(level) != nullptr;
+}
 
 Tensor own_tangent(const Tensor& t, int64_t level) {
   AutogradMetaImpl* m = meta(t);
-  if (!m || !m->fw) return {};
-  for (auto& [l, v] : m->fw->by_level)
+  if (!m) return {};
+  std::shared_ptr<ForwardGrads> fw;
+  {
+    std::lock_guard<std::mutex> lock(m->mutex);
+    fw = m->fw;
+  }
+  if (!fw) return {};
+  std::lock_guard<std::mutex> lock(fw->mu);
+  for (auto& [l, v] : fw->by_level)
     if (l == level) return v;
   return {};
 }
 
 void store(const Tensor& t, const Tensor& tan, int64_t level) {
   AutogradMetaImpl& m = meta_or_create(t);
-  if (!m.fw) m.fw = std::make_shared<ForwardGrads>();
-  for (auto& [l, v] : m.fw->by_level)
-    if (l == level) {
-      v = tan;
-      return;
-    }
-  m.fw->by_level.emplace_back(level, tan);
-  Level* lv = find_level(level);
-  lv->holders.push_back(m.fw);
+  std::shared_ptr<ForwardGrads> fw;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (!m.fw) m.fw = std::make_shared<ForwardGrads>();
+    fw = m.fw;
+  }
+  Tensor old;  // dropped after the lock
+  {
+    std::lock_guard<std::mutex> lock(fw->mu);
+    for (auto& [l, v] : fw->by_level)
+      if (l == level) {
+        old = std::exchange(v, tan);
+        return;
+      }
+    fw->by_level.emplace_back(level, tan);
+  }
+  std::lock_guard<std::mutex> lock(g_levels_mutex);
+  Level* lv = find_level_locked(level);
+  if (!lv) return;  // exited meanwhile by another thread
+  lv->holders.push_back(fw);
   if (lv->holders.size() > 2 * lv->pruned_at) {  // forget dead tensors now and then
     std::erase_if(lv->holders, [](const std::weak_ptr<ForwardGrads>& w) { return w.expired(); });
     lv->pruned_at = std::max<size_t>(64, lv->holders.size());
@@ -100,8 +135,8 @@ Tensor laid_like(const Tensor& p, const Tensor& tan) {
 
 bool has_visible_tangent(const Tensor& t) {
   if (!meta(t)) return false;
-  for (const Level& l : g_levels)
-    if (l.idx < t_hidden_from && tangent(t, l.idx).defined()) return true;
+  for (int64_t l : open_levels())
+    if (l < t_hidden_from && tangent(t, l).defined()) return true;
   return false;
 }
 
@@ -179,7 +214,7 @@ TensorList jvp_by_double_vjp(Node& node, const TensorList& tangents, bool record
 
 void compute(Pending& p) {
   for (auto& [level, tans] : p.tangents) {
-    if (!find_level(level)) continue;
+    if (!level_open(level)) continue;
     HideLevelsGuard hide(level);
     TensorList outs = p.node->jvp(tans);
     if (outs.empty()) outs = jvp_by_double_vjp(*p.node, tans, p.records);
@@ -203,6 +238,7 @@ HideLevelsGuard::HideLevelsGuard(int64_t level) : prev_(t_hidden_from) {
 HideLevelsGuard::~HideLevelsGuard() { t_hidden_from = prev_; }
 
 int64_t enter_level() {
+  std::lock_guard<std::mutex> lock(g_levels_mutex);
   int64_t idx = g_levels.empty() ? 0 : g_levels.back().idx + 1;
   g_levels.push_back(Level{idx, {}});
   detail::g_num_levels.store(static_cast<int>(g_levels.size()), std::memory_order_relaxed);
@@ -211,19 +247,33 @@ int64_t enter_level() {
 
 void exit_level(int64_t level) {
   EMBER_CHECK(level >= 0, "Dual level must be a positive number.");
-  EMBER_CHECK(!g_levels.empty() && g_levels.back().idx == level,
-              "Trying to exit a forward AD level that was not the last one that was created. This is not "
-              "supported.");
+  std::vector<std::weak_ptr<ForwardGrads>> holders;
+  {
+    std::lock_guard<std::mutex> lock(g_levels_mutex);
+    EMBER_CHECK(!g_levels.empty() && g_levels.back().idx == level,
+                "Trying to exit a forward AD level that was not the last one that was created. This is not "
+                "supported.");
+    holders = std::move(g_levels.back().holders);
+    g_levels.pop_back();
+    detail::g_num_levels.store(static_cast<int>(g_levels.size()), std::memory_order_relaxed);
+  }
   // Queued tangents of this level are never computed.
   for (Pending& p : t_pending) std::erase_if(p.tangents, [level](const auto& lt) { return lt.first == level; });
   std::erase_if(t_pending, [](const Pending& p) { return p.tangents.empty(); });
-  for (auto& w : g_levels.back().holders)
-    if (auto g = w.lock()) std::erase_if(g->by_level, [level](const auto& lt) { return lt.first == level; });
-  g_levels.pop_back();
-  detail::g_num_levels.store(static_cast<int>(g_levels.size()), std::memory_order_relaxed);
+  for (auto& w : holders)
+    if (auto g = w.lock()) {
+      std::vector<std::pair<int64_t, Tensor>> dropped;  // released after the lock
+      std::lock_guard<std::mutex> lock(g->mu);
+      for (auto& lt : g->by_level)
+        if (lt.first == level) dropped.push_back(std::move(lt));
+      std::erase_if(g->by_level, [level](const auto& lt) { return lt.first == level; });
+    }
 }
 
-int64_t innermost_level() { return g_levels.empty() ? -1 : g_levels.back().idx; }
+int64_t innermost_level() {
+  std::lock_guard<std::mutex> lock(g_levels_mutex);
+  return g_levels.empty() ? -1 : g_levels.back().idx;
+}
 
 void flush() {
   if (t_pending.empty()) return;
@@ -252,15 +302,15 @@ bool any_has_tangent(std::initializer_list<const Tensor*> ts) {
 
 void capture_inputs(const std::shared_ptr<Node>& node, const std::vector<const Tensor*>& inputs, bool records) {
   Pending p{node, records, {}, {}};
-  for (const Level& l : g_levels) {
-    if (l.idx >= t_hidden_from) continue;
+  for (int64_t l : open_levels()) {
+    if (l >= t_hidden_from) continue;
     TensorList ts;
     bool any = false;
     for (const Tensor* in : inputs) {
-      ts.push_back(in && in->defined() ? tangent(*in, l.idx) : Tensor());
+      ts.push_back(in && in->defined() ? tangent(*in, l) : Tensor());
       any = any || ts.back().defined();
     }
-    if (any) p.tangents.emplace_back(l.idx, std::move(ts));
+    if (any) p.tangents.emplace_back(l, std::move(ts));
   }
   if (!p.tangents.empty()) t_pending.push_back(std::move(p));
 }
@@ -291,31 +341,31 @@ void on_view(const Tensor& input, const Tensor& view) {
   if (!differentiable(view.dtype())) return;
   bool reinterpret = view.dtype() != input.dtype();  // view_as_real, view_as_complex, .real, .imag
   if (reinterpret && to_real(view.dtype()) != to_real(input.dtype())) return;
-  for (const Level& l : g_levels) {
-    if (l.idx >= t_hidden_from) continue;
-    Tensor it = tangent(input, l.idx);
+  for (int64_t l : open_levels()) {
+    if (l >= t_hidden_from) continue;
+    Tensor it = tangent(input, l);
     if (!it.defined()) continue;
-    HideLevelsGuard hide(l.idx);
+    HideLevelsGuard hide(l);
     if (reinterpret && !(it = reinterpreted_buffer(it, view.dtype())).defined()) continue;
-    store(view, as_strided(it, view.sizes(), view.strides(), view.storage_offset()), l.idx);
+    store(view, as_strided(it, view.sizes(), view.strides(), view.storage_offset()), l);
   }
 }
 
 void on_copy(const Tensor& dst, const Tensor& src) {
   if (!differentiable(dst.dtype())) return;
-  for (const Level& l : g_levels) {
-    if (l.idx >= t_hidden_from) continue;
-    Tensor st = src.defined() ? tangent(src, l.idx) : Tensor();
-    Tensor dt = tangent(dst, l.idx);
+  for (int64_t lvl : open_levels()) {
+    if (lvl >= t_hidden_from) continue;
+    Tensor st = src.defined() ? tangent(src, lvl) : Tensor();
+    Tensor dt = tangent(dst, lvl);
     if (!st.defined() && !dt.defined()) continue;
-    HideLevelsGuard hide(l.idx);
+    HideLevelsGuard hide(lvl);
     if (!dt.defined()) {
       // A view written with a tangent gives its base a (zero) tangent it is a view of.
       Tensor owner = dst.impl()->view_base ? Tensor(dst.impl()->view_base) : dst;
       Tensor z = zeros_laid_like(owner, dst.dtype());
-      store(owner, z, l.idx);
+      store(owner, z, lvl);
       dt = owner.is_same(dst) ? z : as_strided(z, dst.sizes(), dst.strides(), dst.storage_offset());
-      if (!owner.is_same(dst)) store(dst, dt, l.idx);
+      if (!owner.is_same(dst)) store(dst, dt, lvl);
     }
     if (st.defined())
       copy_(dt, st);
@@ -325,11 +375,11 @@ void on_copy(const Tensor& dst, const Tensor& src) {
 }
 
 Tensor make_dual(const Tensor& primal, const Tensor& tan, int64_t level) {
-  EMBER_CHECK(!g_levels.empty(),
+  EMBER_CHECK(innermost_level() >= 0,
               "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() "
               "first.");
   if (level < 0) level = innermost_level();
-  EMBER_CHECK(find_level(level), "Invalid level given to _make_dual");
+  EMBER_CHECK(level_open(level), "Invalid level given to _make_dual");
   if (!differentiable(primal.dtype()))
     throw ValueError(ember::detail::str_cat("Expected primal to be floating point or complex, but got: torch.",
                                             dtype_name(primal.dtype())));
@@ -349,18 +399,18 @@ Tensor make_dual(const Tensor& primal, const Tensor& tan, int64_t level) {
     dual = alias(primal);
   }
   // Outer levels still see the primal's tangents through the alias.
-  for (const Level& l : g_levels)
-    if (l.idx != level)
-      if (Tensor t = tangent(primal, l.idx); t.defined()) store(dual, t, l.idx);
+  for (int64_t l : open_levels())
+    if (l != level)
+      if (Tensor t = tangent(primal, l); t.defined()) store(dual, t, l);
   HideLevelsGuard hide(level);
   store(dual, laid_like(dual, tan), level);
   return dual;
 }
 
 std::pair<Tensor, Tensor> unpack_dual(const Tensor& t, int64_t level) {
-  if (g_levels.empty()) return {t, Tensor()};
+  if (innermost_level() < 0) return {t, Tensor()};
   if (level < 0) level = innermost_level();
-  EMBER_CHECK(find_level(level), "Invalid level given to _fw_primal");
+  EMBER_CHECK(level_open(level), "Invalid level given to _fw_primal");
   if (level >= t_hidden_from) return {t, Tensor()};  // as torch with forward grad disabled
   Tensor tan = tangent(t, level);
   if (!tan.defined()) return {t, Tensor()};
@@ -369,19 +419,19 @@ std::pair<Tensor, Tensor> unpack_dual(const Tensor& t, int64_t level) {
     HideLevelsGuard hide(0);
     primal = alias(t);
   }
-  for (const Level& l : g_levels)
-    if (l.idx != level)
-      if (Tensor o = tangent(t, l.idx); o.defined()) store(primal, o, l.idx);
+  for (int64_t l : open_levels())
+    if (l != level)
+      if (Tensor o = tangent(t, l); o.defined()) store(primal, o, l);
   return {primal, tan};
 }
 
 std::vector<int64_t> levels_with_tangents(const TensorList& ts) {
   std::vector<int64_t> out;
-  for (const Level& l : g_levels) {
-    if (l.idx >= t_hidden_from) continue;
+  for (int64_t l : open_levels()) {
+    if (l >= t_hidden_from) continue;
     for (const Tensor& t : ts)
-      if (t.defined() && tangent(t, l.idx).defined()) {
-        out.push_back(l.idx);
+      if (t.defined() && tangent(t, l).defined()) {
+        out.push_back(l);
         break;
       }
   }
@@ -389,7 +439,7 @@ std::vector<int64_t> levels_with_tangents(const TensorList& ts) {
 }
 
 void set_tangent(const Tensor& t, const Tensor& tan_in, int64_t level, bool inplace) {
-  EMBER_CHECK(find_level(level), "Invalid level given to set a forward gradient");
+  EMBER_CHECK(level_open(level), "Invalid level given to set a forward gradient");
   EMBER_CHECK(tan_in.sizes() == t.sizes(),
               "Trying to set a forward gradient that has a different size than that of the original Tensor, "
               "this is not supported. Tensor is of size ",

@@ -212,8 +212,19 @@ struct CopySlices : Node {
 };
 }  // namespace
 
+void check_no_grad_view_inplace(const Tensor& self, std::initializer_list<const Tensor*> others) {
+  if (!GradMode::is_enabled() || !self.impl()->view_base || !self.impl()->view_made_no_grad) return;
+  if (requires_grad(Tensor(self.impl()->view_base)) || any_requires_grad(others)) check_inplace(self, true);
+}
+
 void check_inplace(const Tensor& self, bool any_input_requires_grad) {
   if (!GradMode::is_enabled()) return;
+  if (self.impl()->view_base && self.impl()->view_made_no_grad)
+    throw Error(
+        "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
+        "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
+        "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+        "outside (if you want the inplace to be tracked).");
   AutogradMetaImpl* m = meta(self);
   if (m && m->requires_grad && !m->grad_fn)
     throw Error("a leaf Variable that requires grad is being used in an in-place operation.");
@@ -266,6 +277,7 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node) {
   };
   m.grad_fn = vb;
   m.output_nr = vb->add_input_metadata(self);
+  self.impl()->view_version.store(self.version(), std::memory_order_relaxed);  // its history is current
 }
 
 Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& in_strides, int64_t in_off,
@@ -309,6 +321,8 @@ Tensor as_strided_backward(const Tensor& g, const Shape& in_sizes, const Shape& 
 
 void set_view_history(const Tensor& input, const Tensor& view, const char* name,
                       std::function<Tensor(const Tensor&)> backward) {
+  // Ops that build a view under an internal no_grad guard record it here, in the caller's mode.
+  if (view.impl()->view_base) view.impl()->view_made_no_grad = !GradMode::is_enabled();
   if (forward_ad::is_active()) forward_ad::on_view(input, view);
   if (!GradMode::is_enabled() || !requires_grad(input)) return;
   auto n = std::make_shared<ViewBackward>();

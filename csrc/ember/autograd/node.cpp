@@ -3,7 +3,10 @@
 
 #include "ember/autograd/accumulate.h"
 #include "ember/autograd/forward_ad.h"
+#include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
+#include "ember/autograd/record.h"
+#include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
 namespace ember::autograd {
@@ -13,6 +16,27 @@ std::atomic<uint64_t> g_next_seq{0};
 
 Node::Node() : seq_(g_next_seq.fetch_add(1, std::memory_order_relaxed)) {}
 
+void Node::add_pre_hook(uint32_t input_nr, GradHook hook) {
+  std::lock_guard<std::mutex> lock(hooks_mutex_);
+  pre_hooks_.emplace_back(input_nr, std::move(hook));
+  has_hooks_.store(true, std::memory_order_release);
+}
+void Node::add_post_hook(PostHook hook) {
+  std::lock_guard<std::mutex> lock(hooks_mutex_);
+  post_hooks_.push_back(std::move(hook));
+  has_hooks_.store(true, std::memory_order_release);
+}
+std::vector<Node::PreHook> Node::pre_hooks() const {
+  if (!has_hooks_.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(hooks_mutex_);
+  return pre_hooks_;
+}
+std::vector<PostHook> Node::post_hooks() const {
+  if (!has_hooks_.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(hooks_mutex_);
+  return post_hooks_;
+}
+
 uint32_t Node::add_input_metadata(const Tensor& t) {
   input_meta_.push_back(InputMeta{t.sizes(), t.dtype()});
   return static_cast<uint32_t>(input_meta_.size() - 1);
@@ -21,8 +45,9 @@ uint32_t Node::add_input_metadata(const Tensor& t) {
 AutogradMetaImpl* meta(const Tensor& t) { return static_cast<AutogradMetaImpl*>(t.impl()->autograd_meta()); }
 
 AutogradMetaImpl& meta_or_create(const Tensor& t) {
-  if (!t.impl()->autograd_meta()) t.impl()->set_autograd_meta(std::make_unique<AutogradMetaImpl>());
-  return *meta(t);
+  if (auto* m = meta(t)) return *m;
+  // Two threads may get here for one tensor: the first to install its meta wins.
+  return *static_cast<AutogradMetaImpl*>(t.impl()->install_autograd_meta(std::make_unique<AutogradMetaImpl>()));
 }
 
 void set_requires_grad(const Tensor& t, bool value) {
@@ -45,12 +70,85 @@ void set_requires_grad(const Tensor& t, bool value) {
 }
 
 std::shared_ptr<Node> grad_fn(const Tensor& t) {
+  refresh_view_history(t);
   AutogradMetaImpl* m = meta(t);
   return m ? m->grad_fn : nullptr;
 }
 
+namespace {
+ScalarType complex_of(ScalarType t) {
+  return t == ScalarType::Float64 ? ScalarType::Complex128 : ScalarType::Complex64;
+}
+}  // namespace
+
+Tensor view_grad_to_base(const Tensor& g, const ViewGeometry& base, const ViewGeometry& view) {
+  // Same element type: scatter-add through the storage positions (expanded views overlap).
+  if (is_complex(base.dtype) == is_complex(g.dtype()))
+    return as_strided_backward(g, base.sizes, base.strides, base.offset, view.sizes, view.strides, view.offset);
+  // A buffer as long as the storage, in the base's dtype, seen in the view's dtype (they differ
+  // for view_as_real/.real/.imag of a complex base and view_as_complex of a real one): the
+  // view's geometry (storage offset included) places g there, the base's reads it back.
+  ScalarType buf_dtype = is_complex(base.dtype) && !is_complex(g.dtype())   ? complex_of(g.dtype())
+                         : !is_complex(base.dtype) && is_complex(g.dtype()) ? to_real(g.dtype())
+                                                                            : g.dtype();
+  Tensor buf = zeros({base.storage_numel}, buf_dtype);
+  Tensor seen = buf;
+  if (is_complex(buf_dtype) && !is_complex(g.dtype())) {
+    seen = reshape(view_as_real(buf), {-1});
+  } else if (!is_complex(buf_dtype) && is_complex(g.dtype())) {
+    if (base.storage_numel % 2)
+      throw NotImplementedError("gradient of a complex view of a real tensor with an odd-length storage");
+    seen = view_as_complex(as_strided(buf, {base.storage_numel / 2, 2}, {2, 1}, 0));
+  }
+  Tensor slot = as_strided(seen, view.sizes, view.strides, view.offset);
+  copy_(slot, g);
+  return as_strided(buf, base.sizes, base.strides, base.offset);
+}
+
+void regenerate_view_history(const Tensor& view, uint32_t version, bool may_raise) {
+  TensorImpl* impl = view.impl();
+  const Tensor base(impl->view_base);
+  AutogradMetaImpl* m = meta(view);
+  AutogradMetaImpl* bm = meta(base);
+  bool base_requires = bm && (bm->requires_grad || bm->grad_fn);
+  if (!(m && m->grad_fn) && !base_requires) {
+    impl->view_version.store(version, std::memory_order_relaxed);
+    return;
+  }
+  if (impl->view_made_no_grad && GradMode::is_enabled()) {
+    if (!may_raise) return;
+    throw Error(
+        "A view was created in no_grad mode and its base or another view of its base has been modified inplace "
+        "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the no_grad block (if you "
+        "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
+  }
+  // The view's gradient goes to the base's current history through its storage positions
+  // (PyTorch's AsStridedBackward0).
+  ViewGeometry bg{base.sizes(), base.strides(), base.storage_offset(), base.dtype(),
+                  static_cast<int64_t>(base.impl()->storage()->nbytes() / base.element_size())};
+  ViewGeometry vg{view.sizes(), view.strides(), view.storage_offset(), view.dtype(), 0};
+  auto vb = std::make_shared<ViewBackward>();
+  vb->name_ = "AsStridedBackward0";
+  vb->next_edges.push_back(gradient_edge(base));
+  vb->backward = [bg, vg](const Tensor& g) { return view_grad_to_base(g, bg, vg); };
+  uint32_t nr = vb->add_input_metadata(view);
+  AutogradMetaImpl& vm = meta_or_create(view);
+  std::shared_ptr<Node> old;  // dropped after the lock
+  {
+    std::lock_guard<std::mutex> lock(vm.mutex);
+    old = std::exchange(vm.grad_fn, vb);
+    vm.output_nr = nr;
+    vm.requires_grad = false;
+  }
+  impl->view_version.store(version, std::memory_order_relaxed);
+}
+
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMetaImpl& m = meta_or_create(t);
+  // One accumulator per leaf even when threads record ops on it at once: it serializes the
+  // updates of .grad.
+  std::lock_guard<std::mutex> lock(m.mutex);
   if (auto acc = m.grad_accumulator.lock()) return acc;
   // The accumulator holds the leaf (a new handle to the same impl); the leaf holds it weakly.
   auto acc = std::make_shared<AccumulateGrad>(t);
@@ -61,6 +159,7 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
 
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined()) return {};  // an absent optional input (e.g. clamp's max)
+  refresh_view_history(t);
   AutogradMetaImpl* m = meta(t);
   if (!m) return {};
   if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
@@ -89,32 +188,73 @@ Tensor detach(const Tensor& t) {
 Tensor grad(const Tensor& t) {
   AutogradMetaImpl* m = meta(t);
   if (!m) return Tensor();
-  if (m->retained_grad && !m->grad.defined()) return *m->retained_grad;
-  return m->grad;
+  std::shared_ptr<RetainedGrad> retained;
+  {
+    std::lock_guard<std::mutex> lock(m->mutex);
+    if (!m->retained_grad || m->grad.defined()) return m->grad;
+    retained = m->retained_grad;
+  }
+  std::lock_guard<std::mutex> lock(retained->mu);
+  return retained->value;
 }
 
 void set_grad(const Tensor& t, const Tensor& g) {
   if (g.defined()) {
     EMBER_CHECK(g.sizes() == t.sizes(), "assigned grad has data of a different size");
     EMBER_CHECK(g.dtype() == t.dtype(), "assigned grad has data of a different type");
+    EMBER_CHECK(g.device() == t.device(), "assigned grad has data located on a different device");
   }
   AutogradMetaImpl& m = meta_or_create(t);
-  m.grad = g;
-  if (m.retained_grad) *m.retained_grad = g;
+  Tensor old, old_retained;  // dropped after the locks (Note [Autograd threads])
+  std::shared_ptr<RetainedGrad> retained;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    old = std::move(m.grad);
+    m.grad = g;
+    retained = m.retained_grad;
+  }
+  if (retained) {
+    std::lock_guard<std::mutex> lock(retained->mu);
+    old_retained = std::move(retained->value);
+    retained->value = g;
+  }
 }
 
 void retain_grad(const Tensor& t) {
   EMBER_CHECK(requires_grad(t), "can't retain_grad on Tensor that has requires_grad=False");
   AutogradMetaImpl& m = meta_or_create(t);
-  if (!m.grad_fn || m.retains_grad) return;  // leaves keep .grad anyway
-  m.retains_grad = true;
-  m.retained_grad = std::make_shared<Tensor>();
-  std::shared_ptr<Tensor> slot = m.retained_grad;
-  m.grad_fn->pre_hooks.emplace_back(m.output_nr, [slot](const Tensor& g) {
+  std::shared_ptr<RetainedGrad> slot;
+  std::shared_ptr<Node> fn;
+  uint32_t nr;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (!m.grad_fn || m.retains_grad) return;  // leaves keep .grad anyway
+    m.retains_grad = true;
+    m.retained_grad = std::make_shared<RetainedGrad>();
+    slot = m.retained_grad;
+    fn = m.grad_fn;
+    nr = m.output_nr;
+  }
+  fn->add_pre_hook(nr, [slot](const Tensor& g) {
     NoGradGuard ng;
-    *slot = slot->defined() ? add(*slot, g) : clone(g);
+    Tensor old;  // dropped after the lock
+    std::lock_guard<std::mutex> lock(slot->mu);
+    Tensor next = slot->value.defined() ? add(slot->value, g) : clone(g);
+    old = std::exchange(slot->value, std::move(next));
     return Tensor();
   });
+}
+
+void add_leaf_hook(const Tensor& t, GradHook hook) {
+  AutogradMetaImpl& m = meta_or_create(t);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.hooks.push_back(std::move(hook));
+}
+
+void add_post_accumulate_hook(const Tensor& t, std::function<void(const Tensor&)> hook) {
+  AutogradMetaImpl& m = meta_or_create(t);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.post_accumulate_hooks.push_back(std::move(hook));
 }
 
 // ---- AccumulateGrad ----
@@ -122,26 +262,41 @@ void retain_grad(const Tensor& t) {
 TensorList AccumulateGrad::apply(TensorList&& grads) {
   Tensor g = std::move(grads[0]);
   AutogradMetaImpl& m = meta_or_create(variable_);
-  for (auto& hook : m.hooks) {
+  std::vector<GradHook> hooks;
+  std::vector<std::function<void(const Tensor&)>> post_hooks;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    hooks = m.hooks;
+    post_hooks = m.post_accumulate_hooks;
+  }
+  for (auto& hook : hooks) {  // outside the lock: Python hooks take the GIL
     Tensor r = hook(g);
     if (r.defined()) g = r;
   }
   if (!g.defined()) return {};
-  if (!m.grad.defined()) {
-    if (GradMode::is_enabled()) {
-      m.grad = g;  // create_graph: keep the history of the gradient
+  // Note [Autograd threads]: the read-modify-write of .grad is under the leaf's lock, so
+  // concurrent backward passes lose no update; tensors that may own a Python object (the old
+  // .grad, the incoming g) are dropped after it.
+  Tensor old;
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (!m.grad.defined()) {
+      if (GradMode::is_enabled()) {
+        m.grad = g;  // create_graph: keep the history of the gradient
+      } else {
+        // Steal the buffer when nothing else refers to it; otherwise copy, so .grad never aliases
+        // another tensor (optimizers update it in place). Expanded grads are made dense.
+        bool exclusive = g.impl_ptr().use_count() == 1 && g.impl()->storage().use_count() == 1;
+        m.grad = exclusive && g.is_contiguous() ? detach(g) : contiguous(clone(g));
+      }
+    } else if (GradMode::is_enabled()) {
+      Tensor sum = add(m.grad, g);
+      old = std::exchange(m.grad, std::move(sum));
     } else {
-      // Steal the buffer when nothing else refers to it; otherwise copy, so .grad never aliases
-      // another tensor (optimizers update it in place). Expanded grads are made dense.
-      bool exclusive = g.impl_ptr().use_count() == 1 && g.impl()->storage().use_count() == 1;
-      m.grad = exclusive && g.is_contiguous() ? detach(g) : contiguous(clone(g));
+      binary_op(BinaryOp::Add, m.grad, g, m.grad, /*inplace=*/true);
     }
-  } else if (GradMode::is_enabled()) {
-    m.grad = add(m.grad, g);
-  } else {
-    binary_op(BinaryOp::Add, m.grad, g, m.grad, /*inplace=*/true);
   }
-  for (auto& hook : m.post_accumulate_hooks) hook(variable_);
+  for (auto& hook : post_hooks) hook(variable_);
   return {};
 }
 
@@ -156,7 +311,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   is_output_ = is_output;
   saved_version_ = t.version();
   requires_grad_ = requires_grad(t);
-  t.impl()->version_counter()->watched = true;
+  t.impl()->version_counter_ref().watched.store(true, std::memory_order_relaxed);
   if (is_output) {
     // Saving an output with its grad_fn would form a cycle (node -> tensor -> node): keep the
     // data only and rebuild the history from the owning node on unpack.
@@ -186,7 +341,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
         << dtype_name(data_.dtype()) << " " << data_.shape_str() << "]";
     if (!from.empty()) msg << ", which is output " << output_nr_ << " of " << from << ",";
     msg << " is at version " << now << "; expected version " << saved_version_ << " instead.";
-    const std::string& where = data_.impl()->version_counter()->last_mutation;
+    std::string where = last_mutation_of(data_.impl()->version_counter_ref());
     if (!where.empty()) msg << " It was last modified by " << where << ".";
     msg << " Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
            "ember.autograd.set_detect_anomaly(True).";

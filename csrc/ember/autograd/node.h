@@ -2,8 +2,10 @@
 // Note [Node inputs]: a Node's inputs are the gradients of its forward op's outputs; its
 // next_edges point, one per forward input, at the Nodes that receive the gradients it returns.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,29 +61,61 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr() const { return seq_; }
 
   std::vector<Edge> next_edges;
-  std::vector<std::pair<uint32_t, GradHook>> pre_hooks;  // (input index, hook): Tensor.register_hook
-  std::vector<PostHook> post_hooks;                      // Node.register_hook
-  std::string forward_site;                              // where forward ran (anomaly mode)
+  std::string forward_site;  // where forward ran (anomaly mode)
+
+  // Hooks: registered from any thread while another runs backward through this node, so they
+  // are read as copies taken under hooks_mutex_ (Note [Autograd threads]).
+  using PreHook = std::pair<uint32_t, GradHook>;  // (input index, hook): Tensor.register_hook
+  void add_pre_hook(uint32_t input_nr, GradHook hook);
+  void add_post_hook(PostHook hook);  // Node.register_hook
+  std::vector<PreHook> pre_hooks() const;
+  std::vector<PostHook> post_hooks() const;
+  // Held by the engine while it runs this node (hooks, apply, release of saved tensors), so
+  // concurrent backward passes through a shared node do not race on its state. Recursive: a hook
+  // may start a nested backward that reaches the same node.
+  std::recursive_mutex& apply_mutex() { return apply_mutex_; }
 
  protected:
   std::vector<InputMeta> input_meta_;
   uint64_t seq_;
+
+ private:
+  mutable std::mutex hooks_mutex_;
+  std::vector<PreHook> pre_hooks_;
+  std::vector<PostHook> post_hooks_;
+  std::atomic<bool> has_hooks_{false};
+  std::recursive_mutex apply_mutex_;
 };
 
+// Note [Autograd threads]: backward runs without the GIL, so several threads may run it at once
+// on graphs sharing nodes and leaves, while others (holding the GIL) register hooks or read
+// .grad. Per-node state is guarded by Node::apply_mutex(); per-tensor state (grad, accumulator,
+// hooks, retained grad, tangents) by AutogradMetaImpl::mutex. No lock is ever held while taking
+// the GIL unless no GIL holder can wait for that lock: apply_mutex is never taken by code holding
+// the GIL, and AutogradMetaImpl::mutex is never held while Python runs or while a tensor that may
+// own a Python object is dropped (its release takes the GIL).
 struct ForwardGrads {
+  std::mutex mu;  // guards by_level
   std::vector<std::pair<int64_t, Tensor>> by_level;
+};
+
+// A non-leaf's retained gradient (retain_grad), written by a hook on its grad_fn.
+struct RetainedGrad {
+  std::mutex mu;
+  Tensor value;
 };
 
 // Per-tensor autograd state (hangs off TensorImpl).
 struct AutogradMetaImpl : AutogradMeta {
+  std::mutex mutex;            // guards grad, grad_accumulator, the hook lists, retained_grad
   bool requires_grad = false;  // leaf flag; non-leaves require grad through grad_fn
   Tensor grad;
   std::shared_ptr<Node> grad_fn;
   std::weak_ptr<Node> grad_accumulator;
   uint32_t output_nr = 0;
   bool retains_grad = false;
-  std::shared_ptr<Tensor> retained_grad;  // written by retain_grad's hook (which must not own the tensor)
-  std::vector<GradHook> hooks;            // leaf hooks, run by AccumulateGrad before accumulating
+  std::shared_ptr<RetainedGrad> retained_grad;  // written by retain_grad's hook (which must not own the tensor)
+  std::vector<GradHook> hooks;                  // leaf hooks, run by AccumulateGrad before accumulating
   std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
   // Forward-mode tangents, one per dual level (Note [Forward AD]); shared with the level's
   // registry so that leaving the level clears them.
@@ -90,8 +124,21 @@ struct AutogradMetaImpl : AutogradMeta {
 
 AutogradMetaImpl* meta(const Tensor& t);  // null when the tensor never touched autograd
 AutogradMetaImpl& meta_or_create(const Tensor& t);
+// Note [View history] (tensor.h): rebuilds a view's grad_fn when its base or another view of it
+// was modified in place since the view's history was made. Cheap when nothing changed.
+// `may_raise` false: a view made under no_grad whose history cannot be rebuilt keeps its old one
+// (requires_grad only reports; grad_fn and recording raise, as torch).
+void regenerate_view_history(const Tensor& view, uint32_t version, bool may_raise);
+inline void refresh_view_history(const Tensor& t, bool may_raise = true) {
+  TensorImpl* impl = t.impl();
+  if (!impl->view_base) return;
+  uint32_t now = impl->version();
+  if (impl->view_version.load(std::memory_order_relaxed) != now) regenerate_view_history(t, now, may_raise);
+}
 inline bool requires_grad(const Tensor& t) {
-  auto* m = t.defined() ? meta(t) : nullptr;
+  if (!t.defined()) return false;
+  refresh_view_history(t, /*may_raise=*/false);
+  auto* m = meta(t);
   return m && (m->requires_grad || m->grad_fn);
 }
 void set_requires_grad(const Tensor& t, bool value);
@@ -105,6 +152,19 @@ Tensor detach(const Tensor& t);  // same data and version counter, no history
 Tensor grad(const Tensor& t);
 void set_grad(const Tensor& t, const Tensor& g);
 void retain_grad(const Tensor& t);
+// Tensor.register_hook on a leaf (run by AccumulateGrad) and register_post_accumulate_grad_hook.
+void add_leaf_hook(const Tensor& t, GradHook hook);
+void add_post_accumulate_hook(const Tensor& t, std::function<void(const Tensor&)> hook);
+
+// Geometry of a base or view, for the gradient of a view whose history was rebuilt.
+struct ViewGeometry {
+  Shape sizes, strides;
+  int64_t offset;
+  ScalarType dtype;
+  int64_t storage_numel;  // the base's storage, in its elements
+};
+// The view's gradient placed in zeros shaped and laid out like the base.
+Tensor view_grad_to_base(const Tensor& g, const ViewGeometry& base, const ViewGeometry& view);
 
 // A tensor kept for backward, with the version it had (paper §4.3).
 class SavedVariable {

@@ -57,11 +57,15 @@ Tensor sum_to(const Tensor& grad, IntArrayRef shape);
 // copied into self without recording; then self's history is rebased onto r's node. When self
 // is a view, its base gets a CopySlices node, so `x[:, 0] = y` gives gradients to x's past and y.
 void check_inplace(const Tensor& self, bool any_input_requires_grad);
+// Raises torch's error for an in-place op under grad mode on a view made under no_grad, when the
+// op would need history (its base or another input requires grad; Note [View history]).
+void check_no_grad_view_inplace(const Tensor& self, std::initializer_list<const Tensor*> others);
 // Makes `node` (which produced a single output shaped like self) the history of self.
 void rebase_history(const Tensor& self, const std::shared_ptr<Node>& node);
 // True when an in-place op on `self` with these other inputs must take the autograd path.
 inline bool inplace_needs_grad(const Tensor& self, std::initializer_list<const Tensor*> others) {
   if (!GradMode::is_enabled()) return false;
+  if (self.impl()->view_made_no_grad) check_no_grad_view_inplace(self, others);
   if (requires_grad(self)) return true;
   for (const Tensor* t : others)
     if (t && t->defined() && requires_grad(*t)) return true;

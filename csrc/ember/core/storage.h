@@ -7,9 +7,12 @@ namespace ember {
 
 class StorageImpl : public RefCounted {
  public:
-  StorageImpl(DataPtr data, size_t nbytes, Device device) : data_(std::move(data)), nbytes_(nbytes), device_(device) {}
+  // `resizable`: memory ember allocated (resize_ may grow it); memory borrowed from NumPy or
+  // DLPack is not, as PyTorch's storages of from_numpy tensors.
+  StorageImpl(DataPtr data, size_t nbytes, Device device, bool resizable = false)
+      : data_(std::move(data)), nbytes_(nbytes), device_(device), resizable_(resizable) {}
   static IntrusivePtr<StorageImpl> allocate(size_t nbytes, Allocator* alloc) {
-    return IntrusivePtr<StorageImpl>::make(alloc->allocate(nbytes), nbytes, alloc->device());
+    return IntrusivePtr<StorageImpl>::make(alloc->allocate(nbytes), nbytes, alloc->device(), /*resizable=*/true);
   }
 
   void* data() const { return data_.ptr; }
@@ -23,12 +26,19 @@ class StorageImpl : public RefCounted {
     retired_ = std::move(data_);
     data_ = std::move(data);
   }
+  bool resizable() const { return resizable_; }
+  // Replaces the memory (keeping the old bytes that fit), so every tensor on this storage sees it.
+  void set_data(DataPtr data, size_t nbytes) {
+    data_ = std::move(data);
+    nbytes_ = nbytes;
+  }
 
  private:
   DataPtr data_;
   DataPtr retired_;
   size_t nbytes_;
   Device device_;
+  bool resizable_;
 };
 using Storage = IntrusivePtr<StorageImpl>;
 

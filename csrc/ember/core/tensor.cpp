@@ -23,6 +23,26 @@ void (*pyobj_release_hook)(TensorImpl*, void*) = nullptr;
 
 TensorImpl::~TensorImpl() {
   if (reinterpret_cast<uintptr_t>(pyobj) & 1) pyobj_release_hook(this, pyobj);  // Note [PyObject preservation]
+  delete autograd_.load(std::memory_order_relaxed);
+  (void)IntrusivePtr<VersionCounter>::adopt(version_.load(std::memory_order_relaxed));
+}
+
+VersionCounter& TensorImpl::version_counter_ref() {
+  VersionCounter* v = version_.load(std::memory_order_acquire);
+  if (v) return *v;
+  IntrusivePtr<VersionCounter> fresh = IntrusivePtr<VersionCounter>::make();
+  if (version_.compare_exchange_strong(v, fresh.get(), std::memory_order_acq_rel)) return *fresh.release();
+  return *v;  // another thread made it first; `fresh` goes
+}
+
+void TensorImpl::share_version_counter(IntrusivePtr<VersionCounter> vc) {
+  (void)IntrusivePtr<VersionCounter>::adopt(version_.exchange(vc.release(), std::memory_order_acq_rel));
+}
+
+AutogradMeta* TensorImpl::install_autograd_meta(std::unique_ptr<AutogradMeta> m) {
+  AutogradMeta* expected = nullptr;
+  if (autograd_.compare_exchange_strong(expected, m.get(), std::memory_order_acq_rel)) return m.release();
+  return expected;
 }
 
 namespace {
@@ -55,9 +75,18 @@ void warn_once(const std::string& msg) {
     std::fprintf(stderr, "Warning: %s\n", msg.c_str());
 }
 std::string current_site() { return g_site_hook ? g_site_hook() : std::string(); }
+namespace {
+std::mutex g_mutation_mutex;  // guards VersionCounter::last_mutation (rarely written: watched tensors only)
+}
 void record_mutation(VersionCounter& vc, const char* op) {
   std::string site = g_site_hook ? g_site_hook() : std::string();
-  vc.last_mutation = detail::str_cat(op ? op : "an in-place operation", site.empty() ? "" : " at ", site);
+  std::string what = detail::str_cat(op ? op : "an in-place operation", site.empty() ? "" : " at ", site);
+  std::lock_guard<std::mutex> lock(g_mutation_mutex);
+  vc.last_mutation = std::move(what);
+}
+std::string last_mutation_of(const VersionCounter& vc) {
+  std::lock_guard<std::mutex> lock(g_mutation_mutex);
+  return vc.last_mutation;
 }
 
 void TensorImpl::set_geometry(Shape sizes, Shape strides, int64_t offset) {

@@ -46,13 +46,14 @@ struct VersionCounter : RefCounted {
   std::atomic<uint32_t> version{0};
   // Set once autograd saved a tensor of this storage; only then do bumps record where they
   // happened, so the error can name the in-place op and the user's line.
-  bool watched = false;
-  std::string last_mutation;
+  std::atomic<bool> watched{false};
+  std::string last_mutation;  // guarded by a global mutex: use record_mutation / last_mutation_of
 };
 // Describes the caller's source location ("train.py:12"); the Python bindings install one.
 using SiteHook = std::string (*)();
 void set_mutation_site_hook(SiteHook hook);
 void record_mutation(VersionCounter& vc, const char* op);
+std::string last_mutation_of(const VersionCounter& vc);
 std::string current_site();  // via the hook; empty without one
 
 // Autograd fills this in; the core only owns it (see autograd/).
@@ -89,21 +90,25 @@ class TensorImpl : public RefCounted {
 
   // The counter is created on first need (a bump, or a view that must share it): most
   // temporaries never get one, which saves an allocation per op.
-  uint32_t version() const { return version_ ? version_->version.load(std::memory_order_relaxed) : 0; }
+  // Both are made at most once even when threads race for them (they share a tensor).
+  uint32_t version() const {
+    VersionCounter* v = version_.load(std::memory_order_acquire);
+    return v ? v->version.load(std::memory_order_relaxed) : 0;
+  }
   void bump_version(const char* op = nullptr) {
     if (is_inference && !inference_mode_enabled()) throw_inference_inplace();
-    VersionCounter& vc = *version_counter();
+    VersionCounter& vc = version_counter_ref();
     vc.version.fetch_add(1, std::memory_order_relaxed);
-    if (vc.watched) record_mutation(vc, op);
+    if (vc.watched.load(std::memory_order_relaxed)) record_mutation(vc, op);
   }
-  const IntrusivePtr<VersionCounter>& version_counter() {
-    if (!version_) version_ = IntrusivePtr<VersionCounter>::make();
-    return version_;
-  }
-  void share_version_counter(const IntrusivePtr<VersionCounter>& vc) { version_ = vc; }
+  IntrusivePtr<VersionCounter> version_counter() { return IntrusivePtr<VersionCounter>(&version_counter_ref()); }
+  VersionCounter& version_counter_ref();
+  // Replaces the counter (null: a fresh one is made on next need). Not for tensors other threads use.
+  void share_version_counter(IntrusivePtr<VersionCounter> vc);
 
-  AutogradMeta* autograd_meta() const { return autograd_.get(); }
-  void set_autograd_meta(std::unique_ptr<AutogradMeta> m) { autograd_ = std::move(m); }
+  AutogradMeta* autograd_meta() const { return autograd_.load(std::memory_order_acquire); }
+  // Installs `m` unless the tensor has a meta already; returns the one it has now.
+  AutogradMeta* install_autograd_meta(std::unique_ptr<AutogradMeta> m);
 
   // Note [PyObject preservation]: the one Python object wrapping this impl, managed by the
   // bindings (python/src/pyobj.cpp). Normally the Python object owns the impl and this is a weak
@@ -118,6 +123,11 @@ class TensorImpl : public RefCounted {
   // For views: the tensor (never itself a view) whose storage this views. Autograd needs it
   // when the view is modified in place (the base's history changes too).
   IntrusivePtr<TensorImpl> view_base;
+  // Note [View history]: for views, the shared version when autograd last derived the view's
+  // history; an in-place op on the base or another view bumps the version, and the view's
+  // grad_fn is then rebuilt from the base's new history (autograd::refresh_view_history).
+  std::atomic<uint32_t> view_version{0};
+  bool view_made_no_grad = false;  // made with grad mode off: in-place use under grad mode raises
 
  private:
   void refresh();
@@ -127,8 +137,8 @@ class TensorImpl : public RefCounted {
   int64_t numel_ = 1;
   ScalarType dtype_;
   bool contiguous_ = true;
-  IntrusivePtr<VersionCounter> version_;
-  std::unique_ptr<AutogradMeta> autograd_;
+  std::atomic<VersionCounter*> version_{nullptr};  // counted reference
+  std::atomic<AutogradMeta*> autograd_{nullptr};   // owned
 };
 
 // Installed by the Python bindings: drops the Python object an impl owns (Note [PyObject preservation]).

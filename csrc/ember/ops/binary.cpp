@@ -390,6 +390,7 @@ bool is_differentiable(BinaryOp op) { return op < BinaryOp::Eq; }
 }  // namespace
 
 Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace, Scalar alpha) {
+  if (inplace && a.impl()->view_made_no_grad) check_no_grad_view_inplace(a, {&b});
   if (is_differentiable(op) && needs_history({&a, &b})) {
     if (inplace) {
       check_inplace(a, true);

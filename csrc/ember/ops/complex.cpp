@@ -18,6 +18,8 @@ Tensor reinterpret_view(const Tensor& t, Shape sizes, Shape strides, int64_t off
   impl->share_version_counter(t.impl()->version_counter());
   impl->view_base = t.impl()->view_base ? t.impl()->view_base : t.impl_ptr();
   impl->is_inference = impl->is_inference || t.impl()->is_inference;
+  impl->view_version.store(impl->version(), std::memory_order_relaxed);  // Note [View history]
+  impl->view_made_no_grad = !autograd::GradMode::is_enabled();
   return Tensor(std::move(impl));
 }
 

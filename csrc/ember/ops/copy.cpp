@@ -483,9 +483,13 @@ Tensor& resize_(Tensor& t, IntArrayRef sizes) {
       checked_add(static_cast<int64_t>(need),
                   checked_mul(impl->storage_offset(), static_cast<int64_t>(t.element_size()), "resize_"), "resize_"));
   if (need > impl->storage()->nbytes()) {
-    Storage fresh = StorageImpl::allocate(need, cpu_allocator());
-    std::memcpy(fresh->data(), impl->storage()->data(), impl->storage()->nbytes());
-    impl->set_storage(std::move(fresh));
+    // The storage grows in place (views of it see the new memory, as in PyTorch); memory borrowed
+    // from NumPy cannot.
+    StorageImpl& st = *impl->storage();
+    EMBER_CHECK(st.resizable(), "Trying to resize storage that is not resizable");
+    DataPtr fresh = cpu_allocator()->allocate(need);
+    std::memcpy(fresh.ptr, st.data(), st.nbytes());
+    st.set_data(std::move(fresh), need);
   }
   impl->set_geometry(Shape(sizes.begin(), sizes.end()), contiguous_strides(sizes), impl->storage_offset());
   return t;

@@ -292,6 +292,7 @@ template <typename Raw, typename Record>
 Tensor ternary_driver(const char* name, const Tensor& self, std::initializer_list<const Tensor*> inputs, Tensor out,
                       bool inplace, const Raw& raw, const Record& record,
                       const std::function<Tensor(const Tensor&)>& redo) {
+  if (inplace && self.impl()->view_made_no_grad) autograd::check_no_grad_view_inplace(self, inputs);
   bool grad = autograd::needs_history(inputs);
   if (!grad) return raw(std::move(out), inplace);
   if (inplace) return ew::inplace_with_grad(self, redo);
@@ -307,6 +308,7 @@ const char* pointwise_op_name(PointwiseOp op) { return info(op).name; }
 
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
   const Info inf = info(op);
+  if (inplace && a.impl()->view_made_no_grad) autograd::check_no_grad_view_inplace(a, {&b});
   if (inf.node && autograd::needs_history({&a, &b})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return pointwise_op(op, prev, b); });
     ew::check_no_out_grad(inf.name, out, {&a, &b});

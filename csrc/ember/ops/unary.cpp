@@ -360,6 +360,7 @@ Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryPara
   EMBER_CHECK(!((op == UnaryOp::NanToNum || op == UnaryOp::Silu) && is_complex(a.dtype()) &&
                 autograd::GradMode::is_enabled() && autograd::requires_grad(a)),
               inf.name, " does not support automatic differentiation for outputs with complex dtype.");
+  if (inplace && a.impl()->view_made_no_grad) autograd::check_no_grad_view_inplace(a, {});
   if (inf.node && autograd::needs_history({&a})) {
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return unary_op(op, prev, {}, false, p); });
     ew::check_no_out_grad(inf.name, out, {&a});
