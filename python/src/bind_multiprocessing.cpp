@@ -9,7 +9,8 @@ namespace ember::py {
 
 void bind_multiprocessing(nb::module_& m) {
   m.def(
-      "_share_memory_", [](nb::handle self) {
+      "_share_memory_",
+      [](nb::handle self) {
         Tensor& t = nb::cast<Tensor&>(self);
         share_memory_(t);
         return nb::borrow(self);
@@ -28,8 +29,8 @@ void bind_multiprocessing(nb::module_& m) {
       "_tensor_from_shm",
       [](int fd, size_t nbytes, const DType& dtype, Shape sizes, Shape strides, int64_t offset) {
         Storage st = IntrusivePtr<StorageImpl>::make(shm_map_fd(fd, nbytes), nbytes, Device());
-        return Tensor(IntrusivePtr<TensorImpl>::make(std::move(st), dtype.type, std::move(sizes), std::move(strides),
-                                                     offset));
+        return Tensor(
+            IntrusivePtr<TensorImpl>::make(std::move(st), dtype.type, std::move(sizes), std::move(strides), offset));
       },
       nb::arg("fd"), nb::arg("nbytes"), nb::arg("dtype"), nb::arg("sizes"), nb::arg("strides"), nb::arg("offset"));
   m.def(

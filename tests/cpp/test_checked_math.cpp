@@ -52,8 +52,7 @@ TEST(CheckedMath, StorageBytes) {
   EXPECT_THROW(storage_nbytes_contiguous({int64_t(1) << 60}, 8), Error);  // 2^63 bytes: not an int64
   EXPECT_EQ(storage_nbytes_strided({2, 3}, {3, 1}, 4), 24u);
   EXPECT_EQ(storage_nbytes_strided({2, 3}, {1, 2}, 4, 1), 28u);  // offset 1 + last index 5, plus one
-  EXPECT_EQ(storage_nbytes_strided({0, 3}, {kMax, 1}, 4), 0u);    // empty: nothing needed
-
+  EXPECT_EQ(storage_nbytes_strided({0, 3}, {kMax, 1}, 4), 0u);   // empty: nothing needed
   EXPECT_THROW(storage_nbytes_strided({2, 2}, {int64_t(1) << 62, 1}, 4), Error);
   EXPECT_THROW(storage_nbytes_strided({3}, {kMax}, 1), Error);
   EXPECT_THROW(storage_nbytes_strided({1}, {1}, 1, kMax), Error);

@@ -111,9 +111,17 @@ def test_lstsq_drivers_outputs_rank_deficient(driver):
     rcond = None if driver == "gels" else 1e-10
     want = torch.linalg.lstsq(a, b, rcond=rcond, driver=driver)
     got = ember.linalg.lstsq(E(a), E(b), rcond=rcond, driver=driver)
-    assert_same(got.rank, want.rank)
+    if driver == "gels":
+        assert_same(got.rank, want.rank)
+        assert_same(got.solution, want.solution, rtol=1e-8)
+    else:
+        # The true rank and the minimum-norm solution (torch's gelsy rank flips with the CPU's
+        # kernel path on some machines: see torch_deviations.py's policy, the right value wins).
+        assert got.rank.item() == 2
+        import numpy as np
+        ref = np.linalg.pinv(a.numpy()) @ b.numpy()
+        np.testing.assert_allclose(got.solution.numpy(), ref, rtol=1e-8, atol=1e-10)
     assert tuple(got.residuals.shape) == tuple(want.residuals.shape) == (0,)
-    assert_same(got.solution, want.solution, rtol=1e-8)
     assert tuple(got.singular_values.shape) == tuple(want.singular_values.shape)
     if driver in ("gelsd", "gelss"):
         assert_same(got.singular_values, want.singular_values, rtol=1e-10)

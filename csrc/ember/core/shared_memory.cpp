@@ -77,7 +77,7 @@ Tensor empty_shared(IntArrayRef sizes, ScalarType dtype) {
   size_t nbytes = static_cast<size_t>(n) * element_size(dtype);
   Storage st = IntrusivePtr<StorageImpl>::make(shm_allocate(nbytes), nbytes, Device());
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(st), dtype, Shape(sizes.begin(), sizes.end()),
-                                                contiguous_strides(sizes), 0));
+                                               contiguous_strides(sizes), 0));
 }
 
 }  // namespace ember
