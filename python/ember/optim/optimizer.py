@@ -6,6 +6,7 @@ from collections import OrderedDict, defaultdict
 from itertools import chain
 
 import ember
+from ember.utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
@@ -20,41 +21,20 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-class _RemovableHandle:
-    """Removes a hook from the dict it was registered in (as torch.utils.hooks.RemovableHandle)."""
-
-    _next_id = 0
-
-    def __init__(self, *hooks_dicts):
-        self.hooks_dicts = hooks_dicts
-        self.id = _RemovableHandle._next_id
-        _RemovableHandle._next_id += 1
-
-    def remove(self):
-        for d in self.hooks_dicts:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
-
-
 _global_step_pre_hooks = OrderedDict()
 _global_step_post_hooks = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook):
     """Registers hook(optimizer, args, kwargs) run before every optimizer's step."""
-    handle = _RemovableHandle(_global_step_pre_hooks)
+    handle = RemovableHandle(_global_step_pre_hooks)
     _global_step_pre_hooks[handle.id] = hook
     return handle
 
 
 def register_optimizer_step_post_hook(hook):
     """Registers hook(optimizer, args, kwargs) run after every optimizer's step."""
-    handle = _RemovableHandle(_global_step_post_hooks)
+    handle = RemovableHandle(_global_step_post_hooks)
     _global_step_post_hooks[handle.id] = hook
     return handle
 
@@ -216,19 +196,19 @@ class Optimizer:
     # ---- hooks ----
     def register_step_pre_hook(self, hook):
         """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), run before step()."""
-        handle = _RemovableHandle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
     def register_step_post_hook(self, hook):
         """hook(optimizer, args, kwargs) -> None, run after step()."""
-        handle = _RemovableHandle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
     @staticmethod
     def _register(hooks, hook, prepend):
-        handle = _RemovableHandle(hooks)
+        handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if prepend:
             hooks.move_to_end(handle.id, last=False)
