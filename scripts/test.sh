@@ -26,3 +26,21 @@ bash scripts/format.sh --check
 
 echo "== Python tests (pytest)"
 PYTHONPATH=python $PY -m pytest tests/python -q -p no:cacheprovider
+
+echo "== Python kernel tests at each lower kernel level (EMBER_CPU_CAPABILITY, docs/design.md)"
+# The full run above used the best level this CPU supports; the kernel test files run again at
+# every level below it, so each compile of the multi-ISA kernels is exercised.
+KERNEL_TESTS="tests/python/test_arithmetic.py tests/python/test_unary.py tests/python/test_reductions.py
+  tests/python/test_reductions2.py tests/python/test_indexing.py tests/python/test_complex.py tests/python/test_random.py"
+best=$(PYTHONPATH=python $PY -c "import ember; print(ember._C._get_cpu_capability_supported())")
+for level in DEFAULT AVX2 AVX512; do
+  [ "$level" = "$best" ] && break
+  t0=$SECONDS
+  EMBER_CPU_CAPABILITY=$level PYTHONPATH=python $PY -m pytest $KERNEL_TESTS -q -p no:cacheprovider | tail -n 1
+  echo "   $level: $((SECONDS - t0)) s"
+done
+
+echo "== wheel: pip wheel, auditwheel repair, fresh venv, smoke test natively and under qemu"
+t0=$SECONDS
+bash scripts/wheel_test.sh
+echo "   $((SECONDS - t0)) s"

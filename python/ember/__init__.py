@@ -64,6 +64,7 @@ from ember import _tensor  # noqa: F401  (attaches Python-level Tensor methods)
 from ember import random  # noqa: F401
 from ember import nn  # noqa: F401
 from ember import special  # noqa: F401
+from ember import backends  # noqa: F401  (backends.cpu.get_cpu_capability)
 
 # PyTorch's dtype aliases.
 half, float, double = float16, float32, float64

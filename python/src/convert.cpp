@@ -2,6 +2,7 @@
 #include <nanobind/operators.h>
 
 #include "common.h"
+#include "ember/cpu/isa.h"
 
 namespace ember::py {
 namespace {
@@ -189,6 +190,10 @@ void bind_dtype_device(nb::module_& m) {
   m.def("can_cast", &can_cast);
   m.def("get_num_threads", &get_num_threads);
   m.def("set_num_threads", &set_num_threads);
+  // ember.backends.cpu: the kernels' instruction set (Note [Multi-ISA kernels] in cpu/isa.h).
+  m.def("_get_cpu_capability", [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability())); });
+  m.def("_get_cpu_capability_supported",
+        [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability_supported())); });
   m.def("_cpu_memory_stats", [] {
     MemoryStats s = cpu_memory_stats();
     nb::dict d;

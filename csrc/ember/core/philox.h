@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "ember/cpu/isa.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define EMBER_X86_SIMD 1
 #include <immintrin.h>
@@ -43,16 +45,9 @@ inline void philox_fill_scalar(uint64_t key, uint64_t counter, int64_t nblocks, 
 }
 
 #ifdef EMBER_X86_SIMD
-// AVX2+FMA kernels run when the CPU has them, unless EMBER_CPU_CAPABILITY=default asks for the
-// portable code (as ATEN_CPU_CAPABILITY does in PyTorch; used to test the fallback).
-inline bool cpu_has_avx2_fma() {
-  static const bool ok = [] {
-    const char* cap = std::getenv("EMBER_CPU_CAPABILITY");
-    if (cap && std::string_view(cap) == "default") return false;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return ok;
-}
+// AVX2+FMA kernels run at the AVX2 and AVX512 kernel levels (Note [Multi-ISA kernels] in
+// cpu/isa.h), so EMBER_CPU_CAPABILITY=default runs the portable code (used to test the fallback).
+inline bool cpu_has_avx2_fma() { return cpu::cpu_capability() >= cpu::CpuCapability::AVX2; }
 
 // Sixteen blocks per step: two independent groups of eight AVX2 lanes hide the multiply latency.
 // 32x32->64 products come from vpmuludq on the even and odd 32-bit lanes.

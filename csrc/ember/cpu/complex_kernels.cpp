@@ -1,9 +1,11 @@
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h).
 #include "ember/cpu/complex_kernels.h"
 
 #include <cmath>
 #include <complex>
 #include <numbers>
 
+#include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
 
 namespace ember::cpu {
@@ -206,6 +208,7 @@ void binary_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
 
 }  // namespace
 
+#if EMBER_ISA_LEVEL == 0  // not a kernel: defined once
 bool complex_unary_supported(UnaryOp op) {
   switch (op) {
     case UnaryOp::Silu:
@@ -246,23 +249,25 @@ bool complex_unary_supported(UnaryOp op) {
       return false;
   }
 }
+#endif
 
-void complex_unary_kernel(UnaryOp op, const TensorIter& it, ScalarType compute, const UnaryParams& p) {
+void EMBER_ISA_KERNEL(complex_unary_kernel)(UnaryOp op, const TensorIter& it, ScalarType compute,
+                                            const UnaryParams& p) {
   EMBER_DISPATCH_COMPLEX(compute, unary_op_name(op), [&] { unary_t<scalar_t>(op, it, p); });
 }
 
-void complex_binary_kernel(BinaryOp op, const TensorIter& it, ScalarType compute, Scalar alpha) {
+void EMBER_ISA_KERNEL(complex_binary_kernel)(BinaryOp op, const TensorIter& it, ScalarType compute, Scalar alpha) {
   EMBER_DISPATCH_COMPLEX(compute, "binary", [&] { binary_t<scalar_t>(op, it, alpha); });
 }
 
-void complex_angle_kernel(const TensorIter& it, ScalarType compute) {
+void EMBER_ISA_KERNEL(complex_angle_kernel)(const TensorIter& it, ScalarType compute) {
   EMBER_DISPATCH_COMPLEX(compute, "angle", [&] {
     using R = typename scalar_t::value_type;
     unary_loop<R, scalar_t>(it, [](scalar_t z) { return std::atan2(z.imag(), z.real()); });
   });
 }
 
-void complex_from_parts_kernel(const TensorIter& it, ScalarType compute) {
+void EMBER_ISA_KERNEL(complex_from_parts_kernel)(const TensorIter& it, ScalarType compute) {
   EMBER_DISPATCH_COMPLEX(compute, "complex", [&] {
     using R = typename scalar_t::value_type;
     it.for_each([](char** d, const int64_t* s, int64_t n) {
@@ -273,10 +278,11 @@ void complex_from_parts_kernel(const TensorIter& it, ScalarType compute) {
   });
 }
 
-void conj_kernel(const TensorIter& it, ScalarType compute) {
+void EMBER_ISA_KERNEL(conj_kernel)(const TensorIter& it, ScalarType compute) {
   EMBER_DISPATCH_COMPLEX(compute, "conj", [&] {
     unary_loop<scalar_t, scalar_t>(it, [](scalar_t z) { return scalar_t(z.real(), -z.imag()); });
   });
 }
 
 }  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"

@@ -2,9 +2,11 @@
 // vectorizes. `f` takes and returns values in opmath_t (float for 16-bit floats).
 #pragma once
 #include "ember/core/dispatch.h"
+#include "ember/cpu/isa_check.h"  // Note [Multi-ISA kernels]
 #include "ember/cpu/iter.h"
 
 namespace ember {
+inline namespace EMBER_ISA_NS {  // Note [Multi-ISA kernels] in isa.h
 
 template <typename out_t, typename in_t, typename F>
 void unary_loop(const TensorIter& it, const F& f) {
@@ -47,4 +49,5 @@ void binary_loop(const TensorIter& it, const F& f) {
   });
 }
 
+}  // namespace EMBER_ISA_NS
 }  // namespace ember

@@ -14,9 +14,11 @@
 
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/isa_check.h"  // Note [Multi-ISA kernels]
 #include "ember/cpu/vec_math.h"
 
 namespace ember::cpu {
+inline namespace EMBER_ISA_NS {  // Note [Multi-ISA kernels] in isa.h
 
 // A reducer's result converted to the output type (16-bit floats convert through float).
 template <typename O, typename V>
@@ -271,4 +273,5 @@ void arg_reduce_rows(const T* x, T* values, int64_t* indices, int64_t outer, int
                });
 }
 
+}  // namespace EMBER_ISA_NS
 }  // namespace ember::cpu

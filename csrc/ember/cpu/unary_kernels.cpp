@@ -1,9 +1,11 @@
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h).
 #include "ember/cpu/unary_kernels.h"
 
 #include <bit>
 #include <cmath>
 #include <limits>
 
+#include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/unary_math.h"
 
@@ -273,8 +275,9 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
 
 }  // namespace
 
-void unary_kernel(UnaryOp op, const TensorIter& it, ScalarType compute, const UnaryParams& p) {
+void EMBER_ISA_KERNEL(unary_kernel)(UnaryOp op, const TensorIter& it, ScalarType compute, const UnaryParams& p) {
   EMBER_DISPATCH_ALL(compute, unary_op_name(op), [&] { kernel_t<scalar_t>(op, it, p); });
 }
 
 }  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"

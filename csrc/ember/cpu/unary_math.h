@@ -12,11 +12,14 @@
 #include <cstdint>
 #include <limits>
 
+#include "ember/cpu/isa_check.h"  // Note [Multi-ISA kernels]
+
 // Forced inlining: in a kernel file with many ops GCC's inliner runs out of budget, and a call
 // left in a loop body stops it from vectorizing.
 #define EMBER_MATH_INLINE [[gnu::always_inline]] inline
 
 namespace ember::math {
+inline namespace EMBER_ISA_NS {  // Note [Multi-ISA kernels] in isa.h
 
 // ---- float: vectorizable ----
 
@@ -243,4 +246,5 @@ inline double polygamma(int n, double x) {
   return sign * std::exp(std::lgamma(n + 1.0)) * zeta(n + 1.0, x);
 }
 
+}  // namespace EMBER_ISA_NS
 }  // namespace ember::math

@@ -8,9 +8,15 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ember/cpu/isa_check.h"  // Note [Multi-ISA kernels]
 #include "ember/cpu/unary_math.h"
 
+// In the SSE baseline GCC notes that passing these 32-byte vectors by value has an AVX-specific
+// ABI (-Wpsabi); it cannot matter here: the functions inline, each ISA level has its own copies.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace ember::cpu {
+inline namespace EMBER_ISA_NS {  // Note [Multi-ISA kernels] in isa.h
 
 using vf8 = float __attribute__((vector_size(32)));
 using vi8 = int32_t __attribute__((vector_size(32)));
@@ -46,4 +52,5 @@ inline M exp_any(M x) {
     return std::exp(x);
 }
 
+}  // namespace EMBER_ISA_NS
 }  // namespace ember::cpu

@@ -3,8 +3,9 @@
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/checked_math.h"
+#include "ember/core/dispatch.h"
+#include "ember/cpu/binary_kernels.h"
 #include "ember/cpu/complex_kernels.h"
-#include "ember/cpu/loops.h"
 #include "ember/ops/elementwise.h"
 #include "ember/ops/ops.h"
 
@@ -79,54 +80,6 @@ const char* op_name(BinaryOp op) {
 }
 bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
 
-template <typename M>
-M floor_div(M a, M b) {
-  if constexpr (std::is_integral_v<M>) {
-    M q = int_div_wrap(a, b), r = int_mod_wrap(a, b);  // Note [Integer division without traps]
-    return (r != 0 && ((a < 0) != (b < 0))) ? static_cast<M>(q - 1) : q;
-  } else {
-    if (b == 0) return a / b;
-    M mod = std::fmod(a, b);
-    M div = (a - mod) / b;
-    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-    if (div == 0) return std::copysign(M(0), a / b);
-    M fl = std::floor(div);
-    return (div - fl > M(0.5)) ? fl + 1 : fl;
-  }
-}
-template <typename M>
-M python_mod(M a, M b) {
-  if constexpr (std::is_integral_v<M>) {
-    M r = int_mod_wrap(a, b);  // Note [Integer division without traps]
-    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<M>(r + b) : r;
-  } else {
-    M r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-  }
-}
-template <typename M>
-M int_pow(M base, M exp) {
-  if constexpr (std::is_same_v<M, bool>) {
-    return exp ? base : true;
-  } else {
-    if constexpr (std::is_signed_v<M>) {
-      if (exp < 0) {  // only +-1 survive integer division; others truncate to 0 (as PyTorch)
-        if (base == 1) return 1;
-        if (base == -1) return (exp & 1) ? M(-1) : M(1);
-        return 0;
-      }
-    }
-    M result = 1;
-    while (exp > 0) {
-      if (exp & 1) result = static_cast<M>(result * base);
-      exp >>= 1;
-      base = static_cast<M>(base * base);
-    }
-    return result;
-  }
-}
-
 bool any_zero(const Tensor& t) {
   return EMBER_DISPATCH_ALL(t.dtype(), "check", [&]() -> bool {
     Tensor c = contiguous(t);
@@ -150,87 +103,9 @@ bool any_negative(const Tensor& t) {
   });
 }
 
-// out = op(a, b) with a, b and out all of type T (comparisons: out is bool). A template, so
-// `if constexpr` drops the branches that do not apply to T.
-template <typename T>
-void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
-  using M = opmath_t<T>;
-  {
-    switch (op) {
-      case BinaryOp::Add:
-      case BinaryOp::Sub: {
-        if constexpr (std::is_same_v<T, bool>) {
-          binary_loop<T, T>(it, [](M a, M b) { return a || b; });
-        } else {
-          M al = alpha.to<M>();
-          if (op == BinaryOp::Sub) al = static_cast<M>(-al);
-          if (al == M(1))
-            binary_loop<T, T>(it, [](M a, M b) { return static_cast<M>(a + b); });
-          else
-            binary_loop<T, T>(it, [al](M a, M b) { return static_cast<M>(a + al * b); });
-        }
-        break;
-      }
-      case BinaryOp::Mul:
-        if constexpr (std::is_same_v<T, bool>)
-          binary_loop<T, T>(it, [](M a, M b) { return a && b; });
-        else
-          binary_loop<T, T>(it, [](M a, M b) { return static_cast<M>(a * b); });
-        break;
-      case BinaryOp::Div:
-        if constexpr (!std::is_integral_v<M>) binary_loop<T, T>(it, [](M a, M b) { return a / b; });
-        break;
-      case BinaryOp::DivTrunc:
-        if constexpr (std::is_same_v<T, bool>)
-          binary_loop<T, T>(it, [](M a, M) { return a; });
-        else if constexpr (std::is_integral_v<M>)
-          binary_loop<T, T>(it, [](M a, M b) { return int_div_wrap(a, b); });
-        else
-          binary_loop<T, T>(it, [](M a, M b) { return std::trunc(a / b); });
-        break;
-      case BinaryOp::DivFloor:
-        if constexpr (std::is_same_v<T, bool>)
-          binary_loop<T, T>(it, [](M a, M) { return a; });
-        else
-          binary_loop<T, T>(it, [](M a, M b) { return floor_div<M>(a, b); });
-        break;
-      case BinaryOp::Remainder:
-        if constexpr (std::is_same_v<T, bool>)
-          binary_loop<T, T>(it, [](M, M) { return false; });
-        else
-          binary_loop<T, T>(it, [](M a, M b) { return python_mod<M>(a, b); });
-        break;
-      case BinaryOp::Pow:
-        if constexpr (std::is_integral_v<M>)
-          binary_loop<T, T>(it, [](M a, M b) { return int_pow<M>(a, b); });
-        else
-          binary_loop<T, T>(it, [](M a, M b) { return std::pow(a, b); });
-        break;
-      case BinaryOp::Eq:
-        binary_loop<bool, T>(it, [](M a, M b) { return a == b; });
-        break;
-      case BinaryOp::Ne:
-        binary_loop<bool, T>(it, [](M a, M b) { return a != b; });
-        break;
-      case BinaryOp::Lt:
-        binary_loop<bool, T>(it, [](M a, M b) { return a < b; });
-        break;
-      case BinaryOp::Le:
-        binary_loop<bool, T>(it, [](M a, M b) { return a <= b; });
-        break;
-      case BinaryOp::Gt:
-        binary_loop<bool, T>(it, [](M a, M b) { return a > b; });
-        break;
-      case BinaryOp::Ge:
-        binary_loop<bool, T>(it, [](M a, M b) { return a >= b; });
-        break;
-    }
-  }
-}
-
 void run_kernel(BinaryOp op, const TensorIter& it, ScalarType compute, Scalar alpha) {
   if (is_complex(compute)) return cpu::complex_binary_kernel(op, it, compute, alpha);
-  EMBER_DISPATCH_ALL(compute, op_name(op), [&] { run_kernel_t<scalar_t>(op, it, alpha); });
+  cpu::binary_kernel(op, it, compute, alpha, op_name(op));
 }
 
 void check_cast(ScalarType result, ScalarType out) {

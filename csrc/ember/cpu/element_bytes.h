@@ -1,0 +1,36 @@
+// Element moves without a dtype dispatch, for kernels that only copy elements (index ops).
+#pragma once
+#include <cstddef>
+#include <type_traits>
+
+namespace ember {
+
+template <size_t N>
+struct Bytes {
+  char b[N];
+};
+// Calls f(std::integral_constant<size_t, N>{}) for an element size N of 1, 2, 4, 8 or 16: kernels
+// that only move elements need no dtype dispatch. False (f not called) for any other size.
+template <typename F>
+bool with_element_bytes(size_t n, F&& f) {
+  switch (n) {
+    case 1:
+      f(std::integral_constant<size_t, 1>{});
+      return true;
+    case 2:
+      f(std::integral_constant<size_t, 2>{});
+      return true;
+    case 4:
+      f(std::integral_constant<size_t, 4>{});
+      return true;
+    case 8:
+      f(std::integral_constant<size_t, 8>{});
+      return true;
+    case 16:
+      f(std::integral_constant<size_t, 16>{});
+      return true;
+  }
+  return false;
+}
+
+}  // namespace ember

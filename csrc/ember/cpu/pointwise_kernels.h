@@ -1,0 +1,17 @@
+// Kernels of the binary pointwise family (ops/pointwise.cpp: maximum, fmod, bitwise ops, ...).
+#pragma once
+#include "ember/cpu/isa.h"
+#include "ember/cpu/iter.h"
+#include "ember/ops/ops.h"
+
+namespace ember::cpu {
+
+// out = op(a, b) over the iterator in dtype `compute` (bool out for the logical ops); `name`
+// names the op in the error for an unsupported dtype.
+EMBER_DECLARE_ISA_KERNEL(void, pointwise_binary_kernel,
+                         (PointwiseOp op, const TensorIter& it, ScalarType compute, const char* name))
+inline void pointwise_binary_kernel(PointwiseOp op, const TensorIter& it, ScalarType compute, const char* name) {
+  EMBER_ISA_SELECT(pointwise_binary_kernel)(op, it, compute, name);
+}
+
+}  // namespace ember::cpu

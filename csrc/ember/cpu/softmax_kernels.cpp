@@ -1,0 +1,189 @@
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h).
+#include "ember/cpu/softmax_kernels.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ember/cpu/isa_begin.h"
+#include "ember/cpu/reduce_kernels.h"
+#include "ember/cpu/vec_math.h"
+
+namespace ember::cpu {
+namespace {
+
+// One contiguous float row: y = softmax(x) or log_softmax(x).
+void float_row(const float* x, float* y, int64_t n, bool log) {
+  float m = reduce_contiguous(x, n, ExtremumOp<float, true>{});
+  vf8 acc0 = splat(0.0f), acc1 = acc0;
+  int64_t k = 0;
+  if (log) {
+    for (; k + 16 <= n; k += 16) {
+      acc0 += exp8(load8(x + k) - m);
+      acc1 += exp8(load8(x + k + 8) - m);
+    }
+    for (; k + 8 <= n; k += 8) acc0 += exp8(load8(x + k) - m);
+  } else {
+    for (; k + 16 <= n; k += 16) {
+      vf8 e0 = exp8(load8(x + k) - m), e1 = exp8(load8(x + k + 8) - m);
+      store8(y + k, e0);
+      store8(y + k + 8, e1);
+      acc0 += e0;
+      acc1 += e1;
+    }
+    for (; k + 8 <= n; k += 8) {
+      vf8 e = exp8(load8(x + k) - m);
+      store8(y + k, e);
+      acc0 += e;
+    }
+  }
+  acc0 += acc1;
+  float s = 0;
+  for (int j = 0; j < kVecF; ++j) s += acc0[j];
+  for (; k < n; ++k) {
+    float e = exp_f(x[k] - m);
+    if (!log) y[k] = e;
+    s += e;
+  }
+  if (log) {  // (x - max) - log(sum), as torch: x - (max + log(sum)) loses log(sum) next to a huge max
+    float lg = std::log(s);
+    k = 0;
+    for (; k + 8 <= n; k += 8) store8(y + k, (load8(x + k) - m) - lg);
+    for (; k < n; ++k) y[k] = (x[k] - m) - lg;
+  } else {
+    float inv = 1.0f / s;
+    k = 0;
+    for (; k + 8 <= n; k += 8) store8(y + k, load8(y + k) * inv);
+    for (; k < n; ++k) y[k] *= inv;
+  }
+}
+
+// One contiguous row of another type, computed in M (float for 16-bit floats, double for double).
+template <typename T>
+void generic_row(const T* x, T* y, int64_t n, bool log, std::vector<float>& buf) {
+  if constexpr (std::is_same_v<T, float>) {
+    float_row(x, y, n, log);
+  } else if constexpr (std::is_same_v<opmath_t<T>, float>) {
+    buf.resize(2 * n);
+    for (int64_t k = 0; k < n; ++k) buf[k] = static_cast<float>(x[k]);
+    float_row(buf.data(), buf.data() + n, n, log);
+    for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>(buf[n + k]);
+  } else {
+    using M = opmath_t<T>;
+    M m = reduce_contiguous(x, n, ExtremumOp<T, true>{});
+    M s = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      M e = std::exp(static_cast<M>(x[k]) - m);
+      if (!log) y[k] = static_cast<T>(e);
+      s += e;
+    }
+    if (log) {
+      M lg = std::log(s);
+      for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>((static_cast<M>(x[k]) - m) - lg);
+    } else {
+      M inv = M(1) / s;
+      for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>(static_cast<M>(y[k]) * inv);
+    }
+  }
+}
+
+// A tile of `len` (<= 64) float columns of an (R, inner) block: 8 columns per vector, all of a
+// row's vectors side by side so every row access reads contiguous memory.
+void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t len, bool log) {
+  constexpr int kMaxVecs = 8;
+  int nv = static_cast<int>(len / kVecF);
+  vf8 m[kMaxVecs], s[kMaxVecs];
+  for (int v = 0; v < nv; ++v) m[v] = splat(-std::numeric_limits<float>::infinity()), s[v] = splat(0.0f);
+  for (int64_t r = 0; r < R; ++r)
+    for (int v = 0; v < nv; ++v) m[v] = max_nan(m[v], load8(xb + r * inner + v * 8));
+  for (int64_t r = 0; r < R; ++r)
+    for (int v = 0; v < nv; ++v) {
+      vf8 e = exp8(load8(xb + r * inner + v * 8) - m[v]);
+      if (!log) store8(yb + r * inner + v * 8, e);
+      s[v] += e;
+    }
+  for (int v = 0; v < nv; ++v) {
+    if (log) {
+      for (int j = 0; j < kVecF; ++j) s[v][j] = std::log(s[v][j]);
+    } else {
+      s[v] = 1.0f / s[v];
+    }
+  }
+  for (int64_t r = 0; r < R; ++r)
+    for (int v = 0; v < nv; ++v) {
+      float* out = yb + r * inner + v * 8;
+      store8(out, log ? (load8(xb + r * inner + v * 8) - m[v]) - s[v] : load8(out) * s[v]);
+    }
+  // Leftover columns one by one.
+  for (int64_t j = nv * 8; j < len; ++j) {
+    float mx = -std::numeric_limits<float>::infinity(), sum = 0;
+    for (int64_t r = 0; r < R; ++r) {
+      float v = xb[r * inner + j];
+      mx = (mx > v || mx != mx) ? mx : v;
+    }
+    for (int64_t r = 0; r < R; ++r) {
+      float e = exp_f(xb[r * inner + j] - mx);
+      if (!log) yb[r * inner + j] = e;
+      sum += e;
+    }
+    float lg = std::log(sum), inv = 1.0f / sum;
+    for (int64_t r = 0; r < R; ++r) yb[r * inner + j] = log ? (xb[r * inner + j] - mx) - lg : yb[r * inner + j] * inv;
+  }
+}
+
+template <typename T>
+void softmax_t(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool log) {
+  using M = opmath_t<T>;
+  if (outer == 0 || R == 0 || inner == 0) return;
+  if (inner == 1) {
+    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+      std::vector<float> buf;
+      for (int64_t o = b; o < e; ++o) generic_row(x + o * R, y + o * R, R, log, buf);
+    });
+    return;
+  }
+  // Columns: a tile of `inner` positions is reduced over R at once (contiguous along the tile).
+  constexpr int64_t kTile = 64;
+  int64_t tiles = (inner + kTile - 1) / kTile;
+  ExtremumOp<T, true> mx;
+  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / (R * kTile)), [&](int64_t b, int64_t e) {
+    M m[kTile], s[kTile];
+    for (int64_t w = b; w < e; ++w) {
+      int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
+      const T* xb = x + o * R * inner + j0;
+      T* yb = y + o * R * inner + j0;
+      if constexpr (std::is_same_v<T, float>) {
+        float_columns(xb, yb, R, inner, len, log);
+        continue;
+      }
+      for (int64_t j = 0; j < len; ++j) m[j] = mx.init(), s[j] = 0;
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < len; ++j) m[j] = mx.step(m[j], xb[r * inner + j]);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < len; ++j) {
+          M ev = exp_any<M>(static_cast<M>(xb[r * inner + j]) - m[j]);
+          if (!log) yb[r * inner + j] = static_cast<T>(ev);
+          s[j] += ev;
+        }
+      if (log)
+        for (int64_t j = 0; j < len; ++j) s[j] = std::log(s[j]);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < len; ++j) {
+          T& out = yb[r * inner + j];
+          out = log ? static_cast<T>((static_cast<M>(xb[r * inner + j]) - m[j]) - s[j])
+                    : static_cast<T>(static_cast<M>(out) / s[j]);
+        }
+    }
+  });
+}
+
+}  // namespace
+
+void EMBER_ISA_KERNEL(softmax_kernel)(const Tensor& x, Tensor& y, int64_t outer, int64_t R, int64_t inner, bool log,
+                                      const char* name) {
+  EMBER_DISPATCH_FLOAT(x.dtype(), name,
+                       [&] { softmax_t(x.data<scalar_t>(), y.data<scalar_t>(), outer, R, inner, log); });
+}
+
+}  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"

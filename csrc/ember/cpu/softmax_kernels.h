@@ -1,0 +1,19 @@
+// Softmax and log-softmax over the (outer, R, inner) layout of Note [Reduction layout]
+// (ops/reduce_utils.h), for ops/softmax.cpp.
+#pragma once
+#include "ember/cpu/isa.h"
+#include "ember/core/tensor.h"
+
+namespace ember::cpu {
+
+// y = softmax(x) (log_softmax when `log`) over R for each (outer, inner) position; x and y are
+// contiguous of one floating dtype. `name` names the kernel in the error for another dtype.
+EMBER_DECLARE_ISA_KERNEL(void, softmax_kernel,
+                         (const Tensor& x, Tensor& y, int64_t outer, int64_t R, int64_t inner, bool log,
+                          const char* name))
+inline void softmax_kernel(const Tensor& x, Tensor& y, int64_t outer, int64_t R, int64_t inner, bool log,
+                           const char* name) {
+  EMBER_ISA_SELECT(softmax_kernel)(x, y, outer, R, inner, log, name);
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,98 @@
+"""Kernel levels (Note [Multi-ISA kernels] in csrc/ember/cpu/isa.h): every level the CPU supports
+gives the same results, exactly for integers, bools, masks and random bits, and within float
+rounding for floats (FMA contraction and vector tails change last bits only)."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+import ember
+
+LEVELS = ["DEFAULT", "AVX2", "AVX512"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def supported_levels():
+    best = ember._C._get_cpu_capability_supported()
+    return LEVELS[: LEVELS.index(best) + 1]
+
+
+def run_probe(level, extra_env=None):
+    env = dict(os.environ, EMBER_CPU_CAPABILITY=level.lower(), **(extra_env or {}))
+    r = subprocess.run([sys.executable, os.path.join(HERE, "isa_probe.py")], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout), r.stderr
+
+
+# Relative tolerance per float dtype: a few units in the last place.
+RTOL = {"float32": 4e-6, "float64": 1e-14, "float16": 2e-3, "bfloat16": 1.6e-2, "complex64": 4e-6,
+        "complex128": 1e-14}
+
+
+def compare(a, b, rtol, path):
+    if isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            compare(x, y, rtol, f"{path}[{i}]")
+        return
+    if isinstance(a, float) or isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            assert math.isnan(a) and math.isnan(b), f"{path}: {a} vs {b}"
+        else:
+            assert a == b or abs(a - b) <= rtol * max(abs(a), abs(b)) + 1e-300, f"{path}: {a} vs {b}"
+        return
+    assert a == b, f"{path}: {a} vs {b}"  # ints and bools: exact
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {level: run_probe(level)[0] for level in supported_levels()}
+
+
+def test_forced_level_is_reported(results):
+    for level, r in results.items():
+        assert r["capability"] == level
+
+
+def test_default_level_is_the_best_supported():
+    assert ember.backends.cpu.get_cpu_capability() in LEVELS
+    if "EMBER_CPU_CAPABILITY" not in os.environ:
+        assert ember.backends.cpu.get_cpu_capability() == ember._C._get_cpu_capability_supported()
+
+
+def test_levels_agree(results):
+    levels = list(results)
+    if len(levels) < 2:
+        pytest.skip("this CPU supports only the baseline kernels")
+    ref = results[levels[0]]
+    for level in levels[1:]:
+        got = results[level]
+        assert got.keys() == ref.keys()
+        for name in ref:
+            if name == "capability":
+                continue
+            dt, want = ref[name]
+            dt2, have = got[name]
+            assert dt == dt2, name
+            short = dt.split(".")[-1]
+            exact = name in ("rand", "randint", "bernoulli") or short not in RTOL
+            compare(have, want, 0.0 if exact else RTOL[short], f"{level}:{name}")
+
+
+def test_level_above_the_cpu_is_clamped_with_a_warning():
+    best = ember._C._get_cpu_capability_supported()
+    if best == "AVX512":
+        pytest.skip("no level above this CPU's")
+    out, err = run_probe("AVX512")
+    assert out["capability"] == best
+    assert "not supported by this CPU" in err
+
+
+def test_unknown_level_is_ignored_with_a_warning():
+    out, err = run_probe("sse9")
+    assert out["capability"] == ember._C._get_cpu_capability_supported()
+    assert "ignoring EMBER_CPU_CAPABILITY" in err
