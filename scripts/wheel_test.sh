@@ -4,7 +4,8 @@
 # under qemu-user's emulated CPUs (Haswell: AVX2 without AVX-512; Nehalem: the x86-64-v2
 # baseline), where an instruction the CPU lacks is a SIGILL. Called by scripts/test.sh.
 #
-# The wheel builds in build-wheel/ (beside build/, so ccache reuses the main build's objects).
+# The wheel builds in build-wheel/, at the same depth as build/, so ccache (CCACHE_BASEDIR makes
+# paths relative to the build dir) reuses the main build's objects.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -14,9 +15,9 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 
 rm -rf "$W/dist" "$W/wheelhouse" "$W/venv"
 echo "-- pip wheel"
-$PY -m pip wheel . --no-deps --no-build-isolation -q -w "$W/dist" --config-settings=build-dir="$W/cmake"
+$PY -m pip wheel . --no-deps --no-build-isolation -q -w "$W/dist" --config-settings=build-dir="$W"
 echo "-- auditwheel repair"
-$PY -m auditwheel repair -q -w "$W/wheelhouse" "$W"/dist/ember-*.whl
+$PY -m auditwheel repair -w "$W/wheelhouse" "$W"/dist/ember-*.whl 2>&1 | tail -n 1
 wheel=$(ls "$W"/wheelhouse/ember-*.whl)
 echo "   $(basename "$wheel")"
 
