@@ -89,7 +89,7 @@ void compress_rows(const uint8_t* m, const char* src, char* dst, const std::vect
 }  // namespace
 
 bool EMBER_ISA_KERNEL(compress_rows_kernel)(size_t element_size, const uint8_t* m, const char* src, char* dst,
-                                           const std::vector<int64_t>& start, int64_t cs, int64_t n) {
+                                            const std::vector<int64_t>& start, int64_t cs, int64_t n) {
   return with_element_bytes(element_size,
                             [&](auto bytes) { compress_rows<decltype(bytes)::value>(m, src, dst, start, cs, n); });
 }

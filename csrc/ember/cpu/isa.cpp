@@ -48,8 +48,9 @@ CpuCapability choose() {
   }
 #ifdef EMBER_SINGLE_ISA
   if (want != best)
-    std::fprintf(stderr, "ember: ignoring EMBER_CPU_CAPABILITY=%s: this build (EMBER_NATIVE) has one kernel level, %s\n",
-                 env, cpu_capability_name(best));
+    std::fprintf(stderr,
+                 "ember: ignoring EMBER_CPU_CAPABILITY=%s: this build (EMBER_NATIVE) has one kernel level, %s\n", env,
+                 cpu_capability_name(best));
   return best;
 #else
   if (static_cast<int>(want) > static_cast<int>(best)) {

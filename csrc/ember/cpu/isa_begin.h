@@ -37,5 +37,6 @@
 #pragma GCC push_options
 // x86-64-v4's features, with 256-bit vectors (AVX-512VL gives them masks and 32 registers), as
 // GCC's tuning for most AVX-512 CPUs prefers: 512-bit ones lower the clock on several Intel CPUs.
-#pragma GCC target("avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe,avx512f,avx512bw,avx512cd,avx512dq,avx512vl,prefer-vector-width=256")
+#pragma GCC target( \
+    "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe,avx512f,avx512bw,avx512cd,avx512dq,avx512vl,prefer-vector-width=256")
 #endif

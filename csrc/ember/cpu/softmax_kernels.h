@@ -1,8 +1,8 @@
 // Softmax and log-softmax over the (outer, R, inner) layout of Note [Reduction layout]
 // (ops/reduce_utils.h), for ops/softmax.cpp.
 #pragma once
-#include "ember/cpu/isa.h"
 #include "ember/core/tensor.h"
+#include "ember/cpu/isa.h"
 
 namespace ember::cpu {
 
