@@ -3,6 +3,7 @@
 #include "ember/core/allocator.h"
 #include "ember/core/checked_math.h"
 #include "ember/core/dtype.h"
+#include "ember/core/mem_overlap.h"
 #include "ember/core/parallel.h"
 #include "ember/core/scalar.h"
 #include "ember/core/shared_memory.h"

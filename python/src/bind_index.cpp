@@ -33,13 +33,19 @@ nb::tuple to_tuple(const TensorVec& v) {
   for (const Tensor& t : v) l.append(nb::cast(t));
   return nb::tuple(l);
 }
-Tensor with_out(const Tensor& r, nb::handle out, const char* op) {
+// Writes r into out= (resized). `disjoint` inputs may not share memory with it at all,
+// `no_partial` ones not in part (Note [Memory overlap]), as torch checks for these ops.
+Tensor with_out(const Tensor& r, nb::handle out, const char* op, const TensorVec& disjoint = {},
+                const TensorVec& no_partial = {}) {
   if (out.is_none()) return r;
   Tensor o = nb::cast<Tensor>(out);
   EMBER_CHECK(!(GradMode::is_enabled() && autograd::requires_grad(r)), op,
               "(): functions with out=... arguments don't support automatic differentiation, but one of the "
               "arguments requires grad.");
   resize_(o, r.sizes());
+  assert_no_internal_overlap(o);
+  for (const Tensor& t : disjoint) assert_no_overlap(o, t);
+  for (const Tensor& t : no_partial) assert_no_partial_overlap(o, t);
   copy_(o, r);
   return o;
 }
@@ -62,9 +68,14 @@ Tensor long_index(nb::handle h) {
 
 // In-place form of an out-of-place op: `compute` runs after the leaf check; its result is
 // written into self and, under autograd, becomes self's history (Note [In-place under autograd]).
+// Self may not have internal overlap nor share memory with the `disjoint` operands (torch's
+// rule for ops that read them while writing self in an order of their own).
 template <typename F>
-nb::object inplace(nb::handle self_h, std::initializer_list<const Tensor*> others, const char* op, F compute) {
+nb::object inplace(nb::handle self_h, std::initializer_list<const Tensor*> others, const char* op, F compute,
+                   std::initializer_list<const Tensor*> disjoint = {}) {
   Tensor& self = nb::cast<Tensor&>(self_h);
+  assert_no_internal_overlap(self);
+  for (const Tensor* t : disjoint) assert_no_overlap(self, *t);
   bool needs = autograd::inplace_needs_grad(self, others);
   if (needs) autograd::check_inplace(self, true);
   Tensor r = compute(self);
@@ -155,26 +166,38 @@ void bind_index(nb::module_& m) {
     m.def(
         name,
         [](nb::handle ts, int64_t dim, nb::handle out) {
-          return with_out(cat(tensor_list(ts, "cat"), dim), out, "cat");
+          TensorVec v = tensor_list(ts, "cat");
+          return with_out(cat(v, dim), out, "cat", v);
         },
         nb::arg("tensors"), nb::arg("dim") = 0, nb::kw_only(), nb::arg("out") = none);
   m.def(
       "stack",
       [](nb::handle ts, int64_t dim, nb::handle out) {
-        return with_out(stack(tensor_list(ts, "stack"), dim), out, "stack");
+        TensorVec v = tensor_list(ts, "stack");
+        return with_out(stack(v, dim), out, "stack", v);
       },
       nb::arg("tensors"), nb::arg("dim") = 0, nb::kw_only(), nb::arg("out") = none);
   m.def(
       "hstack",
-      [](nb::handle ts, nb::handle out) { return with_out(hstack(tensor_list(ts, "hstack")), out, "hstack"); },
+      [](nb::handle ts, nb::handle out) {
+        TensorVec v = tensor_list(ts, "hstack");
+        return with_out(hstack(v), out, "hstack", v);
+      },
       nb::arg("tensors"), nb::kw_only(), nb::arg("out") = none);
   for (const char* name : {"vstack", "row_stack"})
     m.def(
-        name, [](nb::handle ts, nb::handle out) { return with_out(vstack(tensor_list(ts, "vstack")), out, "vstack"); },
+        name,
+        [](nb::handle ts, nb::handle out) {
+          TensorVec v = tensor_list(ts, "vstack");
+          return with_out(vstack(v), out, "vstack", v);
+        },
         nb::arg("tensors"), nb::kw_only(), nb::arg("out") = none);
   m.def(
       "dstack",
-      [](nb::handle ts, nb::handle out) { return with_out(dstack(tensor_list(ts, "dstack")), out, "dstack"); },
+      [](nb::handle ts, nb::handle out) {
+        TensorVec v = tensor_list(ts, "dstack");
+        return with_out(dstack(v), out, "dstack", v);
+      },
       nb::arg("tensors"), nb::kw_only(), nb::arg("out") = none);
   m.def("broadcast_tensors",
         [](nb::args args) { return to_tuple(broadcast_tensors(tensors_varargs(args, "broadcast_tensors"))); });
@@ -320,14 +343,14 @@ void bind_index(nb::module_& m) {
   m.def(
       "index_select",
       [](const Tensor& t, int64_t dim, const Tensor& ix, nb::handle out) {
-        return with_out(index_select(t, dim, ix), out, "index_select");
+        return with_out(index_select(t, dim, ix), out, "index_select", {t, ix});
       },
       nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::kw_only(), nb::arg("out") = none);
   cls.def("index_select", &index_select, nb::arg("dim"), nb::arg("index"));
   m.def(
       "gather",
       [](const Tensor& t, int64_t dim, const Tensor& ix, bool, nb::handle out) {
-        return with_out(gather(t, dim, ix), out, "gather");
+        return with_out(gather(t, dim, ix), out, "gather", {t}, {ix});
       },
       nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::kw_only(), nb::arg("sparse_grad") = false,
       nb::arg("out") = none);
@@ -357,7 +380,7 @@ void bind_index(nb::module_& m) {
       [scatter_f](nb::handle self, int64_t dim, const Tensor& ix, nb::handle src, nb::handle value, nb::handle reduce) {
         Tensor s = nb::isinstance<Tensor>(src) ? nb::cast<Tensor>(src) : Tensor();
         return inplace(self, {&s}, "scatter_",
-                       [&](const Tensor& t) { return scatter_f(t, dim, ix, src, value, reduce); });
+                       [&](const Tensor& t) { return scatter_f(t, dim, ix, src, value, reduce); }, {&ix, &s});
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("src") = none, nb::arg("value") = none, nb::kw_only(),
       nb::arg("reduce") = none);
@@ -370,7 +393,8 @@ void bind_index(nb::module_& m) {
   cls.def(
       "scatter_add_",
       [sadd](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src) {
-        return inplace(self, {&src}, "scatter_add_", [&](const Tensor& t) { return sadd(t, dim, ix, src); });
+        return inplace(self, {&src}, "scatter_add_", [&](const Tensor& t) { return sadd(t, dim, ix, src); },
+                       {&ix, &src});
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("src"));
   auto sred = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src, const std::string& reduce,
@@ -386,7 +410,7 @@ void bind_index(nb::module_& m) {
       "scatter_reduce_",
       [sred](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src, const std::string& reduce, bool inc) {
         return inplace(self, {&src}, "scatter_reduce_",
-                       [&](const Tensor& t) { return sred(t, dim, ix, src, reduce, inc); });
+                       [&](const Tensor& t) { return sred(t, dim, ix, src, reduce, inc); }, {&ix, &src});
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::arg("reduce"), nb::kw_only(),
       nb::arg("include_self") = true);
@@ -403,7 +427,8 @@ void bind_index(nb::module_& m) {
   cls.def(
       "index_add_",
       [iadd](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src, nb::handle alpha) {
-        return inplace(self, {&src}, "index_add_", [&](const Tensor& t) { return iadd(t, dim, ix, src, alpha); });
+        return inplace(self, {&src}, "index_add_", [&](const Tensor& t) { return iadd(t, dim, ix, src, alpha); },
+                       {&ix, &src});
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1);
   auto icopy = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src) {
@@ -418,7 +443,8 @@ void bind_index(nb::module_& m) {
   cls.def(
       "index_copy_",
       [icopy](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src) {
-        return inplace(self, {&src}, "index_copy_", [&](const Tensor& t) { return icopy(t, dim, ix, src); });
+        return inplace(self, {&src}, "index_copy_", [&](const Tensor& t) { return icopy(t, dim, ix, src); },
+                       {&ix, &src});
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("source"));
   auto ifill = [](const Tensor& t, int64_t dim, const Tensor& ix, nb::handle value) {
@@ -468,7 +494,7 @@ void bind_index(nb::module_& m) {
   m.def(
       "masked_select",
       [](const Tensor& t, const Tensor& mask, nb::handle out) {
-        return with_out(masked_select(t, mask), out, "masked_select");
+        return with_out(masked_select(t, mask), out, "masked_select", {t, mask});
       },
       nb::arg("input"), nb::arg("mask"), nb::kw_only(), nb::arg("out") = none);
   cls.def("masked_select", &masked_select, nb::arg("mask"));
@@ -481,7 +507,10 @@ void bind_index(nb::module_& m) {
       },
       nb::arg("mask"), nb::arg("source"));
   m.def(
-      "take", [](const Tensor& t, const Tensor& ix, nb::handle out) { return with_out(take(t, ix), out, "take"); },
+      "take",
+      [](const Tensor& t, const Tensor& ix, nb::handle out) {
+        return with_out(take(t, ix), out, "take", {t, ix});
+      },
       nb::arg("input"), nb::arg("index"), nb::kw_only(), nb::arg("out") = none);
   cls.def("take", &take, nb::arg("index"));
   auto tad = [](const Tensor& t, const Tensor& ix, nb::handle dim) { return take_along_dim(t, ix, opt_int(dim)); };
@@ -492,7 +521,7 @@ void bind_index(nb::module_& m) {
   cls.def(
       "put_",
       [](nb::handle self, const Tensor& ix, const Tensor& src, bool acc) {
-        return inplace(self, {&src}, "put_", [&](const Tensor& t) { return put(t, ix, src, acc); });
+        return inplace(self, {&src}, "put_", [&](const Tensor& t) { return put(t, ix, src, acc); }, {&ix, &src});
       },
       nb::arg("index"), nb::arg("source"), nb::arg("accumulate") = false);
 

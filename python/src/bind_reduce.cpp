@@ -24,8 +24,10 @@ nb::object named(const char* type, nb::handle a, nb::handle b) {
 }
 
 // Writes r into the out= tensor (resized to r's shape, cast to its dtype); returns r, or the
-// out object itself (so `sum(x, out=o) is o`, as in torch).
-nb::object write_out(nb::handle out, const Tensor& r, const char* name, bool any_dtype = false) {
+// out object itself (so `sum(x, out=o) is o`, as in torch). Scans pass their input as
+// `no_partial`: like torch's, they refuse an out= that partly overlaps it (Note [Memory overlap]).
+nb::object write_out(nb::handle out, const Tensor& r, const char* name, bool any_dtype = false,
+                     const Tensor& no_partial = Tensor()) {
   if (out.is_none()) return nb::cast(r);
   Tensor o = nb::cast<Tensor>(out);
   EMBER_CHECK(!(autograd::GradMode::is_enabled() && autograd::requires_grad(r)), name,
@@ -45,6 +47,7 @@ nb::object write_out(nb::handle out, const Tensor& r, const char* name, bool any
     }
     resize_(o, r.sizes());
   }
+  if (no_partial.defined()) assert_no_partial_overlap(o, no_partial);
   autograd::NoGradGuard ng;
   copy_(o, r);
   return nb::borrow(out);
@@ -408,7 +411,7 @@ void bind_reduce(nb::module_& m) {
     m.def(
         name,
         [f, name](const Tensor& t, int64_t dim, nb::handle dtype, nb::handle out) {
-          return write_out(out, f(t, dim, dtype_or_out(dtype, out)), name);
+          return write_out(out, f(t, dim, dtype_or_out(dtype, out)), name, false, t);
         },
         nb::arg("input"), nb::arg("dim"), nb::kw_only(), nb::arg("dtype") = none, nb::arg("out") = none);
     cls.def(
@@ -452,7 +455,9 @@ void bind_reduce(nb::module_& m) {
   }
   m.def(
       "logcumsumexp",
-      [](const Tensor& t, int64_t dim, nb::handle out) { return write_out(out, logcumsumexp(t, dim), "logcumsumexp"); },
+      [](const Tensor& t, int64_t dim, nb::handle out) {
+        return write_out(out, logcumsumexp(t, dim), "logcumsumexp", false, t);
+      },
       nb::arg("input"), nb::arg("dim"), nb::kw_only(), nb::arg("out") = none);
   cls.def(
       "logcumsumexp", [](const Tensor& t, int64_t dim) { return logcumsumexp(t, dim); }, nb::arg("dim"));

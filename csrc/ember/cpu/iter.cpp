@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ember/core/mem_overlap.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/ops.h"
 
@@ -54,7 +55,7 @@ Shape layout_permutation(const Tensor& t, IntArrayRef shape) {
 }  // namespace
 
 TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, ScalarType out_dtype, const char* op_name,
-                       bool resize_out) {
+                       bool resize_out, bool check_mem_overlap) {
   EMBER_CHECK(inputs.size() + 1 <= kMaxOperands, "too many operands");
   // Broadcast shape; the common case (all shapes equal) copies nothing.
   const Shape* same = inputs.size() ? &inputs.begin()->sizes() : &out.sizes();
@@ -74,10 +75,16 @@ TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, Scalar
       out = empty_permuted(shape, layout_permutation(*like, shape), out_dtype);
     else
       out = empty(shape, out_dtype);
-  } else if (out.sizes() != shape) {
-    EMBER_CHECK(resize_out, "output with shape ", out.shape_str(), " doesn't match the broadcast shape ",
-                ember::shape_str(shape));
-    resize_(out, shape);
+  } else {
+    if (out.sizes() != shape) {
+      EMBER_CHECK(resize_out, "output with shape ", out.shape_str(), " doesn't match the broadcast shape ",
+                  ember::shape_str(shape));
+      resize_(out, shape);
+    }
+    if (check_mem_overlap) {
+      assert_no_internal_overlap(out);
+      for (const Tensor& t : inputs) assert_no_partial_overlap(out, t);
+    }
   }
 
   ntensors_ = static_cast<int>(inputs.size()) + 1;

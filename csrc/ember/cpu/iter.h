@@ -33,9 +33,11 @@ class TensorIter {
   static constexpr int kMaxDims = 25;  // fixed arrays: building an iterator allocates nothing
 
   // `out` undefined: allocated with out_dtype in the broadcast shape, laid out like the
-  // inputs. Defined: must have the broadcast shape (resized first when `resize_out`).
+  // inputs. Defined: must have the broadcast shape (resized first when `resize_out`), and
+  // unless `check_mem_overlap` is false (fill_: idempotent) it may neither have internal
+  // overlap nor partly overlap an input (Note [Memory overlap]).
   TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, ScalarType out_dtype, const char* op_name,
-             bool resize_out = false);
+             bool resize_out = false, bool check_mem_overlap = true);
 
   int64_t numel() const { return numel_; }
   int ntensors() const { return ntensors_; }

@@ -174,6 +174,7 @@ Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, 
   if (inplace || out.defined()) {
     check_cast(result, out.dtype());
     if (out.dtype() != result) {  // compute in the result type, then convert into out
+      check_elementwise_overlap(out, {&a, &b});
       Tensor tmp;
       if (inplace) {
         TensorIter it(tmp, {ca, cb}, result, name);
@@ -268,6 +269,7 @@ Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, bool
   if (inplace && a.impl()->view_made_no_grad) check_no_grad_view_inplace(a, {&b});
   if (is_differentiable(op) && needs_history({&a, &b})) {
     if (inplace) {
+      check_elementwise_overlap(a, {&b});
       check_inplace(a, true);
       Tensor prev = clone(a);
       Tensor r = binary_op(op, prev, b, Tensor(), false, alpha);

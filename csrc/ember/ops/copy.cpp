@@ -8,6 +8,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/checked_math.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/mem_overlap.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/iter.h"
 #include "ember/ops/ops.h"
@@ -88,36 +89,6 @@ void copy_into(Tensor& dst, const Tensor& src) {
     warn_once("Casting complex values to real discards the imaginary part");
   TensorIter it(dst, {src}, dst.dtype(), "copy_");
   copy_kernel(it, dst.dtype(), src.dtype());
-}
-
-// Whether some element of t is reachable through two different indices (PyTorch's
-// has_internal_overlap: only "certainly yes" counts, i.e. a zero stride on a dim longer than 1).
-bool has_internal_overlap(const Tensor& t) {
-  if (is_non_overlapping_and_dense(t)) return false;
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.strides()[d] == 0 && t.sizes()[d] > 1) return true;
-  return false;
-}
-
-std::pair<const char*, const char*> byte_range(const Tensor& t) {
-  int64_t hi = 0;
-  for (int64_t d = 0; d < t.dim(); ++d) hi += (t.sizes()[d] - 1) * t.strides()[d];
-  const char* p = static_cast<const char*>(t.data_ptr());
-  return {p, p + (hi + 1) * static_cast<int64_t>(t.element_size())};
-}
-
-enum class Overlap { No, Full, Partial, TooHard };
-
-// PyTorch's get_overlap_status: exact answers only for dense layouts.
-Overlap overlap_status(const Tensor& a, const Tensor& b) {
-  if (a.is_same(b)) return Overlap::Full;
-  if (a.numel() == 0 || b.numel() == 0) return Overlap::No;
-  if (a.impl()->storage().get() != b.impl()->storage().get()) return Overlap::No;
-  if (!is_non_overlapping_and_dense(a) || !is_non_overlapping_and_dense(b)) return Overlap::TooHard;
-  auto [a0, a1] = byte_range(a);
-  auto [b0, b1] = byte_range(b);
-  if (a0 == b0 && a1 == b1) return a.strides() == b.strides() ? Overlap::Full : Overlap::Partial;
-  return a0 < b1 && b0 < a1 ? Overlap::Partial : Overlap::No;
 }
 
 // Strides for a dense tensor whose dims are ordered like t's (Note [Preserve format]).
@@ -272,7 +243,7 @@ void fill_raw(Tensor& t, T v) {
     T* p = t.data<T>();
     parallel_for(0, t.numel(), 4 * kGrainSize, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
   } else {
-    TensorIter it(t, {}, t.dtype(), "fill_");
+    TensorIter it(t, {}, t.dtype(), "fill_", false, /*check_mem_overlap=*/false);
     it.for_each([v](char** d, const int64_t* s, int64_t n) {
       for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(d[0] + k * s[0]) = v;
     });
@@ -307,30 +278,6 @@ std::string_view memory_format_name(MemoryFormat f) {
   return "?";
 }
 
-// PyTorch's is_non_overlapping_and_dense: ordering dims by stride (size-1 dims last), each
-// stride must be the product of the sizes inside it.
-bool is_non_overlapping_and_dense(const Tensor& t) {
-  if (t.is_contiguous()) return true;
-  const Shape& sizes = t.sizes();
-  const Shape& strides = t.strides();
-  int64_t n = t.dim();
-  if (n == 1) return sizes[0] < 2 || strides[0] == 1;
-  Shape perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
-    if (sizes[a] < 2) return false;
-    if (sizes[b] < 2) return true;
-    return strides[a] < strides[b];
-  });
-  int64_t require = 1;
-  for (int64_t d : perm) {
-    if (sizes[d] < 2) return true;
-    if (strides[d] != require) return false;
-    require *= sizes[d];
-  }
-  return true;
-}
-
 // Note [Preserve format]
 // clone(), to() and every copy that "keeps the layout" allocate like PyTorch's preserve_format:
 // a dense non-overlapping input's strides are reused as they are; any other input gets dense
@@ -362,15 +309,11 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
     Shape b = broadcast_shapes(dst.sizes(), src.sizes(), "copy_");
     EMBER_CHECK(b == dst.sizes(), "output with shape ", dst.shape_str(), " doesn't match the broadcast shape ",
                 shape_str(b));
-    EMBER_CHECK(!has_internal_overlap(dst),
-                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-                "location. Please clone() the tensor before performing the operation.");
-    Overlap ov = overlap_status(dst, src);
-    EMBER_CHECK(ov != Overlap::Partial,
-                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                "single memory location. Please clone() the tensor before performing the operation.");
+    assert_no_internal_overlap(dst);
+    MemOverlapStatus ov = get_overlap_status(dst, src);
+    if (ov == MemOverlapStatus::Partial) detail::throw_partial_overlap();
     Tensor s = src;
-    if (ov == Overlap::TooHard) {
+    if (ov == MemOverlapStatus::TooHard) {
       // PyTorch does not look further here and the result depends on its loop order; ember
       // reads through a copy when the byte ranges meet, which gives the element-wise result.
       auto [d0, d1] = byte_range(dst);
@@ -464,9 +407,7 @@ void check_number_fits(const Tensor& value, ScalarType dtype) {
 Tensor& fill_(Tensor& t, const Tensor& value) {
   EMBER_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
               " dimensions.");
-  EMBER_CHECK(!has_internal_overlap(t),
-              "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-              "location. Please clone() the tensor before performing the operation.");
+  assert_no_internal_overlap(t);
   Tensor v = to_dtype(value, t.dtype());  // converts like copy_ (wrapping), not like a number
   EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "fill_", [&] { fill_raw<scalar_t>(t, *v.data<scalar_t>()); });
   t.bump_version();

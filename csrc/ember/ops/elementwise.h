@@ -5,6 +5,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/core/mem_overlap.h"
 #include "ember/cpu/iter.h"
 #include "ember/ops/ops.h"
 
@@ -31,6 +32,8 @@ Tensor run(const char* name, std::initializer_list<Tensor> inputs, ScalarType re
   }
   check_cast(result, out.dtype());
   if (out.dtype() != result) {  // compute in the result type, then convert into out
+    assert_no_internal_overlap(out);
+    for (const Tensor& t : inputs) assert_no_partial_overlap(out, t);
     Tensor tmp;
     TensorIter it(tmp, inputs, result, name);
     if (inplace)
@@ -50,9 +53,11 @@ Tensor run(const char* name, std::initializer_list<Tensor> inputs, ScalarType re
 }
 
 // Note [In-place under autograd]: runs f(prev) out of place on a clone of self (recording as
-// usual), copies the data back without recording and makes f's node self's history.
+// usual), copies the data back without recording and makes f's node self's history. `inputs`
+// are the op's other operands, checked for overlap with self first (Note [Memory overlap]).
 template <typename F>
-Tensor inplace_with_grad(Tensor self, const F& f) {
+Tensor inplace_with_grad(Tensor self, const F& f, std::initializer_list<const Tensor*> inputs = {}) {
+  check_elementwise_overlap(self, inputs);
   autograd::check_inplace(self, true);
   Tensor prev = clone(self);
   Tensor r = f(prev);

@@ -9,6 +9,7 @@
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/mem_overlap.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/element_bytes.h"
 #include "ember/cpu/index_kernels.h"
@@ -930,6 +931,9 @@ Tensor index_put_reduce(const Tensor& t, const TensorVec& indices, const Tensor&
 }
 
 Tensor& index_put_(Tensor& t, const TensorVec& indices, const Tensor& values, bool accumulate) {
+  // Expanded targets are allowed (torch only warns); aliasing the values or an index is not.
+  assert_no_overlap(t, values);
+  for (const Tensor& ix : indices) assert_no_overlap(t, ix);
   if (inplace_needs_history(t, {&values})) {
     check_inplace(t, true);
     Tensor r = index_put(clone(t), indices, values, accumulate);

@@ -203,7 +203,7 @@ Tensor ternary_driver(const char* name, const Tensor& self, std::initializer_lis
   if (inplace && self.impl()->view_made_no_grad) autograd::check_no_grad_view_inplace(self, inputs);
   bool grad = autograd::needs_history(inputs);
   if (!grad) return raw(std::move(out), inplace);
-  if (inplace) return ew::inplace_with_grad(self, redo);
+  if (inplace) return ew::inplace_with_grad(self, redo, inputs);
   ew::check_no_out_grad(name, out, inputs);
   Tensor r = raw(Tensor(), false);
   record(r);
@@ -218,7 +218,7 @@ Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out
   const Info inf = info(op);
   if (inplace && a.impl()->view_made_no_grad) autograd::check_no_grad_view_inplace(a, {&b});
   if (inf.node && autograd::needs_history({&a, &b})) {
-    if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return pointwise_op(op, prev, b); });
+    if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return pointwise_op(op, prev, b); }, {&b});
     ew::check_no_out_grad(inf.name, out, {&a, &b});
     Tensor y = pointwise_raw(op, inf, a, b, Tensor(), false);
     if (auto n = autograd::make_node<LambdaBackward>(a, b)) {
