@@ -330,7 +330,10 @@ void bind_index(nb::module_& m) {
   cls.def("trace", &trace);
   for (const char* name : {"outer", "ger"}) {
     m.def(
-        name, [](const Tensor& a, const Tensor& b, nb::handle out) { return with_out(outer(a, b), out, "outer"); },
+        name,
+        [](const Tensor& a, const Tensor& b, nb::handle out) {
+          return with_out(outer(a, b), out, "outer", {}, {a, b});
+        },
         nb::arg("input"), nb::arg("vec2"), nb::kw_only(), nb::arg("out") = none);
     cls.def(name, &outer, nb::arg("vec2"));
   }

@@ -13,6 +13,12 @@ Checked:
 - both succeed -> same shape and dtype.
 Ember raising where torch succeeds is reported but allowed: those are gaps, not crashes.
 
+Overlap cases (about one in six, Note [Memory overlap]): the in-place form of the op (`x.add_`,
+`x.index_add_`, ...) runs on a tensor that is expanded (internal overlap) or whose other tensor
+arguments are shifted views of its own storage (partial overlap), or with `out=` aliasing the
+input. There torch's and ember's outcomes must agree exactly: the same exception class, or the
+same values written into the shared storage.
+
 Usage: python fuzz_ops.py [--cases N] [--seed S] [--ops a,b] [--verbose]
 """
 import argparse
@@ -122,6 +128,84 @@ def outputs(r):
     return list(r) if isinstance(r, (list, tuple)) else [r]
 
 
+def _aliased(lib, x, others, mode):
+    """(self, others) for an overlap case, built in `lib` from torch values."""
+    flat = to_lib(x.detach().reshape(-1), lib)
+    shape = tuple(x.shape)
+    n = x.numel()
+    if mode == "expand":
+        return flat[:1].expand(shape), [to_lib(o, lib) for o in others], flat
+    base = lib.cat([flat, flat[:1]])
+    self_ = base[1:].view(shape)
+    repl = [base[:-1].view(shape) if isinstance(o, torch.Tensor) and tuple(o.shape) == shape and o.dtype == x.dtype
+            else to_lib(o, lib) for o in others]
+    if n == 0:
+        repl = [to_lib(o, lib) for o in others]
+    return self_, repl, base
+
+
+def overlap_case(op, sample, rng):
+    """Runs one overlap case in both libraries; returns a problem string or None."""
+    args = list(sample.args)
+    if not args or not isinstance(args[0], torch.Tensor) or args[0].numel() < 2:
+        return None
+    x = args[0]
+    mode = rng.choice(["expand", "shift", "out"])
+    method = op.name + "_"
+    if mode != "out" and not (method.isidentifier() and hasattr(torch.Tensor, method)):
+        return None
+    if mode == "out":  # only outs that need no resize (ember's resize_ of a view reallocates; torch's grows the storage)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = op.call(torch, *args, **sample.kwargs)
+        except Exception:  # noqa: BLE001
+            return None
+        if not isinstance(r, torch.Tensor) or tuple(r.shape) != tuple(x.shape):
+            return None
+    results = []
+    for lib in (torch, ember):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if mode == "out":
+                    self_, rest, base = _aliased(lib, x, args[1:], "shift")
+                    out = base[:-1].view(tuple(x.shape))
+                    kwargs = {k: to_lib(v, lib) for k, v in sample.kwargs.items()}
+                    op.call(lib, self_, *rest, out=out, **kwargs)
+                else:
+                    self_, rest, base = _aliased(lib, x, args[1:], mode)
+                    kwargs = {k: to_lib(v, lib) for k, v in sample.kwargs.items()}
+                    getattr(self_, method)(*rest, **kwargs)
+            results.append(("ok", base.tolist()))
+        except Exception as e:  # noqa: BLE001 - the class is compared
+            results.append((type(e).__name__, str(e).split("\n")[0][:120]))
+    (tk, tv), (ek, ev) = results
+    if ek not in {c.__name__ for c in ALLOWED} | {"ok"}:
+        return f"overlap[{mode}] {op.name} {describe(x)}: ember raised {ek}: {ev}"
+    overlap_err = "unsupported operation" in str(tv)
+    if tk != "ok" and ek == "ok" and overlap_err:
+        return f"overlap[{mode}] {op.name} {describe(x)}: torch raised {tv}; ember wrote"
+    # Both raising is agreement (ember may check dtypes before overlap, torch the other way);
+    # ember raising alone is a gap (no out= overload, or stricter); torch's other argument
+    # errors are the main fuzzer's business. Values are compared for in-place writes only:
+    # an out= aliasing a reduction's input gives loop-order-dependent results in torch.
+    if tk == "ok" and ek == "ok" and mode != "out":
+        tol = 2e-2 if x.dtype in (torch.float16, torch.bfloat16) else 1e-3
+
+        def close(a, b):
+            if isinstance(a, list):
+                return isinstance(b, list) and len(a) == len(b) and all(close(p, q) for p, q in zip(a, b))
+            if isinstance(a, complex) or isinstance(b, complex):
+                return abs(complex(a) - complex(b)) <= tol * (1 + abs(complex(a)))
+            if isinstance(a, float) and math.isnan(a):
+                return isinstance(b, float) and math.isnan(b)
+            return a == b or abs(a - b) <= tol * (1 + abs(a))
+        if not close(tv, ev):
+            return f"overlap[{mode}] {op.name} {describe(x)}: values differ\n  torch {str(tv)[:200]}\n  ember {str(ev)[:200]}"
+    return None
+
+
 def run(n_cases, seed, names, verbose):
     rng = random.Random(seed)
     torch.manual_seed(seed)
@@ -135,6 +219,12 @@ def run(n_cases, seed, names, verbose):
         if not samples:
             continue
         sample = rng.choice(samples)
+        if rng.random() < 1 / 6:
+            print(f"case {i}: overlap {op.name} {[describe(a) for a in sample.args]}", file=sys.stderr, flush=True)
+            pr = overlap_case(op, sample, rng)
+            if pr:
+                problems.append(pr)
+            continue
         args, kwargs = mutate(sample, rng)
         if torch_hangs(op.name, args, kwargs):
             continue

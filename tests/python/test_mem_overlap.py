@@ -106,6 +106,11 @@ def _cases(L):
         "setitem_slice": lambda: (lambda a: a.__setitem__(slice(1, None), a[:-1]))(ar()),
         "put_": lambda: (lambda a: a.put_(idx(1, 2), a[:2]))(ar()),
         "put_full": lambda: (lambda a: a.put_(L.arange(6), a))(ar()),
+        # found by fuzz_ops.py's overlap cases: the overlap is with the input before its dtype conversion
+        "logical_or_out_complex": lambda: (lambda c: L.logical_or(c[1:], c[1:], out=c[:-1]))(
+            L.arange(7.0).to(L.complex128)),
+        "exp_out_int_input": lambda: (lambda a: L.exp(a[1:], out=a.view(L.float32)[:-1]))(L.arange(7, dtype=L.int32)),
+        "outer_out": lambda: (lambda o: L.outer(o[1:4], o[1:4], out=o[0:9].view(3, 3)))(L.arange(20.0)),
         # full overlap: allowed for elementwise ops, masked_scatter_, sort
         "full_add_out": lambda: (lambda a: L.add(a, 1, out=a))(ar()),
         "full_view_add_out": lambda: (lambda a: L.add(a, 1, out=a[:]))(ar()),

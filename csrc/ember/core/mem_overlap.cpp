@@ -50,8 +50,7 @@ MemOverlapStatus get_overlap_status(const Tensor& a, const Tensor& b) {
   if (!is_non_overlapping_and_dense(a) || !is_non_overlapping_and_dense(b)) return MemOverlapStatus::TooHard;
   auto [a0, a1] = byte_range(a);
   auto [b0, b1] = byte_range(b);
-  if (a0 == b0 && a1 == b1)
-    return a.strides() == b.strides() ? MemOverlapStatus::Full : MemOverlapStatus::Partial;
+  if (a0 == b0 && a1 == b1) return a.strides() == b.strides() ? MemOverlapStatus::Full : MemOverlapStatus::Partial;
   return a0 < b1 && b0 < a1 ? MemOverlapStatus::Partial : MemOverlapStatus::No;
 }
 

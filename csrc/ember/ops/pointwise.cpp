@@ -117,6 +117,8 @@ Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Ten
          cb = complex_logical ? nonzero(b) : to_dtype(b, compute);
   if (op == PointwiseOp::Fmod && is_integral(compute, false) && cb.numel() > 0 && any_zero(cb))
     throw Error("ZeroDivisionError");
+  // The iterator sees the converted copies; the written-to tensor must not overlap the originals.
+  if (out.defined() && (!ca.is_same(a) || !cb.is_same(b))) check_elementwise_overlap(out, {&a, &b});
   return ew::run(inf.name, {ca, cb}, result, std::move(out), inplace,
                  [&](const TensorIter& it) { cpu::pointwise_binary_kernel(op, it, compute, inf.name); });
 }

@@ -346,6 +346,7 @@ Tensor unary_raw(UnaryOp op, const Info& inf, const Tensor& a, Tensor out, bool 
                    [&](const TensorIter& it) { cpu::complex_unary_kernel(op, it, compute, p); });
   }
   Tensor ca = to_dtype(a, compute);
+  if (out.defined() && !ca.is_same(a)) check_elementwise_overlap(out, {&a});  // the iterator sees the copy
   return ew::run(inf.name, {ca}, result, std::move(out), inplace,
                  [&](const TensorIter& it) { cpu::unary_kernel(op, it, compute, p); });
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# ASan+UBSan job: a Clang build of libember, the C++ tests, ember._C and the libFuzzer target in
+# build-asan/ (its own ccache'd build, -O1), then
+#   1. the C++ tests (ctest),
+#   2. a representative part of the Python suite against the sanitized ember._C,
+#   3. a short libFuzzer run over the C++ op API (tests/fuzz/fuzz_ops.cpp; corpus kept in
+#      build-asan/fuzz-corpus so re-runs start where the last one stopped).
+# Any sanitizer report, crash or failing test fails the job. Usage:
+#   bash scripts/sanitize.sh [fuzz seconds, default 60]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${1:-60}
+PY=${PYTHON:-python3}
+start=$(date +%s)
+
+APT_PACKAGES="clang libclang-rt-14-dev libomp-14-dev"
+missing=""
+for p in $APT_PACKAGES; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ember-ccache}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+echo "== ASan+UBSan build (clang, build-asan)"
+CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON -DEMBER_NATIVE=OFF \
+  -DPython_EXECUTABLE="$(command -v "$PY")" >/dev/null
+cmake --build build-asan -j "$(nproc)" 2>&1 | grep -E "error|FAILED" || true
+test -x build-asan/ember_tests && test -x build-asan/ember_fuzz
+echo "   built in $(( $(date +%s) - start )) s"
+
+# Reports abort the process (so a test or the fuzzer fails); leaks are not checked (CPython
+# and OpenBLAS keep allocations for the process lifetime).
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+echo "== C++ tests under ASan+UBSan"
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" 2>&1 | tail -n 3
+
+echo "== Python tests under ASan+UBSan"
+# The sanitized module lives in build-asan/pyroot/ember beside links to the Python sources.
+for f in python/ember/*; do
+  case "$f" in *.so) continue ;; esac
+  ln -sfn "$PWD/$f" "build-asan/pyroot/ember/$(basename "$f")"
+done
+ASAN_LIB=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
+# Views, indexing, overlap, bad input and the argument fuzzer: the paths that do raw pointer
+# arithmetic on user-controlled sizes, strides and indices.
+LD_PRELOAD="$ASAN_LIB" PYTHONPATH=build-asan/pyroot "$PY" -m pytest -q -p no:cacheprovider -x \
+  tests/python/test_mem_overlap.py tests/python/test_views.py tests/python/test_indexing.py \
+  tests/python/test_index_ops.py tests/python/test_bad_input.py tests/python/test_fuzz.py 2>&1 | tail -n 3
+
+echo "== libFuzzer over the C++ op API (${FUZZ_SECONDS} s)"
+# tests/fuzz/corpus holds seeds and every input that once crashed (regressions, replayed first).
+mkdir -p build-asan/fuzz-corpus build-asan/fuzz-artifacts
+rm -f build-asan/fuzz-artifacts/*
+set +e
+./build-asan/ember_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=256 -timeout=20 -rss_limit_mb=4096 \
+  -print_final_stats=1 -artifact_prefix=build-asan/fuzz-artifacts/ build-asan/fuzz-corpus tests/fuzz/corpus \
+  > build-asan/fuzz.log 2>&1
+rc=$?
+set -e
+grep -E "^(#[0-9]+ *DONE|stat::number_of_executed_units|stat::peak_rss)" build-asan/fuzz.log || true
+if [ $rc -ne 0 ] || ls build-asan/fuzz-artifacts/* >/dev/null 2>&1; then
+  grep -E -A30 "ERROR|runtime error|deadly signal|uncaught" build-asan/fuzz.log | head -60
+  echo "libFuzzer found a failing input: $(ls build-asan/fuzz-artifacts/); reproduce with" \
+    "./build-asan/ember_fuzz <file>, then add it to tests/fuzz/corpus and fix it"
+  exit 1
+fi
+echo "== sanitize.sh passed in $(( $(date +%s) - start )) s"
