@@ -44,3 +44,11 @@ echo "== wheel: pip wheel, auditwheel repair, fresh venv, smoke test natively an
 t0=$SECONDS
 bash scripts/wheel_test.sh
 echo "   $((SECONDS - t0)) s"
+
+# ---- sanitizers: ASan+UBSan build (build-asan), C++ tests, part of pytest, a 60 s libFuzzer run ----
+# (scripts/sanitize.sh; ~8 min on a fresh 2-core machine, less with a warm ccache).
+# EMBER_SKIP_SANITIZE=1 skips it for quick local runs.
+if [ "${EMBER_SKIP_SANITIZE:-0}" != "1" ]; then
+  echo "== sanitizers (scripts/sanitize.sh)"
+  bash scripts/sanitize.sh "${EMBER_FUZZ_SECONDS:-60}"
+fi

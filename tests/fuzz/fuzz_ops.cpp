@@ -29,8 +29,8 @@ class Input {
       case 0:
         return -static_cast<int64_t>(b & 7) - 1;
       case 1: {
-        static const int64_t extreme[] = {INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX, 1ll << 40, -(1ll << 40),
-                                          1ll << 62, 255};
+        static const int64_t extreme[] = {INT64_MIN, INT64_MAX,    INT32_MIN, INT32_MAX,
+                                          1ll << 40, -(1ll << 40), 1ll << 62, 255};
         return extreme[b & 7];
       }
       default:
