@@ -100,6 +100,8 @@ CASES = [
     "lib.linalg.pinv(lib.ones(2, 3), hermitian=True)",
     "lib.linalg.pinv(lib.ones(2, 3, requires_grad=True), hermitian=True)",
     "lib.amax(lib.arange(12.).reshape(3, 4), None, keepdim=True)",
+    # Found by the libFuzzer target (tests/fuzz/corpus/regress-*): signed overflow in unfold's stride.
+    "lib.arange(4.).unfold(0, 1, 2**62)",
 ]
 
 # Negative and out-of-range indices: gather/scatter*/index_add/index_copy raise (not wrap as advanced
@@ -469,3 +471,8 @@ if __name__ == "__main__":
     print(collections.Counter((r[1], r[2]) for r in mism).most_common())
     for r in sorted(mism):
         print(r)
+
+
+def test_unfold_huge_step_strides_match_torch():
+    # libFuzzer find: step * stride overflowed int64 (UB); torch's stride is the product
+    assert ember.arange(4.).unfold(0, 1, 2**62).stride() == torch.arange(4.).unfold(0, 1, 2**62).stride()

@@ -444,7 +444,9 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
   Shape sizes = t.sizes(), strides = t.strides();
   if (n > 0) {
     sizes[dim] = (dsize - size) / step + 1;
-    strides[dim] = dstride * step;
+    // A step beyond the dim leaves one window, whose stride is never used; multiply without
+    // signed overflow (found by the libFuzzer target: step = 2**62).
+    strides[dim] = static_cast<int64_t>(static_cast<uint64_t>(dstride) * static_cast<uint64_t>(step));
   }
   sizes.push_back(size);
   strides.push_back(dstride);
