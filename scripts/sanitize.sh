@@ -37,7 +37,7 @@ echo "   built in $(( $(date +%s) - start )) s"
 # Reports abort the process (so a test or the fuzzer fails); leaks are not checked (CPython
 # and OpenBLAS keep allocations for the process lifetime).
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/fuzz/ubsan.supp
 
 echo "== C++ tests under ASan+UBSan"
 ctest --test-dir build-asan --output-on-failure -j "$(nproc)" 2>&1 | tail -n 3

@@ -44,7 +44,8 @@ nb::object tolist_rec(const Tensor& t, const char* p, int64_t d) {
                                           [&] { return py_value(*reinterpret_cast<const scalar_t*>(p)); });
   }
   nb::list l;
-  int64_t step = t.strides()[d] * static_cast<int64_t>(t.element_size());
+  // A size-1 dim may carry any stride (unfold with a huge step): never step along it.
+  int64_t step = t.sizes()[d] > 1 ? t.strides()[d] * static_cast<int64_t>(t.element_size()) : 0;
   for (int64_t i = 0; i < t.sizes()[d]; ++i) l.append(tolist_rec(t, p + i * step, d + 1));
   return l;
 }

@@ -113,7 +113,11 @@ void run_op(Input& in, std::vector<Tensor>& pool) {
       pool.push_back(unary_op(static_cast<UnaryOp>(in.pick(static_cast<int64_t>(UnaryOp::Clamp) + 1)), a));
       break;
     case 1: {  // unary in place / out=
-      UnaryParams p{.p0 = in.number(), .p1 = in.number(), .p2 = in.number()};
+      // Small parameters: UnaryParams is the raw interface (the bindings validate numbers before
+      // they get here, e.g. a NaN clamp bound for an int tensor).
+      UnaryParams p{.p0 = static_cast<double>(in.pick(8)),
+                    .p1 = static_cast<double>(in.pick(8)),
+                    .p2 = static_cast<double>(in.pick(8))};
       auto op = static_cast<UnaryOp>(in.pick(static_cast<int64_t>(UnaryOp::Clamp) + 1));
       if (in.byte() & 1)
         unary_op(op, a, a, true, p);

@@ -102,6 +102,9 @@ CASES = [
     "lib.amax(lib.arange(12.).reshape(3, 4), None, keepdim=True)",
     # Found by the libFuzzer target (tests/fuzz/corpus/regress-*): signed overflow in unfold's stride.
     "lib.arange(4.).unfold(0, 1, 2**62)",
+    # Found by ASan running fuzz_ops.py: index_add read past a lower-rank source's sizes.
+    "lib.index_add(lib.zeros(2, 4, dtype=lib.int32), 1, lib.tensor([0]), lib.zeros(0, dtype=lib.int32))",
+    "lib.index_copy(lib.zeros(2, 4), 1, lib.tensor([0]), lib.zeros(3))",
 ]
 
 # Negative and out-of-range indices: gather/scatter*/index_add/index_copy raise (not wrap as advanced

@@ -1146,7 +1146,6 @@ void check_index_source(const Tensor& t, int64_t dim, const Tensor& ix, const Te
   EMBER_CHECK(src.dtype() == t.dtype(), op, "(): self (", dtype_name(t.dtype()), ") and source (",
               dtype_name(src.dtype()), ") must have the same scalar type");
   bool copy = std::string_view(op) == "index_copy_";
-  int64_t slices = src.dim() == 0 ? 1 : src.sizes()[t.dim() == 0 ? 0 : dim];
   if (t.dim() == 0 || src.dim() == 0) {
     bool ok = t.dim() == 0 && (copy ? src.dim() <= 1 : src.dim() == 0);
     EMBER_CHECK(
@@ -1164,6 +1163,8 @@ void check_index_source(const Tensor& t, int64_t dim, const Tensor& ix, const Te
         same, "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = ",
         shape_str(t.sizes()), " source.shape = ", shape_str(src.sizes()));
   }
+  // After the shape checks: src has self's dims here (ASan found the read past a shorter src's sizes).
+  int64_t slices = src.dim() == 0 ? 1 : src.sizes()[t.dim() == 0 ? 0 : dim];
   if (copy)
     EMBER_CHECK_INDEX(ix.numel() == slices, op, "(): Number of indices (", ix.numel(),
                       ") should be equal to source.size(dim) (", slices, ")");
