@@ -27,7 +27,12 @@ class Scalar {
   bool is_complex() const { return kind_ == Kind::Complex; }
   // Real numbers read a complex value's real part (as a complex -> real cast does).
   double to_double() const { return has_double() ? d_ : static_cast<double>(i_); }
-  int64_t to_int() const { return has_double() ? static_cast<int64_t>(d_) : i_; }
+  // NaN and out-of-range doubles give INT64_MIN, what x86's conversion (and so torch) gives,
+  // without the undefined behaviour of the plain cast (found by UBSan under fuzz_ops.py).
+  int64_t to_int() const {
+    if (!has_double()) return i_;
+    return d_ >= -9223372036854775808.0 && d_ < 9223372036854775808.0 ? static_cast<int64_t>(d_) : INT64_MIN;
+  }
   bool to_bool() const { return has_double() ? (d_ != 0 || im_ != 0) : i_ != 0; }
   std::complex<double> to_complex() const { return {to_double(), im_}; }
   template <typename T>
