@@ -105,6 +105,11 @@ CASES = [
     # Found by ASan running fuzz_ops.py: index_add read past a lower-rank source's sizes.
     "lib.index_add(lib.zeros(2, 4, dtype=lib.int32), 1, lib.tensor([0]), lib.zeros(0, dtype=lib.int32))",
     "lib.index_copy(lib.zeros(2, 4), 1, lib.tensor([0]), lib.zeros(3))",
+    # UBSan (libFuzzer target): a negative bound for uint8 was an undefined double -> uint8 cast.
+    "lib.arange(5).to(lib.uint8).clamp(-1, 3)",
+    "lib.arange(5).to(lib.uint8).clamp(-1)",
+    "lib.ones(3, 4).tril(2**63 - 1)",
+    "lib.ones(3, 4).triu(-2**63)",
 ]
 
 # Negative and out-of-range indices: gather/scatter*/index_add/index_copy raise (not wrap as advanced

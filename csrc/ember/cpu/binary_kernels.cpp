@@ -13,6 +13,9 @@ namespace {
 template <typename M>
 M floor_div(M a, M b) {
   if constexpr (std::is_integral_v<M>) {
+    // Zero divisors raise before the kernel; one can still appear mid-loop when the divisor reads
+    // memory the loop writes (an expanded alias, which the overlap check cannot rule out): no trap.
+    if (b == 0) return 0;
     M q = int_div_wrap(a, b), r = int_mod_wrap(a, b);  // Note [Integer division without traps]
     return (r != 0 && ((a < 0) != (b < 0))) ? static_cast<M>(q - 1) : q;
   } else {
@@ -28,6 +31,7 @@ M floor_div(M a, M b) {
 template <typename M>
 M python_mod(M a, M b) {
   if constexpr (std::is_integral_v<M>) {
+    if (b == 0) return 0;  // see floor_div
     M r = int_mod_wrap(a, b);  // Note [Integer division without traps]
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<M>(r + b) : r;
   } else {
@@ -92,7 +96,7 @@ void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
         if constexpr (std::is_same_v<T, bool>)
           binary_loop<T, T>(it, [](M a, M) { return a; });
         else if constexpr (std::is_integral_v<M>)
-          binary_loop<T, T>(it, [](M a, M b) { return int_div_wrap(a, b); });
+          binary_loop<T, T>(it, [](M a, M b) { return b == 0 ? M(0) : int_div_wrap(a, b); });  // see floor_div
         else
           binary_loop<T, T>(it, [](M a, M b) { return std::trunc(a / b); });
         break;

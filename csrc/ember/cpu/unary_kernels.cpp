@@ -220,8 +220,17 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
         // every element NaN (torch's clamp propagates NaN from its bounds too).
         constexpr M lowest = kFloat ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::lowest();
         constexpr M highest = kFloat ? std::numeric_limits<M>::infinity() : std::numeric_limits<M>::max();
-        M lo = op == UnaryOp::Relu6 ? M(0) : (p.has_p0 ? static_cast<M>(p0) : lowest);
-        M hi = op == UnaryOp::Relu6 ? M(6) : (p.has_p1 ? static_cast<M>(p1) : highest);
+        // Integer bounds go through int64 (a -1 bound for uint8 wraps as torch's does, without
+        // the undefined double -> uint8 cast UBSan found).
+        auto bound = [](double v) -> M {
+          if constexpr (std::is_integral_v<M>)
+            return static_cast<M>(v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v)
+                                                                                           : INT64_MIN);
+          else
+            return static_cast<M>(v);
+        };
+        M lo = op == UnaryOp::Relu6 ? M(0) : (p.has_p0 ? bound(p0) : lowest);
+        M hi = op == UnaryOp::Relu6 ? M(6) : (p.has_p1 ? bound(p1) : highest);
         if (lo != lo || hi != hi)
           unary_loop<T, T>(it, [nan = lo != lo ? lo : hi](M) -> M { return nan; });
         else
