@@ -63,7 +63,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
         binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmod(a, b); });
       else if constexpr (!kBool)
         binary_loop<T, T>(it,
-                          [](M a, M b) -> M { return int_mod_wrap(a, b); });  // Note [Integer division without traps]
+                          [](M a, M b) -> M { return b == 0 ? M(0) : int_mod_wrap(a, b); });  // Note [Integer division without traps]; a zero divisor can appear mid-loop through an alias
       break;
     case PointwiseOp::LogicalAnd:
       binary_loop<bool, T>(it, [](M a, M b) -> bool { return static_cast<bool>(a) && static_cast<bool>(b); });
