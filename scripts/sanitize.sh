@@ -28,7 +28,7 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ember-ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 echo "== ASan+UBSan build (clang, build-asan)"
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON -DEMBER_NATIVE=OFF \
+  "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON -DEMBER_NATIVE=OFF -DEMBER_ISA_DISPATCH=OFF \
   -DPython_EXECUTABLE="$(command -v "$PY")" >/dev/null
 cmake --build build-asan -j "$(nproc)" 2>&1 | grep -E "error|FAILED" || true
 test -x build-asan/ember_tests && test -x build-asan/ember_fuzz

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ember-ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-  -DEMBER_SANITIZE_THREAD=ON -DEMBER_BUILD_PYTHON=OFF >/dev/null
+  -DEMBER_SANITIZE_THREAD=ON -DEMBER_BUILD_PYTHON=OFF -DEMBER_ISA_DISPATCH=OFF >/dev/null
 if ! cmake --build build-tsan -j "$(nproc)" --target ember_tests >build-tsan/build.log 2>&1; then
   tail -n 50 build-tsan/build.log
   exit 1

@@ -31,7 +31,7 @@ M floor_div(M a, M b) {
 template <typename M>
 M python_mod(M a, M b) {
   if constexpr (std::is_integral_v<M>) {
-    if (b == 0) return 0;  // see floor_div
+    if (b == 0) return 0;      // see floor_div
     M r = int_mod_wrap(a, b);  // Note [Integer division without traps]
     return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<M>(r + b) : r;
   } else {

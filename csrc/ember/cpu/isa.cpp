@@ -10,7 +10,7 @@ namespace {
 
 CpuCapability detect() {
 #ifdef EMBER_SINGLE_ISA
-  // One compile for the build machine (EMBER_NATIVE): report what it was compiled for.
+  // One compile (EMBER_NATIVE, or EMBER_ISA_DISPATCH=OFF): report what it was compiled for.
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
   return CpuCapability::AVX512;
 #elif defined(__AVX2__) && defined(__FMA__)

@@ -1,17 +1,20 @@
-// CPU kernels of the class-index losses (ops/nn_loss.cpp). Note [Fused cross entropy]: each
-// position's row of C logits is read once for its log-sum-exp (max, then sum of exp(x - max)),
-// which is saved; the loss is lse - x[target] (plus the label-smoothing term), so no log_softmax
-// tensor is ever written. The backward recomputes softmax from the saved lse in the same pass that
-// writes dx. Totals are summed per fixed block in double, so results do not depend on threads.
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h). CPU kernels of the class-index losses
+// (ops/nn_loss.cpp). Note [Fused cross entropy]: each position's row of C logits is read once for its log-sum-exp (max,
+// then sum of exp(x - max)), which is saved; the loss is lse - x[target] (plus the label-smoothing term), so no
+// log_softmax tensor is ever written. The backward recomputes softmax from the saved lse in the same pass that writes
+// dx. Totals are summed per fixed block in double, so results do not depend on threads.
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/ops/nn_kernels.h"
+
+// Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
+#include "ember/cpu/isa_begin.h"
 #include "ember/cpu/reduce_kernels.h"
 #include "ember/cpu/vec_math.h"
-#include "ember/ops/nn_kernels.h"
 
 namespace ember::cpu {
 namespace {
@@ -266,18 +269,20 @@ LossTotals nll_forward(const ClassLossArgs& a, Tensor& loss) {
 
 }  // namespace
 
-LossTotals cross_entropy_forward(const ClassLossArgs& a, Tensor& loss, Tensor& lse) {
+LossTotals EMBER_ISA_KERNEL(cross_entropy_forward)(const ClassLossArgs& a, Tensor& loss, Tensor& lse) {
   LossTotals r;
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "cross_entropy", [&] { r = ce_forward<scalar_t>(a, loss, lse); });
   return r;
 }
-void cross_entropy_backward(const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double gs, Tensor& dx) {
+void EMBER_ISA_KERNEL(cross_entropy_backward)(const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double gs,
+                                              Tensor& dx) {
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "cross_entropy_backward", [&] { ce_backward<scalar_t>(a, lse, g, gs, dx); });
 }
-LossTotals nll_loss_forward(const ClassLossArgs& a, Tensor& loss) {
+LossTotals EMBER_ISA_KERNEL(nll_loss_forward)(const ClassLossArgs& a, Tensor& loss) {
   LossTotals r;
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "nll_loss_forward_out_frame", [&] { r = nll_forward<scalar_t>(a, loss); });
   return r;
 }
 
 }  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"

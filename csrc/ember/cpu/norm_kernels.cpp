@@ -1,14 +1,17 @@
-// CPU kernels of batch_norm and layer_norm (ops/nn_norm.cpp). Statistics are two-pass (mean, then
-// the sum of squared deviations) over data that stays in cache: a layer_norm row, or one channel's
-// strip of a batch_norm input. Row sums use 8 independent accumulators, which the compiler
-// vectorizes without reassociating. Cross-row sums (batch_norm channels, layer_norm dw/db) are
-// added per fixed block, so results do not depend on the thread count.
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h). CPU kernels of batch_norm and layer_norm
+// (ops/nn_norm.cpp). Statistics are two-pass (mean, then the sum of squared deviations) over data that stays in cache:
+// a layer_norm row, or one channel's strip of a batch_norm input. Row sums use 8 independent accumulators, which the
+// compiler vectorizes without reassociating. Cross-row sums (batch_norm channels, layer_norm dw/db) are added per fixed
+// block, so results do not depend on the thread count.
 #include <cmath>
 #include <vector>
 
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
 #include "ember/ops/nn_kernels.h"
+
+// Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
+#include "ember/cpu/isa_begin.h"
 
 namespace ember::cpu {
 namespace {
@@ -278,28 +281,31 @@ void ln_backward(const Tensor& x_t, const Tensor& dy_t, int64_t Mrows, int64_t N
 
 }  // namespace
 
-void batch_norm_stats(const BatchNormArgs& a, Tensor& mean, Tensor& var) {
+void EMBER_ISA_KERNEL(batch_norm_stats)(const BatchNormArgs& a, Tensor& mean, Tensor& var) {
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm", [&] { bn_stats<scalar_t>(a, mean, var); });
 }
-void batch_norm_apply(const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y) {
+void EMBER_ISA_KERNEL(batch_norm_apply)(const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y) {
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm", [&] { bn_apply<scalar_t>(a, scale, shift, y); });
 }
-void batch_norm_grad_sums(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& s1, Tensor& s2) {
+void EMBER_ISA_KERNEL(batch_norm_grad_sums)(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& s1,
+                                            Tensor& s2) {
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm_backward", [&] { bn_grad_sums<scalar_t>(a, dy, mean, s1, s2); });
 }
-void batch_norm_backward_input(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, const Tensor& k_dy,
-                               const Tensor& k_x, const Tensor& k_out, Tensor& dx) {
+void EMBER_ISA_KERNEL(batch_norm_backward_input)(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean,
+                                                 const Tensor& k_dy, const Tensor& k_x, const Tensor& k_out,
+                                                 Tensor& dx) {
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm_backward",
                        [&] { bn_backward_input<scalar_t>(a, dy, mean, k_dy, k_x, k_out, dx); });
 }
-void layer_norm_forward(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps, Tensor& y,
-                        Tensor& mean, Tensor& rstd) {
+void EMBER_ISA_KERNEL(layer_norm_forward)(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b,
+                                          double eps, Tensor& y, Tensor& mean, Tensor& rstd) {
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm", [&] { ln_forward<scalar_t>(x, M, N, w, b, eps, y, mean, rstd); });
 }
-void layer_norm_backward(const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
-                         const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db) {
+void EMBER_ISA_KERNEL(layer_norm_backward)(const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
+                                           const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db) {
   EMBER_DISPATCH_FLOAT(x.dtype(), "layer_norm_backward",
                        [&] { ln_backward<scalar_t>(x, dy, M, N, mean, rstd, w, dx, dw, db); });
 }
 
 }  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"

@@ -62,8 +62,8 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
       if constexpr (kFloat)
         binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmod(a, b); });
       else if constexpr (!kBool)
-        binary_loop<T, T>(it,
-                          [](M a, M b) -> M { return b == 0 ? M(0) : int_mod_wrap(a, b); });  // Note [Integer division without traps]; a zero divisor can appear mid-loop through an alias
+        // Note [Integer division without traps]; a zero divisor can still appear mid-loop through an alias.
+        binary_loop<T, T>(it, [](M a, M b) -> M { return b == 0 ? M(0) : int_mod_wrap(a, b); });
       break;
     case PointwiseOp::LogicalAnd:
       binary_loop<bool, T>(it, [](M a, M b) -> bool { return static_cast<bool>(a) && static_cast<bool>(b); });

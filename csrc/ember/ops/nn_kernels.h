@@ -6,6 +6,7 @@
 #pragma once
 #include "ember/core/error.h"
 #include "ember/core/tensor.h"
+#include "ember/cpu/isa.h"
 
 namespace ember {
 
@@ -26,29 +27,37 @@ struct BatchNormArgs {
 };
 
 namespace cpu {
+// Each kernel is compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h); the entries
+// below call the level in use.
 // Fills loss (outer * inner, x's dtype: the unreduced loss, 0 where ignored) and lse.
-LossTotals cross_entropy_forward(const ClassLossArgs& a, Tensor& loss, Tensor& lse);
+EMBER_DECLARE_ISA_KERNEL(LossTotals, cross_entropy_forward, (const ClassLossArgs& a, Tensor& loss, Tensor& lse))
 // dx = scale * d(loss)/dx, scale per position from g (undefined: the number g_scalar).
-void cross_entropy_backward(const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double g_scalar, Tensor& dx);
-LossTotals nll_loss_forward(const ClassLossArgs& a, Tensor& loss);
+EMBER_DECLARE_ISA_KERNEL(void, cross_entropy_backward,
+                         (const ClassLossArgs& a, const Tensor& lse, const Tensor& g, double g_scalar, Tensor& dx))
+EMBER_DECLARE_ISA_KERNEL(LossTotals, nll_loss_forward, (const ClassLossArgs& a, Tensor& loss))
 
 // Per-channel mean and biased variance (opmath dtype).
-void batch_norm_stats(const BatchNormArgs& a, Tensor& mean, Tensor& var);
+EMBER_DECLARE_ISA_KERNEL(void, batch_norm_stats, (const BatchNormArgs& a, Tensor& mean, Tensor& var))
 // y = x * scale[c] + shift[c].
-void batch_norm_apply(const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y);
+EMBER_DECLARE_ISA_KERNEL(void, batch_norm_apply,
+                         (const BatchNormArgs& a, const Tensor& scale, const Tensor& shift, Tensor& y))
 // Per-channel sums of dy and dy * (x - mean).
-void batch_norm_grad_sums(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& sum_dy,
-                          Tensor& sum_dy_xmu);
+EMBER_DECLARE_ISA_KERNEL(void, batch_norm_grad_sums,
+                         (const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, Tensor& sum_dy,
+                          Tensor& sum_dy_xmu))
 // dx = (dy - k_dy[c] - (x - mean[c]) * k_x[c]) * k_out[c] (k_dy = 0, k_x = 0 in evaluation).
-void batch_norm_backward_input(const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, const Tensor& k_dy,
-                               const Tensor& k_x, const Tensor& k_out, Tensor& dx);
+EMBER_DECLARE_ISA_KERNEL(void, batch_norm_backward_input,
+                         (const BatchNormArgs& a, const Tensor& dy, const Tensor& mean, const Tensor& k_dy,
+                          const Tensor& k_x, const Tensor& k_out, Tensor& dx))
 
 // Rows of length N: y = (x - mean) * rstd * w + b; w, b may be undefined.
-void layer_norm_forward(const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps, Tensor& y,
-                        Tensor& mean, Tensor& rstd);
+EMBER_DECLARE_ISA_KERNEL(void, layer_norm_forward,
+                         (const Tensor& x, int64_t M, int64_t N, const Tensor& w, const Tensor& b, double eps,
+                          Tensor& y, Tensor& mean, Tensor& rstd))
 // dx (defined to be filled), dw/db (opmath sums over rows, filled when defined).
-void layer_norm_backward(const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
-                         const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db);
+EMBER_DECLARE_ISA_KERNEL(void, layer_norm_backward,
+                         (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
+                          const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db))
 }  // namespace cpu
 
 namespace kernels {
@@ -58,7 +67,7 @@ inline void check_backend(const Tensor& t, const char* op) {
 #define EMBER_NN_ENTRY(ret, name, first, params, args) \
   inline ret name params {                             \
     check_backend(first, #name);                       \
-    return cpu::name args;                             \
+    return EMBER_ISA_SELECT(cpu::name) args;           \
   }
 EMBER_NN_ENTRY(LossTotals, cross_entropy_forward, a.x, (const ClassLossArgs& a, Tensor& loss, Tensor& lse),
                (a, loss, lse))

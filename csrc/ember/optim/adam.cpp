@@ -4,12 +4,16 @@
 
 #include "ember/optim/group.h"
 
+// Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
+#include "ember/cpu/isa_begin.h"
+
 namespace ember::optim {
 using detail::lerp;
 using detail::static_if;
 
-void adam_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_avg_sqs,
-               TensorList& max_exp_avg_sqs, TensorList& steps, const AdamOptions& o) {
+void EMBER_ISA_KERNEL(adam_step)(const TensorList& params, const TensorList& grads, TensorList& exp_avgs,
+                                 TensorList& exp_avg_sqs, TensorList& max_exp_avg_sqs, TensorList& steps,
+                                 const AdamOptions& o) {
   size_t n = params.size();
   detail::ensure_state(exp_avgs, params);
   detail::ensure_state(exp_avg_sqs, params);
@@ -63,8 +67,8 @@ void adam_step(const TensorList& params, const TensorList& grads, TensorList& ex
     detail::run("adam", params, grads, {&exp_avgs, &exp_avg_sqs}, body);
 }
 
-void adamax_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_infs,
-                 TensorList& steps, const AdamaxOptions& o) {
+void EMBER_ISA_KERNEL(adamax_step)(const TensorList& params, const TensorList& grads, TensorList& exp_avgs,
+                                   TensorList& exp_infs, TensorList& steps, const AdamaxOptions& o) {
   size_t n = params.size();
   detail::ensure_state(exp_avgs, params);
   detail::ensure_state(exp_infs, params);
@@ -88,8 +92,9 @@ void adamax_step(const TensorList& params, const TensorList& grads, TensorList& 
       });
 }
 
-void nadam_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_avg_sqs,
-                TensorList& mu_products, TensorList& steps, const NadamOptions& o) {
+void EMBER_ISA_KERNEL(nadam_step)(const TensorList& params, const TensorList& grads, TensorList& exp_avgs,
+                                  TensorList& exp_avg_sqs, TensorList& mu_products, TensorList& steps,
+                                  const NadamOptions& o) {
   size_t n = params.size();
   detail::ensure_state(exp_avgs, params);
   detail::ensure_state(exp_avg_sqs, params);
@@ -135,8 +140,8 @@ void nadam_step(const TensorList& params, const TensorList& grads, TensorList& e
       });
 }
 
-void radam_step(const TensorList& params, const TensorList& grads, TensorList& exp_avgs, TensorList& exp_avg_sqs,
-                TensorList& steps, const RadamOptions& o) {
+void EMBER_ISA_KERNEL(radam_step)(const TensorList& params, const TensorList& grads, TensorList& exp_avgs,
+                                  TensorList& exp_avg_sqs, TensorList& steps, const RadamOptions& o) {
   size_t n = params.size();
   detail::ensure_state(exp_avgs, params);
   detail::ensure_state(exp_avg_sqs, params);
@@ -183,3 +188,4 @@ void radam_step(const TensorList& params, const TensorList& grads, TensorList& e
 }
 
 }  // namespace ember::optim
+#include "ember/cpu/isa_end.h"

@@ -3,10 +3,13 @@
 
 #include "ember/optim/group.h"
 
+// Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
+#include "ember/cpu/isa_begin.h"
+
 namespace ember::optim {
 
-void adagrad_step(const TensorList& params, const TensorList& grads, TensorList& state_sums, TensorList& steps,
-                  const AdagradOptions& o) {
+void EMBER_ISA_KERNEL(adagrad_step)(const TensorList& params, const TensorList& grads, TensorList& state_sums,
+                                    TensorList& steps, const AdagradOptions& o) {
   size_t n = params.size();
   detail::ensure_state(state_sums, params, o.initial_accumulator_value);
   std::vector<double> step = detail::bump_steps(steps, n), clr(n);
@@ -28,8 +31,9 @@ void adagrad_step(const TensorList& params, const TensorList& grads, TensorList&
   });
 }
 
-void rmsprop_step(const TensorList& params, const TensorList& grads, TensorList& square_avgs,
-                  TensorList& momentum_buffers, TensorList& grad_avgs, TensorList& steps, const RmspropOptions& o) {
+void EMBER_ISA_KERNEL(rmsprop_step)(const TensorList& params, const TensorList& grads, TensorList& square_avgs,
+                                    TensorList& momentum_buffers, TensorList& grad_avgs, TensorList& steps,
+                                    const RmspropOptions& o) {
   size_t n = params.size();
   bool use_momentum = o.momentum > 0;
   detail::ensure_state(square_avgs, params);
@@ -84,8 +88,8 @@ void rmsprop_step(const TensorList& params, const TensorList& grads, TensorList&
     detail::run("rmsprop", params, grads, {&square_avgs}, body);
 }
 
-void adadelta_step(const TensorList& params, const TensorList& grads, TensorList& square_avgs, TensorList& acc_deltas,
-                   TensorList& steps, const AdadeltaOptions& o) {
+void EMBER_ISA_KERNEL(adadelta_step)(const TensorList& params, const TensorList& grads, TensorList& square_avgs,
+                                     TensorList& acc_deltas, TensorList& steps, const AdadeltaOptions& o) {
   size_t n = params.size();
   detail::ensure_state(square_avgs, params);
   detail::ensure_state(acc_deltas, params);
@@ -109,3 +113,4 @@ void adadelta_step(const TensorList& params, const TensorList& grads, TensorList
 }
 
 }  // namespace ember::optim
+#include "ember/cpu/isa_end.h"

@@ -3,10 +3,13 @@
 
 #include "ember/optim/group.h"
 
+// Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
+#include "ember/cpu/isa_begin.h"
+
 namespace ember::optim {
 
-void asgd_step(const TensorList& params, const TensorList& grads, TensorList& axs, TensorList& etas, TensorList& mus,
-               TensorList& steps, const AsgdOptions& o) {
+void EMBER_ISA_KERNEL(asgd_step)(const TensorList& params, const TensorList& grads, TensorList& axs, TensorList& etas,
+                                 TensorList& mus, TensorList& steps, const AsgdOptions& o) {
   size_t n = params.size();
   detail::ensure_state(axs, params);
   detail::ensure_scalar(etas, n, o.lr);
@@ -44,8 +47,8 @@ void asgd_step(const TensorList& params, const TensorList& grads, TensorList& ax
   }
 }
 
-void rprop_step(const TensorList& params, const TensorList& grads, TensorList& prevs, TensorList& step_sizes,
-                TensorList& steps, const RpropOptions& o) {
+void EMBER_ISA_KERNEL(rprop_step)(const TensorList& params, const TensorList& grads, TensorList& prevs,
+                                  TensorList& step_sizes, TensorList& steps, const RpropOptions& o) {
   size_t n = params.size();
   detail::ensure_state(prevs, params);
   detail::ensure_state(step_sizes, params, o.lr);
@@ -72,3 +75,4 @@ void rprop_step(const TensorList& params, const TensorList& grads, TensorList& p
 }
 
 }  // namespace ember::optim
+#include "ember/cpu/isa_end.h"

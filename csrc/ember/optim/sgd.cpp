@@ -2,9 +2,13 @@
 #include "ember/ops/ops.h"
 #include "ember/optim/group.h"
 
+// Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
+#include "ember/cpu/isa_begin.h"
+
 namespace ember::optim {
 
-void sgd_step(const TensorList& params, const TensorList& grads, TensorList& momentum_buffers, const SgdOptions& o) {
+void EMBER_ISA_KERNEL(sgd_step)(const TensorList& params, const TensorList& grads, TensorList& momentum_buffers,
+                                const SgdOptions& o) {
   size_t n = params.size();
   bool use_momentum = o.momentum != 0;
   std::vector<char> first(n, 0);  // a new buffer starts as the (decayed) gradient itself
@@ -50,3 +54,4 @@ void sgd_step(const TensorList& params, const TensorList& grads, TensorList& mom
 }
 
 }  // namespace ember::optim
+#include "ember/cpu/isa_end.h"
