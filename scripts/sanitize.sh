@@ -35,8 +35,10 @@ test -x build-asan/ember_tests && test -x build-asan/ember_fuzz
 echo "   built in $(( $(date +%s) - start )) s"
 
 # Reports abort the process (so a test or the fuzzer fails); leaks are not checked (CPython
-# and OpenBLAS keep allocations for the process lifetime).
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0
+# and OpenBLAS keep allocations for the process lifetime). An impossible allocation returns null
+# (allocator_may_return_null), as malloc does without ASan, so the tests of ember's out-of-memory
+# error see it instead of ASan's allocation-size-too-big abort.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/fuzz/ubsan.supp
 
 echo "== C++ tests under ASan+UBSan"

@@ -169,3 +169,15 @@ def test_overlap_cpp_helpers():
     x = ember.arange(6.0)
     ember.mul(x, x, out=x)
     assert x.tolist() == [float(i * i) for i in range(6)]
+
+
+@pytest.mark.parametrize("lib", [torch, ember], ids=["torch", "ember"])
+def test_out_growing_a_storage_its_input_shares(lib):
+    # libFuzzer find (tests/fuzz/corpus/regress-out-resize-moves-shared-storage): a real out= of a
+    # complex op, an empty view at the end of the input's own storage, is resized past the end;
+    # the storage moves, and the kernel must read the input from where it now lives.
+    c = lib.tensor([3 + 4j, 1 + 0j, 0 + 2j, 6 + 8j], dtype=lib.complex128)
+    out = lib.view_as_real(c).flatten()[8:]
+    r = lib.abs(c, out=out)
+    assert r.tolist() == [5.0, 1.0, 2.0, 10.0]
+    assert c.tolist() == [3 + 4j, 1 + 0j, 2j, 6 + 8j]

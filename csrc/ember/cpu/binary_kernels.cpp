@@ -52,13 +52,16 @@ M int_pow(M base, M exp) {
         return 0;
       }
     }
-    M result = 1;
+    // Products wrap as torch's do, computed unsigned (a signed overflow is undefined behaviour) and
+    // at least 32 bits wide (16-bit operands would be promoted to int, and overflow there).
+    using W = std::conditional_t<(sizeof(M) <= 4), uint32_t, uint64_t>;
+    W result = 1, b = static_cast<W>(base);
     while (exp > 0) {
-      if (exp & 1) result = static_cast<M>(result * base);
+      if (exp & 1) result *= b;
       exp >>= 1;
-      base = static_cast<M>(base * base);
+      b *= b;
     }
-    return result;
+    return static_cast<M>(result);
   }
 }
 

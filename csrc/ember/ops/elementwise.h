@@ -32,15 +32,19 @@ Tensor run(const char* name, std::initializer_list<Tensor> inputs, ScalarType re
   }
   check_cast(result, out.dtype());
   if (out.dtype() != result) {  // compute in the result type, then convert into out
+    if (!inplace && inputs.size() > 0) {
+      // out takes the broadcast shape before the iterator reads the inputs' data pointers:
+      // growing out can move a storage an input shares (a libFuzzer find: use after free).
+      Shape shape = inputs.begin()->sizes();
+      for (const Tensor& t : inputs) shape = broadcast_shapes(shape, t.sizes(), name);
+      resize_(out, shape);
+    }
     assert_no_internal_overlap(out);
     for (const Tensor& t : inputs) assert_no_partial_overlap(out, t);
     Tensor tmp;
     TensorIter it(tmp, inputs, result, name);
-    if (inplace)
-      EMBER_CHECK(tmp.sizes() == out.sizes(), "output with shape ", out.shape_str(),
-                  " doesn't match the broadcast shape ", tmp.shape_str());
-    else
-      resize_(out, tmp.sizes());
+    EMBER_CHECK(tmp.sizes() == out.sizes(), "output with shape ", out.shape_str(), " doesn't match the broadcast shape ",
+                tmp.shape_str());
     kernel(it);
     autograd::NoGradGuard no_grad;
     copy_(out, tmp);
