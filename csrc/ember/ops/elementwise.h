@@ -43,8 +43,8 @@ Tensor run(const char* name, std::initializer_list<Tensor> inputs, ScalarType re
     for (const Tensor& t : inputs) assert_no_partial_overlap(out, t);
     Tensor tmp;
     TensorIter it(tmp, inputs, result, name);
-    EMBER_CHECK(tmp.sizes() == out.sizes(), "output with shape ", out.shape_str(), " doesn't match the broadcast shape ",
-                tmp.shape_str());
+    EMBER_CHECK(tmp.sizes() == out.sizes(), "output with shape ", out.shape_str(),
+                " doesn't match the broadcast shape ", tmp.shape_str());
     kernel(it);
     autograd::NoGradGuard no_grad;
     copy_(out, tmp);
