@@ -11,4 +11,10 @@ from ember.nn import functional  # noqa: F401
 from ember.nn import init  # noqa: F401
 from ember.nn import modules  # noqa: F401
 from ember.nn import parameter  # noqa: F401
-from ember.nn import utils  # noqa: F401,E402
+# The star import above also binds the submodule ember.nn.modules.utils as `utils`; `nn.utils` must be
+# the ember.nn.utils package (clip_grad_norm_, rnn, ...), as torch.nn.utils is. import_module returns the
+# package itself (a `from ember.nn import utils` would find the attribute already bound and keep it).
+import importlib as _importlib  # noqa: E402
+
+utils = _importlib.import_module("ember.nn.utils")
+del _importlib

@@ -31,6 +31,9 @@ from ember.nn.modules.pooling import (  # noqa: F401
 )
 from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
 from ember.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
+from ember.nn.modules.rnn import (  # noqa: F401
+    RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell,
+)
 
 # ---- normalization, dropout, embedding, losses (helper nnnorm) ----
 from ember.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401,E402
