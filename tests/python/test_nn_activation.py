@@ -276,8 +276,6 @@ def test_hardtanh_deprecated_names_and_check():
     assert m.min_val == -3.0
     with pytest.raises(AssertionError):
         enn.Hardtanh(1.0, 0.0)
-    with pytest.raises(NotImplementedError):
-        enn.MultiheadAttention(4, 2)
 
 
 # ---- padding modules ----

@@ -579,3 +579,10 @@ from ember.nn._functional_norm import __all__ as _norm_all  # noqa: E402
 
 __all__ = __all__ + _norm_all
 # ---- end of losses, normalization, dropout, embedding ----
+
+# ---- attention (compositions of ember ops, python/ember/nn/_functional_attn.py) ----
+from ember.nn._functional_attn import (  # noqa: E402,F401
+    scaled_dot_product_attention, multi_head_attention_forward, _canonical_mask, _none_or_dtype,
+)
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]

@@ -36,8 +36,12 @@ from ember.nn.modules.rnn import (  # noqa: F401
 )
 
 # ---- normalization, dropout, embedding, losses (helper nnnorm) ----
-from ember.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401,E402
-from ember.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401,E402
+from ember.nn.modules.batchnorm import (  # noqa: F401,E402
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+)
+from ember.nn.modules.instancenorm import (  # noqa: F401,E402
+    InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
 from ember.nn.modules.normalization import LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm  # noqa: F401,E402
 from ember.nn.modules.dropout import (  # noqa: F401,E402
     Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
@@ -45,3 +49,8 @@ from ember.nn.modules.dropout import (  # noqa: F401,E402
 from ember.nn.modules.sparse import Embedding, EmbeddingBag  # noqa: F401,E402
 from ember.nn.modules.loss import *  # noqa: F401,F403,E402
 # ---- end of normalization, dropout, embedding, losses ----
+
+# ---- attention: Transformer family (MultiheadAttention is in activation.py, as torch) ----
+from ember.nn.modules.transformer import (  # noqa: F401,E402
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer, TransformerDecoderLayer,
+)

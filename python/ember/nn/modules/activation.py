@@ -6,11 +6,13 @@ from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.parameter import Parameter
 from ember.nn.modules.module import Module
+from ember.nn.modules.linear import NonDynamicallyQuantizableLinear, _factory
+from ember.nn._functional_attn import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 
 __all__ = [
     "Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish",
     "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink",
-    "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax",
+    "PReLU", "Softsign", "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax", "MultiheadAttention",
 ]
 
 
@@ -382,7 +384,123 @@ class Softmax2d(Module):
 
 
 class MultiheadAttention(Module):
-    """Not available yet (needs scaled_dot_product_attention)."""
+    """Attention over num_heads heads: out_proj(concat_h softmax(q_h k_h^T / sqrt(d)) v_h).
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("nn.MultiheadAttention is not implemented in ember yet")
+    The q/k/v projections are one packed (3E, E) in_proj_weight when kdim == vdim == embed_dim,
+    else separate q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim).
+    Inputs are (L, N, E) ((N, L, E) with batch_first) or unbatched (L, E).
+    """
+
+    __constants__ = ["batch_first"]
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        kw = _factory(device, dtype)
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(ember.empty((3 * embed_dim, embed_dim), **kw))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = Parameter(ember.empty((embed_dim, embed_dim), **kw))
+            self.k_proj_weight = Parameter(ember.empty((embed_dim, self.kdim), **kw))
+            self.v_proj_weight = Parameter(ember.empty((embed_dim, self.vdim), **kw))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(ember.empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(ember.empty((1, 1, embed_dim), **kw))
+            self.bias_v = Parameter(ember.empty((1, 1, embed_dim), **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def __setstate__(self, state):
+        # pickles from before separate q/k/v weights existed
+        if "_qkv_same_embed_dim" not in state:
+            state["_qkv_same_embed_dim"] = True
+        super().__setstate__(state)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        """(output, weights): weights (N, L, S) averaged over heads, (N, H, L, S) if not
+        average_attn_weights, None unless need_weights."""
+        is_batched = query.dim() == 3
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask),
+                                           "attn_mask", query.dtype)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if self.batch_first and is_batched:
+            # (N, L, E) -> (L, N, E), keeping "query is key is value" for the packed projection
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = query.transpose(1, 0), key.transpose(1, 0)
+                    value = key
+            else:
+                query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
+        separate = not self._qkv_same_embed_dim
+        out, weights = multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and is_batched:
+            return out.transpose(1, 0), weights
+        return out, weights
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """attn_mask and key_padding_mask combined into one float (N, H, L, S) mask, and its type
+        (0: attn_mask (L, S), 1: key_padding_mask (N, S), 2: combined; None when both are None)."""
+        mask_type = None
+        merged = None
+        if key_padding_mask is not None:
+            mask_type = 1
+            merged = key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                attn_view = attn_mask.reshape(batch_size, -1, seq_len, seq_len)
+            else:
+                attn_view = attn_mask.reshape(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
+            merged = attn_view
+            if key_padding_mask is not None:
+                kpm_view = key_padding_mask.reshape(batch_size, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+                merged = attn_view + kpm_view
+        return merged, mask_type

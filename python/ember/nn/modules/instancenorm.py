@@ -2,9 +2,10 @@
 import warnings
 
 from ember.nn import functional as F
-from ember.nn.modules.batchnorm import _NormBase
+from ember.nn.modules.batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -65,3 +66,31 @@ class InstanceNorm3d(_InstanceNorm):
     def _check_input_dim(self, input):
         if input.dim() not in (4, 5):
             raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features is read from dim 1 of the first input (as torch, also
+    for unbatched input); it then becomes an InstanceNorm1d. affine and track_running_stats
+    default to True here, as in torch."""
+
+    cls_to_become = InstanceNorm1d
+    _get_no_batch_dim = InstanceNorm1d._get_no_batch_dim
+    _check_input_dim = InstanceNorm1d._check_input_dim
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose num_features is read from dim 1 of the first input; it then becomes
+    an InstanceNorm2d."""
+
+    cls_to_become = InstanceNorm2d
+    _get_no_batch_dim = InstanceNorm2d._get_no_batch_dim
+    _check_input_dim = InstanceNorm2d._check_input_dim
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose num_features is read from dim 1 of the first input; it then becomes
+    an InstanceNorm3d."""
+
+    cls_to_become = InstanceNorm3d
+    _get_no_batch_dim = InstanceNorm3d._get_no_batch_dim
+    _check_input_dim = InstanceNorm3d._check_input_dim
