@@ -41,6 +41,18 @@ def test_transposed_and_strided_operands(dtype):
     assert_same(ember.mm(ea.t(), ea), torch.mm(ta.t(), ta))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_expanded_operands(dtype):
+    # stride-0 operands (a sum's gradient, expand) are copied once for BLAS, not run in a scalar loop
+    ea, ta = pair((3, 40, 30), dtype, 7)
+    ev, tv = pair((30,), dtype, 8)
+    assert_same(ember.ones((), dtype=ea.dtype).expand(3, 20, 40) @ ea, torch.ones((), dtype=ta.dtype).expand(3, 20, 40) @ ta,
+                rtol=1e-5, atol=1e-5)
+    assert_same(ea @ ev[:, None].expand(30, 7), ta @ tv[:, None].expand(30, 7), rtol=1e-5, atol=1e-5)
+    assert_same(ember.mm(ea[0], ev[:, None].expand(30, 5)), torch.mm(ta[0], tv[:, None].expand(30, 5)), rtol=1e-5,
+                atol=1e-5)
+
+
 def test_larger_gemm_uses_blas_correctly():
     g = torch.Generator().manual_seed(0)
     ta, tb = torch.randn(130, 70, generator=g), torch.randn(70, 90, generator=g)

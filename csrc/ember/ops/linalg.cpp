@@ -62,11 +62,19 @@ void gemm_one(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int
 }
 
 // a: [B, m, k], b: [B, k, n] (any strides) -> contiguous [B, m, n].
-Tensor batched_mm(const Tensor& a, const Tensor& b) {
-  int64_t B = a.sizes()[0], m = a.sizes()[1], k = a.sizes()[2], n = b.sizes()[2];
-  Tensor out = empty({B, m, n}, a.dtype());
+Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
+  int64_t B = a_in.sizes()[0], m = a_in.sizes()[1], k = a_in.sizes()[2], n = b_in.sizes()[2];
+  Tensor out = empty({B, m, n}, a_in.dtype());
   if (out.numel() == 0) return out;
   if (k == 0) return fill_(out, 0);
+  // A matrix BLAS cannot read in place (an expanded, stride-0 operand such as the gradient of a
+  // sum, or a doubly strided view) is copied once: GEMM on the copy beats the scalar loop by far.
+  Tensor a = a_in, b = b_in;
+  ScalarType dt = a.dtype();
+  if (dt == ScalarType::Float32 || dt == ScalarType::Float64 || is_complex(dt)) {
+    if (!blas_layout(m, k, a.strides()[1], a.strides()[2])) a = contiguous(a);
+    if (!blas_layout(k, n, b.strides()[1], b.strides()[2])) b = contiguous(b);
+  }
   EMBER_DISPATCH_ALL_AND_COMPLEX(a.dtype(), "matmul", [&] {
     const scalar_t* pa = a.data<scalar_t>();
     const scalar_t* pb = b.data<scalar_t>();
