@@ -113,6 +113,26 @@ def test_max_pool_nan_propagates():
     np.testing.assert_array_equal(ie.numpy(), it.numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("width", [8, 11, 22])
+def test_max_pool_2x2_fast_path_ties_nan_inf(dtype, width):
+    # The 2x2/stride-2 kernel (four outputs per step for float32, then a scalar tail): values and
+    # indices as torch for ties, NaNs (the last NaN of a window wins), -inf and odd widths.
+    rng = np.random.default_rng(width)
+    a = rng.integers(-3, 3, size=(3, 5, 6, width)).astype(dtype)
+    a[rng.random(a.shape) < 0.1] = np.nan
+    a[rng.random(a.shape) < 0.05] = -np.inf
+    a[rng.random(a.shape) < 0.05] = np.inf
+    ye, ie = EF.max_pool2d(ember.tensor(a), 2, return_indices=True)
+    yt, it = TF.max_pool2d(torch.tensor(a), 2, return_indices=True)
+    np.testing.assert_array_equal(ye.numpy(), yt.numpy())
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    xe, xt = ember.tensor(a).requires_grad_(), torch.tensor(a).requires_grad_()
+    EF.max_pool2d(xe, 2).sum().backward()
+    TF.max_pool2d(xt, 2).sum().backward()
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+
+
 GRADCHECK = [
     ("max_pool2d", (1, 2, 5, 5), (3,), dict(stride=2, padding=1)),
     ("max_pool1d", (2, 2, 7), (2,), dict(dilation=2, ceil_mode=True)),
