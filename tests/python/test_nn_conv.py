@@ -371,3 +371,25 @@ def test_lazy_conv(make, shape):
     assert repr(me) == repr(mt)
     assert tuple(me.weight.shape) == tuple(mt.weight.shape)
     assert tuple(ye.shape) == tuple(yt.shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("batch, size, stride", [(23, 7, 1), (5, 4, 2), (3, 15, 1)])
+def test_conv2d_batches_values_and_grads(dtype, batch, size, stride):
+    # Batches of several sizes, small and strided maps, bias: values and
+    # input, weight and bias gradients as torch's.
+    rng = np.random.default_rng(batch)
+    a = rng.standard_normal((batch, 6, size, size)).astype(dtype)
+    wv = rng.standard_normal((5, 6, 3, 3)).astype(dtype)
+    bv = rng.standard_normal(5).astype(dtype)
+    xe, we, be = (ember.tensor(v).requires_grad_() for v in (a, wv, bv))
+    xt, wt, bt = (torch.tensor(v).requires_grad_() for v in (a, wv, bv))
+    ye = ember.nn.functional.conv2d(xe, we, be, stride=stride, padding=1)
+    yt = torch.nn.functional.conv2d(xt, wt, bt, stride=stride, padding=1)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), **tol)
+    g = rng.standard_normal(tuple(yt.shape)).astype(dtype)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    for e, t in ((xe, xt), (we, wt), (be, bt)):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol)
