@@ -361,6 +361,36 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
+    def _forward_one_state(self, input, hx, name):
+        """RNN and GRU forward: one hidden state (LSTM has its own, with the cell state)."""
+        data, batch_sizes, packed, is_batched, max_batch = self._prepare(input, name)
+        num_directions = 2 if self.bidirectional else 1
+        if packed is not None:
+            if hx is None:
+                hx = ember.zeros(self.num_layers * num_directions, max_batch, self.hidden_size, dtype=data.dtype)
+            else:
+                hx = self.permute_hidden(hx, packed[1])
+        else:
+            if hx is not None:
+                if not is_batched:
+                    if hx.dim() != 2:
+                        raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D "
+                                           "tensor")
+                    hx = hx.unsqueeze(1)
+                elif hx.dim() != 3:
+                    raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
+            else:
+                hx = ember.zeros(self.num_layers * num_directions, max_batch, self.hidden_size, dtype=data.dtype)
+        self.check_forward_args(data, hx, batch_sizes)
+        output, hidden, _ = self._run(data, batch_sizes, hx, None)
+        if packed is not None:
+            return (PackedSequence(output, packed[0], packed[1], packed[2]),
+                    self.permute_hidden(hidden, packed[2]))
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
 
 class RNN(RNNBase):
     """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
@@ -388,34 +418,7 @@ class RNN(RNNBase):
     def forward(self, input, hx=None):
         if self.mode not in ("RNN_TANH", "RNN_RELU"):
             raise AssertionError(f"mode must be RNN_TANH or RNN_RELU, got {self.mode}")
-        data, batch_sizes, packed, is_batched, max_batch = self._prepare(input, "RNN")
-        num_directions = 2 if self.bidirectional else 1
-        if packed is not None:
-            sorted_indices = packed[1]
-            if hx is None:
-                hx = ember.zeros(self.num_layers * num_directions, max_batch, self.hidden_size, dtype=data.dtype)
-            else:
-                hx = self.permute_hidden(hx, sorted_indices)
-        else:
-            if hx is not None:
-                if not is_batched:
-                    if hx.dim() != 2:
-                        raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D "
-                                           "tensor")
-                    hx = hx.unsqueeze(1)
-                elif hx.dim() != 3:
-                    raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
-            else:
-                hx = ember.zeros(self.num_layers * num_directions, max_batch, self.hidden_size, dtype=data.dtype)
-        self.check_forward_args(data, hx, batch_sizes)
-        output, hidden, _ = self._run(data, batch_sizes, hx, None)
-        if packed is not None:
-            return (PackedSequence(output, packed[0], packed[1], packed[2]),
-                    self.permute_hidden(hidden, packed[2]))
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = hidden.squeeze(1)
-        return output, hidden
+        return self._forward_one_state(input, hx, "RNN")
 
 
 class LSTM(RNNBase):
@@ -507,33 +510,7 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input, hx=None):
-        data, batch_sizes, packed, is_batched, max_batch = self._prepare(input, "GRU")
-        num_directions = 2 if self.bidirectional else 1
-        if packed is not None:
-            if hx is None:
-                hx = ember.zeros(self.num_layers * num_directions, max_batch, self.hidden_size, dtype=data.dtype)
-            else:
-                hx = self.permute_hidden(hx, packed[1])
-        else:
-            if hx is not None:
-                if not is_batched:
-                    if hx.dim() != 2:
-                        raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D "
-                                           "tensor")
-                    hx = hx.unsqueeze(1)
-                elif hx.dim() != 3:
-                    raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
-            else:
-                hx = ember.zeros(self.num_layers * num_directions, max_batch, self.hidden_size, dtype=data.dtype)
-        self.check_forward_args(data, hx, batch_sizes)
-        output, hidden, _ = self._run(data, batch_sizes, hx, None)
-        if packed is not None:
-            return (PackedSequence(output, packed[0], packed[1], packed[2]),
-                    self.permute_hidden(hidden, packed[2]))
-        if not is_batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-            hidden = hidden.squeeze(1)
-        return output, hidden
+        return self._forward_one_state(input, hx, "GRU")
 
 
 # ---- single cells ----
