@@ -2,6 +2,7 @@
 #include <nanobind/operators.h>
 
 #include "common.h"
+#include "ember/cpu/conv_onednn.h"
 #include "ember/cpu/isa.h"
 
 namespace ember::py {
@@ -194,6 +195,9 @@ void bind_dtype_device(nb::module_& m) {
   m.def("_get_cpu_capability", [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability())); });
   m.def("_get_cpu_capability_supported",
         [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability_supported())); });
+  // ember.backends.mkldnn: float32 convolutions on oneDNN (Note [oneDNN convolution]).
+  m.def("_get_mkldnn_enabled", &cpu::onednn_enabled);
+  m.def("_set_mkldnn_enabled", &cpu::set_onednn_enabled);
   m.def("_cpu_memory_stats", [] {
     MemoryStats s = cpu_memory_stats();
     nb::dict d;
