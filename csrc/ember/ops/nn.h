@@ -139,4 +139,22 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
                      EmbeddingBagMode mode = EmbeddingBagMode::Mean, const Tensor& per_sample_weights = Tensor(),
                      bool include_last_offset = false, int64_t padding_idx = -1);
 
+// ---- recurrent cells (ops/nn_rnn.cpp; kernels in cpu/rnn_kernels.cpp) ----
+// The pointwise half of an LSTM cell: gates (B, 4H) = x W_ih^T + b_ih + h W_hh^T + b_hh in
+// torch's (i, f, g, o) order, cx (B, H); returns (hy, cy).
+std::tuple<Tensor, Tensor> lstm_cell_fused(const Tensor& gates, const Tensor& cx);
+// The pointwise half of a GRU cell: gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh, both (B, 3H)
+// in (r, z, n) order, hx (B, H); returns hy.
+Tensor gru_cell_fused(const Tensor& gi, const Tensor& gh, const Tensor& hx);
+// torch.lstm_cell / gru_cell / rnn_tanh_cell / rnn_relu_cell: input (B, I), states (B, H);
+// biases undefined for none.
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
+                                     const Tensor& w_hh, const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+
 }  // namespace ember
