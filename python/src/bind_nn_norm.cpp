@@ -34,6 +34,14 @@ void bind_nn_norm(nb::module_& m) {
   cell("rnn_tanh_cell", &rnn_tanh_cell);
   cell("rnn_relu_cell", &rnn_relu_cell);
   m.def(
+      "_nn_sdpa_fused",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, nb::handle mask, bool is_causal,
+         std::optional<double> scale) {
+        return scaled_dot_product_attention_fused(q, k, v, opt_tensor(mask), is_causal, scale);
+      },
+      arg("query"), arg("key"), arg("value"), arg("attn_mask") = nb::none(), arg("is_causal") = false,
+      arg("scale") = nb::none());
+  m.def(
       "_nn_cross_entropy",
       [](const Tensor& input, const Tensor& target, nb::handle weight, const std::string& reduction,
          int64_t ignore_index, double label_smoothing) {

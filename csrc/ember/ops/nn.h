@@ -157,4 +157,15 @@ Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, 
 Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
                      const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
 
+// ---- attention (ops/nn_attention.cpp; kernels in cpu/attention_kernels.cpp) ----
+// softmax(query key^T * scale + mask) value over the last two dims, fused (Note [Fused
+// attention]): query (..., L, E), key (..., S, E), value (..., S, Ev), leading dims broadcast;
+// attn_mask undefined, bool (true = may attend) or of the query's dtype (added), broadcast to
+// (..., L, S), not requiring grad; is_causal: query i sees keys j <= i; scale defaults to
+// 1/sqrt(E). Rows with nothing to attend give zeros. float32/float64, no dropout: the rest of
+// nn.functional.scaled_dot_product_attention is a composition in Python.
+Tensor scaled_dot_product_attention_fused(const Tensor& query, const Tensor& key, const Tensor& value,
+                                          const Tensor& attn_mask = Tensor(), bool is_causal = false,
+                                          std::optional<double> scale = std::nullopt);
+
 }  // namespace ember
