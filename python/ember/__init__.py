@@ -143,6 +143,10 @@ from ember._C import (  # noqa: E402,F401
 from ember.nn.functional import (  # noqa: E402,F401  (pooling at top level, as torch.max_pool2d etc.)
     max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d,
 )
+from ember._threads_determinism import (  # noqa: E402,F401
+    use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads, set_num_interop_threads,
+)
 # recurrent cells (ops/nn_rnn.cpp) and layers (nn/modules/rnn.py) as functions
 from ember._C import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E402,F401
 from ember.nn.modules.rnn import lstm, gru, rnn_tanh, rnn_relu  # noqa: E402,F401
