@@ -3,8 +3,8 @@
 
 #include "common.h"
 #include "ember/core/autocast.h"
-#include "ember/cpu/conv_onednn.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/onednn.h"
 
 namespace ember::py {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "ember/core/error.h"
 #include "ember/core/parallel.h"
-#include "ember/cpu/conv_onednn.h"
+#include "ember/cpu/onednn.h"
 
 namespace ember::cpu {
 namespace {

@@ -9,6 +9,7 @@
 #include "ember/core/autocast.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/onednn.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
@@ -72,8 +73,22 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   // sum, or a doubly strided view) is copied once: GEMM on the copy beats the scalar loop by far.
   Tensor a = a_in, b = b_in;
   ScalarType dt = a.dtype();
-  // 16-bit floats: float32 GEMM on converted copies, rounded once at the end (float accumulation,
-  // as torch's CPU kernels; the scalar loop below ran ~100x slower).
+  // bfloat16 on oneDNN's matmul where it has fast kernels (Note [bfloat16 matmul] in cpu/onednn.h).
+  if (dt == ScalarType::BFloat16 && cpu::onednn_bf16_available() && a.device().is_cpu()) {
+    auto strided_ok = [](const Tensor& t) {
+      return (t.strides()[0] != 0 || t.sizes()[0] == 1) && (t.strides()[1] == 1 || t.strides()[2] == 1);
+    };
+    if (!strided_ok(a)) a = contiguous(a);
+    if (!strided_ok(b)) b = contiguous(b);
+    int64_t as[3] = {a.strides()[0], a.strides()[1], a.strides()[2]},
+            bs[3] = {b.strides()[0], b.strides()[1], b.strides()[2]};
+    if (a.sizes()[0] == 1) as[0] = m * k;  // a broadcast batch stride of one matrix is irrelevant
+    if (b.sizes()[0] == 1) bs[0] = k * n;
+    cpu::onednn_matmul_bf16(a.data<BFloat16>(), as, b.data<BFloat16>(), bs, out.data<BFloat16>(), B, m, n, k);
+    return out;
+  }
+  // 16-bit floats otherwise: float32 GEMM on converted copies, rounded once at the end (float
+  // accumulation, as torch's CPU kernels; the scalar loop below ran ~100x slower).
   if (dt == ScalarType::BFloat16 || dt == ScalarType::Float16)
     return to_dtype(batched_mm(to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32)), dt);
   if (dt == ScalarType::Float32 || dt == ScalarType::Float64 || is_complex(dt)) {

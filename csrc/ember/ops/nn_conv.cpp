@@ -14,7 +14,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/autocast.h"
 #include "ember/cpu/conv_kernels.h"
-#include "ember/cpu/conv_onednn.h"
+#include "ember/cpu/onednn.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 
@@ -66,7 +66,7 @@ cpu::ConvGeometry geometry(const ConvArgs& a, IntArrayRef x_sizes, IntArrayRef y
 }
 
 // The dtype the kernels compute in: float for 16-bit floats (converted in and out), except
-// bfloat16 where oneDNN has bfloat16 kernels (Note [bfloat16 convolution] in cpu/conv_onednn.cpp).
+// bfloat16 where oneDNN has bfloat16 kernels (Note [bfloat16 convolution] in cpu/onednn.cpp).
 ScalarType compute_dtype(ScalarType t) {
   if (t == ScalarType::Float32 || t == ScalarType::Float64) return t;
   if (t == ScalarType::BFloat16 && cpu::onednn_bf16_available()) return t;

@@ -1,3 +1,5 @@
+// oneDNN glue: convolutions (float32 and bfloat16) and bfloat16 matrix products.
+//
 // Note [oneDNN convolution]: float32 convolutions (forward, input and weight gradients) run on
 // oneDNN's JIT kernels, which pick the CPU's instruction set at run time. Its fast kernels want
 // blocked layouts (nChw16c and the like), so each call reorders the plain (N, C, spatial...)
@@ -7,7 +9,7 @@
 // Primitives are built once per geometry and thread count and kept in a cache; every buffer
 // (blocked copies, scratchpad) comes from ember's caching allocator, so concurrent calls from
 // several threads share nothing mutable.
-#include "ember/cpu/conv_onednn.h"
+#include "ember/cpu/onednn.h"
 
 #include <omp.h>
 
@@ -414,6 +416,77 @@ void onednn_conv_backward_input_bf16(const BFloat16* gy, const BFloat16* w, cons
 }
 void onednn_conv_backward_weight_bf16(const BFloat16* x, const BFloat16* gy, BFloat16* gw, const ConvGeometry& g) {
   backward_weight_impl(x, gy, gw, g);
+}
+
+// ---- bfloat16 matrix products (Note [bfloat16 matmul] in onednn.h) ----
+
+namespace {
+struct MatmulEntry {
+  dnnl::matmul prim;
+  size_t scratch_bytes = 0;
+};
+
+std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& key) {
+  constexpr size_t kMaxEntries = 512;
+  static std::mutex mu;
+  static auto& cache = *new std::map<std::array<int64_t, 13>, std::shared_ptr<const MatmulEntry>>;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  const int64_t B = key[0], m = key[1], n = key[2], k = key[3];
+  memory::desc a({B, m, k}, dt::bf16, memory::dims{key[4], key[5], key[6]});
+  memory::desc b({B, k, n}, dt::bf16, memory::dims{key[7], key[8], key[9]});
+  memory::desc c({B, m, n}, dt::bf16, memory::dims{m * n, n, 1});
+  auto entry = std::make_shared<MatmulEntry>();
+  {
+    OmpThreads scope(static_cast<int>(key[10]));
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), user_scratchpad(), engine());
+    entry->prim = dnnl::matmul(pd);
+    entry->scratch_bytes = pd.scratchpad_desc().get_size();
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxEntries) cache.clear();
+  return cache.emplace(key, std::move(entry)).first->second;
+}
+}  // namespace
+
+void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
+                        BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k) {
+  guarded("matmul (bfloat16)", [&] {
+    std::array<int64_t, 13> key{B,
+                                m,
+                                n,
+                                k,
+                                a_strides[0],
+                                a_strides[1],
+                                a_strides[2],
+                                b_strides[0],
+                                b_strides[1],
+                                b_strides[2],
+                                get_num_threads(),
+                                0,
+                                0};
+    auto e = matmul_entry(key);
+    const dnnl::engine& eng = engine();
+    thread_local dnnl::stream stream(eng);
+    memory am(memory::desc({B, m, k}, dt::bf16, memory::dims{a_strides[0], a_strides[1], a_strides[2]}), eng,
+              const_cast<BFloat16*>(a));
+    memory bm(memory::desc({B, k, n}, dt::bf16, memory::dims{b_strides[0], b_strides[1], b_strides[2]}), eng,
+              const_cast<BFloat16*>(b));
+    memory cm(memory::desc({B, m, n}, dt::bf16, memory::dims{m * n, n, 1}), eng, c);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    DataPtr scratch;
+    if (e->scratch_bytes > 0) {
+      scratch = cpu_allocator()->allocate(e->scratch_bytes);
+      args.emplace(
+          DNNL_ARG_SCRATCHPAD,
+          memory(memory::desc({static_cast<memory::dim>(e->scratch_bytes)}, dt::u8, tag::a), eng, scratch.ptr));
+    }
+    e->prim.execute(stream, args);
+    stream.wait();
+  });
 }
 
 }  // namespace ember::cpu
