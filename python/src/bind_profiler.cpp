@@ -253,7 +253,9 @@ void instrument_dict(PyObject* dict, PyTypeObject* type1, PyTypeObject* type2, c
     if (!PyUnicode_Check(key) || (Py_TYPE(value) != type1 && Py_TYPE(value) != type2)) continue;
     std::string n = utf8(key);
     std::string name = prefix ? (n[0] == '_' ? "" : std::string("aten::") + prefix + n) : op_name(n);
-    if (!name.empty()) instrument(value, std::move(name));
+    // Backward is not an op, but what it allocates should point at the line that called it: an
+    // unnamed range carries the stack for the memory history and records no event.
+    if (!name.empty() || n == "backward" || n == "_run_backward") instrument(value, std::move(name));
   }
 }
 

@@ -140,7 +140,7 @@ int64_t begin(std::string name, EventKind kind, std::vector<Frame> frames, int64
   if (!st) return -1;
   Open o;
   o.token = g_next_token.fetch_add(1, std::memory_order_relaxed);
-  if (st & kProfiling) {
+  if ((st & kProfiling) && !name.empty()) {
     if (auto buf = thread_buffer()) {
       Event e;
       e.name = name;
@@ -200,7 +200,11 @@ void note_sequence(uint64_t seq) {
   if (e.seq < 0) e.seq = static_cast<int64_t>(seq);
 }
 
-const std::string* current_name() { return t_open.empty() ? nullptr : &t_open.back().name; }
+const std::string* current_name() {
+  for (size_t i = t_open.size(); i-- > 0;)
+    if (!t_open[i].name.empty()) return &t_open[i].name;
+  return nullptr;
+}
 const std::vector<Frame>* current_frames() {
   for (size_t i = t_open.size(); i-- > 0;)
     if (!t_open[i].frames.empty()) return &t_open[i].frames;

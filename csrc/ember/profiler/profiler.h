@@ -24,8 +24,9 @@ enum : uint32_t {
   kRecordShapes = 8,   // session options, kept here so the hot path reads one word
   kWithStack = 16,
 };
-inline uint32_t state() { return detail::g_state.load(std::memory_order_relaxed); }
-inline bool active() { return __builtin_expect(state() != 0, 0); }
+// always_inline: the bindings are built for size (-Os), where GCC would make these calls.
+[[gnu::always_inline]] inline uint32_t state() { return detail::g_state.load(std::memory_order_relaxed); }
+[[gnu::always_inline]] inline bool active() { return __builtin_expect(state() != 0, 0); }
 
 // One frame of the caller's (Python) stack. `internal`: inside the ember package.
 struct Frame {
@@ -83,7 +84,8 @@ Config config();
 
 // A range on the calling thread. begin returns a token (-1 when nothing observes, and then
 // end(-1) does nothing). Ranges nest; end closes the given one and any left open inside it.
-// `frames` is the caller's stack when it was captured (with_stack, memory history).
+// `frames` is the caller's stack when it was captured (with_stack, memory history). A range with
+// an empty name records no event; it only lends its frames to the memory history.
 int64_t begin(std::string name, EventKind kind = EventKind::User, std::vector<Frame> frames = {}, int64_t seq = -1);
 void end(int64_t token);
 void set_shapes(int64_t token, std::string input_shapes, std::string input_types);
