@@ -64,6 +64,11 @@ constexpr int kMaxKinds = 8;
 VectorCall g_orig[kMaxKinds] = {};
 int g_num_kinds = 0;
 std::unordered_map<PyObject*, std::string> g_op_names;  // patched object -> event name (written at import only)
+struct Patched {
+  VectorCall* slot;
+  VectorCall original, trampoline;
+};
+std::vector<Patched> g_patched;  // for _set_instrumented (measuring what the trampolines cost)
 
 const char* type_name(ScalarType t) {  // torch's "Input type" spellings
   switch (t) {
@@ -198,6 +203,7 @@ void instrument(PyObject* fn, std::string name) {
   }
   g_op_names.emplace(fn, std::move(name));
   *slot = g_trampolines[k];
+  g_patched.push_back({slot, orig, g_trampolines[k]});
 }
 
 // torch's name for what a Python-level name computes ("" = not an op: metadata, hooks, settings).
@@ -309,6 +315,10 @@ void bind_profiler(nb::module_& m) {
       },
       nb::arg("record_shapes") = false, nb::arg("profile_memory") = false, nb::arg("with_stack") = false);
   p.def("_is_profiling", &prof::is_profiling);
+  // False puts the original call paths back (no op events; for measuring the trampolines' cost).
+  p.def("_set_instrumented", [](bool on) {
+    for (const Patched& e : g_patched) *e.slot = on ? e.trampoline : e.original;
+  });
   p.def("_now_ns", &prof::now_ns);
   p.def("_thread_id", &prof::thread_id);
   // Events as tuples: (name, kind, id, parent, start_ns, end_ns, tid, seq, self_bytes, input_shapes,
