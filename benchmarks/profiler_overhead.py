@@ -1,17 +1,20 @@
-"""Profiler overhead, ember against torch in one process: time per iteration with no profiler, with
+"""Profiler overhead, ember against torch in the same run: time per iteration with no profiler, with
 profile() (CPU activity only), and with profile(record_shapes, profile_memory, with_stack), for a
 tiny op (`a + b` on 1-element tensors, per call) and one training step of the Fashion-MNIST CNN
-(examples/fashion_mnist.py's Net, batch 32). Libraries and modes alternate round by round.
+(examples/fashion_mnist.py's Net, batch 32). Each library runs in its own worker process (so one
+profiler's leftovers cannot slow the other); the driver alternates requests between them, round
+by round, and reports medians.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=python python3 benchmarks/profiler_overhead.py [--rounds 5] [--threads 1]
 """
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 import warnings
-
-import ember
-import torch
 
 
 def build_net(lib, width=32):
@@ -64,26 +67,49 @@ def run(lib, fn, n, mode):
     return dt / n
 
 
+def worker(libname, threads):
+    """Answers 'WORKLOAD MODE' lines with seconds per iteration."""
+    warnings.filterwarnings("ignore")
+    lib = __import__(libname)
+    __import__(libname + ".profiler")
+    lib.set_num_threads(threads)
+    w = workloads(lib)
+    for line in sys.stdin:
+        wname, mode = line.rstrip("\n").split(" ", 1)
+        fn, n = w[wname]
+        print(json.dumps(run(lib, fn, n, mode)), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
-    warnings.filterwarnings("ignore")
-    for lib in (ember, torch):
-        lib.set_num_threads(args.threads)
-    libs = {"ember": (ember, workloads(ember)), "torch": (torch, workloads(torch))}
+    if args.worker:
+        return worker(args.worker, args.threads)
+    libs = ("ember", "torch")
+    procs = {name: subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", name, "--threads",
+                                     str(args.threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True) for name in libs}
+
+    def ask(name, wname, mode):
+        procs[name].stdin.write(f"{wname} {mode}\n")
+        procs[name].stdin.flush()
+        return json.loads(procs[name].stdout.readline())
+
     times = {}
     for r in range(args.rounds):
-        order = list(libs) if r % 2 == 0 else list(reversed(libs))
+        order = libs if r % 2 == 0 else tuple(reversed(libs))
         for wname in ("add_1elem", "cnn_train_step_b32"):
             for mode in MODES:
                 for name in order:
-                    lib, w = libs[name]
-                    fn, n = w[wname]
-                    times.setdefault((wname, mode, name), []).append(run(lib, fn, n, mode))
+                    times.setdefault((wname, mode, name), []).append(ask(name, wname, mode))
+    for proc in procs.values():
+        proc.stdin.close()
+        proc.wait()
     print(f"median of {args.rounds} interleaved rounds, {args.threads} thread(s); ratio = time / time without profiler")
-    print(f"{'workload':20s} {'mode':22s} {'ember':>12s} {'ratio':>6s} {'torch':>12s} {'ratio':>6s}")
+    print(f"{'workload':20s} {'mode':22s} {'ember':>19s} {'torch':>19s}")
     for wname in ("add_1elem", "cnn_train_step_b32"):
         base = {name: statistics.median(times[(wname, "off", name)]) for name in libs}
         for mode in MODES:

@@ -28,6 +28,25 @@ std::string utf8(PyObject* s) {
   return c;
 }
 
+// Names of each code object seen, interned once. The map holds a reference to its code objects,
+// so an address is never reused for another one; only touched with the GIL.
+struct CodeNames {
+  const std::string* file;
+  const std::string* name;
+  bool internal;
+};
+std::unordered_map<PyCodeObject*, CodeNames> g_code_names;
+
+const CodeNames& code_names(PyCodeObject* code) {
+  auto it = g_code_names.find(code);
+  if (it != g_code_names.end()) return it->second;
+  std::string file = utf8(code->co_filename);
+  bool internal = !g_package_dir.empty() && file.compare(0, g_package_dir.size(), g_package_dir) == 0;
+  Py_INCREF(code);
+  return g_code_names.emplace(code, CodeNames{prof::intern(file), prof::intern(utf8(code->co_name)), internal})
+      .first->second;
+}
+
 std::vector<prof::Frame> python_stack() {
   std::vector<prof::Frame> out;
   if (!PyGILState_Check()) return out;
@@ -35,13 +54,9 @@ std::vector<prof::Frame> python_stack() {
   Py_XINCREF(f);
   while (f && static_cast<int>(out.size()) < kMaxFrames) {
     PyCodeObject* code = PyFrame_GetCode(f);
-    prof::Frame fr;
-    fr.file = utf8(code->co_filename);
-    fr.line = PyFrame_GetLineNumber(f);
-    fr.name = utf8(code->co_name);
-    fr.internal = !g_package_dir.empty() && fr.file.compare(0, g_package_dir.size(), g_package_dir) == 0;
+    const CodeNames& names = code_names(code);
     Py_DECREF(code);
-    out.push_back(std::move(fr));
+    out.push_back(prof::Frame{names.file, names.name, PyFrame_GetLineNumber(f), names.internal});
     PyFrameObject* back = PyFrame_GetBack(f);  // new reference
     Py_DECREF(f);
     f = back;
@@ -283,7 +298,7 @@ uint32_t crc32c(const uint8_t* p, size_t n, uint32_t crc) {
 
 nb::list frames_list(const std::vector<prof::Frame>& frames) {
   nb::list l;
-  for (const prof::Frame& f : frames) l.append(nb::make_tuple(f.file, f.line, f.name, f.internal));
+  for (const prof::Frame& f : frames) l.append(nb::make_tuple(*f.file, f.line, *f.name, f.internal));
   return l;
 }
 

@@ -41,7 +41,7 @@ std::string source_line(const Block& b) {
     }
   if (!f && !b.frames.empty()) f = &b.frames.front();
   if (!f) return b.op.empty() ? std::string("<no Python stack>") : "<no Python stack> (" + b.op + ")";
-  return f->file + ":" + std::to_string(f->line) + " in " + f->name;
+  return *f->file + ":" + std::to_string(f->line) + " in " + *f->name;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 
 #include "ember/core/error.h"
 
@@ -81,6 +82,13 @@ int64_t now_ns() {
 uint64_t thread_id() {
   thread_local uint64_t tid = static_cast<uint64_t>(::syscall(SYS_gettid));
   return tid;
+}
+
+const std::string* intern(std::string_view s) {
+  static std::mutex mu;
+  static auto* table = new std::unordered_set<std::string>();  // never destroyed: frames may outlive statics
+  std::lock_guard<std::mutex> lock(mu);
+  return &*table->emplace(s).first;
 }
 
 void set_stack_hook(StackHook hook) { g_stack_hook.store(hook); }

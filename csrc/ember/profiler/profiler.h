@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ember::profiler {
@@ -28,13 +29,15 @@ enum : uint32_t {
 [[gnu::always_inline]] inline uint32_t state() { return detail::g_state.load(std::memory_order_relaxed); }
 [[gnu::always_inline]] inline bool active() { return __builtin_expect(state() != 0, 0); }
 
-// One frame of the caller's (Python) stack. `internal`: inside the ember package.
+// One frame of the caller's (Python) stack. `internal`: inside the ember package. Frames are
+// copied into every event and memory block, so their strings are interned (never freed).
 struct Frame {
-  std::string file;
+  const std::string* file = nullptr;
+  const std::string* name = nullptr;
   int line = 0;
-  std::string name;
   bool internal = false;
 };
+const std::string* intern(std::string_view s);  // one pointer per distinct string
 using StackHook = std::vector<Frame> (*)();  // innermost frame first; installed by the bindings
 void set_stack_hook(StackHook hook);
 std::vector<Frame> capture_stack();  // empty without a hook
