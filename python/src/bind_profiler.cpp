@@ -87,19 +87,32 @@ std::vector<Patched> g_patched;  // for _set_instrumented (measuring what the tr
 
 const char* type_name(ScalarType t) {  // torch's "Input type" spellings
   switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::UInt8: return "unsigned char";
-    case ScalarType::Int8: return "signed char";
-    case ScalarType::Int16: return "short int";
-    case ScalarType::Int32: return "int";
-    case ScalarType::Int64: return "long int";
-    case ScalarType::Float16: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    case ScalarType::Float32: return "float";
-    case ScalarType::Float64: return "double";
-    case ScalarType::Complex64: return "c10::complex<float>";
-    case ScalarType::Complex128: return "c10::complex<double>";
-    default: return "";
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::UInt8:
+      return "unsigned char";
+    case ScalarType::Int8:
+      return "signed char";
+    case ScalarType::Int16:
+      return "short int";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "long int";
+    case ScalarType::Float16:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Float32:
+      return "float";
+    case ScalarType::Float64:
+      return "double";
+    case ScalarType::Complex64:
+      return "c10::complex<float>";
+    case ScalarType::Complex128:
+      return "c10::complex<double>";
+    default:
+      return "";
   }
 }
 
@@ -224,41 +237,120 @@ void instrument(PyObject* fn, std::string name) {
 // torch's name for what a Python-level name computes ("" = not an op: metadata, hooks, settings).
 std::string op_name(std::string_view n) {
   static const std::unordered_map<std::string_view, std::string_view> kRenamed = {
-      {"__add__", "add"}, {"__radd__", "add"}, {"__iadd__", "add_"}, {"__sub__", "sub"}, {"__rsub__", "rsub"},
-      {"__isub__", "sub_"}, {"__mul__", "mul"}, {"__rmul__", "mul"}, {"__imul__", "mul_"},
-      {"__truediv__", "div"}, {"__rtruediv__", "div"}, {"__itruediv__", "div_"},
-      {"__floordiv__", "floor_divide"}, {"__rfloordiv__", "floor_divide"}, {"__ifloordiv__", "floor_divide_"},
-      {"__mod__", "remainder"}, {"__rmod__", "remainder"}, {"__imod__", "remainder_"}, {"__pow__", "pow"},
-      {"__rpow__", "pow"}, {"__ipow__", "pow_"}, {"__matmul__", "matmul"}, {"__rmatmul__", "matmul"},
-      {"__neg__", "neg"}, {"__pos__", "positive"}, {"__abs__", "abs"}, {"__invert__", "bitwise_not"},
-      {"__eq__", "eq"}, {"__ne__", "ne"}, {"__lt__", "lt"}, {"__le__", "le"}, {"__gt__", "gt"}, {"__ge__", "ge"},
-      {"__bool__", "item"}, {"__float__", "item"}, {"__int__", "item"}, {"__index__", "item"},
-      {"__complex__", "item"}, {"float", "to"}, {"double", "to"}, {"half", "to"}, {"bfloat16", "to"},
-      {"int", "to"}, {"long", "to"}, {"short", "to"}, {"char", "to"}, {"byte", "to"}, {"bool", "to"},
-      {"cpu", "to"}, {"_adaptive_avg_pool", "adaptive_avg_pool"}, {"_adaptive_max_pool", "adaptive_max_pool"},
-      {"_avg_pool", "avg_pool"}, {"_max_pool", "max_pool"}, {"_max_unpool", "max_unpool"},
-      {"_upsample", "upsample"}, {"_linalg_matrix_norm", "linalg_matrix_norm"},
-      {"_linalg_vector_norm", "linalg_vector_norm"}, {"_nn_cross_entropy", "cross_entropy_loss"},
+      {"__add__", "add"},
+      {"__radd__", "add"},
+      {"__iadd__", "add_"},
+      {"__sub__", "sub"},
+      {"__rsub__", "rsub"},
+      {"__isub__", "sub_"},
+      {"__mul__", "mul"},
+      {"__rmul__", "mul"},
+      {"__imul__", "mul_"},
+      {"__truediv__", "div"},
+      {"__rtruediv__", "div"},
+      {"__itruediv__", "div_"},
+      {"__floordiv__", "floor_divide"},
+      {"__rfloordiv__", "floor_divide"},
+      {"__ifloordiv__", "floor_divide_"},
+      {"__mod__", "remainder"},
+      {"__rmod__", "remainder"},
+      {"__imod__", "remainder_"},
+      {"__pow__", "pow"},
+      {"__rpow__", "pow"},
+      {"__ipow__", "pow_"},
+      {"__matmul__", "matmul"},
+      {"__rmatmul__", "matmul"},
+      {"__neg__", "neg"},
+      {"__pos__", "positive"},
+      {"__abs__", "abs"},
+      {"__invert__", "bitwise_not"},
+      {"__eq__", "eq"},
+      {"__ne__", "ne"},
+      {"__lt__", "lt"},
+      {"__le__", "le"},
+      {"__gt__", "gt"},
+      {"__ge__", "ge"},
+      {"__bool__", "item"},
+      {"__float__", "item"},
+      {"__int__", "item"},
+      {"__index__", "item"},
+      {"__complex__", "item"},
+      {"float", "to"},
+      {"double", "to"},
+      {"half", "to"},
+      {"bfloat16", "to"},
+      {"int", "to"},
+      {"long", "to"},
+      {"short", "to"},
+      {"char", "to"},
+      {"byte", "to"},
+      {"bool", "to"},
+      {"cpu", "to"},
+      {"_adaptive_avg_pool", "adaptive_avg_pool"},
+      {"_adaptive_max_pool", "adaptive_max_pool"},
+      {"_avg_pool", "avg_pool"},
+      {"_max_pool", "max_pool"},
+      {"_max_unpool", "max_unpool"},
+      {"_upsample", "upsample"},
+      {"_linalg_matrix_norm", "linalg_matrix_norm"},
+      {"_linalg_vector_norm", "linalg_vector_norm"},
+      {"_nn_cross_entropy", "cross_entropy_loss"},
       {"_nn_nll_loss", "nll_loss_nd"}};
-  static const std::unordered_map<std::string_view, bool> kNotOps = {
-      {"can_cast", 1}, {"get_default_dtype", 1}, {"set_default_dtype", 1}, {"get_num_threads", 1},
-      {"set_num_threads", 1}, {"get_rng_state", 1}, {"set_rng_state", 1}, {"initial_seed", 1},
-      {"manual_seed", 1}, {"seed", 1}, {"is_anomaly_enabled", 1}, {"is_anomaly_check_nan_enabled", 1},
-      {"is_grad_enabled", 1}, {"is_inference_mode_enabled", 1}, {"promote_types", 1}, {"result_type", 1},
-      {"is_conj", 1}, {"is_neg", 1}, {"is_complex", 1}, {"is_floating_point", 1}, {"is_contiguous", 1},
-      {"is_inference", 1}, {"backward", 1}, {"data_ptr", 1}, {"dim", 1}, {"element_size", 1},
-      {"ndimension", 1}, {"nelement", 1}, {"numel", 1}, {"register_hook", 1},
-      {"register_post_accumulate_grad_hook", 1}, {"requires_grad_", 1}, {"retain_grad", 1}, {"size", 1},
-      {"storage_offset", 1}, {"stride", 1}, {"untyped_storage_ptr", 1}, {"numpy", 1}, {"tolist", 1},
-      {"as_subclass", 1}, {"__array__", 1}, {"__array_wrap__", 1}, {"__dlpack__", 1},
-      {"__dlpack_device__", 1}, {"__hash__", 1}, {"__len__", 1}, {"__iter__", 1}, {"__repr__", 1},
-      {"__format__", 1}};
+  static const std::unordered_map<std::string_view, bool> kNotOps = {{"can_cast", 1},
+                                                                     {"get_default_dtype", 1},
+                                                                     {"set_default_dtype", 1},
+                                                                     {"get_num_threads", 1},
+                                                                     {"set_num_threads", 1},
+                                                                     {"get_rng_state", 1},
+                                                                     {"set_rng_state", 1},
+                                                                     {"initial_seed", 1},
+                                                                     {"manual_seed", 1},
+                                                                     {"seed", 1},
+                                                                     {"is_anomaly_enabled", 1},
+                                                                     {"is_anomaly_check_nan_enabled", 1},
+                                                                     {"is_grad_enabled", 1},
+                                                                     {"is_inference_mode_enabled", 1},
+                                                                     {"promote_types", 1},
+                                                                     {"result_type", 1},
+                                                                     {"is_conj", 1},
+                                                                     {"is_neg", 1},
+                                                                     {"is_complex", 1},
+                                                                     {"is_floating_point", 1},
+                                                                     {"is_contiguous", 1},
+                                                                     {"is_inference", 1},
+                                                                     {"backward", 1},
+                                                                     {"data_ptr", 1},
+                                                                     {"dim", 1},
+                                                                     {"element_size", 1},
+                                                                     {"ndimension", 1},
+                                                                     {"nelement", 1},
+                                                                     {"numel", 1},
+                                                                     {"register_hook", 1},
+                                                                     {"register_post_accumulate_grad_hook", 1},
+                                                                     {"requires_grad_", 1},
+                                                                     {"retain_grad", 1},
+                                                                     {"size", 1},
+                                                                     {"storage_offset", 1},
+                                                                     {"stride", 1},
+                                                                     {"untyped_storage_ptr", 1},
+                                                                     {"numpy", 1},
+                                                                     {"tolist", 1},
+                                                                     {"as_subclass", 1},
+                                                                     {"__array__", 1},
+                                                                     {"__array_wrap__", 1},
+                                                                     {"__dlpack__", 1},
+                                                                     {"__dlpack_device__", 1},
+                                                                     {"__hash__", 1},
+                                                                     {"__len__", 1},
+                                                                     {"__iter__", 1},
+                                                                     {"__repr__", 1},
+                                                                     {"__format__", 1}};
   // Operator methods torch's profiler names as they are (aten::__and__, ...).
   static const std::unordered_map<std::string_view, bool> kDunderOps = {
-      {"__getitem__", 1}, {"__setitem__", 1}, {"__and__", 1}, {"__or__", 1}, {"__xor__", 1}, {"__lshift__", 1},
-      {"__rshift__", 1}, {"__rand__", 1}, {"__ror__", 1}, {"__rxor__", 1}, {"__rlshift__", 1},
-      {"__rrshift__", 1}, {"__iand__", 1}, {"__ior__", 1}, {"__ixor__", 1}, {"__ilshift__", 1},
-      {"__irshift__", 1}};
+      {"__getitem__", 1}, {"__setitem__", 1}, {"__and__", 1},  {"__or__", 1},  {"__xor__", 1},
+      {"__lshift__", 1},  {"__rshift__", 1},  {"__rand__", 1}, {"__ror__", 1}, {"__rxor__", 1},
+      {"__rlshift__", 1}, {"__rrshift__", 1}, {"__iand__", 1}, {"__ior__", 1}, {"__ixor__", 1},
+      {"__ilshift__", 1}, {"__irshift__", 1}};
   if (kNotOps.count(n)) return "";
   if (auto it = kRenamed.find(n); it != kRenamed.end()) return "aten::" + std::string(it->second);
   if (kDunderOps.count(n)) return "aten::" + std::string(n);
@@ -342,9 +434,8 @@ void bind_profiler(nb::module_& m) {
     prof::Result r = prof::stop();
     nb::list events, memory;
     for (const prof::Event& e : r.events)
-      events.append(nb::make_tuple(e.name, static_cast<int>(e.kind), e.id, e.parent, e.start_ns, e.end_ns, e.tid,
-                                   e.seq, e.self_bytes, e.input_shapes, e.input_types, e.output_shapes,
-                                   frames_list(e.stack)));
+      events.append(nb::make_tuple(e.name, static_cast<int>(e.kind), e.id, e.parent, e.start_ns, e.end_ns, e.tid, e.seq,
+                                   e.self_bytes, e.input_shapes, e.input_types, e.output_shapes, frames_list(e.stack)));
     for (const prof::MemoryEvent& me : r.memory)
       memory.append(nb::make_tuple(me.ts_ns, me.tid, me.bytes, me.addr, me.total_allocated, me.total_reserved));
     nb::dict d;

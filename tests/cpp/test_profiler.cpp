@@ -23,7 +23,7 @@ const profiler::Event* find(const profiler::Result& r, const std::string& name) 
 
 TEST(Profiler, ScopesNestAndTimeIsOrdered) {
   EXPECT_FALSE(profiler::active());
-  { profiler::Scope ignored("before");  }  // nothing observes: no event
+  { profiler::Scope ignored("before"); }  // nothing observes: no event
   profiler::start({});
   EXPECT_TRUE(profiler::active());
   {
@@ -65,8 +65,7 @@ TEST(Profiler, BackwardNodesAreEventsLinkedToTheirForwardRange) {
   EXPECT_EQ(acc->kind, profiler::EventKind::Backward);
   ASSERT_GE(fwd->seq, 0);  // the first node recorded inside the range
   bool linked = false;
-  for (const profiler::Event& e : r.events)
-    linked |= e.kind == profiler::EventKind::Backward && e.seq == fwd->seq;
+  for (const profiler::Event& e : r.events) linked |= e.kind == profiler::EventKind::Backward && e.seq == fwd->seq;
   EXPECT_TRUE(linked);
 }
 
@@ -120,8 +119,9 @@ TEST(MemoryHistory, RecordsLiveBlocksWithTheirRange) {
     t = empty({64});
   }
   auto blocks = memory_history::live_blocks();
-  auto it = std::find_if(blocks.begin(), blocks.end(),
-                         [&](const memory_history::Block& b) { return b.addr == reinterpret_cast<uint64_t>(t.data_ptr()); });
+  auto it = std::find_if(blocks.begin(), blocks.end(), [&](const memory_history::Block& b) {
+    return b.addr == reinterpret_cast<uint64_t>(t.data_ptr());
+  });
   ASSERT_NE(it, blocks.end());
   EXPECT_EQ(it->size, 256);
   EXPECT_EQ(it->op, "make it");

@@ -152,7 +152,8 @@ class CpuCachingAllocator final : public Allocator {
   void give_back(void* p, size_t size) {
     if (profiler::active()) {
       memory_history::on_free(p, static_cast<int64_t>(size));
-      profiler::on_memory(p, -static_cast<int64_t>(size), allocated_.load(std::memory_order_relaxed) - static_cast<int64_t>(size),
+      profiler::on_memory(p, -static_cast<int64_t>(size),
+                          allocated_.load(std::memory_order_relaxed) - static_cast<int64_t>(size),
                           reserved_.load(std::memory_order_relaxed));
     }
     allocated_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
@@ -178,7 +179,6 @@ class CpuCachingAllocator final : public Allocator {
   size_t cached_bytes_ = 0;
   int64_t hits_ = 0, hits_base_ = 0;
 };
-
 
 CpuCachingAllocator& instance() {
   static auto* a = new CpuCachingAllocator();  // never destroyed: tensors may outlive statics

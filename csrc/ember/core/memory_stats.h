@@ -15,8 +15,8 @@ struct CpuMemoryCounters {
   int64_t allocated_bytes = 0, allocated_bytes_peak = 0;
   int64_t allocated_bytes_total = 0, freed_bytes_total = 0;  // accumulated since start (or reset)
   int64_t reserved_bytes = 0, reserved_bytes_peak = 0;
-  int64_t allocations = 0, allocations_peak = 0;              // live blocks
-  int64_t allocations_total = 0, frees_total = 0;             // accumulated
+  int64_t allocations = 0, allocations_peak = 0;   // live blocks
+  int64_t allocations_total = 0, frees_total = 0;  // accumulated
   int64_t cached_bytes = 0, cache_hits = 0, num_ooms = 0;
 };
 CpuMemoryCounters cpu_memory_counters();

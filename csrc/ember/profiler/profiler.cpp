@@ -30,9 +30,9 @@ struct ThreadBuffer {
 struct Open {
   int64_t token = -1;
   std::string name;
-  std::vector<Frame> frames;        // kept for memory history
+  std::vector<Frame> frames;          // kept for memory history
   std::shared_ptr<ThreadBuffer> buf;  // null when the range is not recorded as an event
-  size_t index = 0;                 // into buf->events
+  size_t index = 0;                   // into buf->events
 };
 
 std::mutex g_mu;  // guards the session: g_buffers, g_start_ns, start/stop

@@ -38,7 +38,7 @@ struct Frame {
   bool internal = false;
 };
 const std::string* intern(std::string_view s);  // one pointer per distinct string
-using StackHook = std::vector<Frame> (*)();  // innermost frame first; installed by the bindings
+using StackHook = std::vector<Frame> (*)();     // innermost frame first; installed by the bindings
 void set_stack_hook(StackHook hook);
 std::vector<Frame> capture_stack();  // empty without a hook
 
@@ -51,8 +51,8 @@ struct Event {
   int64_t parent = -1;  // id of the enclosing event on the same thread, -1 at top level
   int64_t start_ns = 0, end_ns = 0;
   uint64_t tid = 0;
-  int64_t seq = -1;         // autograd sequence number: of the node a forward op made, or of the node run
-  int64_t self_bytes = 0;   // profile_memory: allocated minus freed while this was the innermost event
+  int64_t seq = -1;           // autograd sequence number: of the node a forward op made, or of the node run
+  int64_t self_bytes = 0;     // profile_memory: allocated minus freed while this was the innermost event
   std::string input_shapes;   // record_shapes: "[[2, 3], [], [[2], [2]]]" (one entry per argument)
   std::string input_types;    // record_shapes: "['float', 'Scalar']"
   std::string output_shapes;  // record_shapes: shapes of the Tensor result(s)
