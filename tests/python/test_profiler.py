@@ -88,8 +88,15 @@ def test_backward_nodes_are_linked_to_their_forward_ops():
     x = ember.randn(4, 5, requires_grad=True)
     w = ember.randn(5, 3, requires_grad=True)
     with profile() as prof:
-        ember.relu(ember.mm(x, w) + 1).sum().backward()
+        loss = ember.relu(ember.mm(x, w) + 1).sum()
+        with record_function("bw"):
+            loss.backward()
     ev = prof.events()
+    bw = next(e for e in ev if e.name == "bw")
+    nodes = [e for e in ev if "Backward" in e.name or e.name == "AccumulateGrad"]
+    assert nodes and all(e.cpu_parent is bw for e in nodes)  # the engine's ranges nest in the caller's
+    assert {e.id for e in bw.cpu_children} == {e.id for e in nodes}
+    assert sum(e.cpu_time_total for e in nodes) <= bw.cpu_time_total
     names = {e.name for e in ev}
     tx, tw = torch.randn(4, 5, requires_grad=True), torch.randn(5, 3, requires_grad=True)
     with torch.profiler.profile() as tp:

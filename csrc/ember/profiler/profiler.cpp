@@ -156,7 +156,11 @@ int64_t begin(std::string name, EventKind kind, std::vector<Frame> frames, int64
       e.id = o.token;
       e.tid = buf->tid;
       e.seq = seq;
-      if (!t_open.empty() && t_open.back().buf == buf) e.parent = t_open.back().token;
+      for (size_t i = t_open.size(); i-- > 0;)  // the innermost recorded range (nameless ones are not)
+        if (t_open[i].buf) {
+          if (t_open[i].buf == buf) e.parent = t_open[i].token;
+          break;
+        }
       if (st & kWithStack) e.stack = frames;
       e.start_ns = now_ns();
       std::lock_guard<std::mutex> lock(buf->mu);
@@ -200,7 +204,7 @@ void set_output_shapes(int64_t token, std::string output_shapes) {
 }
 
 void note_sequence(uint64_t seq) {
-  if (t_open.empty() || !t_open.back().buf) return;
+  if (t_open.empty() || !t_open.back().buf) return;  // the op in progress is the innermost range
   Open& o = t_open.back();
   std::lock_guard<std::mutex> lock(o.buf->mu);
   if (!current(o.buf)) return;
