@@ -217,11 +217,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
-def __getattr__(name):  # ember.optim / ember.serialization are imported on first use (import time)
-    if name in ("optim", "serialization"):
+def __getattr__(name):  # ember.optim, .serialization, .profiler, .cpu are imported on first use (import time)
+    if name in ("optim", "serialization", "profiler", "cpu"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 # Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.
 from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401,E402
+
+# Frames under this directory are ember's own in profiler and memory-history stacks.
+_C._profiler._set_package_dir(__import__("os").path.dirname(__file__) + __import__("os").sep)
