@@ -188,3 +188,12 @@ def test_grad_scaler_matches_torch():
         assert es.get_scale() == ts.get_scale()
         np.testing.assert_allclose(em.weight.detach().numpy(), tm.weight.detach().numpy(), rtol=1e-6)
     assert es.state_dict()["scale"] == ts.state_dict()["scale"]
+
+
+def test_cpu_amp_aliases():
+    x, w = ember.randn(2, 3), ember.randn(3, 3)
+    with pytest.warns(FutureWarning):
+        ctx = ember.cpu.amp.autocast()
+    with ctx:
+        assert (x @ w).dtype == ember.bfloat16
+    assert ember.cpu.amp.GradScaler().get_scale() == torch.cpu.amp.GradScaler().get_scale()

@@ -10,7 +10,9 @@ from ember.cpu.memory import (  # noqa: F401
     memory_summary, reset_accumulated_memory_stats, reset_max_memory_allocated, reset_peak_memory_stats,
 )
 
-__all__ = ["is_available", "device_count", "current_device", "synchronize", "memory_stats", "memory_allocated",
+from ember.cpu import amp  # noqa: E402,F401  (torch.cpu.amp's older autocast/GradScaler names)
+
+__all__ = ["amp", "is_available", "device_count", "current_device", "synchronize", "memory_stats", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "reset_accumulated_memory_stats", "empty_cache", "memory_summary"]
 
