@@ -16,6 +16,7 @@ from ember._C import (  # noqa: F401
     memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, rand_like, randn_like, randint_like,
+    binomial, _standard_gamma, _standard_gamma_grad, igamma, igammac,
 )
 from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
     abs, abs_, absolute, sign, sgn, neg, neg_, negative, negative_, positive,

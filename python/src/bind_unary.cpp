@@ -235,6 +235,24 @@ void bind_unary(nb::module_& m) {
       [poly_p](Tensor& a, int64_t n) -> Tensor { return unary_op(UnaryOp::Polygamma, a, a, true, poly_p(n)); },
       nb::arg("n"));
 
+  // Regularized incomplete gamma functions (ops/special.h).
+  for (bool upper : {false, true}) {
+    const char* name = upper ? "igammac" : "igamma";
+    auto f = [upper](const Tensor& a, const Tensor& x) { return upper ? igammac(a, x) : igamma(a, x); };
+    m.def(
+        name,
+        [f](const Tensor& a, const Tensor& x, nb::handle out) {
+          Tensor r = f(a, x);
+          if (out.is_none()) return r;
+          Tensor o = nb::cast<Tensor>(out);
+          resize_(o, r.sizes());
+          copy_(o, r);
+          return o;
+        },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+    cls.def(name, f, nb::arg("other"));
+  }
+
   auto round_p = [](int64_t d) { return UnaryParams{.p0 = static_cast<double>(d)}; };
   m.def(
       "round",
