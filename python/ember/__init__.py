@@ -49,6 +49,7 @@ from ember._C import (  # noqa: F401  (complex numbers: python/src/bind_complex.
 )
 from ember import return_types  # noqa: F401
 from ember._size import Size  # noqa: F401
+from ember._finfo import finfo, iinfo  # noqa: F401
 from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
     mv, dot, vdot, addmm, addmv, baddbmm, addbmm, tensordot,
 )
@@ -166,8 +167,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
-def __getattr__(name):  # ember.optim / ember.serialization are imported on first use (import time)
-    if name in ("optim", "serialization"):
+def __getattr__(name):  # ember.optim / serialization / distributions are imported on first use (import time)
+    if name in ("optim", "serialization", "distributions"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
