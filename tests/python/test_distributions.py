@@ -301,3 +301,452 @@ def test_gradients_match_torch(case_id):
             assert eg is None or float(eg.abs().sum()) == 0
             continue
         assert_close(eg, tg, dtype, 1e-7, 1e-8, "grad")
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes, expand, support of samples
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_sample_shapes_and_expand(case_id):
+    ed, td, _ = pair(case_id, "float64", grad=True)
+    bs, es = tuple(td.batch_shape), tuple(td.event_shape)
+    ember.manual_seed(0)
+    for sample_shape in [(), (5,), (2, 3)]:
+        s = ed.sample(sample_shape)
+        ts = td.sample(sample_shape)
+        assert tuple(s.shape) == sample_shape + bs + es
+        assert str(s.dtype).split(".")[-1] == str(ts.dtype).split(".")[-1]
+        assert not s.requires_grad
+        assert tuple(ed.log_prob(s).shape) == sample_shape + bs
+        if not isinstance(ed.support, type(D.constraints.dependent)):
+            assert bool(ed.support.check(s).all()), f"samples outside the support {ed.support}"
+        if ed.has_rsample:
+            r = ed.rsample(sample_shape)
+            assert tuple(r.shape) == sample_shape + bs + es
+            assert r.requires_grad == bool(_LEAVES["ember"])
+    # expand: new leading batch dims, log_prob of the expanded distribution broadcasts the original's.
+    new_batch = (2,) + bs
+    ex, tx = ed.expand(new_batch), td.expand(new_batch)
+    assert tuple(ex.batch_shape) == tuple(tx.batch_shape) == new_batch
+    assert tuple(ex.event_shape) == es
+    assert type(ex) is type(ed)
+    assert tuple(ex.sample((4,)).shape) == (4,) + new_batch + es
+    tv = values_for(td, n=2)
+    ev, tv = both_values(tv, "float64")
+    ev = ev.unsqueeze(1).expand((2,) + new_batch + es)
+    tv = tv.unsqueeze(1).expand((2,) + new_batch + es)
+    assert_close(ex.log_prob(ev), tx.log_prob(tv), "float64", 1e-8, 1e-8, "expanded log_prob")
+    r, exc = call(lambda: ex.mean)
+    if exc is None:
+        assert tuple(r.shape) == new_batch + es
+
+
+# ---------------------------------------------------------------------------------------------
+# sample statistics (not bitwise: the generators differ)
+
+N_STAT = 20000
+# Not comparable by moments: infinite or undefined variance, or heavy tails (checked by KS below).
+HEAVY = {"Cauchy", "HalfCauchy", "StudentT", "FisherSnedecor", "Pareto"}
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_sample_moments(case_id):
+    ed, td, _ = pair(case_id, "float64")
+    ember.manual_seed(1)
+    s = to_np(ed.sample((N_STAT,)))
+    if case_id.startswith("Categorical"):  # compare category frequencies with probs
+        freq = np.stack([(s == k).mean(0) for k in range(4)], -1)
+        p = to_np(td.probs)
+        assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / N_STAT)), f"{freq} vs {p}"
+        return
+    try:
+        mean, var = to_np(td.mean), to_np(td.variance)
+    except NotImplementedError:  # no closed form in torch: compare with torch's samples
+        torch.manual_seed(1)
+        t = to_np(td.sample((N_STAT,)))
+        se = np.sqrt((s.var(0) + t.var(0)) / N_STAT)
+        assert np.all(np.abs(s.mean(0) - t.mean(0)) <= 5 * se + 1e-9), f"{s.mean(0)} vs {t.mean(0)}"
+        se_v = np.sqrt((((s - s.mean(0)) ** 4).mean(0) + ((t - t.mean(0)) ** 4).mean(0)) / N_STAT)
+        assert np.all(np.abs(s.var(0) - t.var(0)) <= 6 * se_v + 1e-9), f"{s.var(0)} vs {t.var(0)}"
+        return
+    if case_id.startswith("VonMises"):  # circular: compare the mean direction and 1 - |E e^ix|
+        c, si = np.cos(s).mean(0), np.sin(s).mean(0)
+        np.testing.assert_allclose(np.arctan2(si, c), mean, atol=0.08)
+        np.testing.assert_allclose(1 - np.hypot(c, si), var, atol=0.02)
+        return
+    if case_id in HEAVY:
+        return  # see test_sample_distribution_ks
+    m = s.mean(0)
+    se = np.sqrt(var / N_STAT)
+    assert np.all(np.abs(m - mean) <= 5 * se + 1e-9), f"sample mean {m} vs {mean} (se {se})"
+    v = s.var(0)
+    m4 = ((s - m) ** 4).mean(0)
+    se_v = np.sqrt(np.maximum(m4 - v ** 2, 0) / N_STAT)
+    assert np.all(np.abs(v - var) <= 6 * se_v + 1e-9), f"sample variance {v} vs {var} (se {se_v})"
+
+
+KS_CASES = ["Normal", "Exponential", "Laplace", "Cauchy", "Gamma", "Uniform", "Gumbel", "LogNormal", "HalfNormal",
+            "HalfCauchy", "Pareto", "Weibull", "Chi2", "ContinuousBernoulli", "TransformedDistribution", "Beta",
+            "StudentT", "FisherSnedecor"]
+
+
+@pytest.mark.parametrize("case_id", KS_CASES)
+def test_sample_distribution_ks(case_id):
+    """Kolmogorov-Smirnov distance between ember's samples and torch's distribution."""
+    ed, td, _ = pair(case_id, "float64")
+    ember.manual_seed(2)
+    n = 4000
+    s = np.sort(to_np(ed.sample((n,))), axis=0)
+    try:
+        cdf = to_np(td.cdf(torch.tensor(s)))
+    except NotImplementedError:  # two-sample test against torch's own samples
+        torch.manual_seed(2)
+        t = np.sort(to_np(td.sample((n,))), axis=0)
+        d = np.array([np.abs(np.searchsorted(s[:, j], grid, "right") - np.searchsorted(t[:, j], grid, "right")).max()
+                      for j, grid in enumerate(np.concatenate([s, t]).T)]) / n
+        assert np.all(d * math.sqrt(n / 2) < 1.95), f"two-sample KS statistic {d * math.sqrt(n / 2)}"
+        return
+    emp_hi = np.arange(1, n + 1)[:, None] / n
+    d = np.maximum(emp_hi - cdf, cdf - (emp_hi - 1.0 / n)).max(0)
+    assert np.all(d * math.sqrt(n) < 1.95), f"KS statistic {d * math.sqrt(n)}"  # p < 0.001 each
+
+
+# ---------------------------------------------------------------------------------------------
+# reparameterized gradients
+
+RSAMPLE_IDS = [i for i in GRAD_IDS if pair(i, "float64")[1].has_rsample]
+
+
+def _pathwise_grad(lib, dist_fn, n, chunks=8):
+    """Mean and standard error over `chunks` batches of d/dparams E[sum sigmoid(x)], x = rsample."""
+    grads = []
+    for _ in range(chunks):
+        d, leaves = dist_fn()
+        x = d.rsample((n // chunks,))
+        obj = lib.sigmoid(x).mean(0).sum()
+        grads.append(np.concatenate([to_np(g).ravel() for g in lib.autograd.grad(obj, leaves)]))
+    g = np.stack(grads)
+    return g.mean(0), g.std(0, ddof=1) / math.sqrt(chunks)
+
+
+@pytest.mark.parametrize("case_id", RSAMPLE_IDS)
+def test_rsample_gradient_expectations(case_id):
+    """The pathwise gradient of E[f(X)] agrees with torch's within Monte Carlo error (the two use
+    independent samples, and for Gamma/Beta/Dirichlet different unbiased estimators)."""
+    _, params_fn, build = CASE[case_id]
+    p = params_fn(rng(0))
+
+    def make(lib):
+        def fn():
+            _LEAVES[lib.__name__].clear()
+            d = build(lib, "float64", p, True)
+            return d, list(_LEAVES[lib.__name__])
+        return fn
+
+    ember.manual_seed(5)
+    torch.manual_seed(5)
+    n = 16000
+    ge, se_e = _pathwise_grad(ember, make(ember), n)
+    gt, se_t = _pathwise_grad(torch, make(torch), n)
+    tol = 6 * np.sqrt(se_e ** 2 + se_t ** 2) + 2e-3 * np.abs(gt) + 1e-4
+    assert np.all(np.abs(ge - gt) <= tol), f"{ge} vs {gt} (tol {tol})"
+
+
+def test_gamma_rsample_gradient_is_the_implicit_one():
+    """d sample / d concentration equals torch._standard_gamma_grad at the same (alpha, sample)."""
+    ember.manual_seed(0)
+    alpha = np.array([0.05, 0.3, 1.0, 2.5, 10.0, 300.0])
+    a = ember.tensor(alpha.tolist(), dtype=ember.float64).requires_grad_()
+    x = D.Gamma(a, ember.ones(6, dtype=ember.float64)).rsample((200,))
+    (g,) = ember.autograd.grad(x.sum(), [a])
+    ref = torch._standard_gamma_grad(torch.tensor(alpha).expand(200, 6), torch.tensor(to_np(x)))
+    # torch's own derivative is an approximation (relative error up to ~6e-4).
+    np.testing.assert_allclose(to_np(g), to_np(ref.sum(0)), rtol=2e-3)
+
+
+def test_standard_gamma_grad_is_exact():
+    """ember._standard_gamma_grad against -dP(a, x)/da / p(x; a) from central differences of igamma."""
+    a = np.array([0.02, 0.5, 1.0, 3.0, 40.0, 2000.0])
+    x = np.array([0.8, 0.3, 2.0, 2.5, 45.0, 1960.0])
+    ae, xe = ember.tensor(a.tolist(), dtype=ember.float64), ember.tensor(x.tolist(), dtype=ember.float64)
+    h = 1e-5 * a
+    dp = (to_np(ember.igamma(ae + ember.tensor(h.tolist(), dtype=ember.float64), xe))
+          - to_np(ember.igamma(ae - ember.tensor(h.tolist(), dtype=ember.float64), xe))) / (2 * h)
+    logpdf = (a - 1) * np.log(x) - x - np.array([math.lgamma(v) for v in a])
+    expected = -dp / np.exp(logpdf)
+    np.testing.assert_allclose(to_np(ember._standard_gamma_grad(ae, xe)), expected, rtol=1e-5)
+    assert to_np(ember._standard_gamma_grad(ae, xe)).shape == (6,)
+
+
+@pytest.mark.parametrize("name,build", [
+    ("Normal", lambda a, b: D.Normal(a, b.exp())),
+    ("Gamma", lambda a, b: D.Gamma(a.exp(), b.exp())),
+    ("Beta", lambda a, b: D.Beta(a.exp(), b.exp())),
+    ("StudentT", lambda a, b: D.StudentT(a.exp() + 1, a, b.exp())),
+    ("VonMises", lambda a, b: D.VonMises(a, b.exp())),
+    ("Dirichlet", lambda a, b: D.Dirichlet(ember.stack([a.exp(), b.exp()], -1))),
+    ("MultivariateNormal", lambda a, b: D.MultivariateNormal(ember.stack([a, b], -1), scale_tril=ember.diag_embed(
+        ember.stack([b.exp(), a.exp()], -1)) + ember.tensor([[0.0, 0.0], [0.3, 0.0]], dtype=ember.float64))),
+    ("LowRankMultivariateNormal", lambda a, b: D.LowRankMultivariateNormal(
+        ember.stack([a, b], -1), ember.stack([a, b], -1).unsqueeze(-1), ember.stack([b.exp(), a.exp()], -1))),
+])
+def test_log_prob_gradcheck(name, build):
+    a = ember.tensor([0.3, -0.2], dtype=ember.float64).requires_grad_()
+    b = ember.tensor([0.1, 0.4], dtype=ember.float64).requires_grad_()
+    d0 = build(a.detach(), b.detach())
+    ember.manual_seed(3)
+    v = d0.sample()
+
+    def f(a, b):
+        d = build(a, b)
+        return (d.log_prob(v),) if name == "VonMises" else (d.log_prob(v), d.entropy())  # no VonMises entropy
+
+    assert ember.autograd.gradcheck(f, (a, b), eps=1e-6, atol=1e-6)
+
+
+def test_igamma_gradcheck_in_x_and_not_implemented_in_a():
+    a = ember.tensor([0.5, 2.0, 7.0], dtype=ember.float64)
+    x = ember.tensor([0.3, 2.5, 6.0], dtype=ember.float64).requires_grad_()
+    assert ember.autograd.gradcheck(lambda x: (ember.igamma(a, x), ember.igammac(a, x)), (x,), eps=1e-6, atol=1e-7)
+    a2 = a.clone().requires_grad_()
+    with pytest.raises(NotImplementedError, match="igamma"):
+        ember.igamma(a2, x).sum().backward()
+    ta = torch.tensor(a.tolist(), dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError):  # torch's error: the same class hierarchy (NotImplementedError < RuntimeError)
+        torch.igamma(ta, torch.tensor(x.tolist(), dtype=torch.float64)).sum().backward()
+
+
+# ---------------------------------------------------------------------------------------------
+# argument and sample validation (ValueError, as torch)
+
+def _t(lib, x):
+    return lib.tensor(x, dtype=lib.float64)
+
+
+BAD_ARGS = [
+    ("Normal", lambda m, L: m.Normal(0.0, _t(L, [1.0, -1.0]))),
+    ("Normal-nan", lambda m, L: m.Normal(_t(L, [float("nan")]), 1.0)),
+    ("Bernoulli", lambda m, L: m.Bernoulli(probs=_t(L, [1.5]))),
+    ("Bernoulli-none", lambda m, L: m.Bernoulli()),
+    ("Bernoulli-both", lambda m, L: m.Bernoulli(probs=_t(L, [0.5]), logits=_t(L, [0.0]))),
+    ("Categorical", lambda m, L: m.Categorical(probs=_t(L, [-0.1, 1.1]))),
+    ("Categorical-0d", lambda m, L: m.Categorical(probs=_t(L, 0.5))),
+    ("Binomial-count", lambda m, L: m.Binomial(total_count=_t(L, [2.5]), probs=_t(L, [0.5]))),
+    ("Binomial-probs", lambda m, L: m.Binomial(total_count=3, probs=_t(L, [1.5]))),
+    ("Multinomial-count", lambda m, L: m.Multinomial(2.5, probs=_t(L, [0.5, 0.5]))),
+    ("Poisson", lambda m, L: m.Poisson(_t(L, [-1.0]))),
+    ("Beta", lambda m, L: m.Beta(_t(L, [0.0]), _t(L, [1.0]))),
+    ("Gamma", lambda m, L: m.Gamma(_t(L, [1.0]), _t(L, [0.0]))),
+    ("Dirichlet", lambda m, L: m.Dirichlet(_t(L, [1.0, -1.0]))),
+    ("Dirichlet-0d", lambda m, L: m.Dirichlet(_t(L, 1.0))),
+    ("Exponential", lambda m, L: m.Exponential(_t(L, [0.0]))),
+    ("Laplace", lambda m, L: m.Laplace(_t(L, [0.0]), _t(L, [0.0]))),
+    ("Cauchy", lambda m, L: m.Cauchy(_t(L, [0.0]), _t(L, [-2.0]))),
+    ("Gumbel", lambda m, L: m.Gumbel(_t(L, [0.0]), _t(L, [-2.0]))),
+    ("LogNormal", lambda m, L: m.LogNormal(_t(L, [0.0]), _t(L, [-2.0]))),
+    ("Uniform", lambda m, L: m.Uniform(_t(L, [1.0]), _t(L, [0.0]))),
+    ("Geometric", lambda m, L: m.Geometric(probs=_t(L, [0.0]))),
+    ("NegativeBinomial-count", lambda m, L: m.NegativeBinomial(_t(L, [-1.0]), probs=_t(L, [0.5]))),
+    ("NegativeBinomial-probs", lambda m, L: m.NegativeBinomial(_t(L, [1.0]), probs=_t(L, [1.0]))),
+    ("StudentT", lambda m, L: m.StudentT(_t(L, [0.0]))),
+    ("Chi2", lambda m, L: m.Chi2(_t(L, [-1.0]))),
+    ("HalfNormal", lambda m, L: m.HalfNormal(_t(L, [-1.0]))),
+    ("HalfCauchy", lambda m, L: m.HalfCauchy(_t(L, [0.0]))),
+    ("FisherSnedecor", lambda m, L: m.FisherSnedecor(_t(L, [1.0]), _t(L, [-1.0]))),
+    ("Pareto", lambda m, L: m.Pareto(_t(L, [1.0]), _t(L, [-1.0]))),
+    ("Weibull", lambda m, L: m.Weibull(_t(L, [-1.0]), _t(L, [1.0]))),
+    ("VonMises", lambda m, L: m.VonMises(_t(L, [0.0]), _t(L, [-1.0]))),
+    ("ContinuousBernoulli", lambda m, L: m.ContinuousBernoulli(probs=_t(L, [1.5]), validate_args=True)),
+    ("RelaxedBernoulli", lambda m, L: m.RelaxedBernoulli(_t(L, 0.5), probs=_t(L, [1.5]))),
+    ("MVN-notpd", lambda m, L: m.MultivariateNormal(_t(L, [0.0, 0.0]), _t(L, [[1.0, 2.0], [2.0, 1.0]]))),
+    ("MVN-two", lambda m, L: m.MultivariateNormal(_t(L, [0.0, 0.0]), _t(L, [[1.0, 0.0], [0.0, 1.0]]),
+                                                  scale_tril=_t(L, [[1.0, 0.0], [0.0, 1.0]]))),
+    ("MVN-0d", lambda m, L: m.MultivariateNormal(_t(L, 0.0), _t(L, [[1.0]]))),
+    ("MVN-tril", lambda m, L: m.MultivariateNormal(_t(L, [0.0, 0.0]), scale_tril=_t(L, [[1.0, 1.0], [0.0, 1.0]]))),
+    ("LowRankMVN-shape", lambda m, L: m.LowRankMultivariateNormal(_t(L, [0.0, 0.0]), _t(L, [[1.0, 0.0, 1.0]]),
+                                                                  _t(L, [1.0, 1.0]))),
+    ("LowRankMVN-diag", lambda m, L: m.LowRankMultivariateNormal(_t(L, [0.0, 0.0]), _t(L, [[1.0], [0.0]]),
+                                                                 _t(L, [1.0, -1.0]))),
+    ("Independent", lambda m, L: m.Independent(m.Normal(_t(L, [0.0]), 1.0), 2)),
+    ("Mixture", lambda m, L: m.MixtureSameFamily(m.Normal(0.0, 1.0), m.Normal(_t(L, [0.0]), 1.0))),
+    ("Mixture-k", lambda m, L: m.MixtureSameFamily(m.Categorical(_t(L, [0.5, 0.5])), m.Normal(_t(L, [0.0] * 3), 1.0))),
+    ("Transformed", lambda m, L: m.TransformedDistribution(m.Normal(0.0, 1.0), [1])),
+]
+
+
+@pytest.mark.parametrize("name,make", BAD_ARGS, ids=[b[0] for b in BAD_ARGS])
+def test_bad_arguments_raise_like_torch(name, make):
+    with pytest.raises(Exception) as t_err:
+        make(TD, torch)
+    with pytest.raises(Exception) as e_err:
+        make(D, ember)
+    assert issubclass(e_err.type, t_err.type), f"ember {e_err.type}: {e_err.value} vs torch {t_err.type}"
+
+
+BAD_VALUES = [
+    ("Normal-nan", lambda m, L: m.Normal(0.0, 1.0), lambda L: _t(L, [float("nan")])),
+    ("Exponential-neg", lambda m, L: m.Exponential(_t(L, [1.0])), lambda L: _t(L, [-1.0])),
+    ("Bernoulli-half", lambda m, L: m.Bernoulli(_t(L, [0.3])), lambda L: _t(L, [0.5])),
+    ("Categorical-range", lambda m, L: m.Categorical(_t(L, [0.5, 0.5])), lambda L: L.tensor([2])),
+    ("Binomial-above", lambda m, L: m.Binomial(3, _t(L, [0.5])), lambda L: _t(L, [4.0])),
+    ("Beta-outside", lambda m, L: m.Beta(_t(L, [1.0]), _t(L, [1.0])), lambda L: _t(L, [1.5])),
+    ("Dirichlet-simplex", lambda m, L: m.Dirichlet(_t(L, [1.0, 1.0])), lambda L: _t(L, [0.7, 0.7])),
+    ("Uniform-outside", lambda m, L: m.Uniform(_t(L, [0.0]), _t(L, [1.0])), lambda L: _t(L, [2.0])),
+    ("Poisson-frac", lambda m, L: m.Poisson(_t(L, [1.0])), lambda L: _t(L, [1.5])),
+    ("MVN-event", lambda m, L: m.MultivariateNormal(_t(L, [0.0, 0.0, 0.0]), _t(L, [[1.0, 0, 0], [0, 1, 0], [0, 0, 1]])),
+     lambda L: _t(L, [0.0, 0.0])),
+    ("Normal-batch", lambda m, L: m.Normal(_t(L, [0.0, 0.0, 0.0]), 1.0), lambda L: _t(L, [0.0, 0.0, 0.0, 0.0])),
+    ("Normal-not-tensor", lambda m, L: m.Normal(_t(L, [0.0]), 1.0), lambda L: 0.5),
+    ("Pareto-below", lambda m, L: m.Pareto(_t(L, [2.0]), _t(L, [1.0])), lambda L: _t(L, [1.0])),
+    ("OneHot-not-onehot", lambda m, L: m.OneHotCategorical(_t(L, [0.5, 0.5])), lambda L: _t(L, [1.0, 1.0])),
+]
+
+
+@pytest.mark.parametrize("name,make,value", BAD_VALUES, ids=[b[0] for b in BAD_VALUES])
+def test_bad_samples_raise_like_torch(name, make, value):
+    with pytest.raises(ValueError):
+        make(TD, torch).log_prob(value(torch))
+    with pytest.raises(ValueError):
+        make(D, ember).log_prob(value(ember))
+    # validate_args=False turns the check off (where the value can be evaluated at all)
+    if name in ("Normal-nan", "Exponential-neg", "Bernoulli-half", "Binomial-above", "Uniform-outside",
+                "Poisson-frac"):
+        ed = make(D, ember)
+        ed._validate_args = False
+        ed.log_prob(value(ember))
+
+
+def test_validate_args_switches():
+    D.Normal(0.0, -1.0, validate_args=False)  # no check
+    try:
+        D.Distribution.set_default_validate_args(False)
+        D.Normal(0.0, -1.0)
+        D.Exponential(_t(ember, [1.0])).log_prob(_t(ember, [-1.0]))
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Normal(0.0, -1.0)
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args(2)
+    msg = str(pytest.raises(ValueError, D.Normal, 0.0, _t(ember, [1.0, -1.0])).value)
+    assert "scale" in msg and "GreaterThan(lower_bound=0.0)" in msg
+
+
+# ---------------------------------------------------------------------------------------------
+# kl_divergence
+
+KL_PARAMS = {
+    "Bernoulli": lambda r: dict(probs=np.array([0.2, 0.5, 0.9])),
+    "Beta": lambda r: dict(concentration1=pos(r, B), concentration0=pos(r, B)),
+    "Binomial": lambda r: dict(total_count=np.full(B, 5.0), probs=r.uniform(0.1, 0.9, B)),
+    "Categorical": lambda r: dict(probs=simplex(r, (B, 4))),
+    "Cauchy": lambda r: dict(loc=r.normal(size=B), scale=pos(r, B)),
+    "ContinuousBernoulli": lambda r: dict(probs=np.array([0.2, 0.4999, 0.7])),
+    "Dirichlet": lambda r: dict(concentration=pos(r, (B, 4))),
+    "Exponential": lambda r: dict(rate=pos(r, B)),
+    "Gamma": lambda r: dict(concentration=pos(r, B), rate=pos(r, B)),
+    "Geometric": lambda r: dict(probs=r.uniform(0.2, 0.8, B)),
+    "Gumbel": lambda r: dict(loc=r.normal(size=B), scale=pos(r, B)),
+    "HalfNormal": lambda r: dict(scale=pos(r, B)),
+    "Laplace": lambda r: dict(loc=r.normal(size=B), scale=pos(r, B)),
+    "LowRankMultivariateNormal": lambda r: dict(loc=r.normal(size=(B, 3)), cov_factor=r.normal(size=(B, 3, 2)),
+                                                cov_diag=pos(r, (B, 3))),
+    "MultivariateNormal": lambda r: dict(loc=r.normal(size=(B, 3)), scale_tril=lower_chol(r, B, 3)),
+    "Normal": lambda r: dict(loc=r.normal(size=B), scale=pos(r, B)),
+    "OneHotCategorical": lambda r: dict(probs=simplex(r, (B, 4))),
+    "Pareto": lambda r: dict(scale=np.array([0.05, 0.1, 0.5]) * r.uniform(0.9, 1.1), alpha=np.array([2.5, 1.5, 0.8])),
+    "Poisson": lambda r: dict(rate=pos(r, B)),
+    "Uniform": lambda r: dict(low=np.array([-0.5, 0.2, 0.1]), high=np.array([1.5, 2.0, 0.9]) * r.uniform(0.95, 1.0)),
+}
+
+
+def _kl_build(name, lib, seed):
+    if name == "Independent":
+        return build_independent(lib, "float64", CASE["Independent"][1](rng(seed)), True)
+    if name == "TransformedDistribution":
+        return build_transformed(lib, "float64", CASE["TransformedDistribution"][1](rng(seed)), True)
+    return simple(name)(lib, "float64", KL_PARAMS[name](rng(seed)), True)
+
+
+KL_PAIRS = sorted({(a.__name__, b.__name__) for a, b in TD.kl._KL_REGISTRY} - {("ExponentialFamily",
+                                                                                 "ExponentialFamily")})
+
+
+def test_kl_registry_has_torchs_pairs():
+    ours = {(a.__name__, b.__name__) for a, b in D.kl._KL_REGISTRY}
+    theirs = {(a.__name__, b.__name__) for a, b in TD.kl._KL_REGISTRY}
+    assert theirs <= ours, sorted(theirs - ours)
+
+
+@pytest.mark.parametrize("p_name,q_name", KL_PAIRS)
+def test_kl_divergence_matches_torch(p_name, q_name):
+    _LEAVES["ember"].clear()
+    _LEAVES["torch"].clear()
+    ep, eq = _kl_build(p_name, ember, 0), _kl_build(q_name, ember, 1)
+    tp, tq = _kl_build(p_name, torch, 0), _kl_build(q_name, torch, 1)
+    t_res, t_exc = call(lambda: TD.kl_divergence(tp, tq))
+    e_res, e_exc = call(lambda: D.kl_divergence(ep, eq))
+    if t_exc is not None:
+        assert e_exc is not None and issubclass(e_exc, t_exc), f"torch raised {t_exc}, ember {e_exc}"
+        return
+    assert e_exc is None, f"ember raised {e_exc}"
+    assert_close(e_res, t_res, "float64", 1e-7, 1e-8, "kl")
+    finite = to_np(t_res)
+    if np.isfinite(finite).any():  # gradients of the finite entries
+        mask_t = torch.isfinite(t_res)
+        mask_e = ember.isfinite(e_res)
+        tl = [t for t in _LEAVES["torch"] if t.requires_grad]
+        el = [t for t in _LEAVES["ember"] if t.requires_grad]
+        tg = torch.autograd.grad(torch.where(mask_t, t_res, 0).sum(), tl, allow_unused=True)
+        eg = ember.autograd.grad(ember.where(mask_e, e_res, ember.zeros_like(e_res)).sum(), el, allow_unused=True)
+        for a, b in zip(eg, tg):
+            if b is None:
+                assert a is None or float(a.abs().sum()) == 0
+            else:
+                assert_close(a, b, "float64", 1e-6, 1e-7, "kl grad")
+
+
+def test_kl_same_distribution_is_zero_and_dispatch_errors():
+    for name in ["Normal", "Gamma", "Beta", "Dirichlet", "MultivariateNormal", "LowRankMultivariateNormal",
+                 "Categorical", "Poisson", "Laplace", "Gumbel"]:
+        p = _kl_build(name, ember, 0)
+        np.testing.assert_allclose(to_np(D.kl_divergence(p, p)), 0.0, atol=1e-10)
+    with pytest.raises(NotImplementedError, match="No KL"):
+        D.kl_divergence(D.StudentT(_t(ember, [3.0])), D.Normal(0.0, 1.0))
+    with pytest.raises(TypeError):
+        D.register_kl(int, D.Normal)
+
+
+def test_register_kl_dispatches_to_the_most_specific_pair():
+    class MyNormal(D.Normal):
+        pass
+
+    calls = []
+
+    @D.register_kl(MyNormal, D.Normal)
+    def _kl_my(p, q):
+        calls.append(1)
+        return ember.zeros(p.batch_shape)
+
+    try:
+        p = MyNormal(_t(ember, [0.0]), _t(ember, [1.0]))
+        q = D.Normal(_t(ember, [1.0]), _t(ember, [2.0]))
+        D.kl_divergence(p, q)
+        assert calls == [1]
+        assert float(D.kl_divergence(q, p)) > 0  # (Normal, MyNormal) falls back to (Normal, Normal)
+        assert calls == [1]
+    finally:
+        del D.kl._KL_REGISTRY[MyNormal, D.Normal]
+        D.kl._KL_MEMOIZE.clear()
+
+
+def test_kl_exponential_family_bregman():
+    """The generic ExponentialFamily KL (Bregman divergence of the log normalizer) agrees with
+    the closed forms."""
+    kl_ef = D.kl._kl_expfamily_expfamily
+    for name in ["Normal", "Gamma", "Beta", "Dirichlet", "Poisson", "Exponential", "Bernoulli"]:
+        p, q = _kl_build(name, ember, 0), _kl_build(name, ember, 1)
+        np.testing.assert_allclose(to_np(kl_ef(p, q)), to_np(D.kl_divergence(p, q)), rtol=1e-8, atol=1e-10)
+        if name in ("Normal", "Gamma", "Exponential", "Bernoulli"):  # those with a known carrier measure
+            ent = to_np(D.ExponentialFamily.entropy(p))
+            np.testing.assert_allclose(ent, to_np(p.entropy()), rtol=1e-8, atol=1e-10)

@@ -482,29 +482,36 @@ def _kl_normal_laplace(p, q):
     return -p.entropy() + ember.log(2 * q.scale) + e_abs / q.scale
 
 
-def _pareto_e_x(p):
-    a = p.alpha
-    return ember.where(a > 1, a * p.scale / (a - 1).clamp(min=1e-30), ember.full_like(a, float("inf")))
+def _pareto_moments(p, order):
+    """alpha with the entries where the order-th moment is infinite (alpha <= order) replaced by a
+    harmless value, and that mask: the formulas stay finite, so the gradients of the finite
+    entries carry no 0 * inf."""
+    finite = p.alpha > order
+    return ember.where(finite, p.alpha, ember.full_like(p.alpha, order + 1.0)), finite
 
 
 @register_kl(Pareto, Exponential)
 def _kl_pareto_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * _pareto_e_x(p)
+    a, finite = _pareto_moments(p, 1)
+    e_x = a * p.scale / (a - 1)
+    result = -p.entropy() - q.rate.log() + q.rate * e_x
+    return ember.where(finite, result, _inf_like(result))
 
 
 @register_kl(Pareto, Gamma)
 def _kl_pareto_gamma(p, q):
+    a, finite = _pareto_moments(p, 1)
     e_log_x = p.scale.log() + p.alpha.reciprocal()
-    result = -p.entropy() - _gamma_log_density_mean(q, e_log_x, _pareto_e_x(p))
-    return ember.where(p.alpha > 1, result, _inf_like(result))
+    result = -p.entropy() - _gamma_log_density_mean(q, e_log_x, a * p.scale / (a - 1))
+    return ember.where(finite, result, _inf_like(result))
 
 
 @register_kl(Pareto, Normal)
 def _kl_pareto_normal(p, q):
-    a, s = p.alpha, p.scale
-    e_x2 = ember.where(a > 2, a * s.pow(2) / (a - 2).clamp(min=1e-30), ember.full_like(a, float("inf")))
-    result = -p.entropy() - _normal_log_density_mean(q, _pareto_e_x(p), e_x2)
-    return ember.where(a > 2, result, _inf_like(result))
+    a, finite = _pareto_moments(p, 2)
+    s = p.scale
+    result = -p.entropy() - _normal_log_density_mean(q, a * s / (a - 1), a * s.pow(2) / (a - 2))
+    return ember.where(finite, result, _inf_like(result))
 
 
 def _uniform_outside(p, lower, upper=None):
