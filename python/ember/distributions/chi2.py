@@ -1,4 +1,3 @@
-import ember
 from ember.distributions import constraints
 from ember.distributions.gamma import Gamma
 

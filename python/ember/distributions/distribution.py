@@ -182,8 +182,11 @@ class Distribution:
         return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self):
+        def show(v):  # a 0-d tensor shows its value, as torch's f-string formatting of one does
+            if v.numel() != 1:
+                return str(v.size())
+            return str(v.item()) if v.dim() == 0 else str(v)
+
         param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
-        args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-            for p in param_names)
+        args_string = ", ".join(f"{p}: {show(self.__dict__[p])}" for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"

@@ -112,9 +112,10 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
+        # (L L^T)^-1 as a function of the whole of L (torch's cholesky_inverse gradient convention).
         L = self._unbroadcasted_scale_tril
         eye = ember.eye(L.shape[-1], dtype=L.dtype)
-        L_inv = _solve_triangular(L, eye.expand(L.shape), upper=False)
+        L_inv = ember.linalg.solve(L, eye.expand(L.shape))
         return ember.matmul(L_inv.mT, L_inv).expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @property

@@ -6,7 +6,6 @@ log|det dy/dx| (``log_abs_det_jacobian``), which TransformedDistribution uses fo
 import functools
 import math
 import numbers
-import operator
 import weakref
 
 import ember

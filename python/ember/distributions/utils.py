@@ -1,5 +1,4 @@
 """Helpers shared by the distributions (torch.distributions.utils)."""
-import math
 from functools import update_wrapper
 from numbers import Number
 
@@ -103,9 +102,3 @@ def vec_to_tril_matrix(vec, diag=0):
     out = out.index_add(-1, flat, vec)
     return out.reshape(vec.shape[:-1] + (n, n))
 
-
-def _log_sum_exp_stable(x, dim):
-    return ember.logsumexp(x, dim)
-
-
-_LOG_2PI = math.log(2 * math.pi)
