@@ -1009,6 +1009,10 @@ def test_igamma_matches_torch(dtype):
         assert str(e.dtype).split(".")[-1] == dtype
         # torch's own float64 values are accurate to about 1e-9
         assert_close(e, t, dtype, 1e-5 if dtype == "float32" else 1e-8, 1e-6 if dtype == "float32" else 5e-9)
+    with pytest.raises(NotImplementedError):  # integers are not promoted, as in torch
+        ember.igamma(ember.tensor([1, 2]), ember.tensor([1, 2]))
+    with pytest.raises(NotImplementedError):
+        torch.igamma(torch.tensor([1, 2]), torch.tensor([1, 2]))
     ea = tens(ember, a[:5], dtype)
     assert_close(ea.igamma(tens(ember, x[:5], dtype)), torch.igamma(tens(torch, a[:5], dtype),
                                                                       tens(torch, x[:5], dtype)), dtype)

@@ -114,11 +114,12 @@ double standard_gamma_grad(double a, double x) {
 namespace {
 
 // f(a, x) elementwise over the broadcast inputs, in double; the result has the floating type
-// the inputs promote to (the default dtype for integers).
+// the inputs promote to.
 template <typename F>
 Tensor binary_double(const char* name, const Tensor& a, const Tensor& x, const F& f) {
   ScalarType rt = result_type(a, x);
-  if (!is_floating_point(rt)) rt = default_dtype();
+  // Integer inputs are an error, as in torch (no promotion to a float type).
+  if (!is_floating_point(rt)) EMBER_NOT_IMPLEMENTED("\"", name, "_cpu\" not implemented for '", dtype_name(rt), "'");
   Shape shape = broadcast_shapes(a.sizes(), x.sizes(), name);
   Tensor ad = contiguous(expand(to_dtype(a, ScalarType::Float64), shape));
   Tensor xd = contiguous(expand(to_dtype(x, ScalarType::Float64), shape));
