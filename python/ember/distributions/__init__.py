@@ -25,12 +25,15 @@ from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.exponential import Exponential
 from ember.distributions.fishersnedecor import FisherSnedecor
 from ember.distributions.gamma import Gamma
+from ember.distributions.generalized_pareto import GeneralizedPareto
 from ember.distributions.geometric import Geometric
 from ember.distributions.gumbel import Gumbel
 from ember.distributions.half_cauchy import HalfCauchy
 from ember.distributions.half_normal import HalfNormal
 from ember.distributions.independent import Independent
+from ember.distributions.inverse_gamma import InverseGamma
 from ember.distributions.kl import kl_divergence, register_kl
+from ember.distributions.kumaraswamy import Kumaraswamy
 from ember.distributions.laplace import Laplace
 from ember.distributions.log_normal import LogNormal
 from ember.distributions.logistic_normal import LogisticNormal
@@ -55,8 +58,9 @@ from ember.distributions.weibull import Weibull
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogisticNormal",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
+    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+    "LogisticNormal",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
     "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
