@@ -604,32 +604,49 @@ double poisson_sample(double lam, SubStream& u) {
   }
 }
 
-// A standard normal from two uniforms (Box-Muller; the second value is dropped).
-double normal_sample(SubStream& u) {
-  double r = std::sqrt(-2.0 * std::log(u.next()));
-  return r * std::cos(2.0 * 3.14159265358979323846 * u.next());
-}
+// Standard normals from pairs of uniforms (Box-Muller), both values of each pair used.
+class NormalStream {
+ public:
+  explicit NormalStream(SubStream& u) : u_(u) {}
+  double next() {
+    if (have_) {
+      have_ = false;
+      return spare_;
+    }
+    double r = std::sqrt(-2.0 * std::log(u_.next())), t = 2.0 * 3.14159265358979323846 * u_.next();
+    spare_ = r * std::sin(t);
+    have_ = true;
+    return r * std::cos(t);
+  }
+
+ private:
+  SubStream& u_;
+  double spare_ = 0.0;
+  bool have_ = false;
+};
 
 // Marsaglia and Tsang's squeeze-and-reject method (2000) for alpha >= 1; smaller alpha draws
 // Gamma(alpha + 1) and scales it by U^(1/alpha).
 double gamma_sample(double alpha, SubStream& u) {
   if (!(alpha > 0)) return alpha == 0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
   double log_boost = 0.0;
-  if (alpha < 1.0) {
+  const bool boosted = alpha < 1.0;
+  if (boosted) {
     log_boost = std::log(u.next()) / alpha;
     alpha += 1.0;
   }
   const double d = alpha - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  NormalStream normal(u);
   while (true) {
     double x, v;
     do {
-      x = normal_sample(u);
+      x = normal.next();
       v = 1.0 + c * x;
     } while (v <= 0.0);
     v = v * v * v;
     double U = u.next(), x2 = x * x;
     if (U < 1.0 - 0.0331 * x2 * x2 || std::log(U) < 0.5 * x2 + d * (1.0 - v + std::log(v)))
-      return std::exp(std::log(d * v) + log_boost);
+      return boosted ? std::exp(std::log(d * v) + log_boost) : d * v;  // in logs: U^(1/alpha) may underflow
   }
 }
 

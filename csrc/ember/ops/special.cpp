@@ -101,10 +101,10 @@ double standard_gamma_grad(double a, double x) {
     double t = c * (lx - psi);
     sum += t;
     abs_sum += std::fabs(t);
-    const double next = a + double(n) + 1.0;
+    const double next = a + double(n) + 1.0, inv = 1.0 / next;
     if (next > x && std::fabs(t) <= abs_sum * 1e-17) break;
-    c *= x / next;
-    psi += 1.0 / next;
+    c *= x * inv;
+    psi += inv;
   }
   return -sum;
 }
