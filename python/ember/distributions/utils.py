@@ -1,4 +1,5 @@
 """Helpers shared by the distributions (torch.distributions.utils)."""
+import math
 from functools import update_wrapper
 from numbers import Number
 
@@ -102,3 +103,15 @@ def vec_to_tril_matrix(vec, diag=0):
     out = out.index_add(-1, flat, vec)
     return out.reshape(vec.shape[:-1] + (n, n))
 
+
+
+def _mvlgamma(x, p):
+    """log of the multivariate gamma function Gamma_p(x) = pi^(p(p-1)/4) prod_j Gamma(x - j/2), j < p."""
+    half = ember.arange(p, dtype=x.dtype) / 2
+    return p * (p - 1) / 4 * math.log(math.pi) + ember.lgamma(x.unsqueeze(-1) - half).sum(-1)
+
+
+def _mvdigamma(x, p):
+    """d/dx of _mvlgamma: sum_j digamma(x - j/2), j < p."""
+    half = ember.arange(p, dtype=x.dtype) / 2
+    return ember.digamma(x.unsqueeze(-1) - half).sum(-1)
