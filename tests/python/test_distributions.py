@@ -1037,6 +1037,22 @@ def test_igamma_matches_torch(dtype):
         assert str(e.dtype).split(".")[-1] == dtype
         # torch's own float64 values are accurate to about 1e-9
         assert_close(e, t, dtype, 1e-5 if dtype == "float32" else 1e-8, 1e-6 if dtype == "float32" else 5e-9)
+    # in-place and out= forms, with torch's overlap and shape errors
+    for lib in (ember, torch):
+        av, xv = tens(lib, a[:5], dtype), tens(lib, x[:5], dtype)
+        b = av.clone()
+        assert b.igammac_(xv) is b
+        o = lib.empty(5, dtype=getattr(lib, dtype))
+        lib.igamma(av, xv, out=o)
+        if lib is ember:
+            eb, eo = b, o
+        else:
+            assert_close(eb, b, dtype)
+            assert_close(eo, o, dtype)
+        with pytest.raises(RuntimeError):
+            lib.igamma(av, xv, out=lib.empty(1, dtype=getattr(lib, dtype)).expand(5))
+        with pytest.raises(RuntimeError):
+            tens(lib, a[:2], dtype).igamma_(tens(lib, x[:4], dtype).reshape(2, 2))
     with pytest.raises(NotImplementedError):  # integers are not promoted, as in torch
         ember.igamma(ember.tensor([1, 2]), ember.tensor([1, 2]))
     with pytest.raises(NotImplementedError):
