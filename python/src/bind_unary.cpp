@@ -254,17 +254,16 @@ void bind_unary(nb::module_& m) {
         },
         nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
     cls.def(name, f, nb::arg("other"));
-    cls.def(
-        (std::string(name) + "_").c_str(),
-        [f](Tensor& self, const Tensor& x) -> Tensor {
-          assert_no_internal_overlap(self);
-          assert_no_partial_overlap(self, x);
-          Tensor r = f(self, x);
-          EMBER_CHECK(r.sizes() == self.sizes(), "output with shape ", self.shape_str(),
-                      " doesn't match the broadcast shape ", shape_str(r.sizes()));
-          return copy_(self, r);
-        },
-        nb::arg("other"));
+    cls.def((std::string(name) + "_").c_str(),
+            [f](Tensor& self, const Tensor& x) -> Tensor {
+              assert_no_internal_overlap(self);
+              assert_no_partial_overlap(self, x);
+              Tensor r = f(self, x);
+              EMBER_CHECK(r.sizes() == self.sizes(), "output with shape ", self.shape_str(),
+                          " doesn't match the broadcast shape ", shape_str(r.sizes()));
+              return copy_(self, r);
+            },
+            nb::arg("other"));
   }
 
   auto round_p = [](int64_t d) { return UnaryParams{.p0 = static_cast<double>(d)}; };
