@@ -1086,7 +1086,10 @@ def test_import_is_lazy():
     import sys
     code = ("import sys, ember; assert 'ember.distributions' not in sys.modules; "
             "d = ember.distributions.Normal(0.0, 1.0); assert 'ember.distributions' in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True, env={**__import__("os").environ})
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))  # the ember being tested
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
 def test_public_names_match_torch():
