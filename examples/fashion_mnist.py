@@ -66,6 +66,12 @@ def parse_args(argv=None):
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
     p.add_argument("--no-plot", action="store_true", help="do not write the PNG of the learning curves")
+    p.add_argument("--profile", action="store_true",
+                   help="profile one training step after a warm-up step: print ember.profiler's op table "
+                        "(sorted by self CPU time), save a Chrome trace as OUT/profile_trace.json, and exit")
+    p.add_argument("--tensorboard", metavar="DIR", default=None,
+                   help="write TensorBoard scalars to DIR (loss and learning rate per step, losses, accuracy "
+                        "and throughput per epoch)")
     return p.parse_args(argv)
 
 
@@ -142,6 +148,35 @@ def save_plot(history, path):
     return path
 
 
+def profile_step(model, opt, loader, out_dir, warmup=1):
+    """Profiles one training step (fetch, forward, backward, optimizer step) after `warmup` steps."""
+    from ember.profiler import ProfilerActivity, profile, record_function  # noqa: PLC0415
+    model.train()
+    it = iter(loader)
+
+    def step():
+        x, y = next(it)
+        with record_function("forward"):
+            loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        with record_function("backward"):
+            loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(warmup):
+        step()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
+                 with_flops=True) as prof:
+        with record_function("train_step"):
+            step()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+    path = os.path.join(out_dir, "profile_trace.json")
+    prof.export_chrome_trace(path)
+    print(f"Chrome trace of the step: {path} (open it in https://ui.perfetto.dev)")
+    return prof
+
+
 def main(argv=None):
     args = parse_args(argv)
     torch.manual_seed(args.seed)
@@ -188,6 +223,14 @@ def main(argv=None):
         start_epoch, history = ckpt["epoch"], ckpt["history"]
         print(f"resumed from {ckpt_path} after epoch {start_epoch}")
 
+    if args.profile:
+        profile_step(model, opt, train_loader, args.out)
+        return []
+    writer = None
+    if args.tensorboard:
+        from ember.utils.tensorboard import SummaryWriter  # noqa: PLC0415
+        writer = SummaryWriter(args.tensorboard)
+
     n_params = sum(p.numel() for p in model.parameters())
     print(f"Fashion-MNIST: {len(train_set)} training / {len(test_set)} test images; model {n_params:,} "
           f"parameters; {args.optimizer}, batch {args.batch_size}, {args.workers} workers, "
@@ -204,8 +247,13 @@ def main(argv=None):
             loss.backward()
             opt.step()
             sched.step()
-            running += loss.item() * y.numel()
+            step_loss = loss.item()
+            running += step_loss * y.numel()
             seen += y.numel()
+            if writer is not None:
+                step_num = epoch * len(train_loader) + bar.n
+                writer.add_scalar("train/loss", step_loss, step_num)
+                writer.add_scalar("train/lr", opt.param_groups[0]["lr"], step_num)
             bar.update(loss=f"{running / seen:.4f}", samples_per_s=f"{seen / (time.time() - t0):.0f}")
         bar.close()
         train_time = time.time() - t0
@@ -217,6 +265,12 @@ def main(argv=None):
               flush=True)
         torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                     "epoch": epoch + 1, "history": history}, ckpt_path)
+        if writer is not None:
+            for key in ("train_loss", "test_loss", "test_acc", "samples_per_s"):
+                writer.add_scalar(f"epoch/{key}", history[-1][key], epoch + 1)
+            writer.flush()
+    if writer is not None:
+        writer.close()
 
     model_path = os.path.join(args.out, "model.pt")
     torch.save(model.state_dict(), model_path)

@@ -145,6 +145,58 @@ from ember._C import (  # noqa: E402,F401
 from ember.nn.functional import (  # noqa: E402,F401  (pooling at top level, as torch.max_pool2d etc.)
     max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d,
 )
+from ember import amp  # noqa: E402
+from ember.amp import autocast  # noqa: E402,F401
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on for device_type (no argument: CUDA, as torch)."""
+    return _C._is_autocast_enabled(device_type or "cuda")
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    if enabled is None:  # the older one-argument form set CUDA's
+        device_type, enabled = "cuda", device_type
+    _C._set_autocast_enabled(device_type, enabled)
+
+
+def get_autocast_dtype(device_type):
+    return _C._get_autocast_dtype(device_type)
+
+
+def set_autocast_dtype(device_type, dtype):
+    _C._set_autocast_dtype(device_type, dtype)
+
+
+def is_autocast_cpu_enabled():
+    return _C._is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    _C._set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    return _C._get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    _C._set_autocast_dtype("cpu", dtype)
+
+
+from ember._C import (  # noqa: E402,F401
+    _is_autocast_cache_enabled as is_autocast_cache_enabled, _set_autocast_cache_enabled as set_autocast_cache_enabled,
+    _clear_autocast_cache as clear_autocast_cache, _autocast_increment_nesting as autocast_increment_nesting,
+    _autocast_decrement_nesting as autocast_decrement_nesting,
+)
+
+from ember._threads_determinism import (  # noqa: E402,F401
+    use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads, set_num_interop_threads,
+)
+# recurrent cells (ops/nn_rnn.cpp) and layers (nn/modules/rnn.py) as functions
+from ember._C import lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell  # noqa: E402,F401
+from ember.nn.modules.rnn import lstm, gru, rnn_tanh, rnn_relu  # noqa: E402,F401
 
 
 def adaptive_max_pool1d(input, output_size):
@@ -167,11 +219,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
-def __getattr__(name):  # ember.optim / serialization / distributions are imported on first use (import time)
-    if name in ("optim", "serialization", "distributions"):
+def __getattr__(name):  # ember.optim, .serialization, .profiler, .cpu, .distributions are imported on first use
+    if name in ("optim", "serialization", "profiler", "cpu", "distributions"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 # Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.
 from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401,E402
+
+# Frames under this directory are ember's own in profiler and memory-history stacks.
+_C._profiler._set_package_dir(__import__("os").path.dirname(__file__) + __import__("os").sep)

@@ -1,5 +1,7 @@
 // nn functional ops in C++ (ops/nn.h): losses, normalization, dropout, embedding. Bound as
 // ember._C._nn_*; ember.nn.functional adds torch's Python-side argument handling.
+#include <nanobind/stl/tuple.h>
+
 #include "common.h"
 
 namespace ember::py {
@@ -9,6 +11,36 @@ Tensor opt_tensor(nb::handle h) { return h.is_none() ? Tensor() : nb::cast<Tenso
 
 void bind_nn_norm(nb::module_& m) {
   using nb::arg;
+  // Recurrent cells (ops/nn_rnn.cpp).
+  m.def("_nn_lstm_cell_fused", &lstm_cell_fused, arg("gates"), arg("cx"));
+  m.def("_nn_gru_cell_fused", &gru_cell_fused, arg("input_gates"), arg("hidden_gates"), arg("hx"));
+  m.def(
+      "lstm_cell",
+      [](const Tensor& input, nb::handle hx, const Tensor& w_ih, const Tensor& w_hh, nb::handle b_ih, nb::handle b_hh) {
+        auto states = nb::cast<std::vector<Tensor>>(hx);
+        if (states.size() != 2) throw nb::value_error("lstm_cell: expected hx to be a sequence of two tensors (h, c)");
+        return lstm_cell(input, states[0], states[1], w_ih, w_hh, opt_tensor(b_ih), opt_tensor(b_hh));
+      },
+      arg("input"), arg("hx"), arg("w_ih"), arg("w_hh"), arg("b_ih") = nb::none(), arg("b_hh") = nb::none());
+  auto cell = [&m](const char* name, Tensor (*fn)(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                                  const Tensor&, const Tensor&)) {
+    m.def(
+        name,
+        [fn](const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh, nb::handle b_ih,
+             nb::handle b_hh) { return fn(input, hx, w_ih, w_hh, opt_tensor(b_ih), opt_tensor(b_hh)); },
+        arg("input"), arg("hx"), arg("w_ih"), arg("w_hh"), arg("b_ih") = nb::none(), arg("b_hh") = nb::none());
+  };
+  cell("gru_cell", &gru_cell);
+  cell("rnn_tanh_cell", &rnn_tanh_cell);
+  cell("rnn_relu_cell", &rnn_relu_cell);
+  m.def(
+      "_nn_sdpa_fused",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, nb::handle mask, bool is_causal,
+         std::optional<double> scale) {
+        return scaled_dot_product_attention_fused(q, k, v, opt_tensor(mask), is_causal, scale);
+      },
+      arg("query"), arg("key"), arg("value"), arg("attn_mask") = nb::none(), arg("is_causal") = false,
+      arg("scale") = nb::none());
   m.def(
       "_nn_cross_entropy",
       [](const Tensor& input, const Tensor& target, nb::handle weight, const std::string& reduction,

@@ -103,9 +103,16 @@ def _sdpa_both(case, dtype, mask_grad=False):
     return (q, k, v, mask, ot), (eq, ek, ev, emask, oe)
 
 
+@pytest.fixture(params=["fused", "composite"])
+def sdpa_path(request, monkeypatch):
+    """Runs a test through the fused C++ op and through the composition of ops."""
+    monkeypatch.setattr(attn_impl, "_FUSED", request.param == "fused")
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("case", SDPA_CASES, ids=[c[0] for c in SDPA_CASES])
-def test_sdpa_values_and_grads(case, dtype):
+def test_sdpa_values_and_grads(case, dtype, sdpa_path):
     (q, k, v, mask, ot), (eq, ek, ev, emask, oe) = _sdpa_both(case, dtype, mask_grad=True)
     tol = TOL[dtype]
     assert oe.dtype == getattr(ember, str(dtype).split(".")[-1])
@@ -122,7 +129,7 @@ def test_sdpa_values_and_grads(case, dtype):
         close(a.grad, b.grad, tol * 10)
 
 
-def test_sdpa_fully_masked_rows_are_zero():
+def test_sdpa_fully_masked_rows_are_zero(sdpa_path):
     # torch 2.13 on CPU: a row with no admitted key gives 0 (not NaN), and no gradient
     q, k, v = rnd(1, 2, 3, 4, seed=1), rnd(1, 2, 5, 4, seed=2), rnd(1, 2, 5, 4, seed=3)
     m = torch.ones(3, 5, dtype=torch.bool)
@@ -142,6 +149,7 @@ def test_sdpa_fully_masked_rows_are_zero():
     "causal_l_gt_s", "gqa_causal", "batch_bcast")], ids=lambda c: c[0])
 def test_sdpa_query_blocks(case, monkeypatch):
     """Small block budget: the queries run in blocks of rows; same values and gradients."""
+    monkeypatch.setattr(attn_impl, "_FUSED", False)
     monkeypatch.setattr(attn_impl, "_SDPA_BLOCK_ELEMS", 20)
     calls = []
     orig = attn_impl._attention_block
@@ -157,6 +165,7 @@ def test_sdpa_query_blocks(case, monkeypatch):
 
 def test_sdpa_large_default_blocks(monkeypatch):
     # past the default budget (2**22 score elements) the queries are split; values as torch
+    monkeypatch.setattr(attn_impl, "_FUSED", False)
     calls = []
     orig = attn_impl._attention_block
     monkeypatch.setattr(attn_impl, "_attention_block", lambda *a: calls.append(a[0].shape[-2]) or orig(*a))
@@ -180,10 +189,11 @@ GRADCHECK_CASES = [
 
 
 @pytest.mark.parametrize("case", GRADCHECK_CASES, ids=[c[0] for c in GRADCHECK_CASES])
-@pytest.mark.parametrize("blocks", [False, True], ids=["whole", "blocks"])
+@pytest.mark.parametrize("blocks", [False, True, "fused"], ids=["whole", "blocks", "fused"])
 def test_sdpa_gradcheck(case, blocks, monkeypatch):
     _, qs, ks, vs, mask, kw = case
-    if blocks:
+    monkeypatch.setattr(attn_impl, "_FUSED", blocks == "fused")
+    if blocks is True:
         monkeypatch.setattr(attn_impl, "_SDPA_BLOCK_ELEMS", 8)
     inputs = tuple(E(rnd(*s, seed=20 + i)) for i, s in enumerate((qs, ks, vs)))
     if mask is not None and mask.is_floating_point():
@@ -193,7 +203,7 @@ def test_sdpa_gradcheck(case, blocks, monkeypatch):
         emask = None if mask is None else E(mask)
         fn = lambda q, k, v: EF.scaled_dot_product_attention(q, k, v, attn_mask=emask, **kw)  # noqa: E731
     assert ember.autograd.gradcheck(fn, inputs)
-    if not blocks and case[0] in ("bool_dead_row", "causal_l_gt_s"):
+    if blocks is not True and case[0] in ("bool_dead_row", "causal_l_gt_s", "gqa_scale", "bool_bcast"):
         assert ember.autograd.gradgradcheck(fn, inputs)
 
 
@@ -244,7 +254,7 @@ def _r(*s, dtype=torch.float32):
     ((_r(2, 6, 3, 4), _r(2, 4, 5, 4), _r(2, 4, 5, 4)), dict(enable_gqa=True)),
     ((torch.ones(2, 3, 4, dtype=torch.int64),) * 3, {}),
 ])
-def test_sdpa_errors(args, kw):
+def test_sdpa_errors(args, kw, sdpa_path):
     same_exception(lambda lib, F, *a: F.scaled_dot_product_attention(*a, **kw), *args)
 
 
@@ -860,3 +870,25 @@ def test_lazy_norm_load_before_forward():
     x = rnd(2, 3, 2, 2, dtype=torch.float32, rg=False)
     close(em(E(x)), tm(x), 1e-5)
     assert type(em).__name__ == "BatchNorm2d"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_sdpa_fused_float_mask_and_node(dtype):
+    """The fused op: a float mask that needs no grad, broadcast batch dims, one autograd node."""
+    q, k, v = rnd(2, 3, 5, 4, dtype=dtype), rnd(1, 3, 6, 4, seed=1, dtype=dtype), rnd(2, 1, 6, 3, seed=2, dtype=dtype)
+    mask = _float_mask((5, 6), 4, dtype, dead_row=2)
+    eq, ek, ev = E(q), E(k), E(v)
+    oe = EF.scaled_dot_product_attention(eq, ek, ev, attn_mask=E(mask), scale=0.3)
+    ot = TF.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+    names, todo = set(), [oe.grad_fn]
+    while todo:  # the nodes within three steps of the output
+        fn = todo.pop()
+        names.add(fn.name())
+        todo += [f for f, _ in fn.next_functions if f is not None and len(names) < 4]
+    assert "ScaledDotProductFlashAttentionForCpuBackward0" in names
+    close(oe, ot, TOL[dtype])
+    w = torch.rand(ot.shape, generator=gen(5), dtype=dtype)
+    (ot * w).sum().backward()
+    (oe * E(w)).sum().backward()
+    for a, b in ((eq, q), (ek, k), (ev, v)):
+        close(a.grad, b.grad, TOL[dtype] * 10)

@@ -393,3 +393,90 @@ def test_conv2d_batches_values_and_grads(dtype, batch, size, stride):
     yt.backward(torch.tensor(g))
     for e, t in ((xe, xt), (we, wt), (be, bt)):
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol)
+
+
+# ---- oneDNN (float32 convolutions; ember.backends.mkldnn.enabled) against the im2col kernels ----
+
+ONEDNN_CASES = [
+    # name, functional, input shape, weight shape, kwargs
+    ("3x3", "conv2d", (4, 16, 9, 9), (24, 16, 3, 3), dict(padding=1)),
+    ("stride2_odd", "conv2d", (3, 32, 9, 9), (16, 32, 3, 3), dict(stride=2, padding=1)),
+    ("1x1_stride2_unread_tail", "conv2d", (2, 16, 8, 8), (16, 16, 1, 1), dict(stride=2)),
+    ("dilated_asym", "conv2d", (2, 16, 13, 11), (8, 16, 5, 3), dict(padding=(3, 1), dilation=(2, 1))),
+    ("groups", "conv2d", (2, 32, 7, 7), (32, 16, 3, 3), dict(padding=1, groups=2)),
+    ("depthwise", "conv2d", (2, 16, 7, 7), (16, 1, 3, 3), dict(padding=1, groups=16)),
+    ("same", "conv2d", (2, 16, 8, 8), (8, 16, 4, 4), dict(padding="same")),
+    ("conv1d", "conv1d", (3, 16, 20), (8, 16, 3), dict(stride=2, padding=1)),
+    ("conv3d", "conv3d", (2, 16, 5, 6, 4), (8, 16, 3, 3, 3), dict(padding=1)),
+    ("few_channels", "conv2d", (4, 3, 10, 10), (8, 3, 3, 3), dict(padding=1)),
+    ("one_channel", "conv2d", (4, 1, 10, 10), (8, 1, 3, 3), dict(padding=1)),
+    ("transposed", "conv_transpose2d", (2, 16, 5, 5), (16, 8, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+]
+
+
+def _conv_all(fn, x, w, b, kwargs):
+    x = x.detach().requires_grad_(True)
+    w = w.detach().requires_grad_(True)
+    b = b.detach().requires_grad_(True)
+    y = getattr(EF, fn)(x, w, b, **kwargs)
+    gy = ember.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)).astype("float32"))
+    y.backward(gy)
+    return [t.detach().numpy().copy() for t in (y, x.grad, w.grad, b.grad)]
+
+
+@pytest.mark.parametrize("name,fn,xs,ws,kwargs", ONEDNN_CASES, ids=[c[0] for c in ONEDNN_CASES])
+def test_onednn_matches_im2col_and_torch(name, fn, xs, ws, kwargs):
+    rng = np.random.default_rng(3)
+    xa, wa = rng.standard_normal(xs).astype("float32"), rng.standard_normal(ws).astype("float32")
+    out_ch = ws[1] * kwargs.get("groups", 1) if fn.startswith("conv_transpose") else ws[0]
+    ba = rng.standard_normal(out_ch).astype("float32")
+    x, w, b = ember.tensor(xa), ember.tensor(wa), ember.tensor(ba)
+    assert ember.backends.mkldnn.enabled
+    fast = _conv_all(fn, x, w, b, kwargs)
+    with ember.backends.mkldnn.flags(enabled=False):
+        assert not ember.backends.mkldnn.enabled
+        ref = _conv_all(fn, x, w, b, kwargs)
+    assert ember.backends.mkldnn.enabled
+    # torch in float64 is the reference for both paths
+    xt, wt, bt = (torch.tensor(a.astype("float64"), requires_grad=True) for a in (xa, wa, ba))
+    yt = getattr(TF, fn)(xt, wt, bt, **kwargs)
+    yt.backward(torch.tensor(np.random.default_rng(1).standard_normal(tuple(yt.shape)).astype("float32")).double())
+    want = [t.detach().numpy() for t in (yt, xt.grad, wt.grad, bt.grad)]
+    for got_fast, got_ref, exp in zip(fast, ref, want):
+        scale = np.abs(exp).max() + 1
+        assert np.abs(got_fast - exp).max() <= 2e-5 * scale
+        assert np.abs(got_ref - exp).max() <= 2e-5 * scale
+
+
+def test_onednn_thread_count_determinism():
+    """float32 through oneDNN: output and both gradients bit-identical with 1 and 2 threads."""
+    rng = np.random.default_rng(6)
+    x = ember.tensor(rng.standard_normal((20, 32, 9, 9)).astype("float32"), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((32, 32, 3, 3)).astype("float32"), requires_grad=True)
+    n = ember.get_num_threads()
+    results = []
+    try:
+        for t in (1, 2, 1):
+            ember.set_num_threads(t)
+            x.grad = w.grad = None
+            y = EF.conv2d(x, w, padding=1)
+            y.square().sum().backward()
+            results.append([a.numpy().copy() for a in (y.detach(), x.grad, w.grad)])
+    finally:
+        ember.set_num_threads(n)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            assert (a == b).all()
+
+
+def test_mkldnn_flag_module_attribute():
+    old = ember.backends.mkldnn.enabled
+    assert ember.backends.mkldnn.is_available()
+    try:
+        ember.backends.mkldnn.enabled = False
+        assert ember.backends.mkldnn.enabled is False
+        with ember.backends.mkldnn.flags(enabled=True):
+            assert ember.backends.mkldnn.enabled is True
+        assert ember.backends.mkldnn.enabled is False
+    finally:
+        ember.backends.mkldnn.enabled = old

@@ -531,3 +531,146 @@ def test_forward_errors_match_torch(i):
     ee, et = same_exception(make, call)
     if "size" in str(et) or "Expected" in str(et):  # the messages we write are torch's
         assert str(ee).replace("ember", "torch") == str(et).split("\n")[0]
+
+
+# ---- the fused cell ops (ops/nn_rnn.cpp) and the top-level functions torch.lstm/gru/rnn_*, *_cell ----
+
+def _pair(shape, rng, dtype="float64"):
+    a = rng.standard_normal(shape).astype(dtype)
+    return ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+def _close(e, t, tol):
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("kind", ["lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_cell_functions_match_torch(kind, bias):
+    rng = np.random.default_rng(11)
+    B, I, H = 3, 5, 4
+    chunks = {"lstm_cell": 4, "gru_cell": 3}.get(kind, 1)
+    lead = (B,)
+    x = _pair(lead + (I,), rng)
+    h = _pair(lead + (H,), rng)
+    c = _pair(lead + (H,), rng)
+    w_ih, w_hh = _pair((chunks * H, I), rng), _pair((chunks * H, H), rng)
+    b_ih, b_hh = (_pair((chunks * H,), rng), _pair((chunks * H,), rng)) if bias else ((None, None), (None, None))
+    hx = lambda k: (h[k], c[k]) if kind == "lstm_cell" else h[k]  # noqa: E731
+    out_e = getattr(ember, kind)(x[0], hx(0), w_ih[0], w_hh[0], b_ih[0], b_hh[0])
+    out_t = getattr(torch, kind)(x[1], hx(1), w_ih[1], w_hh[1], b_ih[1], b_hh[1])
+    outs_e = out_e if isinstance(out_e, tuple) else (out_e,)
+    outs_t = out_t if isinstance(out_t, tuple) else (out_t,)
+    seed = np.random.default_rng(2)
+    loss_e, loss_t = 0, 0
+    for oe, ot in zip(outs_e, outs_t):
+        _close(oe, ot, 1e-12)
+        g = seed.standard_normal(tuple(ot.shape))
+        loss_e = loss_e + (oe * ember.tensor(g)).sum()
+        loss_t = loss_t + (ot * torch.tensor(g)).sum()
+    loss_e.backward()
+    loss_t.backward()
+    leaves = [x, h, w_ih, w_hh] + ([c] if kind == "lstm_cell" else []) + ([b_ih, b_hh] if bias else [])
+    for e, t in leaves:
+        _close(e.grad, t.grad, 1e-11)
+
+
+@pytest.mark.parametrize("kind", ["lstm_cell", "gru_cell"])
+def test_fused_cells_double_backward(kind):
+    """Second derivatives through the fused ops (their backward under create_graph)."""
+    from ember.autograd import gradgradcheck
+    rng = np.random.default_rng(4)
+    B, I, H = 2, 3, 2
+    chunks = 4 if kind == "lstm_cell" else 3
+    t = lambda *s: ember.tensor(rng.standard_normal(s), requires_grad=True)  # noqa: E731
+    x, h, c, w_ih, w_hh, b = t(B, I), t(B, H), t(B, H), t(chunks * H, I), t(chunks * H, H), t(chunks * H)
+    if kind == "lstm_cell":
+        def f(x, h, c, w_ih, w_hh, b):
+            return ember.lstm_cell(x, (h, c), w_ih, w_hh, b, b)
+        args = (x, h, c, w_ih, w_hh, b)
+    else:
+        def f(x, h, w_ih, w_hh, b):
+            return ember.gru_cell(x, h, w_ih, w_hh, b, b)
+        args = (x, h, w_ih, w_hh, b)
+    assert gradcheck(f, args)
+    assert gradgradcheck(f, args)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_fused_lstm_cell_16bit_matches_float32(dtype):
+    rng = np.random.default_rng(9)
+    gates = rng.standard_normal((4, 12)).astype("float32")
+    cx = rng.standard_normal((4, 3)).astype("float32")
+    dt = getattr(ember, dtype)
+    h16, c16 = ember._C._nn_lstm_cell_fused(ember.tensor(gates).to(dt), ember.tensor(cx).to(dt))
+    h32, c32 = ember._C._nn_lstm_cell_fused(ember.tensor(gates).to(dt).float(), ember.tensor(cx).to(dt).float())
+    assert h16.dtype == dt and c16.dtype == dt
+    np.testing.assert_allclose(h16.float().numpy(), h32.numpy(), atol=1e-2)
+    np.testing.assert_allclose(c16.float().numpy(), c32.numpy(), atol=2e-2)
+
+
+def test_fused_cell_errors():
+    with pytest.raises(RuntimeError):
+        ember._C._nn_lstm_cell_fused(ember.zeros(2, 7), ember.zeros(2, 2))  # 7 != 4 * 2
+    with pytest.raises(RuntimeError):
+        ember._C._nn_gru_cell_fused(ember.zeros(2, 6), ember.zeros(3, 6), ember.zeros(2, 2))
+    with pytest.raises(RuntimeError):
+        ember._C._nn_lstm_cell_fused(ember.zeros(2, 8), ember.zeros(2, 2, dtype=ember.float64))
+    with pytest.raises(NotImplementedError):
+        ember._C._nn_lstm_cell_fused(ember.zeros(2, 8, dtype=ember.int64), ember.zeros(2, 2, dtype=ember.int64))
+    with pytest.raises(RuntimeError):  # torch: RuntimeError for a mismatched hidden size
+        torch.lstm_cell(torch.zeros(2, 3), (torch.zeros(2, 4), torch.zeros(2, 4)), torch.zeros(8, 3), torch.zeros(8, 2))
+    with pytest.raises(RuntimeError):
+        ember.lstm_cell(ember.zeros(2, 3), (ember.zeros(2, 4), ember.zeros(2, 4)), ember.zeros(8, 3), ember.zeros(8, 2))
+    for lib in (torch, ember):  # no unbatched form in the functions (the modules add the batch dim)
+        with pytest.raises(IndexError):
+            lib.gru_cell(lib.zeros(3), lib.zeros(2), lib.zeros(6, 3), lib.zeros(6, 2))
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("layout", ["padded", "batch_first", "packed"])
+def test_rnn_functions_match_torch(mode, layout):
+    """torch.lstm/gru/rnn_tanh/rnn_relu with a module's flat weights, both overloads."""
+    torch.manual_seed(0)
+    cls = {"lstm": tnn.LSTM, "gru": tnn.GRU, "rnn_tanh": tnn.RNN, "rnn_relu": tnn.RNN}[mode]
+    kw = dict(nonlinearity="relu") if mode == "rnn_relu" else {}
+    m = cls(3, 4, num_layers=2, bidirectional=True, batch_first=layout == "batch_first", **kw).double()
+    params_t = [p.detach().clone().requires_grad_(True) for p in m._flat_weights]
+    params_e = [ember.tensor(p.detach().numpy(), requires_grad=True) for p in params_t]
+    rng = np.random.default_rng(1)
+    T, B = 5, 3
+    shape = (B, T, 3) if layout == "batch_first" else (T, B, 3)
+    x_e, x_t = _pair(shape, rng)
+    h_e, h_t = _pair((4, B, 4), rng)
+    c_e, c_t = _pair((4, B, 4), rng)
+    hx_e = (h_e, c_e) if mode == "lstm" else h_e
+    hx_t = (h_t, c_t) if mode == "lstm" else h_t
+    if layout == "packed":
+        lengths = [5, 3, 2]
+        pt = trnn.pack_padded_sequence(x_t, lengths)
+        pe = ernn.pack_padded_sequence(x_e, lengths)
+        out_t = getattr(torch, mode)(pt.data, pt.batch_sizes, hx_t, params_t, True, 2, 0.0, False, True)
+        out_e = getattr(ember, mode)(pe.data, pe.batch_sizes, hx_e, params_e, True, 2, 0.0, False, True)
+    else:
+        bf = layout == "batch_first"
+        out_t = getattr(torch, mode)(x_t, hx_t, params_t, True, 2, 0.0, False, True, bf)
+        out_e = getattr(ember, mode)(x_e, hx_e, params_e, True, 2, 0.0, False, True, bf)
+    assert len(out_e) == len(out_t) == (3 if mode == "lstm" else 2)
+    loss_e = sum((o * o).sum() for o in out_e)
+    loss_t = sum((o * o).sum() for o in out_t)
+    for oe, ot in zip(out_e, out_t):
+        _close(oe, ot, 1e-11)
+    loss_e.backward()
+    loss_t.backward()
+    for (e, t) in [(x_e, x_t), (h_e, h_t)] + list(zip(params_e, params_t)):
+        _close(e.grad, t.grad, 1e-10)
+
+
+@pytest.mark.parametrize("lib", ["torch", "ember"])
+def test_rnn_function_errors_match_torch(lib):
+    m = torch if lib == "torch" else ember
+    with pytest.raises(IndexError):  # 2-D input: the functions take no unbatched form
+        m.gru(m.zeros(3, 2), m.zeros(1, 2, 4), [m.zeros(12, 2), m.zeros(12, 4)], False, 1, 0.0, False, False, False)
+    with pytest.raises(RuntimeError, match="incorrect number of RNN parameters"):
+        m.gru(m.zeros(3, 2, 2), m.zeros(1, 2, 4), [m.zeros(12, 2), m.zeros(12, 4), m.zeros(12)], False, 1, 0.0, False,
+              False, False)

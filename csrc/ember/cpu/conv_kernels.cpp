@@ -1,4 +1,5 @@
-// Convolution on the BLAS: each image's receptive fields are unrolled into a column matrix
+// Convolution on the BLAS (float64, and float32 with oneDNN switched off: float32 normally runs
+// on oneDNN, Note [oneDNN convolution]): each image's receptive fields are unrolled into a column matrix
 // (vol2col) so the convolution is one GEMM per image and group; 1x1 convolutions with unit
 // stride and no padding read the image itself as that matrix. Batches run one image per thread
 // (each thread with its own column buffer, BLAS single-threaded inside); a single image lets the
@@ -14,6 +15,7 @@
 
 #include "ember/core/error.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/onednn.h"
 
 namespace ember::cpu {
 namespace {
@@ -285,33 +287,46 @@ void col2im(ScalarType dtype, const void* col, void* x, const ConvGeometry& g) {
 }
 
 void conv_forward(ScalarType dtype, const void* x, const void* w, const void* b, void* y, const ConvGeometry& g) {
-  if (dtype == ScalarType::Float32)
-    forward_impl(static_cast<const float*>(x), static_cast<const float*>(w), static_cast<const float*>(b),
-                 static_cast<float*>(y), g);
-  else if (dtype == ScalarType::Float64)
+  if (dtype == ScalarType::Float32) {
+    auto xf = static_cast<const float*>(x), wf = static_cast<const float*>(w), bf = static_cast<const float*>(b);
+    if (!onednn_conv_forward(xf, wf, bf, static_cast<float*>(y), g))
+      forward_impl(xf, wf, bf, static_cast<float*>(y), g);
+  } else if (dtype == ScalarType::Float64)
     forward_impl(static_cast<const double*>(x), static_cast<const double*>(w), static_cast<const double*>(b),
                  static_cast<double*>(y), g);
+  else if (dtype == ScalarType::BFloat16)  // only when onednn_bf16_available()
+    onednn_conv_forward_bf16(static_cast<const BFloat16*>(x), static_cast<const BFloat16*>(w),
+                             static_cast<const BFloat16*>(b), static_cast<BFloat16*>(y), g);
   else
     EMBER_NOT_IMPLEMENTED("conv_forward: unsupported dtype ", dtype_name(dtype));
 }
 
 void conv_backward_input(ScalarType dtype, const void* gy, const void* w, const void* b, void* gx,
                          const ConvGeometry& g) {
-  if (dtype == ScalarType::Float32)
-    backward_input_impl(static_cast<const float*>(gy), static_cast<const float*>(w), static_cast<const float*>(b),
-                        static_cast<float*>(gx), g);
-  else if (dtype == ScalarType::Float64)
+  if (dtype == ScalarType::Float32) {
+    auto gyf = static_cast<const float*>(gy), wf = static_cast<const float*>(w), bf = static_cast<const float*>(b);
+    if (!onednn_conv_backward_input(gyf, wf, bf, static_cast<float*>(gx), g))
+      backward_input_impl(gyf, wf, bf, static_cast<float*>(gx), g);
+  } else if (dtype == ScalarType::Float64)
     backward_input_impl(static_cast<const double*>(gy), static_cast<const double*>(w), static_cast<const double*>(b),
                         static_cast<double*>(gx), g);
+  else if (dtype == ScalarType::BFloat16)
+    onednn_conv_backward_input_bf16(static_cast<const BFloat16*>(gy), static_cast<const BFloat16*>(w),
+                                    static_cast<const BFloat16*>(b), static_cast<BFloat16*>(gx), g);
   else
     EMBER_NOT_IMPLEMENTED("conv_backward_input: unsupported dtype ", dtype_name(dtype));
 }
 
 void conv_backward_weight(ScalarType dtype, const void* x, const void* gy, void* gw, const ConvGeometry& g) {
-  if (dtype == ScalarType::Float32)
-    backward_weight_impl(static_cast<const float*>(x), static_cast<const float*>(gy), static_cast<float*>(gw), g);
-  else if (dtype == ScalarType::Float64)
+  if (dtype == ScalarType::Float32) {
+    auto xf = static_cast<const float*>(x), gyf = static_cast<const float*>(gy);
+    if (!onednn_conv_backward_weight(xf, gyf, static_cast<float*>(gw), g))
+      backward_weight_impl(xf, gyf, static_cast<float*>(gw), g);
+  } else if (dtype == ScalarType::Float64)
     backward_weight_impl(static_cast<const double*>(x), static_cast<const double*>(gy), static_cast<double*>(gw), g);
+  else if (dtype == ScalarType::BFloat16)
+    onednn_conv_backward_weight_bf16(static_cast<const BFloat16*>(x), static_cast<const BFloat16*>(gy),
+                                     static_cast<BFloat16*>(gw), g);
   else
     EMBER_NOT_IMPLEMENTED("conv_backward_weight: unsupported dtype ", dtype_name(dtype));
 }

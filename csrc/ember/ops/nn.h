@@ -139,4 +139,33 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
                      EmbeddingBagMode mode = EmbeddingBagMode::Mean, const Tensor& per_sample_weights = Tensor(),
                      bool include_last_offset = false, int64_t padding_idx = -1);
 
+// ---- recurrent cells (ops/nn_rnn.cpp; kernels in cpu/rnn_kernels.cpp) ----
+// The pointwise half of an LSTM cell: gates (B, 4H) = x W_ih^T + b_ih + h W_hh^T + b_hh in
+// torch's (i, f, g, o) order, cx (B, H); returns (hy, cy).
+std::tuple<Tensor, Tensor> lstm_cell_fused(const Tensor& gates, const Tensor& cx);
+// The pointwise half of a GRU cell: gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh, both (B, 3H)
+// in (r, z, n) order, hx (B, H); returns hy.
+Tensor gru_cell_fused(const Tensor& gi, const Tensor& gh, const Tensor& hx);
+// torch.lstm_cell / gru_cell / rnn_tanh_cell / rnn_relu_cell: input (B, I), states (B, H);
+// biases undefined for none.
+std::tuple<Tensor, Tensor> lstm_cell(const Tensor& input, const Tensor& hx, const Tensor& cx, const Tensor& w_ih,
+                                     const Tensor& w_hh, const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+Tensor rnn_tanh_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
+                     const Tensor& b_ih = Tensor(), const Tensor& b_hh = Tensor());
+
+// ---- attention (ops/nn_attention.cpp; kernels in cpu/attention_kernels.cpp) ----
+// softmax(query key^T * scale + mask) value over the last two dims, fused (Note [Fused
+// attention]): query (..., L, E), key (..., S, E), value (..., S, Ev), leading dims broadcast;
+// attn_mask undefined, bool (true = may attend) or of the query's dtype (added), broadcast to
+// (..., L, S), not requiring grad; is_causal: query i sees keys j <= i; scale defaults to
+// 1/sqrt(E). Rows with nothing to attend give zeros. float32/float64, no dropout: the rest of
+// nn.functional.scaled_dot_product_attention is a composition in Python.
+Tensor scaled_dot_product_attention_fused(const Tensor& query, const Tensor& key, const Tensor& value,
+                                          const Tensor& attn_mask = Tensor(), bool is_causal = false,
+                                          std::optional<double> scale = std::nullopt);
+
 }  // namespace ember

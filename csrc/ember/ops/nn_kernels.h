@@ -58,6 +58,20 @@ EMBER_DECLARE_ISA_KERNEL(void, layer_norm_forward,
 EMBER_DECLARE_ISA_KERNEL(void, layer_norm_backward,
                          (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
                           const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db))
+
+// The pointwise halves of the recurrent cells (ops/nn_rnn.cpp), on contiguous (B, k * H) gates.
+// LSTM: hy, cy from gates (i, f, g, o) and cx; backward: dgates, dcx from ghy, gcy (all defined).
+EMBER_DECLARE_ISA_KERNEL(void, lstm_cell_forward,
+                         (const Tensor& gates, const Tensor& cx, int64_t B, int64_t H, Tensor& hy, Tensor& cy))
+EMBER_DECLARE_ISA_KERNEL(void, lstm_cell_backward,
+                         (const Tensor& gates, const Tensor& cx, const Tensor& cy, const Tensor& ghy, const Tensor& gcy,
+                          int64_t B, int64_t H, Tensor& dgates, Tensor& dcx))
+// GRU: hy from the input and hidden projections gi, gh (r, z, n; biases included) and hx.
+EMBER_DECLARE_ISA_KERNEL(void, gru_cell_forward,
+                         (const Tensor& gi, const Tensor& gh, const Tensor& hx, int64_t B, int64_t H, Tensor& hy))
+EMBER_DECLARE_ISA_KERNEL(void, gru_cell_backward,
+                         (const Tensor& gi, const Tensor& gh, const Tensor& hx, const Tensor& ghy, int64_t B, int64_t H,
+                          Tensor& dgi, Tensor& dgh, Tensor& dhx))
 }  // namespace cpu
 
 namespace kernels {
@@ -92,6 +106,20 @@ EMBER_NN_ENTRY(void, layer_norm_backward, x,
                (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean, const Tensor& rstd,
                 const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db),
                (x, dy, M, N, mean, rstd, w, dx, dw, db))
+EMBER_NN_ENTRY(void, lstm_cell_forward, gates,
+               (const Tensor& gates, const Tensor& cx, int64_t B, int64_t H, Tensor& hy, Tensor& cy),
+               (gates, cx, B, H, hy, cy))
+EMBER_NN_ENTRY(void, lstm_cell_backward, gates,
+               (const Tensor& gates, const Tensor& cx, const Tensor& cy, const Tensor& ghy, const Tensor& gcy,
+                int64_t B, int64_t H, Tensor& dgates, Tensor& dcx),
+               (gates, cx, cy, ghy, gcy, B, H, dgates, dcx))
+EMBER_NN_ENTRY(void, gru_cell_forward, gi,
+               (const Tensor& gi, const Tensor& gh, const Tensor& hx, int64_t B, int64_t H, Tensor& hy),
+               (gi, gh, hx, B, H, hy))
+EMBER_NN_ENTRY(void, gru_cell_backward, gi,
+               (const Tensor& gi, const Tensor& gh, const Tensor& hx, const Tensor& ghy, int64_t B, int64_t H,
+                Tensor& dgi, Tensor& dgh, Tensor& dhx),
+               (gi, gh, hx, ghy, B, H, dgi, dgh, dhx))
 #undef EMBER_NN_ENTRY
 }  // namespace kernels
 

@@ -10,7 +10,9 @@ comes from the parts. Note [SDPA composition]:
 - when batch * L * S is large the queries are processed in blocks of rows, so only one block of
   scores (about _SDPA_BLOCK_ELEMS elements) exists at a time outside autograd's saved tensors;
   with is_causal a block also leaves out the keys after its last row.
-A fused C++ kernel (online softmax, no score matrix) is a later speed-up.
+float32/float64 without dropout (and without a float mask that requires grad) take the fused C++
+op instead (ember._C._nn_sdpa_fused, Note [Fused attention] in csrc/ember/cpu/attention_kernels.h):
+one node, the probabilities recomputed in backward from the row log-sum-exp.
 """
 import math
 import warnings
@@ -24,6 +26,9 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 _SDPA_BLOCK_ELEMS = 1 << 22
 
 _NEG_INF = float("-inf")
+
+# The fused op for the cases it covers (tests switch it off to check the composition).
+_FUSED = True
 
 
 def _dtype_str(dt):
@@ -91,9 +96,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     is_causal lets query i see keys j <= i. enable_gqa repeats key/value heads (dim -3) to the
     query's head count. Rows that may attend to nothing give zeros.
     """
+    lowered = ember.amp._lower_if_autocast(query, key, value)  # Note [Autocast]: a lower-precision op
+    if lowered is not None:
+        with ember.autocast("cpu", enabled=False):
+            return scaled_dot_product_attention(*lowered, attn_mask=attn_mask, dropout_p=dropout_p,
+                                                is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
     _check_sdpa_inputs(query, key, value, attn_mask, is_causal)
     if enable_gqa:
         key, value = _repeat_heads(query, key, value)
+    dropout_p = float(dropout_p)
+    if _FUSED and dropout_p == 0.0 and query.dtype in (ember.float32, ember.float64) and (
+            attn_mask is None or attn_mask.dtype == ember.bool or not attn_mask.requires_grad):
+        # the fused C++ op (Note [Fused attention] in csrc/ember/cpu/attention_kernels.h)
+        if attn_mask is not None and attn_mask.dtype not in (ember.bool, query.dtype):
+            attn_mask = attn_mask.to(query.dtype)
+        return _C._nn_sdpa_fused(query, key, value, attn_mask, is_causal, scale)
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else float(scale)
     batch = ember.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]), tuple(value.shape[:-2]))

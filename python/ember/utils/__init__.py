@@ -1,7 +1,7 @@
 """ember.utils: helpers with PyTorch's layout (``ember.utils.dlpack``, ``ember.utils.data``, ...)."""
 import importlib
 
-_LAZY_SUBMODULES = {"data", "dlpack", "checkpoint"}
+_LAZY_SUBMODULES = {"data", "dlpack", "checkpoint", "tensorboard", "benchmark"}
 
 
 def __getattr__(name):

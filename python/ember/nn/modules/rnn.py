@@ -1,8 +1,10 @@
 """Recurrent layers: RNNCellBase, RNNCell, LSTMCell, GRUCell and RNNBase, RNN, LSTM, GRU.
 
-Note [Recurrent layers as compositions]: there is no fused recurrent kernel. A layer is a Python
-loop over time steps of C++ ops (addmm, sigmoid, tanh, relu, chunk, cat), so autograd, forward
-hooks and parametrizations need nothing special. Per layer and direction the input projection
+Note [Recurrent layers as compositions]: a layer is a Python loop over time steps of C++ ops: the
+hidden projection (addmm) and the cell's fused pointwise op (ember._C._nn_lstm_cell_fused /
+_nn_gru_cell_fused, ops/nn_rnn.cpp: one pass forward and backward instead of about ten
+elementwise ops), so autograd, forward hooks and parametrizations need nothing special. The
+top-level ember.lstm/gru/rnn_tanh/rnn_relu functions run the same loop. Per layer and direction the input projection
 x W_ih^T + b_ih (+ b_hh where it can be folded in) of every time step is one GEMM over the
 flattened (time * batch) rows before the loop; each step then costs one addmm for the hidden
 projection and a few pointwise ops. Padded and packed inputs share the loop: a padded batch is a
@@ -15,6 +17,7 @@ import numbers
 import warnings
 
 import ember
+from ember import _C
 from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.parameter import Parameter
@@ -40,10 +43,7 @@ def _rnn_relu_step(g, h, w_hh_t):
 
 
 def _lstm_step(g, h, c, w_hh_t, w_hr_t):
-    gates = ember.addmm(g, h, w_hh_t)
-    i, f, gg, o = gates.chunk(4, 1)
-    c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(gg)
-    h = ember.sigmoid(o) * ember.tanh(c)
+    h, c = _C._nn_lstm_cell_fused(ember.addmm(g, h, w_hh_t), c)
     if w_hr_t is not None:
         h = h.mm(w_hr_t)
     return h, c
@@ -51,10 +51,7 @@ def _lstm_step(g, h, c, w_hh_t, w_hr_t):
 
 def _gru_step(g, h, w_hh_t, b_hh):
     gh = h.mm(w_hh_t) if b_hh is None else ember.addmm(b_hh, h, w_hh_t)
-    n2 = g.shape[1] // 3 * 2
-    r, z = ember.sigmoid(g[:, :n2] + gh[:, :n2]).chunk(2, 1)
-    n = ember.tanh(g[:, n2:] + r * gh[:, n2:])
-    return n + z * (h - n)
+    return _C._nn_gru_cell_fused(g, gh, h)
 
 
 def _run_direction(mode, steps, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
@@ -118,6 +115,111 @@ def _run_direction(mode, steps, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
             outs.append(h)
         outs.reverse()
     return ember.cat(outs, 0), h, c
+
+
+def _run_stacked(mode, input, batch_sizes, h0, c0, weights, bias, proj, num_layers, dropout, training,
+                 bidirectional, batch_first):
+    """The stacked, optionally bidirectional layers of an RNN/LSTM/GRU over `input` (padded
+    (T, B, *) / (B, T, *) when batch_sizes is None, packed rows otherwise); `weights` is the flat
+    per-layer, per-direction list (w_ih, w_hh[, b_ih, b_hh][, w_hr]). Returns output in the input's
+    layout, h_n and c_n (None unless LSTM)."""
+    if batch_sizes is None:
+        x = input.transpose(0, 1) if batch_first else input
+        seq_len, batch = x.shape[0], x.shape[1]
+        if seq_len == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        x = x.reshape(seq_len * batch, x.shape[2])
+        sizes = [batch] * seq_len
+    else:
+        x, sizes = input, batch_sizes
+    if mode not in _GATES:
+        raise AssertionError(f"mode must be RNN_TANH, RNN_RELU, LSTM or GRU, got {mode}")
+    num_directions = 2 if bidirectional else 1
+    lstm = mode == "LSTM"
+    fold_bias = mode != "GRU"
+    per = len(weights) // (num_layers * num_directions)
+    train_dropout = training and dropout > 0
+    h_n, c_n = [], []
+    for layer in range(num_layers):
+        outs = []
+        for direction in range(num_directions):
+            k = layer * num_directions + direction
+            w = weights[k * per:(k + 1) * per]
+            w_ih, w_hh = w[0], w[1]
+            b_ih = b_hh = None
+            if bias:
+                b_ih, b_hh = w[2], w[3]
+            w_hr = w[-1] if proj else None
+            if b_ih is not None and fold_bias:
+                gi = F.linear(x, w_ih, b_ih + b_hh)
+            else:
+                gi = F.linear(x, w_ih, b_ih)
+            steps = gi.split(sizes, 0)
+            out, h, c = _run_direction(mode, steps, sizes, h0[k], c0[k] if lstm else None, w_hh,
+                                       None if fold_bias else b_hh, w_hr, direction == 1)
+            outs.append(out)
+            h_n.append(h)
+            if lstm:
+                c_n.append(c)
+        x = outs[0] if num_directions == 1 else ember.cat(outs, 1)
+        if train_dropout and layer < num_layers - 1:
+            x = F.dropout(x, dropout, training=True)
+    h_n = ember.stack(h_n, 0)
+    c_n = ember.stack(c_n, 0) if lstm else None
+    if batch_sizes is None:
+        x = x.reshape(seq_len, batch, x.shape[1])
+        if batch_first:
+            x = x.transpose(0, 1)
+    return x, h_n, c_n
+
+
+def _rnn_function(mode, name):
+    """torch.lstm / gru / rnn_tanh / rnn_relu: the functional form of the layers, with both of
+    torch's overloads: (input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) and, for packed data, (data, batch_sizes, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional). `hx` is (h0, c0) for LSTM."""
+    lstm = mode == "LSTM"
+
+    def fn(*args):
+        # the packed overload has the parameter list fourth (the padded one has has_biases there)
+        packed = len(args) == 9 and isinstance(args[3], (list, tuple))
+        if packed:
+            data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+            sizes, batch_first = [int(n) for n in batch_sizes.tolist()], False
+        elif len(args) == 9:
+            data, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+            sizes = None
+            if data.dim() < 3:  # as torch, which indexes the time and batch dims first
+                raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+            if data.dim() != 3:
+                raise RuntimeError(f"input must have 3 dimensions, got {data.dim()}")
+        else:
+            raise TypeError(f"{name}() takes 9 arguments ({len(args)} given)")
+        if lstm:
+            if not isinstance(hx, (list, tuple)) or len(hx) != 2:
+                raise RuntimeError("lstm expects two hidden states")
+            h0, c0 = hx
+        else:
+            h0, c0 = hx, None
+        params = list(params)
+        num_directions = 2 if bidirectional else 1
+        per_bias = 4 if has_biases else 2
+        per = len(params) // max(1, num_layers * num_directions)
+        proj = lstm and per == per_bias + 1
+        if num_layers < 1 or len(params) != per * num_layers * num_directions or per != per_bias + proj:
+            raise RuntimeError("got an incorrect number of RNN parameters")
+        out, h_n, c_n = _run_stacked(mode, data, sizes, h0, c0, params, has_biases, proj, num_layers, dropout,
+                                     train, bidirectional, batch_first)
+        return (out, h_n, c_n) if lstm else (out, h_n)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+lstm = _rnn_function("LSTM", "lstm")
+gru = _rnn_function("GRU", "gru")
+rnn_tanh = _rnn_function("RNN_TANH", "rnn_tanh")
+rnn_relu = _rnn_function("RNN_RELU", "rnn_relu")
 
 
 class RNNBase(Module):
@@ -291,59 +393,9 @@ class RNNBase(Module):
     def _run(self, input, batch_sizes, h0, c0):
         """The stacked layers over `input` (padded (T, B, *) / (B, T, *) when batch_sizes is None,
         packed rows otherwise). Returns output in the input's layout, h_n and c_n."""
-        if batch_sizes is None:
-            x = input.transpose(0, 1) if self.batch_first else input
-            seq_len, batch = x.shape[0], x.shape[1]
-            if seq_len == 0:
-                raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-            x = x.reshape(seq_len * batch, x.shape[2])
-            sizes = [batch] * seq_len
-        else:
-            x, sizes = input, batch_sizes
-        mode = self.mode
-        if mode not in _GATES:
-            raise AssertionError(f"mode must be RNN_TANH, RNN_RELU, LSTM or GRU, got {mode}")
-        num_directions = 2 if self.bidirectional else 1
-        lstm = mode == "LSTM"
-        fold_bias = mode != "GRU"
         self._update_flat_weights()
-        weights = self._flat_weights
-        per = len(weights) // (self.num_layers * num_directions)
-        has_bias = self.bias
-        has_proj = self.proj_size > 0
-        train_dropout = self.training and self.dropout > 0
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                k = layer * num_directions + direction
-                w = weights[k * per:(k + 1) * per]
-                w_ih, w_hh = w[0], w[1]
-                b_ih = b_hh = None
-                if has_bias:
-                    b_ih, b_hh = w[2], w[3]
-                w_hr = w[-1] if has_proj else None
-                if b_ih is not None and fold_bias:
-                    gi = F.linear(x, w_ih, b_ih + b_hh)
-                else:
-                    gi = F.linear(x, w_ih, b_ih)
-                steps = gi.split(sizes, 0)
-                out, h, c = _run_direction(mode, steps, sizes, h0[k], c0[k] if lstm else None, w_hh,
-                                           None if fold_bias else b_hh, w_hr, direction == 1)
-                outs.append(out)
-                h_n.append(h)
-                if lstm:
-                    c_n.append(c)
-            x = outs[0] if num_directions == 1 else ember.cat(outs, 1)
-            if train_dropout and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, training=True)
-        h_n = ember.stack(h_n, 0)
-        c_n = ember.stack(c_n, 0) if lstm else None
-        if batch_sizes is None:
-            x = x.reshape(seq_len, batch, x.shape[1])
-            if self.batch_first:
-                x = x.transpose(0, 1)
-        return x, h_n, c_n
+        return _run_stacked(self.mode, input, batch_sizes, h0, c0, self._flat_weights, self.bias, self.proj_size > 0,
+                            self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"

@@ -1,0 +1,102 @@
+"""use_deterministic_algorithms / deterministic debug mode / interop threads against torch 2.13,
+and Note [Determinism on CPU]: a training step is bit-identical with 1 and 2 threads."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def restore_determinism():
+    yield
+    ember.use_deterministic_algorithms(False)
+    torch.use_deterministic_algorithms(False)
+
+
+def test_deterministic_flags_match_torch(restore_determinism):
+    for lib in (torch, ember):
+        assert lib.are_deterministic_algorithms_enabled() is False
+    steps = [lambda m: m.use_deterministic_algorithms(True, warn_only=True),
+             lambda m: m.set_deterministic_debug_mode("error"),
+             lambda m: m.set_deterministic_debug_mode(1),
+             lambda m: m.use_deterministic_algorithms(False),
+             lambda m: m.set_deterministic_debug_mode("warn")]
+    for step in steps:
+        got = []
+        for lib in (torch, ember):
+            step(lib)
+            got.append((lib.are_deterministic_algorithms_enabled(), lib.is_deterministic_algorithms_warn_only_enabled(),
+                        lib.get_deterministic_debug_mode()))
+        assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("call,exc", [
+    (lambda m: m.use_deterministic_algorithms(1), TypeError),
+    (lambda m: m.use_deterministic_algorithms(True, warn_only=None), TypeError),
+    (lambda m: m.set_deterministic_debug_mode("loud"), RuntimeError),
+    (lambda m: m.set_deterministic_debug_mode(3), RuntimeError),
+    (lambda m: m.set_deterministic_debug_mode(1.0), TypeError),
+])
+def test_deterministic_errors_match_torch(call, exc, restore_determinism):
+    for lib in (torch, ember):
+        with pytest.raises(exc):
+            call(lib)
+
+
+def test_interop_threads_once_like_torch():
+    # set_num_interop_threads may be called once per process: run it in a fresh interpreter
+    code = textwrap.dedent("""
+        import sys, ember
+        default = ember.get_num_interop_threads()
+        assert default >= 1
+        ember.set_num_interop_threads(3)
+        assert ember.get_num_interop_threads() == 3
+        try:
+            ember.set_num_interop_threads(2)
+        except RuntimeError as e:
+            assert "cannot set number of interop threads" in str(e)
+        else:
+            sys.exit("second call did not raise")
+        for bad, exc in ((0, RuntimeError), ("2", TypeError)):
+            try:
+                ember.set_num_interop_threads(bad)
+            except exc:
+                pass
+            else:
+                sys.exit(f"{bad!r} did not raise {exc.__name__}")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _train_steps(threads):
+    ember.set_num_threads(threads)
+    ember.manual_seed(0)
+    nn = ember.nn
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+    opt = ember.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((24, 3, 16, 16)).astype("float32"))
+    y = ember.tensor(rng.integers(0, 10, 24))
+    for _ in range(3):
+        opt.zero_grad()
+        ember.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def test_training_bit_identical_for_one_and_two_threads():
+    n = ember.get_num_threads()
+    try:
+        one, two = _train_steps(1), _train_steps(2)
+    finally:
+        ember.set_num_threads(n)
+    for a, b in zip(one, two):
+        assert (a == b).all()
