@@ -14,4 +14,5 @@
 #include "ember/ops/operators.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/random.h"
+#include "ember/ops/special.h"
 #include "ember/optim/optim.h"

@@ -16,6 +16,7 @@ from ember._C import (  # noqa: F401
     memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, rand_like, randn_like, randint_like,
+    binomial, _standard_gamma, _standard_gamma_grad, igamma, igammac,
 )
 from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
     abs, abs_, absolute, sign, sgn, neg, neg_, negative, negative_, positive,
@@ -48,6 +49,7 @@ from ember._C import (  # noqa: F401  (complex numbers: python/src/bind_complex.
 )
 from ember import return_types  # noqa: F401
 from ember._size import Size  # noqa: F401
+from ember._finfo import finfo, iinfo  # noqa: F401
 from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
     mv, dot, vdot, addmm, addmv, baddbmm, addbmm, tensordot,
 )
@@ -217,8 +219,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
-def __getattr__(name):  # ember.optim, .serialization, .profiler, .cpu are imported on first use (import time)
-    if name in ("optim", "serialization", "profiler", "cpu"):
+def __getattr__(name):  # ember.optim, .serialization, .profiler, .cpu, .distributions are imported on first use
+    if name in ("optim", "serialization", "profiler", "cpu", "distributions"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

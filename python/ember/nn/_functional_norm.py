@@ -366,7 +366,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_reduction(reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
-    softplus_neg = ember.log1p(ember.exp(-input.abs())) + ember.relu(-input)  # log(1 + exp(-x))
+    from ember.nn.functional import logsigmoid
+    # log(1 + exp(-x)) = -logsigmoid(x): stable, and with the right gradient (-1/2) at x = 0, where
+    # log1p(exp(-|x|)) + relu(-x) has a kink in each term.
+    softplus_neg = -logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * softplus_neg
