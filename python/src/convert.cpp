@@ -228,6 +228,11 @@ void bind_dtype_device(nb::module_& m) {
   });
   m.def("_cpu_reset_peak_stats", &cpu_reset_peak_stats);
   m.def("_cpu_empty_cache", &cpu_empty_cache);
+  m.def("_cpu_cache_limit", &cpu_cache_limit);
+  m.def("_cpu_set_cache_limit", [](int64_t bytes) {
+    EMBER_CHECK(bytes >= 0, "set_cache_limit: expected a non-negative number of bytes, got ", bytes);
+    cpu_set_cache_limit(static_cast<size_t>(bytes));
+  });
 }
 
 }  // namespace ember::py

@@ -143,3 +143,25 @@ def test_history_adds_nothing_to_results():
     cm._record_memory_history("all")
     a = ember.arange(6.0).reshape(2, 3)
     assert (a * 2).tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+
+
+def test_cache_limit_trims_and_bounds_the_cache():
+    """Note [CPU cache limit]: freed blocks past the limit go back to the system."""
+    import ember
+    old = ember.cpu.memory.get_cache_limit()
+    try:
+        ember.cpu.empty_cache()
+        blocks = [ember.empty(1 << 20) for _ in range(4)]  # 4 MiB each
+        del blocks
+        cached = ember.cpu.memory_reserved() - ember.cpu.memory_allocated()
+        assert cached >= 4 * (4 << 20)
+        ember.cpu.memory.set_cache_limit(8 << 20)  # trims now
+        assert ember.cpu.memory_reserved() - ember.cpu.memory_allocated() <= 8 << 20
+        ember.cpu.memory.set_cache_limit(0)  # nothing is kept from now on
+        t = ember.empty(1 << 20)
+        del t
+        assert ember.cpu.memory_reserved() == ember.cpu.memory_allocated()
+        with pytest.raises(RuntimeError):
+            ember.cpu.memory.set_cache_limit(-1)
+    finally:
+        ember.cpu.memory.set_cache_limit(old)

@@ -16,9 +16,19 @@
 namespace ember {
 namespace {
 
-constexpr size_t kAlignment = 64;                // cache line; enough for AVX-512 loads
-constexpr size_t kCacheMin = 256 * 1024;         // smaller blocks go straight to malloc
-constexpr size_t kCacheLimit = size_t(4) << 30;  // most bytes kept in the cache
+constexpr size_t kAlignment = 64;         // cache line; enough for AVX-512 loads
+constexpr size_t kCacheMin = 256 * 1024;  // smaller blocks go straight to malloc
+// Note [CPU cache limit]: freed blocks are kept for reuse up to a limit (default 4 GiB; the
+// environment variable EMBER_CPU_CACHE_LIMIT_MB or ember.cpu.memory.set_cache_limit change it);
+// a block freed past it goes back to the system at once, and lowering the limit trims the cache.
+size_t initial_cache_limit() {
+  if (const char* v = std::getenv("EMBER_CPU_CACHE_LIMIT_MB")) {
+    char* end = nullptr;
+    unsigned long long mb = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0') return static_cast<size_t>(mb) << 20;
+  }
+  return size_t(4) << 30;
+}
 
 // Round large sizes to one of four steps per power of two, so reuse finds a match with at most
 // 25% slack.
@@ -99,6 +109,23 @@ class CpuCachingAllocator final : public Allocator {
     std::lock_guard<std::mutex> g(mu_);
     hits_base_ = hits_;
   }
+  size_t cache_limit() {
+    std::lock_guard<std::mutex> g(mu_);
+    return cache_limit_;
+  }
+  void set_cache_limit(size_t bytes) {
+    std::lock_guard<std::mutex> g(mu_);
+    cache_limit_ = bytes;
+    // trim: largest blocks first, until the cache fits
+    while (cached_bytes_ > cache_limit_ && !free_.empty()) {
+      auto it = std::prev(free_.end());
+      std::free(it->second.back());
+      it->second.pop_back();
+      cached_bytes_ -= it->first;
+      reserved_.fetch_sub(static_cast<int64_t>(it->first), std::memory_order_relaxed);
+      if (it->second.empty()) free_.erase(it);
+    }
+  }
   void empty_cache() {
     std::lock_guard<std::mutex> g(mu_);
     for (auto& [size, blocks] : free_)
@@ -160,7 +187,7 @@ class CpuCachingAllocator final : public Allocator {
     frees_.fetch_add(1, std::memory_order_relaxed);
     if (size >= kCacheMin) {
       std::lock_guard<std::mutex> g(mu_);
-      if (cached_bytes_ + size <= kCacheLimit) {
+      if (cached_bytes_ + size <= cache_limit_) {
         free_[size].push_back(p);
         cached_bytes_ += size;
         return;
@@ -177,6 +204,7 @@ class CpuCachingAllocator final : public Allocator {
   std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
   size_t cached_bytes_ = 0;
+  size_t cache_limit_ = initial_cache_limit();  // guarded by mu_
   int64_t hits_ = 0, hits_base_ = 0;
 };
 
@@ -193,6 +221,8 @@ Allocator* cpu_allocator() { return &instance(); }
 MemoryStats cpu_memory_stats() { return instance().stats(); }
 void cpu_reset_peak_stats() { instance().reset_peak(); }
 void cpu_empty_cache() { instance().empty_cache(); }
+size_t cpu_cache_limit() { return instance().cache_limit(); }
+void cpu_set_cache_limit(size_t bytes) { instance().set_cache_limit(bytes); }
 CpuMemoryCounters cpu_memory_counters() { return instance().counters(); }
 void cpu_reset_peak_counters() { instance().reset_peak(); }
 void cpu_reset_accumulated_counters() { instance().reset_accumulated(); }

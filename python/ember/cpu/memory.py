@@ -85,6 +85,18 @@ def reset_accumulated_memory_stats(device=None):
     _M._reset_accumulated()
 
 
+def set_cache_limit(nbytes):
+    """Keeps at most nbytes of freed blocks for reuse (default 4 GiB, or EMBER_CPU_CACHE_LIMIT_MB
+    at start-up); blocks past it go back to the system, and the cache is trimmed now if it is
+    larger (Note [CPU cache limit] in csrc/ember/core/allocator.cpp). 0 disables the cache."""
+    _C._cpu_set_cache_limit(int(nbytes))
+
+
+def get_cache_limit():
+    """The current limit of set_cache_limit, in bytes."""
+    return _C._cpu_cache_limit()
+
+
 def empty_cache():
     """Returns every cached free block to the system."""
     _M._empty_cache()
