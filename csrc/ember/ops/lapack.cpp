@@ -12,8 +12,10 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/autograd/synthetic_grad.h"
+#include "ember/core/parallel.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/complex.h"
+#include "ember/ops/lapack.h"
 #include "ember/ops/ops.h"
 
 extern "C" {
@@ -76,6 +78,33 @@ template <typename T>
 int64_t lwork_of(T wq) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::real(wq)));
 }
+
+// Note [small getrs]: OpenBLAS's getrs splits the right-hand sides over its OpenMP threads whatever
+// their size (OpenBLAS 0.3.21); for small systems waking the team costs far more than the solve
+// (a 3x3 solve took 5 us alone, 1-20 ms on the loaded 2-core box). Small solves run with this
+// thread's OpenMP count set to 1 for the call (OpenBLAS reads omp_get_max_threads()).
+class SerialBlas {
+ public:
+  explicit SerialBlas(bool on) : on_(on) {
+#ifdef _OPENMP
+    if (on_) {
+      old_ = omp_get_max_threads();
+      omp_set_num_threads(1);
+    }
+#endif
+  }
+  ~SerialBlas() {
+#ifdef _OPENMP
+    if (on_) omp_set_num_threads(old_);
+#endif
+  }
+  SerialBlas(const SerialBlas&) = delete;
+  SerialBlas& operator=(const SerialBlas&) = delete;
+
+ private:
+  bool on_;
+  int old_ = 1;
+};
 
 // ---- typed LAPACK wrappers: one signature for real and complex (rwork is unused for real) ----
 template <typename T>
@@ -260,6 +289,7 @@ Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op, bool check = 
       throw LinAlgError(detail::str_cat(op, ": The solver failed because the input matrix is singular."));
     }
   if (n == 0 || k == 0) return x;
+  SerialBlas serial(n * n * k < (int64_t{1} << 18));  // Note [small getrs]
   dispatch_fc(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < B; ++i) {
@@ -1101,6 +1131,36 @@ Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string
     return matrix_norm(a, ord_str, ord.value_or(0.0), d0, d1, keepdim);
   }
   return vector_norm(a, *ord, dims, keepdim);
+}
+
+std::pair<Tensor, Tensor> geqrf(const Tensor& a) {
+  EMBER_CHECK(a.dim() >= 2, "torch.geqrf: input must have at least 2 dimensions.");
+  ScalarType t = a.dtype();
+  if (!(t == ScalarType::Float32 || t == ScalarType::Float64 || is_complex(t)))
+    EMBER_NOT_IMPLEMENTED("\"geqrf\" not implemented for '", dtype_name(t), "'");
+  Shape batch = batch_shape(a);
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), B = nbatch(batch);
+  Tensor r = fortran_copy(a);
+  Tensor tau = zeros(with(batch, {k}), t);
+  if (m > 0 && n > 0)
+    dispatch_fc(t, [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = r.data<T>() + i * m * n;
+        T* ti = tau.data<T>() + i * k;
+        int info = 0;
+        T wq;
+        Lapack<T>::geqrf(m, n, A, m, ti, &wq, -1, &info);
+        std::vector<T> work(lwork_of(wq));
+        Lapack<T>::geqrf(m, n, A, m, ti, work.data(), static_cast<int>(work.size()), &info);
+      }
+    });
+  // torch records a node that refuses to differentiate (so a graph through geqrf fails loudly).
+  if (auto node = autograd::make_node<LambdaBackward>(a))
+    node->record("GeqrfBackward0", {r, tau}, {}, {}, [](const TensorList&, const TensorList&) -> TensorList {
+      EMBER_NOT_IMPLEMENTED("the derivative for 'geqrf' is not implemented.");
+    });
+  return {r, tau};
 }
 
 }  // namespace ember
