@@ -98,7 +98,8 @@ def expm_samples(dt):
     def scaled(a, s):
         return a * s if a.is_floating_point() or a.is_complex() else a
     big = scaled(mk((3, 3, 3), dt, 4, -1, 1), torch.tensor([0.01, 1.0, 4.0], dtype=torch.float64).view(3, 1, 1))
-    return [Sample("tiny", scaled(mk((3, 3), dt, 1, -1, 1), 1e-3)), Sample("unit", scaled(mk((4, 4), dt, 2, -1, 1), 0.5)),
+    return [Sample("tiny", scaled(mk((3, 3), dt, 1, -1, 1), 1e-3)),
+            Sample("unit", scaled(mk((4, 4), dt, 2, -1, 1), 0.5)),
             Sample("transposed", mk((3, 3), dt, 3, -1, 1).t()), Sample("batched_scaled", big),
             Sample("1x1", mk((1, 1), dt, 5)), Sample("empty", mk((0, 2, 2), dt, 6))]
 
@@ -268,8 +269,10 @@ OPS = [
     L("householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau), householder_samples, **FIC,
       rtol=1e-10, tol_per_dtype={"float32": 1e-5, "complex64": 1e-5}),
     # torch.geqrf has no derivative (both raise on backward); a and tau as one flat tensor.
-    OpInfo("geqrf", call=_geqrf_flat, samples=lambda dt: rect_samples(dt) + [Sample("batched_empty", mk((2, 0, 3), dt, 9))],
-           dtypes=FI + COMPLEX, grad=False, method=False, rtol=1e-10, tol_per_dtype={"float32": 1e-4, "complex64": 1e-4}),
+    OpInfo("geqrf", call=_geqrf_flat,
+           samples=lambda dt: rect_samples(dt) + [Sample("batched_empty", mk((2, 0, 3), dt, 9))],
+           dtypes=FI + COMPLEX, grad=False, method=False, rtol=1e-10,
+           tol_per_dtype={"float32": 1e-4, "complex64": 1e-4}),
     L("norm_ord0", lambda lib, a: lib.linalg.norm(a, 0), lambda dt: [Sample("v", mk((5,), dt, 1))], dtypes=F,
       grad=False),
 ]

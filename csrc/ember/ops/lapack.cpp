@@ -2,6 +2,8 @@
 // copies; gradients are LambdaBackward formulas written with ember ops (double backward works).
 // Note [LAPACK layout]: a row-major tensor's transpose is the column-major matrix LAPACK wants, so
 // inputs are copied as clone(A.mT).mT and outputs are returned as such transposed views.
+#include "ember/ops/lapack.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,10 +14,9 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/autograd/synthetic_grad.h"
-#include "ember/core/parallel.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
 #include "ember/ops/complex.h"
-#include "ember/ops/lapack.h"
 #include "ember/ops/ops.h"
 
 extern "C" {

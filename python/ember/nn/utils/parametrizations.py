@@ -183,8 +183,9 @@ class _Orthogonal(Module):
                     # Inverting exp or Cayley on orthogonal matrices would need a matrix logarithm.
                     raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
                                               "parametrizations when use_trivialization=False.")
-                # geqrf's reflectors give Q up to the signs of R's diagonal; those go on X's diagonal.
-                # tau == 0 (no reflection) maps to H = -e_i e_i^T reflection in forward: flip its sign.
+                # geqrf's reflectors give Q up to the signs of R's diagonal (+-1 as Q is orthogonal);
+                # those go on X's diagonal. Where geqrf chose no reflection (tau = 0) forward still
+                # reflects (tau = 2 / (1 + 0) with v = e_i flips column i): flip that sign back.
                 A, tau = ember.geqrf(Q)
                 d = A.diagonal(dim1=-2, dim2=-1)
                 d.copy_(d.sign() * ember.where(tau == 0, -1.0, 1.0).to(d.dtype))
