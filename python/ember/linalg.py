@@ -305,12 +305,18 @@ def householder_product(A, tau, *, out=None):
     below the diagonal and 1 on it (LAPACK's orgqr/ungqr, as geqrf stores the reflectors)."""
     import ember
     op = "torch.linalg.householder_product"
+    for i, (arg, v) in enumerate((("input", A), ("tau", tau))):
+        if not isinstance(v, _C.Tensor):
+            raise TypeError(f"linalg_householder_product(): argument '{arg}' (position {i + 1}) must be Tensor, "
+                            f"not {type(v).__name__}")
+    if tau.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if A.dim() < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     if m < n:
         raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]")
-    if tau.dim() == 0 or n < tau.shape[-1]:
+    if n < tau.shape[-1]:
         raise RuntimeError(f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
     if tau.dim() != A.dim() - 1:
         raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
