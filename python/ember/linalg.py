@@ -331,15 +331,19 @@ def householder_product(A, tau, *, out=None):
     if not (A.dtype in (ember.float32, ember.float64) or A.is_complex()):
         raise NotImplementedError(f"\"householder_product\" not implemented for '{_dtype_name(A.dtype)}'")
     k = tau.shape[-1]
-    # Reflectors applied right to left to the first n columns of I: Q <- Q - tau_i v_i (v_i^H Q).
+    from ember.autograd import forward_ad
+    if not ((ember.is_grad_enabled() and (A.requires_grad or tau.requires_grad)) or forward_ad._current_level >= 0):
+        return _finish(_L.orgqr_values(A, tau), out)  # no derivative needed: LAPACK orgqr
+    # Reflectors applied right to left to the first n columns of I: Q <- Q - tau_i v_i (v_i^H Q),
+    # in ember ops so that reverse and forward mode (and double backward) come from the parts.
     Q = ember.eye(m, n, dtype=A.dtype).expand(batch + (m, n))
     if k > 0:
         V = A[..., :k].tril(-1) + ember.eye(m, k, dtype=A.dtype)
         for i in reversed(range(k)):
             v = V[..., i:i + 1]
             Q = Q - (v * tau[..., i:i + 1].unsqueeze(-1)) @ (v.mH @ Q)
-    else:
-        Q = Q.clone()
+    else:  # no reflectors: the identity's columns, still part of the graph (zero gradients, as torch)
+        Q = Q + (A[..., :0].sum(-1, keepdim=True) + tau.sum(-1)[..., None, None])
     return _finish(Q, out)
 
 

@@ -1164,4 +1164,34 @@ std::pair<Tensor, Tensor> geqrf(const Tensor& a) {
   return {r, tau};
 }
 
+Tensor orgqr_values(const Tensor& a, const Tensor& tau) {
+  EMBER_CHECK(a.dim() >= 2 && tau.dim() == a.dim() - 1, "orgqr: expected input (*, m, n) and tau (*, k)");
+  int64_t m = a.size(-2), n = a.size(-1), k = tau.size(-1);
+  EMBER_CHECK(m >= n && n >= k, "orgqr: expected m >= n >= k, got ", m, ", ", n, ", ", k);
+  EMBER_CHECK(a.dtype() == tau.dtype(), "orgqr: tau and input dtypes differ");
+  Shape batch = batch_shape(a);
+  EMBER_CHECK(Shape(tau.sizes().begin(), tau.sizes().end() - 1) == batch, "orgqr: tau's batch shape differs");
+  check_float(a, "orgqr", true, true);
+  Tensor q = fortran_copy(a);
+  Tensor t = contiguous(tau);
+  int64_t B = nbatch(batch);
+  if (m > 0 && n > 0)
+    dispatch_fc(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = q.data<T>() + i * m * n;
+        int info = 0;
+        T wq;
+        Lapack<T>::orgqr(m, n, k, A, m, t.data<T>() + i * k, &wq, -1, &info);
+        std::vector<T> work(lwork_of(wq));
+        Lapack<T>::orgqr(m, n, k, A, m, t.data<T>() + i * k, work.data(), static_cast<int>(work.size()), &info);
+      }
+    });
+  if (auto node = autograd::make_node<LambdaBackward>(a, tau))
+    node->record("OrgqrValuesBackward", {q}, {}, {}, [](const TensorList&, const TensorList&) -> TensorList {
+      EMBER_NOT_IMPLEMENTED("orgqr_values has no derivative: use ember.linalg.householder_product");
+    });
+  return q;
+}
+
 }  // namespace ember

@@ -11,4 +11,10 @@ namespace ember {
 // (Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H). Not differentiable, as in torch.
 std::pair<Tensor, Tensor> geqrf(const Tensor& a);
 
+// The first n columns of H_1 ... H_k for reflectors stored as geqrf does (a (*, m, n), m >= n >= k,
+// tau (*, k), same dtype and batch), by LAPACK orgqr/ungqr. Values only: a graph through it raises
+// on backward (ember.linalg.householder_product composes differentiable ops when a gradient is
+// needed and calls this otherwise).
+Tensor orgqr_values(const Tensor& a, const Tensor& tau);
+
 }  // namespace ember
