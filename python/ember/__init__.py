@@ -57,6 +57,8 @@ from ember.functional import einsum  # noqa: F401
 from ember import linalg  # noqa: F401
 from ember.linalg import _svd as svd, _cholesky as cholesky, _qr as qr, _slogdet as slogdet  # noqa: F401
 inverse = linalg.inv
+matrix_exp = linalg.matrix_exp
+from ember.linalg import _geqrf as geqrf, _orgqr as orgqr  # noqa: F401,E402
 det = linalg.det
 from ember import autograd  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401

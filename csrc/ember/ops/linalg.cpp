@@ -105,7 +105,10 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     };
     // One thread per matrix (BLAS runs single-threaded inside a parallel region) unless matrices
     // are big: a loop of threaded GEMMs on 128^3 ran 30x slower than this on a loaded 2-core box.
-    if (B > 1 && (m * n * k < (1 << 21) || (B >= get_num_threads() && m * n * k <= (1 << 24)))) {
+    // Tiny batches stay serial: waking the team costs more than the products (a gradcheck of small
+    // batched Householder products ran 10-50x slower on the loaded box with a region per bmm).
+    if (B > 1 && B * m * n * k >= (1 << 15) &&
+        (m * n * k < (1 << 21) || (B >= get_num_threads() && m * n * k <= (1 << 24)))) {
       parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) one(i);
       });
