@@ -173,3 +173,12 @@ def __getattr__(name):  # ember.optim / ember.serialization are imported on firs
 
 # Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.
 from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401,E402
+
+# ---- Fourier transforms and windows: ember.fft, ember.signal, stft/istft (python/ember/_spectral.py) ----
+from ember import fft  # noqa: E402,F401
+from ember import signal  # noqa: E402,F401
+from ember._spectral import (  # noqa: E402,F401
+    stft, istft, hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window,
+)
+Tensor.stft = stft
+Tensor.istft = istft
