@@ -247,9 +247,9 @@ def _shape_and_dims(x, s, dim, fname):
 
 
 def _c2c_nd(x, s, dim, norm, forward, fname, out):
-    x = _promote(_input(x, fname))
+    x = _input(x, fname)
     shape, dims, _ = _shape_and_dims(x, s, dim, fname)
-    x = _resize(x, dims, shape)
+    x = _resize(_promote(x), dims, shape)
     mode = _norm_mode(norm, forward)
     if x.dtype.is_complex:
         r = _C._fft_c2c(x, dims, mode, forward)
@@ -264,11 +264,15 @@ def _c2c_nd(x, s, dim, norm, forward, fname, out):
 
 def _r2c_nd(x, s, dim, norm, forward, fname, out):
     x = _input(x, fname)
-    _require_real(x, fname)
-    x = _promote(x)
+    base = fname.replace("2", "n")  # torch's messages name the N-d function
+    if forward and x.dtype.is_complex:
+        raise RuntimeError(f"{base} expects a real-valued input tensor, but got {_type_name(x.dtype)}")
     shape, dims, _ = _shape_and_dims(x, s, dim, fname)
     if not dims:
-        raise RuntimeError(f"{fname} must transform at least one axis")
+        raise RuntimeError(f"{base} must transform at least one axis")
+    x = _promote(x)
+    if x.dtype.is_complex:
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: {_type_name(x.dtype)}")
     x = _resize(x, dims, shape)
     mode = _norm_mode(norm, forward)
     if forward:  # rfftn
@@ -281,10 +285,11 @@ def _r2c_nd(x, s, dim, norm, forward, fname, out):
 
 
 def _c2r_nd(x, s, dim, norm, forward, fname, out):
-    x = _promote(_input(x, fname), require_complex=True)
+    x = _input(x, fname)
     shape, dims, s_given = _shape_and_dims(x, s, dim, fname)
     if not dims:
-        raise RuntimeError(f"{fname} must transform at least one axis")
+        raise RuntimeError(f"{fname.replace('2', 'n')} must transform at least one axis")
+    x = _promote(x, require_complex=True)
     last = dims[-1]
     if s_given is not None and s_given[-1] != -1:
         n = shape[-1]
@@ -373,7 +378,7 @@ def _freq_dtype(dtype, fname):
 
 def _freq_scale(n, d):
     nd = n * d
-    if nd == 0:  # d == 0: as C++'s 1.0 / 0.0
+    if nd == 0:  # n or d is 0: as C++'s 1.0 / 0.0
         return _math.copysign(_math.inf, nd) if isinstance(nd, float) else _math.inf
     return 1.0 / nd
 
@@ -386,8 +391,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
     if n < 0:
         ember.empty(n)  # torch's "Trying to create tensor with negative dimension" error
     r = ember.cat([ember.arange(0, (n + 1) // 2, dtype=dtype), ember.arange(-(n // 2), 0, dtype=dtype)])
-    if n > 0:
-        r = r * _freq_scale(n, d)
+    r = r * _freq_scale(n, d)
     r = _finish(r, out, "fftfreq")
     return r.requires_grad_(requires_grad) if requires_grad else r
 
@@ -398,9 +402,7 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
     dtype = _freq_dtype(dtype, "rfftfreq")
     if n < 0:
         ember.empty(n)
-    r = ember.arange(0, n // 2 + 1, dtype=dtype)
-    if n > 0:
-        r = r * _freq_scale(n, d)
+    r = ember.arange(0, n // 2 + 1, dtype=dtype) * _freq_scale(n, d)  # n = 0: [nan], as torch
     r = _finish(r, out, "rfftfreq")
     return r.requires_grad_(requires_grad) if requires_grad else r
 

@@ -120,6 +120,7 @@ def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=Fal
 
 def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     """Blackman window (general_cosine with a = [0.42, 0.5, 0.08])."""
+    _check("blackman", M, dtype, layout)
     return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, layout=layout, device=device,
                           requires_grad=requires_grad)
 
