@@ -96,8 +96,7 @@ PlanPtr make_plan(FftKind kind, const std::vector<FftDim>& dims, const std::vect
 }
 
 template <typename T>
-PlanPtr get_plan(FftKind kind, const std::vector<FftDim>& dims, const std::vector<FftDim>& batch, void* in,
-                 void* out) {
+PlanPtr get_plan(FftKind kind, const std::vector<FftDim>& dims, const std::vector<FftDim>& batch, void* in, void* out) {
   std::vector<int64_t> key{static_cast<int64_t>(kind), std::is_same_v<T, double>, alignment_of<T>(in),
                            alignment_of<T>(out), static_cast<int64_t>(dims.size())};
   for (const FftDim& d : dims) key.insert(key.end(), {d.n, d.is, d.os});
@@ -142,6 +141,11 @@ void scale_range(T* p, int64_t n, T s) {
 }
 
 template <typename T>
+void scale_all(T* p, int64_t n, T s) {
+  parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) { scale_range(p + b, e - b, s); });
+}
+
+template <typename T>
 void run(FftKind kind, void* in, void* out, int64_t out_numel, const std::vector<FftDim>& dims,
          const std::vector<FftDim>& batch, double scale) {
   // Output elements are reals for C2R, complex (two reals) otherwise.
@@ -159,9 +163,7 @@ void run(FftKind kind, void* in, void* out, int64_t out_numel, const std::vector
   if (split < 0 || nt <= 1 || out_numel < 16384 || in_parallel_region()) {
     PlanPtr plan = get_plan<T>(kind, dims, batch, in, out);
     execute<T>(*plan, kind, in, out);
-    if (scaled) parallel_for(0, out_reals, kGrainSize, [&](int64_t b, int64_t e) {
-        scale_range(static_cast<T*>(out) + b, e - b, s);
-      });
+    if (scaled) scale_all(static_cast<T*>(out), out_reals, s);
     return;
   }
   const FftDim sd = batch[split];
@@ -192,9 +194,7 @@ void run(FftKind kind, void* in, void* out, int64_t out_numel, const std::vector
       if (scaled && block) scale_range(reinterpret_cast<T*>(work[c].out), work[c].len * block_reals, s);
     }
   });
-  if (scaled && !block) parallel_for(0, out_reals, kGrainSize, [&](int64_t b, int64_t e) {
-      scale_range(static_cast<T*>(out) + b, e - b, s);
-    });
+  if (scaled && !block) scale_all(static_cast<T*>(out), out_reals, s);
 }
 
 }  // namespace
