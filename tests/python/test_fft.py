@@ -205,6 +205,28 @@ def test_large_and_prime_lengths():
         close(ember.fft.irfft(ember.fft.rfft(e), n=n), t, f"irfft(rfft) {n}")
 
 
+def test_odd_lengths_with_a_large_prime_factor():
+    # Real transforms of these lengths run as complex ones (Note [Real transforms of awkward lengths]).
+    for n in (4099, 12297, 2049):
+        for dtype in ("float32", "float64"):
+            e, t = pair((2, n), dtype, seed=n)
+            close(ember.fft.rfft(e), torch.fft.rfft(t), f"rfft {n}")
+            close(ember.fft.ihfft(e, norm="ortho"), torch.fft.ihfft(t, norm="ortho"), f"ihfft {n}")
+            close(ember.fft.rfftn(e), torch.fft.rfftn(t), f"rfftn {n}")
+            close(ember.fft.rfft(e.t(), dim=0), torch.fft.rfft(t.t(), dim=0), f"rfft dim 0 {n}")
+            ze, zt = pair((2, n // 2 + 1), "complex64" if dtype == "float32" else "complex128", seed=n + 1)
+            close(ember.fft.irfft(ze, n=n), torch.fft.irfft(zt, n=n), f"irfft {n}")
+            close(ember.fft.hfft(ze, n=n, norm="forward"), torch.fft.hfft(zt, n=n, norm="forward"), f"hfft {n}")
+            close(ember.fft.irfftn(ze, s=(3, n)), torch.fft.irfftn(zt, s=(3, n)), f"irfftn {n}")
+            close(ember.fft.irfft(ze.t(), n=n, dim=0), torch.fft.irfft(zt.t(), n=n, dim=0), f"irfft dim 0 {n}")
+    e, t = pair((4099,), "float64", seed=1)
+    e.requires_grad_()
+    t.requires_grad_()
+    (ember.fft.irfft(ember.fft.rfft(e) * 2, n=4099) * e).sum().backward()
+    (torch.fft.irfft(torch.fft.rfft(t) * 2, n=4099) * t).sum().backward()
+    close(e.grad, t.grad)
+
+
 def test_empty_batch_gives_empty_result():
     # torch 2.13's MKL back end raises "Inconsistent configuration parameters" on an empty batch; the
     # transform of no signals is no result (as NumPy and torch's pocketfft builds give).
