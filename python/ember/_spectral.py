@@ -13,7 +13,7 @@ import warnings
 
 import ember
 from ember import _C
-from ember.fft import _type_name
+from ember.fft import _on_device, _type_name
 
 _BY_ROOT_N, _BY_N = 1, 2
 
@@ -38,8 +38,8 @@ def _window_dtype(dtype, name):
     return dtype
 
 
-def _finish_window(w, dtype, requires_grad):
-    w = w.to(dtype)
+def _finish_window(w, dtype, requires_grad, device=None):
+    w = _on_device(w.to(dtype), device)
     return w.requires_grad_() if requires_grad else w
 
 
@@ -50,34 +50,34 @@ def _periodic_positions(window_length, periodic):
     return ember.arange(window_length, dtype=ember.float64), span
 
 
-def _cosine_window(name, window_length, periodic, coeffs, dtype, requires_grad):
+def _cosine_window(name, window_length, periodic, coeffs, dtype, requires_grad, device):
     """sum_k (-1)^k coeffs[k] cos(2 pi k n / span)."""
     window_length = _window_length(window_length, name)
     dtype = _window_dtype(dtype, name)
     if window_length <= 1:
-        return _finish_window(ember.ones(window_length, dtype=ember.float64), dtype, requires_grad)
+        return _finish_window(ember.ones(window_length, dtype=ember.float64), dtype, requires_grad, device)
     n, span = _periodic_positions(window_length, periodic)
     w = ember.zeros(window_length, dtype=ember.float64)
     for k, a in enumerate(coeffs):
         term = ember.cos(n * (2 * math.pi * k / span)) * a
         w = w + term if k % 2 == 0 else w - term
-    return _finish_window(w, dtype, requires_grad)
+    return _finish_window(w, dtype, requires_grad, device)
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
     """Hann window: 0.5 - 0.5 cos(2 pi n / (N - 1)); periodic drops the last point of N + 1."""
-    return _cosine_window("hann_window", window_length, periodic, (0.5, 0.5), dtype, requires_grad)
+    return _cosine_window("hann_window", window_length, periodic, (0.5, 0.5), dtype, requires_grad, device)
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    requires_grad=False):
     """Hamming window: alpha - beta cos(2 pi n / (N - 1))."""
-    return _cosine_window("hamming_window", window_length, periodic, (alpha, beta), dtype, requires_grad)
+    return _cosine_window("hamming_window", window_length, periodic, (alpha, beta), dtype, requires_grad, device)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
     """Blackman window: 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-    return _cosine_window("blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dtype, requires_grad)
+    return _cosine_window("blackman_window", window_length, periodic, (0.42, 0.5, 0.08), dtype, requires_grad, device)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
@@ -85,9 +85,9 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     window_length = _window_length(window_length, "bartlett_window")
     dtype = _window_dtype(dtype, "bartlett_window")
     if window_length <= 1:
-        return _finish_window(ember.ones(window_length, dtype=ember.float64), dtype, requires_grad)
+        return _finish_window(ember.ones(window_length, dtype=ember.float64), dtype, requires_grad, device)
     n, span = _periodic_positions(window_length, periodic)
-    return _finish_window(1 - ember.abs(n * (2.0 / span) - 1), dtype, requires_grad)
+    return _finish_window(1 - ember.abs(n * (2.0 / span) - 1), dtype, requires_grad, device)
 
 
 def _i0(x):
@@ -117,9 +117,9 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     window_length = _window_length(window_length, "kaiser_window")
     dtype = _window_dtype(dtype, "kaiser_window")
     if window_length <= 1:
-        return _finish_window(ember.ones(window_length, dtype=ember.float64), dtype, requires_grad)
+        return _finish_window(ember.ones(window_length, dtype=ember.float64), dtype, requires_grad, device)
     n, span = _periodic_positions(window_length, periodic)
-    return _finish_window(_kaiser(n, span, beta), dtype, requires_grad)
+    return _finish_window(_kaiser(n, span, beta), dtype, requires_grad, device)
 
 
 # ---- stft / istft ----

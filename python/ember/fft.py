@@ -383,6 +383,11 @@ def _freq_scale(n, d):
     return 1.0 / nd
 
 
+def _on_device(t, device):
+    """Factories take device= as torch's: CPU, or ember's error for a device it lacks."""
+    return t if device is None else t.to(device)
+
+
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Sample frequencies of an n-point transform with sample spacing d:
     [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)."""
@@ -391,7 +396,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
     if n < 0:
         ember.empty(n)  # torch's "Trying to create tensor with negative dimension" error
     r = ember.cat([ember.arange(0, (n + 1) // 2, dtype=dtype), ember.arange(-(n // 2), 0, dtype=dtype)])
-    r = r * _freq_scale(n, d)
+    r = _on_device(r * _freq_scale(n, d), device)
     r = _finish(r, out, "fftfreq")
     return r.requires_grad_(requires_grad) if requires_grad else r
 
@@ -403,7 +408,7 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
     if n < 0:
         ember.empty(n)
     r = ember.arange(0, n // 2 + 1, dtype=dtype) * _freq_scale(n, d)  # n = 0: [nan], as torch
-    r = _finish(r, out, "rfftfreq")
+    r = _finish(_on_device(r, device), out, "rfftfreq")
     return r.requires_grad_(requires_grad) if requires_grad else r
 
 

@@ -6,6 +6,7 @@ import operator
 
 import ember
 from ember._spectral import _kaiser
+from ember.fft import _on_device
 
 
 def _check(name, M, dtype, layout):
@@ -22,14 +23,14 @@ def _check(name, M, dtype, layout):
     return M, dtype
 
 
-def _short(M, dtype, requires_grad):
+def _short(M, dtype, requires_grad, device=None):
     """The windows of length 0 and 1 (empty, and [1])."""
-    w = ember.ones(M, dtype=dtype)
+    w = _on_device(ember.ones(M, dtype=dtype), device)
     return w.requires_grad_() if requires_grad else w
 
 
-def _done(w, dtype, requires_grad):
-    w = w.to(dtype)
+def _done(w, dtype, requires_grad, device=None):
+    w = _on_device(w.to(dtype), device)
     return w.requires_grad_() if requires_grad else w
 
 
@@ -42,9 +43,9 @@ def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=F
     """Cosine (sine) window: sin(pi (n + 1/2) / M)."""
     M, dtype = _check("cosine", M, dtype, layout)
     if M <= 1:
-        return _short(M, dtype, requires_grad)
+        return _short(M, dtype, requires_grad, device)
     n, span = _positions(M, sym)
-    return _done(ember.sin((n + 0.5) * (math.pi / (span + 1))), dtype, requires_grad)
+    return _done(ember.sin((n + 0.5) * (math.pi / (span + 1))), dtype, requires_grad, device)
 
 
 def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -55,10 +56,10 @@ def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, d
     if tau <= 0:
         raise ValueError(f"Tau must be positive, got: {tau} instead.")
     if M <= 1:
-        return _short(M, dtype, requires_grad)
+        return _short(M, dtype, requires_grad, device)
     n, span = _positions(M, sym)
     c = span / 2.0 if center is None else center
-    return _done(ember.exp(-ember.abs(n - c) / tau), dtype, requires_grad)
+    return _done(ember.exp(-ember.abs(n - c) / tau), dtype, requires_grad, device)
 
 
 def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -67,10 +68,10 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requ
     if std <= 0:
         raise ValueError(f"Standard deviation must be positive, got: {std} instead.")
     if M <= 1:
-        return _short(M, dtype, requires_grad)
+        return _short(M, dtype, requires_grad, device)
     n, span = _positions(M, sym)
     d = n - span / 2.0
-    return _done(ember.exp(-(d * d) / (2.0 * std * std)), dtype, requires_grad)
+    return _done(ember.exp(-(d * d) / (2.0 * std * std)), dtype, requires_grad, device)
 
 
 def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -79,9 +80,9 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requ
     if beta < 0:
         raise ValueError(f"beta must be non-negative, got: {beta} instead.")
     if M <= 1:
-        return _short(M, dtype, requires_grad)
+        return _short(M, dtype, requires_grad, device)
     n, span = _positions(M, sym)
-    return _done(_kaiser(n, span, beta), dtype, requires_grad)
+    return _done(_kaiser(n, span, beta), dtype, requires_grad, device)
 
 
 def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -92,13 +93,13 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requ
         raise ValueError("Coefficients cannot be empty")
     M, dtype = _check("general_cosine", M, dtype, layout)
     if M <= 1:
-        return _short(M, dtype, requires_grad)
+        return _short(M, dtype, requires_grad, device)
     n, span = _positions(M, sym)
     w = ember.zeros(M, dtype=ember.float64)
     for k, c in enumerate(a):
         term = ember.cos(n * (2 * math.pi * k / span)) * c
         w = w + term if k % 2 == 0 else w - term
-    return _done(w, dtype, requires_grad)
+    return _done(w, dtype, requires_grad, device)
 
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -129,9 +130,9 @@ def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad
     """Bartlett (triangular) window: 1 - |2 n / span - 1|."""
     M, dtype = _check("bartlett", M, dtype, layout)
     if M <= 1:
-        return _short(M, dtype, requires_grad)
+        return _short(M, dtype, requires_grad, device)
     n, span = _positions(M, sym)
-    return _done(1 - ember.abs(n * (2.0 / span) - 1), dtype, requires_grad)
+    return _done(1 - ember.abs(n * (2.0 / span) - 1), dtype, requires_grad, device)
 
 
 def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
