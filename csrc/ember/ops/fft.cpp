@@ -121,10 +121,11 @@ Tensor fft_r2c(const Tensor& self, IntArrayRef dim, FftNorm norm, bool onesided)
   const int64_t last = dims.back(), n_last = self.size(last);
   Tensor out;
   if (!onesided || real_transform_via_c2c(n_last)) {
-    // The full spectrum is a c2c of the complex copy (Hermitian filling would save half of it).
+    // The full spectrum is a c2c of the complex copy (Hermitian filling would save half of it);
+    // one-sided results of awkward lengths are cut from it (Note [Real transforms of awkward lengths]).
     autograd::NoGradGuard no_grad;
     out = fft_c2c(to_dtype(autograd::detach(self), complex_for(dt)), dims, norm, /*forward=*/true);
-    if (onesided) out = contiguous_copy(narrow(out, last, 0, n_last / 2 + 1));  // Note [Real transforms of awkward lengths]
+    if (onesided) out = contiguous_copy(narrow(out, last, 0, n_last / 2 + 1));
   } else {
     Shape out_sizes = self.sizes();
     out_sizes[last] = n_last / 2 + 1;
