@@ -9,6 +9,7 @@
 #include "ember/core/shared_memory.h"
 #include "ember/core/tensor.h"
 #include "ember/ops/complex.h"
+#include "ember/ops/fft.h"
 #include "ember/ops/lapack.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/nn_linear.h"

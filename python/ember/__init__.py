@@ -232,3 +232,11 @@ from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F
 
 # Frames under this directory are ember's own in profiler and memory-history stacks.
 _C._profiler._set_package_dir(__import__("os").path.dirname(__file__) + __import__("os").sep)
+# ---- Fourier transforms and windows: ember.fft, ember.signal, stft/istft (python/ember/_spectral.py) ----
+from ember import fft  # noqa: E402,F401
+from ember import signal  # noqa: E402,F401
+from ember._spectral import (  # noqa: E402,F401
+    stft, istft, hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window,
+)
+Tensor.stft = stft
+Tensor.istft = istft

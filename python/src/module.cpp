@@ -59,6 +59,7 @@ NB_MODULE(_C, m) {
   bind_optim(m);  // optim
   bind_serialization(m);
   bind_nn_norm(m);
+  bind_fft(m);
   bind_profiler(m);
   instrument_ops(m);
 }
