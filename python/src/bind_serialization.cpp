@@ -120,8 +120,9 @@ void bind_serialization(nb::module_& root) {
   m.def("storage_nbytes", [](const Tensor& t) { return static_cast<int64_t>(t.impl()->storage()->nbytes()); });
   // The whole storage of t as a 1-d uint8 tensor (shares the memory; for reading its bytes).
   m.def("storage_bytes", [](const Tensor& t) { return bytes_tensor(t.impl()->storage()); });
-  m.def("crc32", [](nb::bytes b, uint32_t start) { return serialize::crc32(start, b.c_str(), b.size()); },
-        nb::arg("data"), nb::arg("start") = 0);
+  m.def(
+      "crc32", [](nb::bytes b, uint32_t start) { return serialize::crc32(start, b.c_str(), b.size()); },
+      nb::arg("data"), nb::arg("start") = 0);
 
   nb::class_<PyMappedFile>(m, "MappedFile", "A file mapped copy-on-write; tensors made from it alias the mapping")
       .def("__init__",
@@ -132,12 +133,16 @@ void bind_serialization(nb::module_& root) {
       .def_prop_ro("size", [](const PyMappedFile& f) { return f.file->size(); })
       .def_prop_ro("path", [](const PyMappedFile& f) { return f.file->path(); })
       .def(
-          "tensor", [](PyMappedFile& f, uint64_t offset, uint64_t nbytes) { return bytes_tensor(f.file->storage(offset, nbytes)); },
+          "tensor",
+          [](PyMappedFile& f, uint64_t offset, uint64_t nbytes) {
+            return bytes_tensor(f.file->storage(offset, nbytes));
+          },
           nb::arg("offset"), nb::arg("nbytes"), "bytes [offset, offset + nbytes) as a uint8 tensor aliasing the file")
       .def(
-          "read", [](PyMappedFile& f, uint64_t offset, uint64_t nbytes) {
-            EMBER_CHECK(offset <= f.file->size() && nbytes <= f.file->size() - offset, "bytes [", offset, ", ",
-                        offset, " + ", nbytes, ") lie outside the file of ", f.file->size(), " bytes");
+          "read",
+          [](PyMappedFile& f, uint64_t offset, uint64_t nbytes) {
+            EMBER_CHECK(offset <= f.file->size() && nbytes <= f.file->size() - offset, "bytes [", offset, ", ", offset,
+                        " + ", nbytes, ") lie outside the file of ", f.file->size(), " bytes");
             return nb::bytes(reinterpret_cast<const char*>(f.file->data() + offset), nbytes);
           },
           nb::arg("offset"), nb::arg("nbytes"));

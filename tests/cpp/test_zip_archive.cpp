@@ -84,7 +84,7 @@ TEST(ZipArchive, RoundTripKeepsOrderContentsAndAlignment) {
     EXPECT_EQ(e.size, recs[i].data.size());
     EXPECT_EQ(e.method, 0);
     EXPECT_EQ(e.crc32, static_cast<uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(recs[i].data.data()),
-                                                      static_cast<uInt>(recs[i].data.size()))));
+                                                     static_cast<uInt>(recs[i].data.size()))));
     uint64_t off = r.data_offset(e);
     EXPECT_EQ(off % 64, 0u) << e.name;
     EXPECT_EQ(bytes.substr(off, e.size), recs[i].data);  // the data sits in place: mappable
@@ -186,7 +186,7 @@ TEST(ZipArchive, CorruptedDataFailsItsCrc) {
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find("CRC-32 mismatch in record archive/data/0"), std::string::npos);
   }
-  r.read(e, buf.data(), e.size, /*check_crc=*/false);  // mmap-style readers skip it
+  r.read(e, buf.data(), e.size, /*check_crc=*/false);      // mmap-style readers skip it
   EXPECT_THROW(r.read(e, buf.data(), e.size - 1), Error);  // the caller's size must match
 }
 
@@ -256,8 +256,8 @@ std::string deflated_archive(const std::string& data, uint64_t claimed_size) {
   deflate(&z, Z_FINISH);
   comp.resize(z.total_out);
   deflateEnd(&z);
-  uint32_t crc = static_cast<uint32_t>(
-      ::crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
+  uint32_t crc =
+      static_cast<uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
   std::string name = "a/data.pkl", out(30, '\0');
   put32(out, 0, 0x04034b50);
   out[4] = 20, out[8] = 8;

@@ -164,9 +164,7 @@ std::unique_ptr<ReadSource> file_source(const std::string& path) { return std::m
 std::unique_ptr<ReadSource> memory_source(const void* data, size_t n) {
   return std::make_unique<MemorySource>(data, n);
 }
-std::unique_ptr<WriteSink> atomic_file_sink(const std::string& path) {
-  return std::make_unique<AtomicFileSink>(path);
-}
+std::unique_ptr<WriteSink> atomic_file_sink(const std::string& path) { return std::make_unique<AtomicFileSink>(path); }
 std::unique_ptr<WriteSink> vector_sink(std::string* out) { return std::make_unique<VectorSink>(out); }
 
 IntrusivePtr<MappedFile> MappedFile::open(const std::string& path) {

@@ -18,8 +18,8 @@ constexpr uint32_t kMax32 = 0xFFFFFFFFu;
 constexpr uint16_t kMax16 = 0xFFFFu;
 constexpr uint16_t kFlagEncrypted = 1, kFlagDescriptor = 1 << 3, kFlagUtf8 = 1 << 11;
 constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, the earliest DOS date
-constexpr uint64_t kDeflateMaxRatio = 1032;              // deflate never expands more than this
-constexpr size_t kChunk = size_t{4} << 20;                 // read and CRC in cache-sized pieces
+constexpr uint64_t kDeflateMaxRatio = 1032;             // deflate never expands more than this
+constexpr size_t kChunk = size_t{4} << 20;              // read and CRC in cache-sized pieces
 
 uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t le32(const uint8_t* p) { return static_cast<uint32_t>(le16(p)) | (static_cast<uint32_t>(le16(p + 2)) << 16); }
@@ -101,10 +101,11 @@ ZipReader::ZipReader(std::unique_ptr<ReadSource> source) : source_(std::move(sou
       cd_limit = end64;
     }
   }
-  EMBER_CHECK(cd_offset <= cd_limit && cd_size <= cd_limit - cd_offset, "corrupted zip archive: the central directory (",
-              cd_size, " bytes at offset ", cd_offset, ") lies outside the file of ", size_, " bytes");
-  EMBER_CHECK(count <= cd_size / kCentralHeader, "corrupted zip archive: ", count, " entries cannot fit in a ",
-              cd_size, "-byte central directory");
+  EMBER_CHECK(cd_offset <= cd_limit && cd_size <= cd_limit - cd_offset,
+              "corrupted zip archive: the central directory (", cd_size, " bytes at offset ", cd_offset,
+              ") lies outside the file of ", size_, " bytes");
+  EMBER_CHECK(count <= cd_size / kCentralHeader, "corrupted zip archive: ", count, " entries cannot fit in a ", cd_size,
+              "-byte central directory");
   cd_offset_ = cd_offset;
   parse_central_directory(cd_offset, cd_size, count);
 }
@@ -156,17 +157,17 @@ void ZipReader::parse_central_directory(uint64_t cd_offset, uint64_t cd_size, ui
     EMBER_CHECK(e.header_offset <= cd_offset_ && cd_offset_ - e.header_offset >= kLocalHeader + name_len,
                 "corrupted zip archive: record ", printable(e.name), " has its header at offset ", e.header_offset,
                 ", outside the records before the central directory at ", cd_offset_);
-    EMBER_CHECK(e.compressed_size <= cd_offset_ - e.header_offset, "corrupted zip archive: record ",
-                printable(e.name), " claims ", e.compressed_size, " bytes, more than the file holds");
+    EMBER_CHECK(e.compressed_size <= cd_offset_ - e.header_offset, "corrupted zip archive: record ", printable(e.name),
+                " claims ", e.compressed_size, " bytes, more than the file holds");
     if (e.method == 0) {
-      EMBER_CHECK(e.size == e.compressed_size, "corrupted zip archive: stored record ", printable(e.name),
-                  " has size ", e.size, " but ", e.compressed_size, " bytes in the file");
+      EMBER_CHECK(e.size == e.compressed_size, "corrupted zip archive: stored record ", printable(e.name), " has size ",
+                  e.size, " but ", e.compressed_size, " bytes in the file");
     } else if (e.method == 8) {
       EMBER_CHECK(e.size / kDeflateMaxRatio <= e.compressed_size, "corrupted zip archive: deflated record ",
                   printable(e.name), " claims ", e.size, " bytes from ", e.compressed_size, " compressed bytes");
     }
-    EMBER_CHECK(index_.emplace(e.name, entries_.size()).second, "corrupted zip archive: the record ",
-                printable(e.name), " appears twice");
+    EMBER_CHECK(index_.emplace(e.name, entries_.size()).second, "corrupted zip archive: the record ", printable(e.name),
+                " appears twice");
     entries_.push_back(std::move(e));
   }
   data_offsets_.assign(entries_.size(), 0);
@@ -309,11 +310,16 @@ void ZipWriter::begin_record(std::string_view name, uint64_t size) {
   EMBER_CHECK(!broken_, "ZipWriter: an earlier write failed");
   EMBER_CHECK(!finished_, "ZipWriter: the archive is already finished");
   EMBER_CHECK(!in_record_, "ZipWriter: record ", current_.name, " is still open");
-  EMBER_CHECK_VALUE(!name.empty() && name.size() <= kMax16 && name.front() != '/',
-                    "ZipWriter: invalid record name '", printable(name), "'");
+  EMBER_CHECK_VALUE(!name.empty() && name.size() <= kMax16 && name.front() != '/', "ZipWriter: invalid record name '",
+                    printable(name), "'");
   EMBER_CHECK_VALUE(!names_.count(std::string(name)), "ZipWriter: duplicate record ", printable(name));
-  current_ = Written{std::string(name), offset_, size, 0, static_cast<uint16_t>(kFlagUtf8 | (size ? kFlagDescriptor : 0)),
-                     options_.force_zip64 || size >= kMax32, options_.force_zip64 || offset_ >= kMax32};
+  current_ = Written{std::string(name),
+                     offset_,
+                     size,
+                     0,
+                     static_cast<uint16_t>(kFlagUtf8 | (size ? kFlagDescriptor : 0)),
+                     options_.force_zip64 || size >= kMax32,
+                     options_.force_zip64 || offset_ >= kMax32};
   bool zip64 = current_.zip64_size || current_.zip64_offset;
   Bytes x;  // local extra: ZIP64 values, then the alignment padding field, as torch writes it
   if (zip64) {

@@ -72,7 +72,7 @@ class ZipReader {
 };
 
 struct ZipWriterOptions {
-  uint64_t alignment = 64;  // records' data start at a multiple of this (a power of two, <= 4096)
+  uint64_t alignment = 64;   // records' data start at a multiple of this (a power of two, <= 4096)
   bool force_zip64 = false;  // ZIP64 extra fields on every entry (tests of the ZIP64 paths)
 };
 
