@@ -409,11 +409,29 @@ def _Unpickler(file, load_storage, weights_only, **kwargs):
     return cls(file, load_storage, weights_only, **kwargs)
 
 
+class _UserError(Exception):
+    """An exception from the caller's own code (a map_location callable) met while unpickling:
+    _unpickle re-raises the original instead of blaming the file."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
+def _call_user(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:
+        raise _UserError(e) from None
+
+
 def _unpickle(unpickler, weights_only):
     """Runs the unpickler; in a weights_only load any failure is the file's fault and raises
     pickle.UnpicklingError (a RuntimeError of ours, e.g. a bad storage record, passes as is)."""
     try:
         return unpickler.load()
+    except _UserError as e:
+        raise e.error from None
     except (pickle.UnpicklingError, RuntimeError):
         raise
     except (EOFError, struct.error, MemoryError, RecursionError, OverflowError, UnicodeDecodeError) as e:
@@ -541,7 +559,7 @@ def _legacy_load(f, map_location, weights_only, pickle_load_args):
             raw = ember.empty(numel * item, dtype=ember.uint8)
             typed = raw.view(dtype)
             if callable(map_location) and not isinstance(map_location, (dict, str, ember.device)):
-                result = map_location(typed, location)
+                result = _call_user(map_location, typed, location)
                 if result is not None and not (isinstance(result, ember.Tensor) and result.data_ptr() ==
                                                 typed.data_ptr()):
                     raise NotImplementedError("ember.load: a map_location callable that copies storages is not "
@@ -633,7 +651,7 @@ def _load_zip(source, mmap_path, map_location, weights_only, pickle_load_args):
             _byteswap(raw.numpy(), dtype)
         storage = raw.view(dtype)
         if callable(map_location) and not isinstance(map_location, (dict, str, ember.device)):
-            result = map_location(storage, location)
+            result = _call_user(map_location, storage, location)
             if result is not None:
                 storage = result
         else:

@@ -418,3 +418,13 @@ def test_records_past_4gib_load_both_ways(tmp_path):
     mine = ember.load(tmp_path / "t.pt", mmap=True)
     assert mine["big"].numel() == n and mine["big"][-5:].tolist() == [0, 1, 2, 3, 4]
     assert mine["after"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_map_location_errors_are_the_callers(tmp_path):
+    path = tmp_path / "m.pt"
+    torch.save({"w": torch.ones(2)}, path)
+
+    def bad(storage, location):
+        raise TypeError("my own bug")
+    with pytest.raises(TypeError, match="my own bug"):      # not blamed on the file
+        ember.load(path, map_location=bad)
