@@ -47,7 +47,10 @@ ember.load(paths[0]); (ember.ones(1000) + 1).sum()      # warm up before the lim
 # Note: an address-space cap, 1 GiB above what the warmed-up process maps: files here are a few
 # KiB, so only an allocation sized by a hostile field can reach it.
 limit = vm_bytes() + (1 << 30)
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+if hard != resource.RLIM_INFINITY:
+    limit = min(limit, hard)
+resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 rss0 = rss_mb()
 
 def fields(data):
