@@ -168,7 +168,14 @@ void bind_serialization(nb::module_& root) {
              return out;
            })
       .def("has_record", [](const ZipReader& r, const std::string& name) { return r.has_record(name); })
-      .def("size", [](const ZipReader& r, const std::string& name) { return r.entry(name).size; })
+      .def(
+          "size",
+          [](ZipReader& r, const std::string& name) {
+            const auto& e = r.entry(name);
+            r.data_offset(e);  // a size safe to allocate: the record is readable and inside the file
+            return e.size;
+          },
+          "a record's size once read (checked against the file first)")
       .def("is_stored", [](const ZipReader& r, const std::string& name) { return r.entry(name).method == 0; })
       .def("data_offset", [](ZipReader& r, const std::string& name) { return r.data_offset(r.entry(name)); })
       .def(

@@ -232,6 +232,22 @@ TEST(ZipArchive, HostileSizesAndOffsetsRaiseBeforeAllocating) {
   EXPECT_THROW(read_all(""), Error);
 }
 
+TEST(ZipArchive, UnsupportedMethodsAreRefusedBeforeTheirSizeIsTrusted) {
+  std::string bytes = make_archive(sample());
+  size_t c = find_sig(bytes, "PK\x01\x02");
+  bytes[c + 10] = 12;                    // bzip2: its sizes are not bounded by anything we check
+  put32(bytes, c + 20, 4);
+  put32(bytes, c + 24, 0xFFFFFF00u);     // a 4 GiB claim
+  ZipReader r(memory_source(bytes.data(), bytes.size()));
+  EXPECT_THROW(r.data_offset(r.entries()[0]), NotImplementedError);  // before any buffer is sized
+  EXPECT_THROW(r.read(r.entries()[0].name), NotImplementedError);
+  bytes[c + 10] = 0, bytes[c + 8] |= 1;  // stored but encrypted
+  put32(bytes, c + 20, 157);
+  put32(bytes, c + 24, 157);
+  ZipReader r2(memory_source(bytes.data(), bytes.size()));
+  EXPECT_THROW(r2.data_offset(r2.entries()[0]), Error);
+}
+
 TEST(ZipArchive, DuplicateNamesAreRefused) {
   std::string bytes = make_archive({{"a/x", "1"}, {"a/y", "2"}});
   for (size_t at = bytes.find("a/y"); at != std::string::npos; at = bytes.find("a/y", at + 1)) bytes[at + 2] = 'x';

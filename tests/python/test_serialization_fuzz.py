@@ -100,6 +100,13 @@ def mutations(data):
             b = bytearray(data)
             b[off:off + width] = (v % (1 << (8 * width))).to_bytes(width, "little")
             yield f"field@{off}", bytes(b)
+    central = [i for i in range(n - 4) if data[i:i + 4] == b"PK\x01\x02"]
+    for _ in range(60):     # another compression method (or encryption) with a size claim to match
+        b = bytearray(data)
+        c = rng.choice(central)
+        b[c + 8:c + 12] = struct.pack("<HH", rng.choice([0x808, 0x809]), rng.choice([0, 1, 8, 12, 14, 99]))
+        b[c + 20:c + 28] = struct.pack("<II", rng.choice([4, n, 0xFFFFFFFF]), rng.choice([4, n, 0xFFFFFF00]))
+        yield "method", bytes(b)
     pkl = zipfile.ZipFile(io.BytesIO(data)).read(next(x for x in zipfile.ZipFile(io.BytesIO(data)).namelist()
                                                      if x.endswith("/data.pkl")))
     for _ in range(120):

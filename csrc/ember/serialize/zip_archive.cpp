@@ -195,6 +195,12 @@ uint64_t ZipReader::data_offset(const ZipEntry& e) {
   size_t i = static_cast<size_t>(&e - entries_.data());
   EMBER_CHECK(i < entries_.size(), "data_offset: the entry does not belong to this archive");
   if (data_offsets_[i]) return data_offsets_[i];
+  // Sizes are only bounded for stored and deflated records: refuse others before a caller sizes
+  // a buffer by them.
+  EMBER_CHECK(!(e.flags & kFlagEncrypted), "record ", printable(e.name), " is encrypted");
+  if (e.method != 0 && e.method != 8)
+    EMBER_NOT_IMPLEMENTED("record ", printable(e.name), " uses zip compression method ", e.method,
+                          "; only stored and deflated records are supported");
   // The local header repeats the name; its extra field (alignment padding, ZIP64) may differ.
   std::vector<uint8_t> h(kLocalHeader + e.name.size());
   source_->read_at(e.header_offset, h.data(), h.size());  // inside the file: checked when parsed
@@ -211,12 +217,8 @@ uint64_t ZipReader::data_offset(const ZipEntry& e) {
 }
 
 void ZipReader::read(const ZipEntry& e, void* dst, uint64_t n, bool check_crc) {
+  uint64_t offset = data_offset(e);  // checks the record can be read before anything else
   EMBER_CHECK(n == e.size, "record ", printable(e.name), " holds ", e.size, " bytes, not ", n);
-  EMBER_CHECK(!(e.flags & kFlagEncrypted), "record ", printable(e.name), " is encrypted");
-  if (e.method != 0 && e.method != 8)
-    EMBER_NOT_IMPLEMENTED("record ", printable(e.name), " uses zip compression method ", e.method,
-                          "; only stored and deflated records are supported");
-  uint64_t offset = data_offset(e);
   auto* out = static_cast<uint8_t*>(dst);
   uint32_t crc = 0;
   if (e.method == 0) {

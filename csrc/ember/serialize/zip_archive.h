@@ -34,7 +34,7 @@ struct ZipEntry {
   std::string name;
   uint64_t header_offset = 0;    // local header
   uint64_t compressed_size = 0;  // bytes in the file
-  uint64_t size = 0;             // bytes once read
+  uint64_t size = 0;             // bytes once read (bounded once data_offset accepted the entry)
   uint32_t crc32 = 0;            // 0: not recorded (torch's compute_crc32=False), not checked
   uint16_t method = 0;           // 0 stored, 8 deflated
   uint16_t flags = 0;
@@ -53,8 +53,10 @@ class ZipReader {
   const ZipEntry* find(std::string_view name) const;
   const ZipEntry& entry(std::string_view name) const;  // throws if missing
 
-  // Offset in the file of a stored record's first data byte (checked: the data lies inside the
-  // file, before the central directory). For mapping records without copying.
+  // Offset in the file of a record's first data byte, for mapping stored records without
+  // copying. Also the check to make before sizing a buffer by e.size: the record is stored or
+  // deflated (NotImplementedError otherwise), not encrypted, and its data lies inside the file
+  // before the central directory, so e.size is bounded (Note [Reading untrusted archives]).
   uint64_t data_offset(const ZipEntry& e);
   // Reads the record into dst (n must be its size), checking its CRC-32 when one is recorded.
   void read(const ZipEntry& e, void* dst, uint64_t n, bool check_crc = true);
