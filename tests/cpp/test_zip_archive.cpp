@@ -235,9 +235,9 @@ TEST(ZipArchive, HostileSizesAndOffsetsRaiseBeforeAllocating) {
 TEST(ZipArchive, UnsupportedMethodsAreRefusedBeforeTheirSizeIsTrusted) {
   std::string bytes = make_archive(sample());
   size_t c = find_sig(bytes, "PK\x01\x02");
-  bytes[c + 10] = 12;                    // bzip2: its sizes are not bounded by anything we check
+  bytes[c + 10] = 12;  // bzip2: its sizes are not bounded by anything we check
   put32(bytes, c + 20, 4);
-  put32(bytes, c + 24, 0xFFFFFF00u);     // a 4 GiB claim
+  put32(bytes, c + 24, 0xFFFFFF00u);  // a 4 GiB claim
   ZipReader r(memory_source(bytes.data(), bytes.size()));
   EXPECT_THROW(r.data_offset(r.entries()[0]), NotImplementedError);  // before any buffer is sized
   EXPECT_THROW(r.read(r.entries()[0].name), NotImplementedError);
