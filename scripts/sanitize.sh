@@ -57,7 +57,7 @@ ASAN_LIB=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 LD_PRELOAD="$ASAN_LIB" PYTHONPATH=build-asan/pyroot "$PY" -m pytest -q -p no:cacheprovider -x \
   tests/python/test_mem_overlap.py tests/python/test_views.py tests/python/test_indexing.py \
   tests/python/test_index_ops.py tests/python/test_bad_input.py tests/python/test_fuzz.py \
-  tests/python/test_serialization.py 2>&1 | tail -n 3
+  tests/python/test_serialization.py tests/python/test_serialization_fuzz.py 2>&1 | tail -n 3
 
 OPS_SECONDS=$(( FUZZ_SECONDS * 3 / 4 ))
 ZIP_SECONDS=$(( FUZZ_SECONDS - OPS_SECONDS ))

@@ -22,8 +22,8 @@ import torch
 import ember
 from ember import serialization as ser
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYTHON_DIR = os.path.join(ROOT, "python")
+# the child imports the same ember as this process (the sanitized one under scripts/sanitize.sh)
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
 
 # The child: loads every mutation of each archive through a file object, a path and a mapped
 # path, and reports anything that is not a clean error.
