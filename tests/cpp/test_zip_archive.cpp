@@ -1,8 +1,8 @@
 // The checkpoint archive (ember/serialize/zip_archive.h): round trips, torch's layout details,
 // ZIP64, and hostile input (truncated, flipped, rewritten sizes) that must raise ember::Error.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <libdeflate.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>

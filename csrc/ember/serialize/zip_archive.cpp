@@ -224,13 +224,12 @@ void ZipReader::read(const ZipEntry& e, void* dst, uint64_t n, bool check_crc) {
     // Whole-record inflate: the compressed bytes lie inside the file (checked by data_offset).
     std::vector<uint8_t> in(static_cast<size_t>(e.compressed_size));
     source_->read_at(offset, in.data(), in.size());
-    std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
-        libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+    std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(libdeflate_alloc_decompressor(),
+                                                                                   &libdeflate_free_decompressor);
     EMBER_CHECK(d != nullptr, "cannot allocate a deflate decompressor");
     uint8_t spill = 0;  // a zero-size record still needs somewhere to point
     size_t got = 0;
-    libdeflate_result rc =
-        libdeflate_deflate_decompress(d.get(), in.data(), in.size(), n ? out : &spill, n, &got);
+    libdeflate_result rc = libdeflate_deflate_decompress(d.get(), in.data(), in.size(), n ? out : &spill, n, &got);
     EMBER_CHECK(rc != LIBDEFLATE_INSUFFICIENT_SPACE, "corrupted zip archive: deflated record ", printable(e.name),
                 " is larger than its recorded size of ", n, " bytes");
     EMBER_CHECK(rc == LIBDEFLATE_SUCCESS, "corrupted zip archive: cannot inflate ", printable(e.name),
