@@ -611,7 +611,9 @@ def _load_zip(source, mmap_path, map_location, weights_only, pickle_load_args):
     every size and offset against the file and each record's CRC-32; mmap_path: map storages."""
     S = _C._serialization
     mapped = S.MappedFile(mmap_path) if mmap_path is not None else None
-    reader = S.ZipReader(mapped if mapped is not None else source)
+    # headers are read with pread even when mapping: through the mapping, each local header would
+    # fault in (and count in RSS) the 64 KiB of file around it
+    reader = S.ZipReader(mmap_path if mmap_path is not None else source)
     pkl = [n for n in reader.names() if n.endswith("/data.pkl") and n.count("/") == 1]
     if not pkl:
         raise RuntimeError("ember.load: archive has no <name>/data.pkl record")
