@@ -518,7 +518,8 @@ def _load_not_zip(f, map_location, weights_only, use_mmap, pickle_load_args):
     f.seek(start)
     if head[:1] == b"\x80":
         try:
-            magic = pickle.loads(head[: head.index(b".") + 1]) if b"." in head else None
+            # the safe unpickler: these are the file's first bytes, not yet known to be a checkpoint
+            magic = _Unpickler(io.BytesIO(head[: head.index(b".") + 1]), None, True).load() if b"." in head else None
         except Exception:
             magic = None
         if magic == _LEGACY_MAGIC:

@@ -254,6 +254,10 @@ def test_hostile_pickles_are_refused_without_allocating(case):
     out.seek(0)
     if case == "memo":      # a valid pickle: it loads, through a dict memo (Note [Unpickling untrusted files])
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with pytest.raises(RuntimeError, match="not a checkpoint"):    # the same bytes as a whole file
+            ember.load(io.BytesIO(data))
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000    # KiB
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         assert ember.load(out) is None
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000    # KiB
         return
