@@ -23,7 +23,8 @@ class PyFileSource final : public ReadSource {
  public:
   explicit PyFileSource(nb::object f) : f_(std::move(f)) {
     base_ = nb::cast<uint64_t>(f_.attr("tell")());
-    uint64_t end = nb::cast<uint64_t>(f_.attr("seek")(0, 2));
+    f_.attr("seek")(0, 2);
+    uint64_t end = nb::cast<uint64_t>(f_.attr("tell")());
     EMBER_CHECK(end >= base_, "the file object's end lies before its current position");
     size_ = end - base_;
     f_.attr("seek")(base_);
