@@ -12,6 +12,11 @@ rounds interleave the libraries. Time: best over rounds of each child's best of 
 the child's max RSS minus its RSS before the operation (median over rounds). save writes a path
 (ember: temporary file, fsync, rename; torch: in place, no fsync); load reads every tensor;
 load(mmap=True) maps the file and touches one element per tensor.
+
+--archive times the zip layer alone, in one process (interleaved, best of --rounds x 3): the
+storage records of the same file read by the C++ reader (read_many with and without the CRC-32
+check, read_into one by one) and by Python's zipfile the way the zipfile-based ember.load did,
+and the records written by the C++ writer and by zipfile (to a plain file, no fsync).
 """
 import argparse
 import json
@@ -73,11 +78,81 @@ def run(lib, op, path):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def archive_only(rounds):
+    import struct
+    import time
+    import zipfile
+
+    import numpy as np
+
+    import ember
+    S = ember._C._serialization
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "sd.pt")
+        rng = np.random.default_rng(0)
+        ember.save({f"layer{i}.weight": ember.from_numpy(rng.standard_normal(156_250).astype(np.float32))
+                    for i in range(160)}, path)
+        names = [n for n in S.ZipReader(path).names() if "/data/" in n]
+        bufs = [(n, ember.empty(S.ZipReader(path).size(n), dtype=ember.uint8)) for n in names]
+
+        def cpp_many(crc):
+            S.ZipReader(path).read_many(bufs, crc)
+
+        def cpp_each():
+            r = S.ZipReader(path)
+            for n, b in bufs:
+                r.read_into(n, b)
+
+        def zipfile_read():
+            with open(path, "rb") as f, zipfile.ZipFile(f) as zf:
+                for n, b in bufs:
+                    info = zf.getinfo(n)
+                    f.seek(info.header_offset)
+                    h = f.read(30)
+                    f.seek(info.header_offset + 30 + sum(struct.unpack("<HH", h[26:30])))
+                    f.readinto(memoryview(b.numpy()))
+
+        out = os.path.join(d, "w.pt")
+
+        def cpp_write():
+            with open(out, "wb") as f:
+                w = S.ZipWriter(f)
+                for n, b in bufs:
+                    w.write_record(n, b)
+                w.finish()
+
+        def zipfile_write():
+            with open(out, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+                for n, b in bufs:
+                    info = zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0))
+                    with zf.open(info, "w") as o:
+                        o.write(memoryview(b.numpy()))
+
+        cases = {"read: C++ read_many, CRC checked": lambda: cpp_many(True),
+                 "read: C++ read_many, no CRC": lambda: cpp_many(False),
+                 "read: C++ read_into each, CRC": cpp_each,
+                 "read: zipfile (old ember.load)": zipfile_read,
+                 "write: C++ ZipWriter": cpp_write,
+                 "write: zipfile": zipfile_write}
+        times = {k: [] for k in cases}
+        for _ in range(rounds * 3):
+            for k, fn in cases.items():
+                t = time.perf_counter()
+                fn()
+                times[k].append((time.perf_counter() - t) * 1e3)
+        print(f"zip layer alone, 100 MB in 160 records ({ember.get_num_threads()} threads), best of {rounds * 3}:")
+        for k, v in times.items():
+            print(f"  {k:36s} {min(v):7.1f} ms")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--baseline", help="git revision whose python/ember/serialization.py is the third column")
+    ap.add_argument("--archive", action="store_true", help="time the zip layer alone (C++ against zipfile)")
     args = ap.parse_args()
+    if args.archive:
+        return archive_only(args.rounds)
     with tempfile.TemporaryDirectory() as d:
         libs = {"torch": "torch", "ember": "ember"}
         if args.baseline:
@@ -94,18 +169,19 @@ def main():
                 for i, (lib, spec) in enumerate(libs.items()):
                     res[(lib, op)].append(run(spec, key, os.path.join(d, f"lib{i}.pt")))
         names = list(libs)
-        head = f"{'operation':17s}" + "".join(f"{n + ' ms':>16s}" for n in names) + f"{'ember/torch':>12s}"
+        w = {n: max(10, len(n) + 8) for n in names}
+        head = f"{'operation':17s}" + "".join(f"{n + ' ms':>{w[n]}s}" for n in names) + f"{'ember/torch':>12s}"
         if args.baseline:
             head += f"{'ember/base':>11s}"
-        head += "".join(f"{n + ' peak MB':>21s}" for n in names)
+        head += "".join(f"{n + ' peak MB':>{w[n] + 5}s}" for n in names)
         print(head)
         for op in ops:
             ms = {n: min(r["ms"] for r in res[(n, op)]) for n in names}
             peak = {n: statistics.median(r["peak_extra_mb"] for r in res[(n, op)]) for n in names}
-            line = f"{op:17s}" + "".join(f"{ms[n]:16.1f}" for n in names) + f"{ms['ember'] / ms['torch']:11.2f}x"
+            line = f"{op:17s}" + "".join(f"{ms[n]:{w[n]}.1f}" for n in names) + f"{ms['ember'] / ms['torch']:11.2f}x"
             if args.baseline:
                 line += f"{ms['ember'] / ms[names[2]]:10.2f}x"
-            line += "".join(f"{peak[n]:21.1f}" for n in names)
+            line += "".join(f"{peak[n]:{w[n] + 5}.1f}" for n in names)
             print(line)
 
 
