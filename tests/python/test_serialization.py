@@ -428,3 +428,16 @@ def test_map_location_errors_are_the_callers(tmp_path):
         raise TypeError("my own bug")
     with pytest.raises(TypeError, match="my own bug"):      # not blamed on the file
         ember.load(path, map_location=bad)
+
+
+def test_atomic_save_writes_through_symlinks_and_keeps_permissions(tmp_path):
+    real = tmp_path / "ckpt_10.pt"
+    ember.save({"x": ember.ones(2)}, real)
+    os.chmod(real, 0o640)
+    link = tmp_path / "latest.pt"
+    link.symlink_to(real.name)
+    ember.save({"x": ember.zeros(2)}, link)          # as open(link, "wb") would: the target is replaced
+    assert link.is_symlink()
+    assert torch.load(real)["x"].tolist() == [0.0, 0.0]
+    assert (real.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt_10.pt", "latest.pt"]

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -70,7 +71,16 @@ class MemorySource final : public ReadSource {
 
 class AtomicFileSink final : public WriteSink {
  public:
-  explicit AtomicFileSink(const std::string& path) : path_(path) {
+  explicit AtomicFileSink(const std::string& target) : path_(target) {
+    // A symlink is written through, as open() would: its target file is the one replaced.
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      if (char* real = ::realpath(target.c_str(), nullptr)) {
+        path_ = real;
+        std::free(real);
+      }
+    }
+    const std::string& path = path_;
     auto slash = path.find_last_of('/');
     dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
     std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -85,6 +95,8 @@ class AtomicFileSink final : public WriteSink {
       if (fd_ < 0 && errno != EEXIST) break;
     }
     EMBER_CHECK(fd_ >= 0, "cannot create a temporary file next to ", path, ": ", errno_text());
+    // Replacing a file keeps its permission bits, as writing it in place would.
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::fchmod(fd_, st.st_mode & 07777);
     buf_.reserve(kBuffer);
   }
   ~AtomicFileSink() override {
