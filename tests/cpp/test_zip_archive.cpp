@@ -376,29 +376,3 @@ TEST(ZipArchive, MappedRecordsAliasTheFileCopyOnWrite) {
   EXPECT_EQ(v, 5.0f);
   std::remove(path.c_str());
 }
-
-TEST(ZipArchive, ReadManyInParallelMatchesAndReportsTheBadRecord) {
-  std::vector<Rec> recs;
-  for (unsigned i = 0; i < 8; ++i) recs.push_back({"p/data/" + std::to_string(i), pattern((1 << 20) + i * 977, i)});
-  std::string bytes = make_archive(recs);
-  ZipReader r(memory_source(bytes.data(), bytes.size()));
-  std::vector<std::string> out(recs.size());
-  std::vector<ZipReader::Request> reqs;
-  for (size_t i = 0; i < recs.size(); ++i) {
-    out[i].resize(recs[i].data.size());
-    reqs.push_back({&r.entry(recs[i].name), out[i].data(), out[i].size()});
-  }
-  r.read_many(reqs);  // 8 MiB: above the threshold for the parallel path
-  for (size_t i = 0; i < recs.size(); ++i) EXPECT_EQ(out[i], recs[i].data) << i;
-  bytes[r.data_offset(r.entry("p/data/5")) + 1000] ^= 1;
-  ZipReader bad(memory_source(bytes.data(), bytes.size()));
-  for (size_t i = 0; i < recs.size(); ++i) reqs[i].entry = &bad.entry(recs[i].name);
-  try {
-    bad.read_many(reqs);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("p/data/5"), std::string::npos) << e.what();
-  }
-  reqs[2].n -= 1;
-  EXPECT_THROW(bad.read_many(reqs), Error);  // a size that does not match its record
-}
