@@ -626,15 +626,6 @@ def _load_zip(source, mmap_path, map_location, weights_only, pickle_load_args):
             raise RuntimeError(f"ember.load: unknown byteorder {byteorder!r:.40}")
     swap = byteorder != sys.byteorder
     loaded = {}
-    # Every storage record is read up front, in parallel over records (reading and CRC-checking
-    # is CPU-bound), into memory sized by the record (checked against the file); the pickle's
-    # claims are checked against those sizes as it names them.
-    prefetched = {}
-    if mapped is None:
-        data_dir = f"{prefix}/data/"
-        names = [n for n in reader.names() if n.startswith(data_dir) and "/" not in n[len(data_dir):]]
-        prefetched = {n: ember.empty(reader.size(n), dtype=ember.uint8) for n in names}
-        reader.read_many(list(prefetched.items()))
 
     def load_storage(dtype, key, location, numel):
         if key in loaded:
@@ -656,8 +647,6 @@ def _load_zip(source, mmap_path, map_location, weights_only, pickle_load_args):
             raw = ember.empty(0, dtype=ember.uint8)
         elif mapped is not None and reader.is_stored(name) and reader.data_offset(name) % item == 0:
             raw = mapped.tensor(reader.data_offset(name), nbytes)     # aliases the file, copy-on-write
-        elif name in prefetched:
-            raw = prefetched[name]
         else:
             raw = ember.empty(nbytes, dtype=ember.uint8)
             reader.read_into(name, raw)                               # straight into the tensor

@@ -1,8 +1,6 @@
 // ember._C._serialization: the checkpoint archive (ember/serialize/zip_archive.h), mapped files
 // and storage access for ember.save / ember.load (python/ember/serialization.py) and
 // ember.utils.safetensors.
-#include <nanobind/stl/pair.h>
-
 #include <optional>
 
 #include "common.h"
@@ -204,20 +202,7 @@ void bind_serialization(nb::module_& root) {
             maybe_without_gil(r.source().thread_safe(), [&] { r.read(e, dst, nbytes, check_crc); });
           },
           nb::arg("name"), nb::arg("out"), nb::arg("check_crc") = true,
-          "reads a record straight into a tensor's memory (CRC-32 checked)")
-      .def(
-          "read_many",
-          [](ZipReader& r, const std::vector<std::pair<std::string, Tensor>>& items, bool check_crc) {
-            std::vector<ZipReader::Request> reqs;
-            reqs.reserve(items.size());
-            for (const auto& [name, t] : items) {
-              EMBER_CHECK(t.device().is_cpu() && t.is_contiguous(), "read_many: needs contiguous CPU tensors");
-              reqs.push_back({&r.entry(name), t.data_ptr(), static_cast<uint64_t>(t.numel()) * t.element_size()});
-            }
-            maybe_without_gil(r.source().thread_safe(), [&] { r.read_many(reqs, check_crc); });
-          },
-          nb::arg("items"), nb::arg("check_crc") = true,
-          "reads (name, tensor) pairs, in parallel over records for paths and mapped files");
+          "reads a record straight into a tensor's memory (CRC-32 checked)");
 
   nb::class_<ZipWriter>(m, "ZipWriter",
                         "Writes torch's checkpoint archive to a path (atomically) or a binary file object")

@@ -3,13 +3,10 @@
 #include <libdeflate.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
 #include <limits>
 
 #include "ember/core/error.h"
-#include "ember/core/parallel.h"
 
 namespace ember::serialize {
 namespace {
@@ -252,35 +249,6 @@ std::string ZipReader::read(std::string_view name) {
   std::string out(static_cast<size_t>(e.size), '\0');
   read(e, out.data(), e.size);
   return out;
-}
-
-void ZipReader::read_many(const std::vector<Request>& requests, bool check_crc) {
-  uint64_t total = 0;
-  for (const Request& r : requests) {
-    data_offset(*r.entry);  // validated (and cached) here, so the parallel reads only look it up
-    EMBER_CHECK(r.n == r.entry->size, "record ", printable(r.entry->name), " holds ", r.entry->size, " bytes, not ",
-                r.n);
-    total += r.n;
-  }
-  int64_t n = static_cast<int64_t>(requests.size());
-  int threads = static_cast<int>(std::min<int64_t>(get_num_threads(), n));
-  if (!source_->thread_safe() || threads < 2 || total < (uint64_t{4} << 20) || in_parallel_region()) {
-    for (const Request& r : requests) read(*r.entry, r.dst, r.n, check_crc);
-    return;
-  }
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int64_t i = 0; i < n; ++i) {
-    if (failed.load(std::memory_order_relaxed)) continue;
-    try {
-      read(*requests[i].entry, requests[i].dst, requests[i].n, check_crc);
-    } catch (...) {
-#pragma omp critical(ember_zip_read_many)
-      if (!failed.exchange(true)) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
 }
 
 // ------------------------------------------------------------------------------------- writing

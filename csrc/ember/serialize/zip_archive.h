@@ -61,14 +61,6 @@ class ZipReader {
   // Reads the record into dst (n must be its size), checking its CRC-32 when one is recorded.
   void read(const ZipEntry& e, void* dst, uint64_t n, bool check_crc = true);
   std::string read(std::string_view name);  // a small record (data.pkl, byteorder, ...)
-  // Reads several records (each dst sized to its record), in parallel over records when the
-  // source allows it: reading and CRC-checking a checkpoint's storages is CPU-bound.
-  struct Request {
-    const ZipEntry* entry;
-    void* dst;
-    uint64_t n;
-  };
-  void read_many(const std::vector<Request>& requests, bool check_crc = true);
   ReadSource& source() { return *source_; }
 
  private:
