@@ -14,8 +14,8 @@ the child's max RSS minus its RSS before the operation (median over rounds). sav
 load(mmap=True) maps the file and touches one element per tensor.
 
 --archive times the zip layer alone, in one process (interleaved, best of --rounds x 3): the
-storage records of the same file read by the C++ reader (read_many with and without the CRC-32
-check, read_into one by one) and by Python's zipfile the way the zipfile-based ember.load did,
+storage records of the same file read by the C++ reader (read_into, with and without the CRC-32
+check) and by Python's zipfile the way the zipfile-based ember.load did,
 and the records written by the C++ writer and by zipfile (to a plain file, no fsync).
 """
 import argparse
@@ -95,13 +95,10 @@ def archive_only(rounds):
         names = [n for n in S.ZipReader(path).names() if "/data/" in n]
         bufs = [(n, ember.empty(S.ZipReader(path).size(n), dtype=ember.uint8)) for n in names]
 
-        def cpp_many(crc):
-            S.ZipReader(path).read_many(bufs, crc)
-
-        def cpp_each():
+        def cpp_read(crc):
             r = S.ZipReader(path)
             for n, b in bufs:
-                r.read_into(n, b)
+                r.read_into(n, b, crc)
 
         def zipfile_read():
             with open(path, "rb") as f, zipfile.ZipFile(f) as zf:
@@ -128,9 +125,8 @@ def archive_only(rounds):
                     with zf.open(info, "w") as o:
                         o.write(memoryview(b.numpy()))
 
-        cases = {"read: C++ read_many, CRC checked": lambda: cpp_many(True),
-                 "read: C++ read_many, no CRC": lambda: cpp_many(False),
-                 "read: C++ read_into each, CRC": cpp_each,
+        cases = {"read: C++ ZipReader, CRC checked": lambda: cpp_read(True),
+                 "read: C++ ZipReader, no CRC": lambda: cpp_read(False),
                  "read: zipfile (old ember.load)": zipfile_read,
                  "write: C++ ZipWriter": cpp_write,
                  "write: zipfile": zipfile_write}
