@@ -1,4 +1,5 @@
-"""Smoke test of an installed ember: import, arithmetic, a matmul, reductions, autograd, FFTs, printing.
+"""Smoke test of an installed ember: import, arithmetic, a matmul, reductions, autograd, FFTs, printing,
+save/load (the C++ archive and its CRC-32 from the bundled libdeflate) and safetensors.
 
 Run by scripts/wheel_test.sh in a fresh venv holding the repaired wheel, natively and under
 qemu-user's emulated CPUs (so any instruction the CPU lacks is a SIGILL here). Checks against
@@ -89,6 +90,21 @@ for k in (0, 1, 77, 255):
     want = sum(zl[j] * complex(math.cos(2 * math.pi * j * k / 256), -math.sin(2 * math.pi * j * k / 256))
                for j in range(256))
     assert abs(spec[k] - want) < 1e-3 * max(1.0, abs(want)), (k, spec[k], want)
+# Checkpoints: save/load through the C++ archive (libdeflate's CRC-32, chosen by CPU at run time).
+import io  # noqa: E402
+import tempfile  # noqa: E402
+
+buf = io.BytesIO()
+torch.save({"w": x, "ints": ints[::3], "step": 7}, buf)
+buf.seek(0)
+back = torch.load(buf)
+assert back["w"].tolist() == x.tolist() and back["ints"].tolist() == ints[::3].tolist() and back["step"] == 7
+with tempfile.TemporaryDirectory() as d:
+    torch.save({"w": x}, d + "/c.pt")
+    assert torch.load(d + "/c.pt", mmap=True)["w"].tolist() == x.tolist()
+    from ember.utils import safetensors  # noqa: E402
+    safetensors.save_file({"w": x}, d + "/c.safetensors")
+    assert safetensors.load_file(d + "/c.safetensors")["w"].tolist() == x.tolist()
 
 # Printing.
 text = str(torch.tensor([[1.5, -2.0], [0.25, 3.0]]))
