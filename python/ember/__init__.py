@@ -166,7 +166,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 
 def __getattr__(name):  # ember.optim / ember.serialization are imported on first use (import time)
-    if name in ("optim", "serialization"):
+    if name in ("optim", "serialization", "distributed", "futures"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

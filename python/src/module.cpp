@@ -54,4 +54,5 @@ NB_MODULE(_C, m) {
   bind_optim(m);  // optim
   bind_serialization(m);
   bind_nn_norm(m);
+  bind_distributed(m);  // after register_exceptions: its translator is tried first
 }
