@@ -1,0 +1,413 @@
+"""Scenarios run by every rank of a test group (see dist_harness.py); each returns picklable results.
+
+Inputs come from `make_input`, a pure function of (case, rank, dtype, n), so the tests can
+recompute them and build NumPy references.
+"""
+import os
+import time
+from datetime import timedelta
+
+import numpy as np
+
+import ember
+import ember.distributed as dist
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+          "complex64"]
+FLOATS = {"float32", "float64", "float16", "bfloat16"}
+SIZES = [1, 5, 1000]
+WORLD4_DTYPES = ["float32", "float64", "bfloat16", "int64", "uint8", "bool", "complex64"]  # keeps the run short
+
+
+def dtypes_for(world):
+    return DTYPES if world <= 2 else WORLD4_DTYPES
+
+
+def ops_for(dtype):
+    """The reductions defined for dtype (torch's rules)."""
+    if dtype == "complex64":
+        return ["SUM", "AVG"]
+    ops = ["SUM", "PRODUCT", "MIN", "MAX"]
+    if dtype in FLOATS:
+        return ops + ["AVG"]
+    return ops + ["BAND", "BOR", "BXOR"]
+
+
+def make_input(case, rank, dtype, n):
+    """Deterministic inputs: halves in [-2, 2] for floats (sums are exact), small integers, bools."""
+    seed = (abs(hash_str(case)) * 131 + rank * 7919 + n * 31 + DTYPES.index(dtype)) % (2 ** 32)
+    rng = np.random.default_rng(seed)
+    if dtype in FLOATS:
+        return (rng.integers(-4, 5, n) / 2).astype(np.float64)
+    if dtype == "complex64":
+        return (rng.integers(-4, 5, n) / 2 + 1j * rng.integers(-4, 5, n) / 2).astype(np.complex128)
+    if dtype == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype == "uint8":
+        return rng.integers(0, 256, n).astype(np.uint8)
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -60), min(info.max, 60)
+    return rng.integers(lo, hi + 1, n).astype(dtype)
+
+
+def hash_str(s):
+    h = 0
+    for c in s:
+        h = (h * 31 + ord(c)) % (2 ** 31)
+    return h
+
+
+def to_ember(a, dtype):
+    if dtype in ("float16", "bfloat16"):
+        return ember.from_numpy(a.astype(np.float32)).to(getattr(ember, dtype))
+    return ember.from_numpy(np.ascontiguousarray(a)).to(getattr(ember, dtype))
+
+
+def to_numpy(t):
+    if t.dtype == ember.bfloat16:
+        return t.to(ember.float32).numpy().copy()
+    return t.numpy().copy()
+
+
+def _init(rank, world, port, timeout=20):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            timeout=timedelta(seconds=timeout))
+
+
+# ---- scenarios ----
+
+def collectives(rank, world, port):
+    """Every tensor collective over the dtypes and sizes; outputs by (op, dtype, n)."""
+    _init(rank, world, port)
+    R = {}
+    for dtype in dtypes_for(world):
+        sizes = SIZES + ([300_000] if dtype == "float32" else [])
+        for n in sizes:
+            key = (dtype, n)
+            big = n > 1000
+            for op in (["SUM"] if big else ops_for(dtype)):
+                t = to_ember(make_input("all_reduce_" + op, rank, dtype, n), dtype)
+                dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+                R[("all_reduce", op) + key] = to_numpy(t)
+            if big:
+                continue
+            t = to_ember(make_input("broadcast", rank, dtype, n), dtype)
+            dist.broadcast(t, src=world - 1)
+            R[("broadcast",) + key] = to_numpy(t)
+            for op in ("SUM", "MAX"):
+                if op not in ops_for(dtype):
+                    continue
+                t = to_ember(make_input("reduce_" + op, rank, dtype, n), dtype)
+                dist.reduce(t, dst=1 % world, op=getattr(dist.ReduceOp, op))
+                R[("reduce", op) + key] = to_numpy(t)
+            x = to_ember(make_input("all_gather", rank, dtype, n), dtype)
+            outs = [ember.empty(n, dtype=x.dtype) for _ in range(world)]
+            dist.all_gather(outs, x)
+            R[("all_gather",) + key] = [to_numpy(o) for o in outs]
+            o = ember.empty(world * n, dtype=x.dtype)
+            dist.all_gather_into_tensor(o, x)
+            R[("all_gather_into_tensor",) + key] = to_numpy(o)
+            for op in ("SUM", "MAX"):
+                if op not in ops_for(dtype):
+                    continue
+                ins = [to_ember(make_input(f"reduce_scatter_{op}_{j}", rank, dtype, n), dtype) for j in range(world)]
+                o = ember.empty(n, dtype=x.dtype)
+                dist.reduce_scatter(o, ins, op=getattr(dist.ReduceOp, op))
+                R[("reduce_scatter", op) + key] = to_numpy(o)
+                o2 = ember.empty(n, dtype=x.dtype)
+                dist.reduce_scatter_tensor(o2, ember.cat(ins), op=getattr(dist.ReduceOp, op))
+                R[("reduce_scatter_tensor", op) + key] = to_numpy(o2)
+            # all_to_all with a different size for each pair: rank i sends (i + 2j) % 3 + n elements to j.
+            ins = [to_ember(make_input(f"a2a_{j}", rank, dtype, (rank + 2 * j) % 3 + n), dtype) for j in range(world)]
+            outs = [ember.empty((j + 2 * rank) % 3 + n, dtype=x.dtype) for j in range(world)]
+            dist.all_to_all(outs, ins)
+            R[("all_to_all",) + key] = [to_numpy(o) for o in outs]
+            # all_to_all_single: equal parts of dim 0, then uneven splits (rank i sends i + j + 1 rows to j).
+            inp = to_ember(make_input("a2as", rank, dtype, world * n * 2), dtype).reshape(world * n, 2)
+            o = ember.empty(world * n, 2, dtype=x.dtype)
+            dist.all_to_all_single(o, inp)
+            R[("all_to_all_single",) + key] = to_numpy(o)
+            in_splits = [rank + j + 1 for j in range(world)]
+            out_splits = [j + rank + 1 for j in range(world)]
+            inp = to_ember(make_input("a2asv", rank, dtype, sum(in_splits) * 3), dtype).reshape(-1, 3)
+            o = ember.empty(sum(out_splits), 3, dtype=x.dtype)
+            dist.all_to_all_single(o, inp, out_splits, in_splits)
+            R[("all_to_all_single_v",) + key] = to_numpy(o)
+            t = to_ember(make_input("gather", rank, dtype, n), dtype)
+            gl = [ember.empty(n, dtype=x.dtype) for _ in range(world)] if rank == 0 else None
+            dist.gather(t, gl, dst=0)
+            R[("gather",) + key] = [to_numpy(g) for g in gl] if rank == 0 else None
+            src = world - 1
+            sl = [to_ember(make_input(f"scatter_{j}", rank, dtype, n), dtype) for j in range(world)] \
+                if rank == src else None
+            o = ember.empty(n, dtype=x.dtype)
+            dist.scatter(o, sl, src=src)
+            R[("scatter",) + key] = to_numpy(o)
+    dist.barrier()
+    dist.destroy_process_group()
+    return R
+
+
+def point_to_point(rank, world, port):
+    """send/recv around a ring, isend/irecv, batch_isend_irecv, recv from any source, tags."""
+    _init(rank, world, port)
+    R = {}
+    nxt, prv = (rank + 1) % world, (rank - 1) % world
+    x = ember.arange(6, dtype=ember.float32) + 100 * rank
+    got = ember.empty(6)
+    if rank % 2 == 0:
+        dist.send(x, nxt)
+        src = dist.recv(got, prv)
+    else:
+        src = dist.recv(got, prv)
+        dist.send(x, nxt)
+    R["ring"] = (to_numpy(got), src)
+    # isend/irecv both ways, the receive posted first on odd ranks (no ordering deadlock).
+    a = ember.full((3,), float(rank), dtype=ember.float64)
+    b = ember.empty(3, dtype=ember.float64)
+    if rank % 2:
+        w1 = dist.irecv(b, prv)
+        w2 = dist.isend(a, nxt)
+    else:
+        w2 = dist.isend(a, nxt)
+        w1 = dist.irecv(b, prv)
+    w1.wait()
+    w2.wait()
+    R["isend_irecv"] = (to_numpy(b), w1.is_completed(), w2.is_completed())
+    # batch_isend_irecv with two tags to each neighbour; tags keep the messages apart.
+    outs = {t: ember.empty(4, dtype=ember.int64) for t in (5, 9)}
+    ops = []
+    for t in (9, 5):
+        ops.append(dist.P2POp(dist.isend, ember.full((4,), rank * 10 + t, dtype=ember.int64), nxt, tag=t))
+    for t in (5, 9):
+        ops.append(dist.P2POp(dist.irecv, outs[t], prv, tag=t))
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    R["batch"] = {t: to_numpy(o) for t, o in outs.items()}
+    # Rank 0 receives from any source, world - 1 times.
+    if rank == 0:
+        seen = []
+        for _ in range(world - 1):
+            buf = ember.empty(1, dtype=ember.int32)
+            s = dist.recv(buf, tag=3)
+            seen.append((s, int(buf.item())))
+        R["any_source"] = sorted(seen)
+    else:
+        dist.send(ember.tensor([rank * 11], dtype=ember.int32), 0, tag=3)
+    # Non-contiguous receive buffer and send source.
+    m = ember.arange(12, dtype=ember.float32).reshape(3, 4) + rank
+    recvd = ember.zeros(3, 4).t()  # (4, 3), as the view sent
+    w = dist.isend(m.t(), nxt)
+    dist.recv(recvd, prv)
+    w.wait()
+    R["noncontig"] = to_numpy(recvd)
+    dist.barrier()
+    dist.destroy_process_group()
+    return R
+
+
+def objects_and_async(rank, world, port):
+    """Object collectives, async_op Work handles and futures, non-contiguous tensors, groups."""
+    _init(rank, world, port)
+    R = {}
+    objs = [{"rank": rank, "x": [rank] * rank}, "s" * (rank + 1), None] if rank == 1 else [None, None, None]
+    dist.broadcast_object_list(objs, src=1)
+    R["broadcast_object_list"] = objs
+    ag = [None] * world
+    dist.all_gather_object(ag, ("r", rank, list(range(rank))))
+    R["all_gather_object"] = ag
+    go = [None] * world if rank == world - 1 else None
+    dist.gather_object({"from": rank}, go, dst=world - 1)
+    R["gather_object"] = go
+    out = [None]
+    dist.scatter_object_list(out, [f"to {j}" * (j + 1) for j in range(world)] if rank == 0 else None, src=0)
+    R["scatter_object_list"] = out[0]
+    # async all_reduce: Work and its future, and a chained then().
+    t = ember.ones(8) * (rank + 1)
+    w = dist.all_reduce(t, async_op=True)
+    fut = w.get_future()
+    chained = fut.then(lambda f: f.value()[0] * 2)
+    v = fut.wait()
+    R["future"] = (to_numpy(v[0]), v[0] is t, to_numpy(chained.wait()), w.wait(), w.is_completed(), w.is_success())
+    # Several async ops in flight at once complete in order.
+    ts = [ember.full((100,), float(rank + k)) for k in range(5)]
+    works = [dist.all_reduce(x, async_op=True) for x in ts]
+    for x in works:
+        x.wait()
+    R["in_flight"] = [float(x[0]) for x in ts]
+    # Non-contiguous tensors: all_reduce and broadcast write through the view.
+    base = ember.arange(12, dtype=ember.float32).reshape(3, 4) * (rank + 1)
+    view = base.t()
+    dist.all_reduce(view, op=dist.ReduceOp.MAX)
+    R["noncontig_all_reduce"] = to_numpy(base)
+    base2 = ember.arange(12, dtype=ember.float64).reshape(4, 3) + rank
+    dist.broadcast(base2[:, 1], src=0)
+    R["noncontig_broadcast"] = to_numpy(base2)
+    # A group of the even ranks: collectives there leave the others alone; non-members get -1.
+    evens = dist.new_group([r for r in range(world) if r % 2 == 0])
+    R["group_rank"] = (dist.get_rank(evens), dist.get_world_size(evens))
+    if rank % 2 == 0:
+        g = ember.tensor([float(rank)])
+        dist.all_reduce(g, group=evens)
+        R["group_sum"] = float(g.item())
+        R["group_ranks"] = dist.get_process_group_ranks(evens)
+        b = ember.tensor([float(rank)])
+        dist.broadcast(b, src=max(r for r in range(world) if r % 2 == 0), group=evens)
+        R["group_bcast"] = float(b.item())
+    else:
+        R["group_is_non_member"] = evens is dist.GroupMember.NON_GROUP_MEMBER
+    dist.barrier()
+    dist.monitored_barrier(timeout=timedelta(seconds=10))
+    R["backend"] = (dist.get_backend(), dist.is_initialized(), dist.get_world_size(), dist.get_rank())
+    dist.destroy_process_group()
+    R["after"] = dist.is_initialized()
+    return R
+
+
+def bad_input(rank, world, port):
+    """Argument errors raise the same exception on every rank without starting a collective."""
+    _init(rank, world, port)
+    errs = {}
+
+    def err(name, f):
+        try:
+            f()
+            errs[name] = None
+        except Exception as e:  # noqa: BLE001
+            errs[name] = (type(e).__name__, str(e))
+
+    x = ember.ones(4)
+    err("not_tensor", lambda: dist.all_reduce([1, 2]))
+    err("band_float", lambda: dist.all_reduce(x, op=dist.ReduceOp.BAND))
+    err("max_complex", lambda: dist.all_reduce(ember.ones(2, dtype=ember.complex64), op=dist.ReduceOp.MAX))
+    err("avg_int", lambda: dist.all_reduce(ember.ones(2, dtype=ember.int64), op=dist.ReduceOp.AVG))
+    err("premul", lambda: dist.all_reduce(x, op=dist.ReduceOp.PREMUL_SUM))
+    err("bad_op", lambda: dist.all_reduce(x, op="sum"))
+    err("bad_src", lambda: dist.broadcast(x, src=world))
+    err("gather_list_size", lambda: dist.all_gather([ember.ones(4)], x))
+    err("gather_shape", lambda: dist.all_gather([ember.ones(5)] * world, x))
+    err("gather_dtype", lambda: dist.all_gather([ember.ones(4, dtype=ember.float64)] * world, x))
+    err("agit_size", lambda: dist.all_gather_into_tensor(ember.ones(3), x))
+    err("rst_size", lambda: dist.reduce_scatter_tensor(ember.ones(3), x))
+    err("a2a_splits", lambda: dist.all_to_all_single(ember.ones(4), x, [1] * world, [5] * world))
+    err("a2a_div", lambda: dist.all_to_all_single(ember.ones(3 * world + 1), ember.ones(3 * world + 1)))
+    err("send_self", lambda: dist.send(x, rank))
+    err("neg_tag", lambda: dist.send(x, (rank + 1) % world, tag=-1))
+    err("scatter_list_nonsrc", lambda: dist.scatter(x, [x] * world, src=(rank + 1) % world))
+    err("gather_list_missing", lambda: dist.gather(x, None, dst=rank))
+    err("p2p_list", lambda: dist.batch_isend_irecv([1]))
+    err("p2p_op", lambda: dist.P2POp(dist.all_reduce, x, 0))
+    err("nccl", lambda: dist.new_group(backend="nccl"))
+    err("twice", lambda: dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0, world_size=1))
+    # After all that, the group still works.
+    t = ember.ones(3)
+    dist.all_reduce(t)
+    errs["still_works"] = t.tolist()
+    dist.destroy_process_group()
+    err("not_initialized", lambda: dist.get_rank())
+    err("not_initialized_collective", lambda: dist.all_reduce(x))
+    return errs
+
+
+def peer_dies(rank, world, port, mode, pg_timeout):
+    """Rank 1 dies (or hangs) after the first collective; the others must fail within the timeout."""
+    _init(rank, world, port, timeout=pg_timeout)
+    dist.all_reduce(ember.ones(4))
+    if rank == 1:
+        if mode == "exit":
+            os._exit(17)
+        time.sleep(pg_timeout + 0.5)  # alive but silent until the others gave up
+        os._exit(0)
+    t0 = time.monotonic()
+    try:
+        for _ in range(5):
+            dist.all_reduce(ember.ones(100_000))
+        return ("no error", time.monotonic() - t0)
+    except Exception as e:  # noqa: BLE001
+        return (type(e).__name__, str(e), time.monotonic() - t0, isinstance(e, dist.DistError))
+
+
+def init_methods(rank, world, port, method, path=""):
+    """init_process_group through env://, file:// and an explicit store."""
+    if method == "env":
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world))
+        dist.init_process_group("gloo", timeout=timedelta(seconds=20))
+    elif method == "file":
+        dist.init_process_group("gloo", init_method=f"file://{path}", rank=rank, world_size=world,
+                                timeout=timedelta(seconds=20))
+    elif method == "store":
+        store = dist.TCPStore("127.0.0.1", port, world, rank == 0, timeout=timedelta(seconds=20))
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timedelta(seconds=20))
+    t = ember.tensor([float(rank + 1)])
+    dist.all_reduce(t)
+    out = (float(t.item()), dist.get_rank(), dist.get_world_size())
+    dist.destroy_process_group()
+    return out
+
+
+def torch_interop(rank, world, port, tport):
+    """The same inputs through ember and torch.distributed (both on Gloo); both outputs."""
+    import torch  # noqa: PLC0415
+    import torch.distributed as tdist  # noqa: PLC0415
+
+    _init(rank, world, port)
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{tport}", rank=rank, world_size=world)
+    R = {}
+
+    def both(name, dtype, n, fn):
+        a = make_input(name, rank, dtype, n)
+        e = to_ember(a, dtype)
+        t = torch.from_numpy(a.astype(np.float32) if dtype in ("float16", "bfloat16") else a).to(getattr(torch, dtype))
+        e_out, t_out = fn(dist, e), fn(tdist, t)
+        conv = (lambda x: x.float().numpy() if x.dtype == torch.bfloat16 else x.numpy())
+        R[(name, dtype, n)] = (_flat(e_out, to_numpy), _flat(t_out, conv))
+
+    for dtype in ["float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool"]:
+        for n in (1000,):
+            for op in ops_for(dtype):
+                if op == "AVG" and dtype not in FLOATS:
+                    continue
+
+                def ar(d, x, op=op):
+                    d.all_reduce(x, op=getattr(d.ReduceOp, op))
+                    return x
+                both("all_reduce_" + op, dtype, n, ar)
+
+            def rd(d, x):  # torch's Gloo leaves partial sums in the other ranks' tensors: compare the root's
+                d.reduce(x, dst=0)
+                return x if rank == 0 else x[:0]
+            both("reduce", dtype, n, rd)
+
+            def bc(d, x):
+                d.broadcast(x, src=world - 1)
+                return x
+            both("broadcast", dtype, n, bc)
+
+            def agit(d, x):
+                o = (ember if d is dist else torch).empty(world * n, dtype=x.dtype)
+                d.all_gather_into_tensor(o, x)
+                return o
+            both("all_gather_into_tensor", dtype, n, agit)
+
+            if dtype in FLOATS or dtype in ("int64", "int32"):
+                def rst(d, x):
+                    lib = ember if d is dist else torch
+                    o = lib.empty(n // world if n % world == 0 else 1, dtype=x.dtype)
+                    d.reduce_scatter_tensor(o, x[:o.numel() * world])
+                    return o
+                both("reduce_scatter_tensor", dtype, n, rst)
+
+            def a2a(d, x):
+                lib = ember if d is dist else torch
+                m = (n // world) * world
+                o = lib.empty(m, dtype=x.dtype)
+                d.all_to_all_single(o, x[:m].contiguous())
+                return o
+            both("all_to_all_single", dtype, n, a2a)
+    tdist.destroy_process_group()
+    dist.destroy_process_group()
+    return R
+
+
+def _flat(x, conv):
+    return conv(x.detach().reshape(-1).clone())
