@@ -411,3 +411,157 @@ def torch_interop(rank, world, port, tport):
 
 def _flat(x, conv):
     return conv(x.detach().reshape(-1).clone())
+
+
+# ---- DistributedDataParallel ----
+
+def ddp_model(seed, unused_branch=False):
+    ember.manual_seed(seed)
+    nn = ember.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(10, 32)
+            self.fc2 = nn.Linear(32, 16)
+            self.fc3 = nn.Linear(16, 3)
+            self.extra = nn.Linear(16, 3) if unused_branch else None
+            self.register_buffer("steps", ember.zeros(1))
+
+        def forward(self, x, use_extra=False):
+            h = ember.relu(self.fc2(ember.relu(self.fc1(x))))
+            out = self.fc3(h)
+            if use_extra:
+                out = out + self.extra(h)
+            return out
+
+    return Net()
+
+
+def ddp_data(step, batch):
+    g = np.random.default_rng(1000 + step)
+    x = g.standard_normal((batch, 10)).astype(np.float32)
+    y = g.integers(0, 3, batch)
+    return ember.from_numpy(x), ember.from_numpy(y)
+
+
+def ddp_reference(variant, world, steps=20, per_rank=8):
+    """Single-process training on the concatenated batches of every rank: the final parameters."""
+    model = ddp_model(seed=0, unused_branch=variant == "unused")
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for step in range(steps):
+        x, y = ddp_data(step, per_rank * world)
+        opt.zero_grad()
+        if variant == "no_sync":
+            half = per_rank // 2
+            for k in range(2):  # the same two micro-batches per rank, accumulated
+                idx = np.concatenate([np.arange(r * per_rank + k * half, r * per_rank + (k + 1) * half)
+                                      for r in range(world)])
+                loss = ember.nn.functional.cross_entropy(model(x[ember.from_numpy(idx)]), y[ember.from_numpy(idx)])
+                loss.backward()
+        elif variant == "unused":
+            # The mean of the ranks' losses, rank 0's with the extra branch on even steps.
+            losses = [ember.nn.functional.cross_entropy(
+                model(x[r * per_rank:(r + 1) * per_rank], use_extra=step % 2 == 0 and r == 0),
+                y[r * per_rank:(r + 1) * per_rank]) for r in range(world)]
+            (sum(losses) / world).backward()
+        else:
+            loss = ember.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+        opt.step()
+    return {n: to_numpy(p.detach()) for n, p in model.named_parameters()}
+
+
+def ddp(rank, world, port, variants, steps=20, per_rank=8):
+    """The same training with DDP, each rank on its slice of every batch; final parameters per variant."""
+    from ember.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: PLC0415
+    from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: PLC0415
+
+    _init(rank, world, port)
+    R = {}
+    for variant in variants:
+        # Different initial weights on each rank: DDP must start every rank from rank 0's.
+        model = ddp_model(seed=rank, unused_branch=variant == "unused")
+        kw = {}
+        if variant == "small_buckets":
+            kw = dict(bucket_cap_mb=1e-6, gradient_as_bucket_view=True)
+        if variant == "unused":
+            kw = dict(find_unused_parameters=True)
+        m = DDP(model, **kw)
+        launches = []
+        if variant in ("allreduce_hook", "fp16_hook", "bf16_hook", "small_buckets"):
+            hook = {"fp16_hook": default_hooks.fp16_compress_hook, "bf16_hook": default_hooks.bf16_compress_hook}.get(
+                variant, default_hooks.allreduce_hook)
+
+            def recording(state, bucket, hook=hook, m=m):
+                launches.append((bucket.index(), sum(m._marked), len(m._marked)))
+                return hook(state, bucket)
+            m.register_comm_hook(None, recording)
+        opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        for step in range(steps):
+            x, y = ddp_data(step, per_rank * world)
+            xs, ys = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
+            opt.zero_grad()
+            if variant == "no_sync":
+                half = per_rank // 2
+                with m.no_sync():
+                    ember.nn.functional.cross_entropy(m(xs[:half]), ys[:half]).backward()
+                ember.nn.functional.cross_entropy(m(xs[half:]), ys[half:]).backward()
+            else:
+                # "unused": the extra branch runs on even steps, and only on rank 0 (the others' gradients
+                # for it are zeros, averaged in).
+                use_extra = variant == "unused" and step % 2 == 0 and rank == 0
+                ember.nn.functional.cross_entropy(m(xs, use_extra=use_extra), ys).backward()
+            opt.step()
+        R[variant] = {
+            "params": {n: to_numpy(p.detach()) for n, p in model.named_parameters()},
+            "buckets": len(m._buckets),
+            "launches": launches[:len(m._buckets)],
+            "state_dict_keys": sorted(m.state_dict().keys())[:3],
+            "grad_is_view": variant == "small_buckets" and all(
+                p.grad is not None and p.grad.data_ptr() == v.data_ptr()
+                for b in m._buckets for p, v in zip(b.params, b.views)),
+        }
+    dist.destroy_process_group()
+    return R
+
+
+def ddp_checks(rank, world, port):
+    """Buffers follow rank 0 at each forward; a parameter left without gradient is reported at the next
+    forward; bad arguments."""
+    from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: PLC0415
+
+    _init(rank, world, port)
+    R = {}
+    model = ddp_model(seed=rank, unused_branch=True)
+    m = DDP(model)
+    model.steps.fill_(float(rank + 5))
+    x, y = ddp_data(0, 4)
+    out = m(x)
+    R["buffer_after_forward"] = float(model.steps.item())
+    R["same_weights"] = to_numpy(model.fc1.weight.detach())
+    ember.nn.functional.cross_entropy(out, y).backward()  # `extra` gets no gradient
+    try:
+        m(x)
+        R["unfinished"] = None
+    except RuntimeError as e:
+        R["unfinished"] = str(e)
+
+    def err(name, f):
+        try:
+            f()
+            R[name] = None
+        except Exception as e:  # noqa: BLE001
+            R[name] = (type(e).__name__, str(e))
+
+    err("device_ids", lambda: DDP(ddp_model(0), device_ids=[0]))
+    err("no_params", lambda: DDP(ember.nn.ReLU()))
+    err("not_module", lambda: DDP(lambda x: x))
+    m2 = DDP(ddp_model(0), broadcast_buffers=False)
+    err("hook_twice", lambda: (m2.register_comm_hook(None, lambda s, b: None),
+                               m2.register_comm_hook(None, lambda s, b: None)))
+    m3 = DDP(ddp_model(0))
+    m3.register_comm_hook(None, lambda s, b: b.buffer())  # not a future
+    err("hook_no_future", lambda: ember.nn.functional.cross_entropy(m3(x), y).backward())
+    dist.destroy_process_group()
+    return R

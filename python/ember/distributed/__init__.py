@@ -11,6 +11,7 @@ from ember._C._distributed import (  # noqa: F401
 from ember.distributed.distributed_c10d import *  # noqa: F401,F403
 from ember.distributed.distributed_c10d import __all__ as _c10d_all
 from ember.distributed.rendezvous import register_rendezvous_handler, rendezvous  # noqa: F401
+from ember.nn.parallel.distributed import GradBucket  # noqa: F401
 
 __all__ = ["DistBackendError", "DistError", "DistNetworkError", "DistStoreError", "FileStore", "HashStore",
-           "PrefixStore", "Store", "TCPStore", "rendezvous", "register_rendezvous_handler"] + list(_c10d_all)
+           "PrefixStore", "Store", "TCPStore", "GradBucket", "rendezvous", "register_rendezvous_handler"] + list(_c10d_all)
