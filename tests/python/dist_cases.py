@@ -478,52 +478,72 @@ def ddp(rank, world, port, variants, steps=20, per_rank=8):
     from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: PLC0415
 
     _init(rank, world, port)
-    R = {}
-    for variant in variants:
-        # Different initial weights on each rank: DDP must start every rank from rank 0's.
-        model = ddp_model(seed=rank, unused_branch=variant == "unused")
-        kw = {}
-        if variant == "small_buckets":
-            kw = dict(bucket_cap_mb=1e-6, gradient_as_bucket_view=True)
-        if variant == "unused":
-            kw = dict(find_unused_parameters=True)
-        m = DDP(model, **kw)
-        launches = []
-        if variant in ("allreduce_hook", "fp16_hook", "bf16_hook", "small_buckets"):
-            hook = {"fp16_hook": default_hooks.fp16_compress_hook, "bf16_hook": default_hooks.bf16_compress_hook}.get(
-                variant, default_hooks.allreduce_hook)
-
-            def recording(state, bucket, hook=hook, m=m):
-                launches.append((bucket.index(), sum(m._marked), len(m._marked)))
-                return hook(state, bucket)
-            m.register_comm_hook(None, recording)
-        opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
-        for step in range(steps):
-            x, y = ddp_data(step, per_rank * world)
-            xs, ys = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
-            opt.zero_grad()
-            if variant == "no_sync":
-                half = per_rank // 2
-                with m.no_sync():
-                    ember.nn.functional.cross_entropy(m(xs[:half]), ys[:half]).backward()
-                ember.nn.functional.cross_entropy(m(xs[half:]), ys[half:]).backward()
-            else:
-                # "unused": the extra branch runs on even steps, and only on rank 0 (the others' gradients
-                # for it are zeros, averaged in).
-                use_extra = variant == "unused" and step % 2 == 0 and rank == 0
-                ember.nn.functional.cross_entropy(m(xs, use_extra=use_extra), ys).backward()
-            opt.step()
-        R[variant] = {
-            "params": {n: to_numpy(p.detach()) for n, p in model.named_parameters()},
-            "buckets": len(m._buckets),
-            "launches": launches[:len(m._buckets)],
-            "state_dict_keys": sorted(m.state_dict().keys())[:3],
-            "grad_is_view": variant == "small_buckets" and all(
-                p.grad is not None and p.grad.data_ptr() == v.data_ptr()
-                for b in m._buckets for p, v in zip(b.params, b.views)),
-        }
+    R = {variant: _ddp_train(variant, rank, world, steps, per_rank) for variant in variants}
     dist.destroy_process_group()
     return R
+
+
+def _ddp_train(variant, rank, world, steps, per_rank):
+    from ember.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: PLC0415
+    from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: PLC0415
+
+    # Different initial weights on each rank: DDP must start every rank from rank 0's.
+    model = ddp_model(seed=rank, unused_branch=variant == "unused")
+    kw = {}
+    if variant == "small_buckets":
+        kw = dict(bucket_cap_mb=1e-6, gradient_as_bucket_view=True)
+    if variant == "unused":
+        kw = dict(find_unused_parameters=True)
+    m = DDP(model, **kw)
+    launches = []
+    if variant in ("allreduce_hook", "fp16_hook", "bf16_hook", "small_buckets"):
+        hook = {"fp16_hook": default_hooks.fp16_compress_hook, "bf16_hook": default_hooks.bf16_compress_hook}.get(
+            variant, default_hooks.allreduce_hook)
+
+        def recording(state, bucket, hook=hook, m=m):
+            launches.append((bucket.index(), sum(m._marked), len(m._marked)))
+            return hook(state, bucket)
+        m.register_comm_hook(None, recording)
+    opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    for step in range(steps):
+        x, y = ddp_data(step, per_rank * world)
+        xs, ys = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:(rank + 1) * per_rank]
+        opt.zero_grad()
+        if variant == "no_sync":
+            half = per_rank // 2
+            with m.no_sync():
+                ember.nn.functional.cross_entropy(m(xs[:half]), ys[:half]).backward()
+            ember.nn.functional.cross_entropy(m(xs[half:]), ys[half:]).backward()
+        else:
+            # "unused": the extra branch runs on even steps, and only on rank 0 (the others' gradients
+            # for it are zeros, averaged in).
+            use_extra = variant == "unused" and step % 2 == 0 and rank == 0
+            ember.nn.functional.cross_entropy(m(xs, use_extra=use_extra), ys).backward()
+        opt.step()
+    return {
+        "params": {n: to_numpy(p.detach()) for n, p in model.named_parameters()},
+        "buckets": len(m._buckets),
+        "launches": launches[:len(m._buckets)],
+        "state_dict_keys": sorted(m.state_dict().keys())[:3],
+        "grad_is_view": variant == "small_buckets" and all(
+            p.grad is not None and p.grad.data_ptr() == v.data_ptr()
+            for b in m._buckets for p, v in zip(b.params, b.views)),
+    }
+
+
+def ddp_under_launcher(out_dir, steps=10):
+    """Run by a launcher's worker (env://): DDP training; its results and the address Gloo used."""
+    import pickle  # noqa: PLC0415
+
+    from ember.distributed.distributed_c10d import _gloo_device, _world  # noqa: PLC0415
+
+    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    res = _ddp_train("default", rank, world, steps, 8)
+    res["gloo_address"] = _gloo_device(_world.store)
+    dist.destroy_process_group()
+    with open(os.path.join(out_dir, f"rank{rank}.pkl"), "wb") as f:
+        pickle.dump(res, f)
 
 
 def ddp_checks(rank, world, port):
