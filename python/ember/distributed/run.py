@@ -33,7 +33,7 @@ def _env_default(name, default):
 
 
 def get_args_parser():
-    p = argparse.ArgumentParser(prog="python -m ember.distributed.run",
+    p = argparse.ArgumentParser(prog="python -m ember.distributed.run", allow_abbrev=False,
                                 description="ember's distributed launcher (torchrun's options)")
     p.add_argument("--nnodes", "--nnodes", type=str, default="1", help="number of nodes (N or N:N)")
     p.add_argument("--nproc-per-node", "--nproc_per_node", type=str, default="1",

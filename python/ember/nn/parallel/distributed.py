@@ -214,7 +214,9 @@ class DistributedDataParallel(Module):
                 "unused parameter detection by passing the keyword argument `find_unused_parameters=True` to "
                 "`ember.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs "
                 f"participate in calculating loss. Parameters that did not receive a gradient: {missing}")
-        if self.require_forward_param_sync and self.broadcast_buffers:
+        # Buffers follow rank 0 in training forwards only (no collective in a no_grad evaluation,
+        # where ranks may run different numbers of batches).
+        if self.require_forward_param_sync and self.broadcast_buffers and ember.is_grad_enabled():
             bufs = list(self.module.buffers())
             if bufs:
                 self._broadcast_coalesced(bufs)
