@@ -255,22 +255,25 @@ struct ProcessGroupGloo::Impl {
     std::function<void(uint32_t tag)> run;
     std::vector<Staged> back;
   };
+  struct Queue {
+    std::deque<Task> tasks;
+    std::condition_variable cv;  // one per queue: a post wakes only the thread that serves it
+  };
   std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Task> collectives, p2p;
+  Queue collectives, p2p;
   bool stopping = false;
   std::thread worker, p2p_waiter;
   uint32_t next_tag = 0;  // worker thread only: the same sequence on every rank
 
-  void loop(std::deque<Task>& queue, bool tagged) {
+  void loop(Queue& queue, bool tagged) {
     for (;;) {
       Task task;
       {
         std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty()) return;
-        task = std::move(queue.front());
-        queue.pop_front();
+        queue.cv.wait(lock, [&] { return stopping || !queue.tasks.empty(); });
+        if (queue.tasks.empty()) return;
+        task = std::move(queue.tasks.front());
+        queue.tasks.pop_front();
       }
       std::exception_ptr err;
       try {
@@ -290,14 +293,13 @@ struct ProcessGroupGloo::Impl {
     }
   }
 
-  WorkPtr post(std::deque<Task>& queue, WorkPtr work, std::function<void(uint32_t)> run,
-               std::vector<Staged> back = {}) {
+  WorkPtr post(Queue& queue, WorkPtr work, std::function<void(uint32_t)> run, std::vector<Staged> back = {}) {
     {
       std::lock_guard<std::mutex> lock(mu);
       EMBER_CHECK(!stopping, work->op(), ": the process group has been destroyed");
-      queue.push_back({work, std::move(run), std::move(back)});
+      queue.tasks.push_back({work, std::move(run), std::move(back)});
     }
-    cv.notify_all();
+    queue.cv.notify_one();
     return work;
   }
   WorkPtr enqueue(const char* op, std::vector<Tensor> result, std::function<void(uint32_t)> run,
@@ -377,7 +379,8 @@ void ProcessGroupGloo::shutdown() {
     std::lock_guard<std::mutex> lock(m.mu);
     m.stopping = true;
   }
-  m.cv.notify_all();
+  m.collectives.cv.notify_all();
+  m.p2p.cv.notify_all();
   if (m.worker.joinable()) m.worker.join();
   if (m.p2p_waiter.joinable()) m.p2p_waiter.join();
 }
