@@ -2,6 +2,7 @@
 // handle. ProcessGroupGloo implements it for CPU tensors over Gloo; a NCCL back end for CUDA
 // tensors implements the same interface. Rank arguments are ranks within the group.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -47,6 +48,7 @@ class Work {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
+  std::atomic<bool> done_flag_{false};  // done_, readable without the lock (wait's spin)
   std::exception_ptr error_;
   std::vector<Tensor> result_;
   std::vector<std::function<void()>> callbacks_;
