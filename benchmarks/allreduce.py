@@ -84,12 +84,14 @@ def fashion_mnist(rounds, limit):
     example = os.path.join(ROOT, "examples", "fashion_mnist.py")
     common = ["--epochs", "1", "--limit-train", str(limit), "--limit-test", "1000", "--no-progress", "--no-plot",
               "--workers", "1"]
-    rows = {"1 process (2 threads)": [], "2 processes (DDP, 1 thread each)": []}
+    rows = {"1 process (2 threads)": [], "1 process (1 thread)": [], "2 processes (DDP, 1 thread each)": []}
     for k in range(rounds):
         for label in rows:
             args = common + ["--out", f"/tmp/ember_bench_fm_{k}"]
             if label.startswith("2"):
                 args += ["--distributed", "--nproc", "2"]
+            elif "1 thread" in label:
+                args += ["--threads", "1"]
             out = subprocess.run([sys.executable, example, *args], capture_output=True, text=True, check=True).stdout
             rows[label].append(float(re.search(r"\((\d+) samples/s\)", out).group(1)))
     print(f"examples/fashion_mnist.py, 1 epoch of {limit} images, batch 128 (global), median of {rounds} rounds")
