@@ -256,6 +256,19 @@ def objects_and_async(rank, world, port):
         R["group_bcast"] = float(b.item())
     else:
         R["group_is_non_member"] = evens is dist.GroupMember.NON_GROUP_MEMBER
+    # Empty tensors go through every collective (Gloo is given no empty buffers), and a split of 0.
+    e = ember.zeros(0)
+    dist.all_reduce(e)
+    dist.broadcast(e, 0)
+    dist.all_gather([ember.zeros(0) for _ in range(world)], e)
+    dist.all_gather_into_tensor(ember.zeros(0), e)
+    dist.reduce_scatter(ember.zeros(0), [e] * world)
+    dist.gather(e, [ember.zeros(0) for _ in range(world)] if rank == 0 else None, dst=0)
+    dist.scatter(e, [e] * world if rank == 0 else None, src=0)
+    splits = [3 if j == rank else 0 for j in range(world)]  # everything to itself
+    out = ember.empty(3)
+    dist.all_to_all_single(out, ember.arange(3.) + 10 * rank, splits, splits)
+    R["empty_ok"] = out.tolist()
     dist.barrier()
     dist.monitored_barrier(timeout=timedelta(seconds=10))
     R["backend"] = (dist.get_backend(), dist.is_initialized(), dist.get_world_size(), dist.get_rank())
@@ -585,3 +598,16 @@ def ddp_checks(rank, world, port):
     err("hook_no_future", lambda: ember.nn.functional.cross_entropy(m3(x), y).backward())
     dist.destroy_process_group()
     return R
+
+
+def init_alone(rank, world, port, method):
+    """A world of 2 where only this rank comes: init_process_group raises within its timeout."""
+    t0 = time.monotonic()
+    try:
+        if method == "master":
+            _init(0, 2, port, timeout=1)
+        else:  # a non-zero rank whose master never starts
+            _init(1, 2, port, timeout=1)
+        return ("no error", time.monotonic() - t0)
+    except Exception as e:  # noqa: BLE001
+        return (type(e).__name__, str(e), time.monotonic() - t0)

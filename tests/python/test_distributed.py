@@ -226,6 +226,7 @@ def test_objects_async_groups(objects):
             assert R["group_bcast"] == float(max(evens))
         else:
             assert R["group_rank"] == (-1, -1) and R["group_is_non_member"]
+        assert R["empty_ok"] == [10.0 * r, 10.0 * r + 1, 10.0 * r + 2]
         assert R["backend"] == ("gloo", True, world, r)
         assert R["after"] is False
 
@@ -288,3 +289,13 @@ def test_same_results_as_torch_gloo(tmp_path):
             tol = RTOL.get(dtype, 0)
             np.testing.assert_allclose(e.astype(np.float64), t.astype(np.float64), rtol=tol, atol=tol,
                                        err_msg=f"{key} rank {r}")
+
+
+@pytest.mark.parametrize("method", ["master", "worker"])
+def test_init_without_the_other_ranks_times_out(tmp_path, method):
+    name, msg, elapsed = run_ranks("init_alone", 1, tmp_path, method=method)[0]
+    if method == "master":  # rank 0 hosts the store and waits for the second client
+        assert name == "DistStoreError" and "1/2 clients joined" in msg
+    else:
+        assert name == "DistNetworkError" and "could not connect" in msg
+    assert elapsed < 5
