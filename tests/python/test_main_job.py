@@ -99,3 +99,17 @@ def test_tensorboard_flag_writes_scalars(tiny_data, tmp_path):
     assert [e.step for e in acc.Scalars("epoch/test_acc")] == [1]
     assert 0 <= acc.Scalars("epoch/test_acc")[0].value <= 1
     assert len(acc.Scalars("train/lr")) == len(steps)
+
+
+def test_distributed_data_parallel_run(tiny_data, tmp_path):
+    # --distributed starts the launcher with 2 processes: DDP, each on half of every batch; rank 0 reports.
+    out = tmp_path / "ddp"
+    r = _run(["--data", str(tiny_data), "--batch-size", "32", "--workers", "0", "--out", str(out), "--no-progress",
+              "--epochs", "1", "--no-plot", "--distributed", "--nproc", "2"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "2 processes (DDP, 16 per process)" in r.stdout
+    assert r.stdout.count("epoch  1/1") == 1 and "test acc" in r.stdout  # printed once, by rank 0
+    state = ember.load(str(out / "model.pt"))  # the plain module's state: loads without DDP
+    assert not any(k.startswith("module.") for k in state) and any(k.endswith("running_mean") for k in state)
+    ckpt = ember.load(str(out / "checkpoint.pt"))
+    assert ckpt["epoch"] == 1 and ckpt["history"][0]["test_acc"] > 0
