@@ -14,6 +14,12 @@
 #include "ember/frontend/autograd.h"
 #include "ember/frontend/c10.h"
 #include "ember/frontend/functions.h"
+#include "ember/frontend/nn_containers.h"
+#include "ember/frontend/nn_functional.h"
+#include "ember/frontend/nn_init.h"
+#include "ember/frontend/nn_module.h"
+#include "ember/frontend/nn_modules.h"
+#include "ember/frontend/serialize.h"
 #include "ember/frontend/tensor.h"
 #include "ember/ops/random.h"
 
