@@ -1,5 +1,7 @@
 #include "ember/frontend/serialize.h"
 
+#include "ember/frontend/optim.h"
+
 namespace torch {
 
 void serialization_not_implemented(const char* what) {
@@ -29,5 +31,10 @@ namespace nn {
 void Module::save(serialize::OutputArchive&) const { serialization_not_implemented("Module::save"); }
 void Module::load(serialize::InputArchive&) { serialization_not_implemented("Module::load"); }
 }  // namespace nn
+
+namespace optim {
+void Optimizer::save(serialize::OutputArchive&) const { serialization_not_implemented("Optimizer::save"); }
+void Optimizer::load(serialize::InputArchive&) { serialization_not_implemented("Optimizer::load"); }
+}  // namespace optim
 
 }  // namespace torch

@@ -19,6 +19,7 @@
 #include "ember/frontend/nn_init.h"
 #include "ember/frontend/nn_module.h"
 #include "ember/frontend/nn_modules.h"
+#include "ember/frontend/optim.h"
 #include "ember/frontend/serialize.h"
 #include "ember/frontend/tensor.h"
 #include "ember/ops/random.h"
