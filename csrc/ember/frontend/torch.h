@@ -13,6 +13,7 @@
 
 #include "ember/frontend/autograd.h"
 #include "ember/frontend/c10.h"
+#include "ember/frontend/data.h"
 #include "ember/frontend/functions.h"
 #include "ember/frontend/nn_containers.h"
 #include "ember/frontend/nn_functional.h"
