@@ -58,6 +58,8 @@ struct SumBackward1 : Named<kSumBackward1> {
   Shape self_sizes;
   std::vector<int64_t> dims;  // reduced dims, wrapped; empty = all
   bool keepdim = false;
+  bool no_dims = false;  // sum() without dims: torch names that overload's node SumBackward0
+  std::string name() const override { return no_dims ? "SumBackward0" : kSumBackward1; }
   TensorList apply(TensorList&& grads) override;
   TensorList jvp(const TensorList& t) override;
 };

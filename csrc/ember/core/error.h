@@ -9,6 +9,9 @@ namespace ember {
 class Error : public std::runtime_error {  // -> RuntimeError
  public:
   using std::runtime_error::runtime_error;
+  // c10::Error's accessors (the C++ frontend aliases c10::Error to this class).
+  const char* what_without_backtrace() const noexcept { return what(); }
+  std::string msg() const { return what(); }
 };
 class TypeError : public Error {  // -> TypeError
  public:

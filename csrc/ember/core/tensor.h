@@ -87,6 +87,9 @@ class TensorImpl : public RefCounted {
   // Changes the geometry in place (for resize_, as_strided_, squeeze_, ...).
   void set_geometry(Shape sizes, Shape strides, int64_t offset);
   void set_storage(Storage s) { storage_ = std::move(s); }
+  // With set_storage/set_geometry: swaps the data of a tensor for another's, dtype included, while
+  // every handle keeps the same impl (the C++ frontend's Tensor::set_data, Module::to(dtype)).
+  void set_dtype(ScalarType t) { dtype_ = t; }
 
   // The counter is created on first need (a bump, or a view that must share it): most
   // temporaries never get one, which saves an allocation per op.

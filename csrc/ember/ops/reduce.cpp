@@ -76,6 +76,7 @@ Tensor sum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType
   if (auto n = autograd::make_node<autograd::SumBackward1>(x)) {
     n->self_sizes = x.sizes();
     n->keepdim = keepdim;
+    n->no_dims = !dims.has_value();
     if (dims && !dims->empty())
       for (int64_t d : *dims) n->dims.push_back(wrap_dim(d, t.dim()));
     autograd::set_history(r, n);

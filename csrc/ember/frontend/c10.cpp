@@ -1,0 +1,154 @@
+#include "ember/frontend/c10.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+namespace ember {
+
+std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << c10::toString(t); }
+
+std::ostream& operator<<(std::ostream& os, DeviceType t) { return os << (t == DeviceType::CPU ? "cpu" : "cuda"); }
+
+std::ostream& operator<<(std::ostream& os, const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool:
+      return os << s.to_bool();
+    case Scalar::Kind::Int:
+      return os << s.to_int();
+    case Scalar::Kind::Float:
+      return os << s.to_double();
+    case Scalar::Kind::Complex:
+      return os << "(" << s.to_complex().real() << "," << s.to_complex().imag() << ")";
+  }
+  return os;
+}
+
+}  // namespace ember
+
+namespace c10 {
+
+Device::Device(const std::string& spec) {
+  ember::Device d(spec);
+  type_ = d.type;
+  index_ = d.index;
+}
+
+std::string Device::str() const {
+  std::string s = is_cpu() ? "cpu" : "cuda";
+  if (has_index()) {
+    s += ':';
+    s += std::to_string(index_);
+  }
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+const char* toString(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+      return "Bool";
+    case ScalarType::UInt8:
+      return "Byte";
+    case ScalarType::Int8:
+      return "Char";
+    case ScalarType::Int16:
+      return "Short";
+    case ScalarType::Int32:
+      return "Int";
+    case ScalarType::Int64:
+      return "Long";
+    case ScalarType::Float16:
+      return "Half";
+    case ScalarType::BFloat16:
+      return "BFloat16";
+    case ScalarType::Float32:
+      return "Float";
+    case ScalarType::Float64:
+      return "Double";
+    case ScalarType::Complex64:
+      return "ComplexFloat";
+    case ScalarType::Complex128:
+      return "ComplexDouble";
+    case ScalarType::Undefined:
+      break;
+  }
+  return "Undefined";
+}
+
+// The names libtorch's TypeMeta reports (the C++ types' names as GCC spells them).
+std::string_view TypeMeta::name() const {
+  switch (t_) {
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::UInt8:
+      return "unsigned char";
+    case ScalarType::Int8:
+      return "signed char";
+    case ScalarType::Int16:
+      return "short int";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "long int";
+    case ScalarType::Float16:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Float32:
+      return "float";
+    case ScalarType::Float64:
+      return "double";
+    case ScalarType::Complex64:
+      return "c10::complex<float>";
+    case ScalarType::Complex128:
+      return "c10::complex<double>";
+    case ScalarType::Undefined:
+      break;
+  }
+  return "nullptr (uninitialized)";
+}
+
+std::ostream& operator<<(std::ostream& os, const TypeMeta& t) { return os << t.name(); }
+
+Scalar Scalar::operator-() const {
+  switch (kind()) {
+    case Kind::Bool:
+      throw ember::Error("torch boolean negative, the `-` operator, is not supported.");
+    case Kind::Int:
+      return Scalar(-to_int());
+    case Kind::Float:
+      return Scalar(-to_double());
+    case Kind::Complex:
+      return Scalar(-to_complex());
+  }
+  return *this;
+}
+
+namespace detail {
+
+void check_fail(const char* cond, const std::string& msg) {
+  throw ember::Error(msg.empty() ? std::string("Expected ") + cond + " to be true, but got false." : msg);
+}
+
+void internal_assert_fail(const char* cond, const char* file, int line, const std::string& msg) {
+  std::string m = std::string(cond) + " INTERNAL ASSERT FAILED at \"" + file + "\":" + std::to_string(line) +
+                  ", please report a bug to Ember.";
+  if (!msg.empty()) m += " " + msg;
+  throw ember::Error(m);
+}
+
+void warn(const std::string& msg) { std::cerr << "Warning: " << msg << "\n"; }
+
+}  // namespace detail
+
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> r(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && r ? std::string(r.get()) : std::string(mangled);
+}
+
+}  // namespace c10
