@@ -295,15 +295,49 @@ Tensor tensor(detail::TensorDataContainer data, const TensorOptions& options) {
 
 // ---- pointwise ----
 
-#define EMBER_FE_UNARY_ENUMS(X)                                                                                       \
-  X(abs, Abs)                                                                                                         \
-  X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log) X(log2, Log2) X(log10, Log10) X(log1p, Log1p) X(sqrt, Sqrt)   \
-      X(rsqrt, Rsqrt) X(square, Square) X(sin, Sin) X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) X(atan, Atan) \
-          X(sinh, Sinh) X(cosh, Cosh) X(tanh, Tanh) X(asinh, Asinh) X(acosh, Acosh) X(atanh, Atanh)                   \
-              X(sigmoid, Sigmoid) X(erf, Erf) X(erfc, Erfc) X(erfinv, Erfinv) X(lgamma, Lgamma) X(digamma, Digamma)   \
-                  X(floor, Floor) X(ceil, Ceil) X(trunc, Trunc) X(frac, Frac) X(reciprocal, Reciprocal) X(sign, Sign) \
-                      X(sgn, Sgn) X(relu, Relu) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot)                 \
-                          X(signbit, Signbit)
+// clang-format off
+#define EMBER_FE_UNARY_ENUMS(X) \
+  X(abs, Abs) \
+  X(exp, Exp) \
+  X(exp2, Exp2) \
+  X(expm1, Expm1) \
+  X(log, Log) \
+  X(log2, Log2) \
+  X(log10, Log10) \
+  X(log1p, Log1p) \
+  X(sqrt, Sqrt) \
+  X(rsqrt, Rsqrt) \
+  X(square, Square) \
+  X(sin, Sin) \
+  X(cos, Cos) \
+  X(tan, Tan) \
+  X(asin, Asin) \
+  X(acos, Acos) \
+  X(atan, Atan) \
+  X(sinh, Sinh) \
+  X(cosh, Cosh) \
+  X(tanh, Tanh) \
+  X(asinh, Asinh) \
+  X(acosh, Acosh) \
+  X(atanh, Atanh) \
+  X(sigmoid, Sigmoid) \
+  X(erf, Erf) \
+  X(erfc, Erfc) \
+  X(erfinv, Erfinv) \
+  X(lgamma, Lgamma) \
+  X(digamma, Digamma) \
+  X(floor, Floor) \
+  X(ceil, Ceil) \
+  X(trunc, Trunc) \
+  X(frac, Frac) \
+  X(reciprocal, Reciprocal) \
+  X(sign, Sign) \
+  X(sgn, Sgn) \
+  X(relu, Relu) \
+  X(logical_not, LogicalNot) \
+  X(bitwise_not, BitwiseNot) \
+  X(signbit, Signbit)
+// clang-format on
 #define EMBER_FE_DEFINE_UNARY_FN(fn, E)                     \
   Tensor fn(const Tensor& self) { return ember::fn(self); } \
   Tensor& fn##_(Tensor& self) {                             \
