@@ -7,6 +7,13 @@ AdamW (or SGD) with a one-cycle learning-rate schedule, train/eval modes, a chec
 
 Data: Debian's dataset-fashion-mnist package (/usr/share/datasets/fashion-mnist), or --data DIR
 holding the four IDX files (gzipped or not).
+
+Data-parallel training: run it under the launcher (`python -m ember.distributed.run
+--nproc-per-node 2 examples/fashion_mnist.py ...`, on one or several machines), or pass
+--distributed [--nproc N] to have it start the launcher itself. Each process trains a
+DistributedDataParallel copy of the model on its share of every epoch (DistributedSampler) with
+--batch-size / world_size images per step, so the global batch and the schedule stay those of a
+single-process run; evaluation is split across the processes; rank 0 prints, checkpoints and plots.
 """
 import argparse
 import os
@@ -66,7 +73,32 @@ def parse_args(argv=None):
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
     p.add_argument("--no-plot", action="store_true", help="do not write the PNG of the learning curves")
+    p.add_argument("--profile", action="store_true",
+                   help="profile one training step after a warm-up step: print ember.profiler's op table "
+                        "(sorted by self CPU time), save a Chrome trace as OUT/profile_trace.json, and exit")
+    p.add_argument("--tensorboard", metavar="DIR", default=None,
+                   help="write TensorBoard scalars to DIR (loss and learning rate per step, losses, accuracy "
+                        "and throughput per epoch)")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel training in --nproc processes (implied when run under the launcher)")
+    p.add_argument("--nproc", type=int, default=2,
+                   help="processes for --distributed when not already under the launcher (default: 2)")
     return p.parse_args(argv)
+
+
+def launched():
+    """True when ember.distributed.run (or torchrun-style variables) started this process."""
+    return "RANK" in os.environ and int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def relaunch(argv):
+    """--distributed outside the launcher: run this script again under it, in --nproc processes."""
+    import subprocess  # noqa: PLC0415
+    args = sys.argv[1:] if argv is None else list(argv)
+    nproc = parse_args(args).nproc
+    cmd = [sys.executable, "-m", "ember.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
+           os.path.abspath(__file__), *args]
+    return subprocess.call(cmd)
 
 
 class Progress:
@@ -103,7 +135,9 @@ class Progress:
             sys.stderr.write("\r" + " " * 100 + "\r")
 
 
-def evaluate(model, loader):
+def evaluate(model, loader, dist=None):
+    """Mean loss and accuracy; with dist, each process has its share of the test set and the sums
+    are all-reduced."""
     model.eval()
     total_loss, correct, n = 0.0, 0, 0
     with torch.no_grad():
@@ -112,6 +146,10 @@ def evaluate(model, loader):
             total_loss += F.cross_entropy(logits, y, reduction="sum").item()
             correct += (logits.argmax(dim=1) == y).sum().item()
             n += y.numel()
+    if dist is not None:
+        sums = torch.tensor([total_loss, float(correct), float(n)], dtype=torch.float64)
+        dist.all_reduce(sums)
+        total_loss, correct, n = sums.tolist()
     return total_loss / n, correct / n
 
 
@@ -142,12 +180,53 @@ def save_plot(history, path):
     return path
 
 
+def profile_step(model, opt, loader, out_dir, warmup=1):
+    """Profiles one training step (fetch, forward, backward, optimizer step) after `warmup` steps."""
+    from ember.profiler import ProfilerActivity, profile, record_function  # noqa: PLC0415
+    model.train()
+    it = iter(loader)
+
+    def step():
+        x, y = next(it)
+        with record_function("forward"):
+            loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        with record_function("backward"):
+            loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(warmup):
+        step()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True,
+                 with_flops=True) as prof:
+        with record_function("train_step"):
+            step()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+    path = os.path.join(out_dir, "profile_trace.json")
+    prof.export_chrome_trace(path)
+    print(f"Chrome trace of the step: {path} (open it in https://ui.perfetto.dev)")
+    return prof
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.distributed and not launched():
+        sys.exit(relaunch(argv))
+    dist = None
+    rank, world = 0, 1
+    if launched():
+        import ember.distributed as dist  # noqa: PLC0415
+        dist.init_process_group("gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if args.batch_size % world:
+            sys.exit(f"error: --batch-size {args.batch_size} is not divisible by the {world} processes")
+    lead = rank == 0  # prints, checkpoints and plots
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
+    if lead:
+        os.makedirs(args.out, exist_ok=True)
 
     norm = [transforms.ToTensor(), transforms.Normalize((MEAN,), (STD,))]
     augment = [] if args.no_augment else [transforms.RandomHorizontalFlip(), transforms.RandomCrop(28, padding=2)]
@@ -163,13 +242,23 @@ def main(argv=None):
 
     g = torch.Generator()
     g.manual_seed(args.seed)
-    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True, drop_last=True,
-                              num_workers=args.workers, generator=g, persistent_workers=args.workers > 0)
+    sampler = None
+    if dist is not None:  # each process its share of every epoch, and of the test set
+        from ember.utils.data import DistributedSampler  # noqa: PLC0415
+        sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, shuffle=True, seed=args.seed,
+                                     drop_last=True)
+        test_set = Subset(test_set, range(rank, len(test_set), world))
+    train_loader = DataLoader(train_set, batch_size=args.batch_size // world, shuffle=sampler is None,
+                              sampler=sampler, drop_last=True, num_workers=args.workers, generator=g,
+                              persistent_workers=args.workers > 0)
     test_loader = DataLoader(test_set, batch_size=1000, num_workers=0)
     if len(train_loader) == 0:
         sys.exit("error: fewer training images than one batch (lower --batch-size or raise --limit-train)")
 
     model = Net(width=args.width)
+    net = model  # what is checkpointed: the plain module, so runs of any size can resume each other
+    if dist is not None:
+        model = nn.parallel.DistributedDataParallel(model)
     if args.optimizer == "adamw":
         opt = torch.optim.AdamW(model.parameters(), lr=args.lr or 3e-3, weight_decay=args.weight_decay)
     else:
@@ -182,21 +271,37 @@ def main(argv=None):
     start_epoch, history = 0, []
     if args.resume and os.path.exists(ckpt_path):
         ckpt = torch.load(ckpt_path)
-        model.load_state_dict(ckpt["model"])
+        net.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["optimizer"])
         sched.load_state_dict(ckpt["scheduler"])
         start_epoch, history = ckpt["epoch"], ckpt["history"]
-        print(f"resumed from {ckpt_path} after epoch {start_epoch}")
+        if lead:
+            print(f"resumed from {ckpt_path} after epoch {start_epoch}")
 
-    n_params = sum(p.numel() for p in model.parameters())
-    print(f"Fashion-MNIST: {len(train_set)} training / {len(test_set)} test images; model {n_params:,} "
-          f"parameters; {args.optimizer}, batch {args.batch_size}, {args.workers} workers, "
-          f"{torch.get_num_threads()} threads")
+    if args.profile:
+        if lead:
+            profile_step(model, opt, train_loader, args.out)
+        if dist is not None:
+            dist.destroy_process_group()
+        return []
+    writer = None
+    if args.tensorboard and lead:
+        from ember.utils.tensorboard import SummaryWriter  # noqa: PLC0415
+        writer = SummaryWriter(args.tensorboard)
+
+    n_params = sum(p.numel() for p in net.parameters())
+    if lead:
+        procs = f", {world} processes (DDP, {args.batch_size // world} per process)" if dist is not None else ""
+        print(f"Fashion-MNIST: {len(train_set)} training / {len(test_loader.dataset) * world} test images; model "
+              f"{n_params:,} parameters; {args.optimizer}, batch {args.batch_size}{procs}, {args.workers} workers, "
+              f"{torch.get_num_threads()} threads")
     run_start = time.time()
     for epoch in range(start_epoch, args.epochs):
         model.train()
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         t0 = time.time()
-        bar = Progress(len(train_loader), f"epoch {epoch + 1}/{args.epochs}", args.no_progress)
+        bar = Progress(len(train_loader), f"epoch {epoch + 1}/{args.epochs}", args.no_progress or not lead)
         running, seen = 0.0, 0
         for x, y in train_loader:
             loss = F.cross_entropy(model(x), y)
@@ -204,30 +309,49 @@ def main(argv=None):
             loss.backward()
             opt.step()
             sched.step()
-            running += loss.item() * y.numel()
+            step_loss = loss.item()
+            running += step_loss * y.numel()
             seen += y.numel()
-            bar.update(loss=f"{running / seen:.4f}", samples_per_s=f"{seen / (time.time() - t0):.0f}")
+            if writer is not None:
+                step_num = epoch * len(train_loader) + bar.n
+                writer.add_scalar("train/loss", step_loss, step_num)
+                writer.add_scalar("train/lr", opt.param_groups[0]["lr"], step_num)
+            bar.update(loss=f"{running / seen:.4f}", samples_per_s=f"{world * seen / (time.time() - t0):.0f}")
         bar.close()
         train_time = time.time() - t0
-        test_loss, test_acc = evaluate(model, test_loader)
+        if dist is not None:  # every process's share of the epoch
+            sums = torch.tensor([running, float(seen)], dtype=torch.float64)
+            dist.all_reduce(sums)
+            running, seen = sums.tolist()
+        test_loss, test_acc = evaluate(net, test_loader, dist)
         history.append({"epoch": epoch + 1, "train_loss": running / seen, "test_loss": test_loss,
                         "test_acc": test_acc, "seconds": time.time() - t0, "samples_per_s": seen / train_time})
-        print(f"epoch {epoch + 1:2d}/{args.epochs}  train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
-              f"test acc {100 * test_acc:.2f}%  {time.time() - t0:.1f}s  ({seen / train_time:.0f} samples/s)",
-              flush=True)
-        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                    "epoch": epoch + 1, "history": history}, ckpt_path)
+        if lead:
+            print(f"epoch {epoch + 1:2d}/{args.epochs}  train loss {running / seen:.4f}  test loss {test_loss:.4f}  "
+                  f"test acc {100 * test_acc:.2f}%  {time.time() - t0:.1f}s  ({seen / train_time:.0f} samples/s)",
+                  flush=True)
+            torch.save({"model": net.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                        "epoch": epoch + 1, "history": history}, ckpt_path)
+        if writer is not None:
+            for key in ("train_loss", "test_loss", "test_acc", "samples_per_s"):
+                writer.add_scalar(f"epoch/{key}", history[-1][key], epoch + 1)
+            writer.flush()
+    if writer is not None:
+        writer.close()
 
-    model_path = os.path.join(args.out, "model.pt")
-    torch.save(model.state_dict(), model_path)
-    if history:
-        print(f"final test accuracy {100 * history[-1]['test_acc']:.2f}% after {len(history)} epochs "
-              f"({time.time() - run_start:.0f}s this run)")
-    print(f"model saved to {model_path}; checkpoint {ckpt_path}")
-    if not args.no_plot and history:
-        plot = save_plot(history, os.path.join(args.out, "curves.png"))
-        if plot:
-            print(f"learning curves: {plot}")
+    if lead:
+        model_path = os.path.join(args.out, "model.pt")
+        torch.save(net.state_dict(), model_path)
+        if history:
+            print(f"final test accuracy {100 * history[-1]['test_acc']:.2f}% after {len(history)} epochs "
+                  f"({time.time() - run_start:.0f}s this run)")
+        print(f"model saved to {model_path}; checkpoint {ckpt_path}")
+        if not args.no_plot and history:
+            plot = save_plot(history, os.path.join(args.out, "curves.png"))
+            if plot:
+                print(f"learning curves: {plot}")
+    if dist is not None:
+        dist.destroy_process_group()
     return history
 
 

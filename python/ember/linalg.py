@@ -208,3 +208,167 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     values), 1/-1 (largest/smallest column sum of |A|), inf/-inf (the same over rows), 2/-2
     (largest/smallest singular value). `dtype` casts A first."""
     return _C._linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+# ---- matrix_exp: scaling and squaring with diagonal Padé approximants ----
+# Note [matrix_exp]: exp(A) = r_m(A / 2^s)^(2^s) with r_m the [m/m] Padé approximant (Higham 2005,
+# "The scaling and squaring method for the matrix exponential revisited"). theta_m is the largest
+# 1-norm for which r_m's backward error stays below the unit roundoff (2^-53 for double, 2^-24 for
+# single; values recomputed from the error series). The degree is the smallest whose theta covers the
+# batch's largest norm; beyond the last one each matrix gets its own s. Everything is ember ops
+# (matmul, linalg.solve, where), so autograd differentiates the approximant itself, which is as
+# accurate as the forward value (Al-Mohy & Higham 2009).
+_EXPM_THETA_DOUBLE = ((3, 1.495585217958292e-2), (5, 2.539398330063230e-1), (7, 9.504178996162932e-1),
+                      (9, 2.097847961257068e0), (13, 5.371920351148152e0))
+_EXPM_THETA_SINGLE = ((3, 4.258730034897931e-1), (5, 1.880152698533769e0), (7, 3.925724846433284e0))
+
+
+def _pade_coefficients(m):
+    """c_j of the [m/m] Padé numerator of exp (c_0 = 1); the denominator is sum c_j (-x)^j."""
+    from math import factorial
+    return [factorial(2 * m - j) * factorial(m) / (factorial(2 * m) * factorial(j) * factorial(m - j))
+            for j in range(m + 1)]
+
+
+def _pade(A, m):
+    """r_m(A) = (V - U)^{-1} (V + U), U the odd part of the numerator and V the even part."""
+    import ember
+    c = _pade_coefficients(m)
+    n = A.shape[-1]
+    eye = ember.eye(n, dtype=A.dtype)
+    A2 = A @ A
+    if m == 13:  # Higham's evaluation: six products instead of twelve
+        A4 = A2 @ A2
+        A6 = A4 @ A2
+        U = A @ (A6 @ (c[13] * A6 + c[11] * A4 + c[9] * A2) + c[7] * A6 + c[5] * A4 + c[3] * A2 + c[1] * eye)
+        V = A6 @ (c[12] * A6 + c[10] * A4 + c[8] * A2) + c[6] * A6 + c[4] * A4 + c[2] * A2 + c[0] * eye
+    else:
+        powers = [eye, A2]  # A^0, A^2, A^4, ...
+        for _ in range(2, m // 2 + 1):
+            powers.append(powers[-1] @ A2)
+        U = A @ sum(c[2 * i + 1] * powers[i] for i in range(m // 2 + 1))
+        V = sum(c[2 * i] * powers[i] for i in range(m // 2 + 1))
+    return solve(V - U, V + U)
+
+
+def matrix_exp(A):
+    """exp(A) = sum_k A^k / k! of square matrices (*, n, n), by scaling and squaring (Note [matrix_exp])."""
+    import math
+
+    import ember
+    if not isinstance(A, _C.Tensor):
+        raise TypeError(f"linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not {type(A).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if not (A.is_floating_point() or A.is_complex()):
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype_name(A.dtype)}")
+    if A.dtype in (ember.float16, ember.bfloat16):  # computed in float32, as LAPACK has no half types
+        return matrix_exp(A.float()).to(A.dtype)
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    if n == 1:
+        return A.exp()
+    double = A.dtype in (ember.float64, ember.complex128)
+    thetas = _EXPM_THETA_DOUBLE if double else _EXPM_THETA_SINGLE
+    batch = tuple(A.shape[:-2])
+    X = A.reshape(-1, n, n)
+    norms = X.detach().abs().sum(-2).amax(-1).tolist()  # 1-norms
+    if not all(math.isfinite(v) for v in norms):
+        norms = [v if math.isfinite(v) else 0.0 for v in norms]  # inf/nan propagate through the products
+    top = max(norms)
+    for m, theta in thetas:
+        if top <= theta:
+            return _pade(X, m).reshape(A.shape)
+    m, theta = thetas[-1]
+    s = [max(0, math.ceil(math.log2(v / theta))) if v > 0 else 0 for v in norms]
+    scale = ember.tensor([2.0 ** -si for si in s], dtype=X.real.dtype if X.is_complex() else X.dtype)
+    R = _pade(X * scale.view(-1, 1, 1), m)
+    smax = max(s)
+    if min(s) == smax:
+        for _ in range(smax):
+            R = R @ R
+    else:  # squarings differ between matrices: square those that still need it
+        need = ember.tensor(s).view(-1, 1, 1)
+        for j in range(smax):
+            R = ember.where(need > j, R @ R, R)
+    return R.reshape(batch + (n, n))
+
+
+# ---- householder_product (torch.orgqr) ----
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 ... H_k (*, m, n), H_i = I - tau_i v_i v_i^H, with v_i column i of A
+    below the diagonal and 1 on it (LAPACK's orgqr/ungqr, as geqrf stores the reflectors)."""
+    import ember
+    op = "torch.linalg.householder_product"
+    for i, (arg, v) in enumerate((("input", A), ("tau", tau))):
+        if not isinstance(v, _C.Tensor):
+            raise TypeError(f"linalg_householder_product(): argument '{arg}' (position {i + 1}) must be Tensor, "
+                            f"not {type(v).__name__}")
+    if tau.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if A.dim() < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < tau.shape[-1]:
+        raise RuntimeError(f"{op}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.dim() != A.dim() - 1:
+        raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.dim()} and input.ndim is equal to {A.dim()}")
+    batch = tuple(A.shape[:-2])
+    if tuple(tau.shape[:-1]) != batch:
+        raise RuntimeError(f"{op}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{op}: tau dtype {_dtype_name(tau.dtype)} does not match input dtype "
+                           f"{_dtype_name(A.dtype)}")
+    if not (A.dtype in (ember.float32, ember.float64) or A.is_complex()):
+        raise NotImplementedError(f"\"householder_product\" not implemented for '{_dtype_name(A.dtype)}'")
+    k = tau.shape[-1]
+    from ember.autograd import forward_ad
+    if not ((ember.is_grad_enabled() and (A.requires_grad or tau.requires_grad)) or forward_ad._current_level >= 0):
+        return _finish(_L.orgqr_values(A, tau), out)  # no derivative needed: LAPACK orgqr
+    # Reflectors applied right to left to the first n columns of I: Q <- Q - tau_i v_i (v_i^H Q),
+    # in ember ops so that reverse and forward mode (and double backward) come from the parts.
+    Q = ember.eye(m, n, dtype=A.dtype).expand(batch + (m, n))
+    if k > 0:
+        V = A[..., :k].tril(-1) + ember.eye(m, k, dtype=A.dtype)
+        for i in reversed(range(k)):
+            v = V[..., i:i + 1]
+            Q = Q - (v * tau[..., i:i + 1].unsqueeze(-1)) @ (v.mH @ Q)
+    else:  # no reflectors: the identity's columns, still part of the graph (zero gradients, as torch)
+        Q = Q + (A[..., :0].sum(-1, keepdim=True) + tau.sum(-1)[..., None, None])
+    return _finish(Q, out)
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("ember.", "")
+
+
+GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+
+
+def _geqrf(input, *, out=None):
+    """torch.geqrf: QR in LAPACK's compact form (R above the diagonal, reflectors below, tau)."""
+    return _finish(GeqrfResult(*_L.geqrf(input)), out)
+
+
+def _orgqr(input, tau):
+    """torch.orgqr: householder_product."""
+    return householder_product(input, tau)
+
+
+def _attach_methods_extra():
+    T = _C.Tensor
+    T.matrix_exp = lambda self: matrix_exp(self)
+    T.orgqr = lambda self, input2: householder_product(self, input2)
+    T.geqrf = lambda self: _geqrf(self)
+
+
+_attach_methods_extra()

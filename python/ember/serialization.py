@@ -8,7 +8,10 @@ little-endian bytes, aligned to 64 bytes in the file), ``byteorder``, ``version`
 globals (``torch._utils._rebuild_tensor_v2``, ``torch.FloatStorage``, ``torch.Size``, ...) and the
 unpickler maps them to ember without importing torch. Loading is safe by default
 (``weights_only=True``): only tensors, containers, primitive types and allow-listed globals.
+The zip container itself is written and read by libember (``ember/serialize/zip_archive.h``,
+bound as ``ember._C._serialization.ZipReader`` / ``ZipWriter``); the pickle layer is Python.
 """
+import _compat_pickle
 import collections
 import contextlib
 import io
@@ -18,8 +21,6 @@ import random
 import struct
 import sys
 import tempfile
-import zipfile
-import zlib
 
 import numpy as np
 
@@ -149,36 +150,23 @@ def _zip_prefix(f):
     return "archive"
 
 
-def _write_record(zf, name, data, nbytes=None):
-    """Writes a stored record whose data starts at a multiple of 64 bytes in the file."""
-    if isinstance(data, (bytes, bytearray)):
-        nbytes = len(data)
-    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-    info.compress_type = zipfile.ZIP_STORED
-    info.file_size = nbytes
-    offset = zf.fp.tell()
-    zip64 = nbytes * 1.05 > zipfile.ZIP64_LIMIT
-    base = offset + 30 + len(name.encode("utf-8")) + (20 if zip64 else 0) + 4
-    pad = (-base) % _ALIGN
-    info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
-    with zf.open(info, "w", force_zip64=zip64) as out:
-        if nbytes:
-            out.write(data)
-
-
-def _write_archive(f, prefix, pickled, storages, own_file):
-    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        _write_record(zf, f"{prefix}/data.pkl", pickled)
-        _write_record(zf, f"{prefix}/.format_version", b"1")
-        _write_record(zf, f"{prefix}/.storage_alignment", str(_ALIGN).encode())
-        _write_record(zf, f"{prefix}/byteorder", sys.byteorder.encode())
+def _write_archive(writer, prefix, pickled, storages):
+    """The records in torch's order; the C++ writer (ember/serialize/zip_archive.h) aligns each
+    record's data to 64 bytes and writes the central directory and ZIP64 end records."""
+    try:
+        writer.write_record(f"{prefix}/data.pkl", pickled)
+        writer.write_record(f"{prefix}/.format_version", b"1")
+        writer.write_record(f"{prefix}/.storage_alignment", str(_ALIGN).encode())
+        writer.write_record(f"{prefix}/byteorder", sys.byteorder.encode())
         for key, _, raw in storages.values():
-            n = raw.numel()
-            view = memoryview(raw.numpy()) if n else b""
-            _write_record(zf, f"{prefix}/data/{key}", view, n)
-        _write_record(zf, f"{prefix}/version", b"3\n")
+            writer.write_record(f"{prefix}/data/{key}", raw)   # the storage's bytes, straight from memory
+        writer.write_record(f"{prefix}/version", b"3\n")
         sid = "".join(random.choice("0123456789") for _ in range(40))
-        _write_record(zf, f"{prefix}/.data/serialization_id", sid.encode())
+        writer.write_record(f"{prefix}/.data/serialization_id", sid.encode())
+        writer.finish()
+    except BaseException:
+        writer.abort()      # a path's temporary file goes; the previous file is untouched
+        raise
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True,
@@ -191,30 +179,12 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
     if not _use_new_zipfile_serialization:
         raise NotImplementedError("ember.save: the legacy (non-zip) format is not supported; "
                                   "use _use_new_zipfile_serialization=True")
-    if pickle_protocol != 2 and pickle_protocol is not None:
-        pass  # torch accepts other protocols; the tensor layout is the same
     buf = io.BytesIO()
     pickler = _Pickler(buf, pickle_protocol or DEFAULT_PROTOCOL)
-    pickler.dump(obj)
-    prefix = _zip_prefix(f)
-    if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                _write_archive(fh, prefix, buf.getvalue(), pickler.storages, True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    else:
-        if not hasattr(f, "write"):
-            raise AttributeError(f"ember.save: expected a path or a writable file object, got {type(f).__name__}")
-        _write_archive(f, prefix, buf.getvalue(), pickler.storages, False)
+    pickler.dump(obj)           # before the file is touched: an unpicklable object leaves it as it was
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise AttributeError(f"ember.save: expected a path or a writable file object, got {type(f).__name__}")
+    _write_archive(_C._serialization.ZipWriter(f), _zip_prefix(f), buf.getbuffer(), pickler.storages)
 
 
 # ---------------------------------------------------------------- unpickling (load)
@@ -236,6 +206,9 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
                        metadata=None):
     if not isinstance(storage, ember.Tensor):
         raise pickle.UnpicklingError("ember.load: _rebuild_tensor_v2 expects a storage")
+    if not isinstance(size, (tuple, list)) or not isinstance(stride, (tuple, list)) or \
+            not isinstance(storage_offset, int):
+        raise pickle.UnpicklingError("ember.load: _rebuild_tensor_v2 expects size and stride tuples")
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise pickle.UnpicklingError("ember.load: tensor size and stride have different lengths")
@@ -272,6 +245,8 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _torch_size(*args):
+    if len(args) != 1 or not isinstance(args[0], (tuple, list)):
+        raise pickle.UnpicklingError("ember.load: torch.Size expects a tuple")
     return ember.Size(*args)
 
 
@@ -302,12 +277,34 @@ def _torch_globals():
 _TORCH_GLOBALS = _torch_globals()
 # Harmless builtins allowed under weights_only=True (containers and numbers only; nothing callable
 # that could run code or reach the file system).
-_SAFE_BUILTINS = {("builtins", n): getattr(__import__("builtins"), n)
-                  for n in ("set", "frozenset", "slice", "complex", "bytearray", "range", "tuple", "list", "dict",
-                            "int", "float", "bool", "str", "bytes")}
-_SAFE_BUILTINS[("__builtin__", "set")] = set
-_SAFE_BUILTINS[("collections", "defaultdict")] = collections.defaultdict
-_SAFE_BUILTINS[("collections", "Counter")] = collections.Counter
+def _no_lazy_sizes(ctor):
+    """ctor as a weights_only global, refusing the arguments that let a few pickle bytes allocate
+    gigabytes (bytes(10**10), list(range(10**10)), ...): a size, or a lazy range to expand."""
+    sized = ctor in (bytes, bytearray)
+
+    def build(*args, **kwargs):
+        if (sized and args and isinstance(args[0], int)) or any(isinstance(a, range) for a in args):
+            raise pickle.UnpicklingError(f"ember.load: refusing {ctor.__name__}{tuple(map(type, args))} in a "
+                                         "weights_only load (its size does not come from the file)")
+        return ctor(*args, **kwargs)
+    build.__name__ = build.__qualname__ = ctor.__name__
+    build.wrapped = ctor
+    return build
+
+
+def _defaultdict(factory=None, *args):
+    # a factory named in the file (list, set, ...) is the real type again, not the guard
+    return collections.defaultdict(getattr(factory, "wrapped", factory), *args)
+
+
+# Harmless builtins allowed under weights_only=True (containers and numbers only; nothing callable
+# that could run code or reach the file system; sizes come from the file's own bytes).
+_SAFE_BUILTINS = {("builtins", n): _no_lazy_sizes(getattr(__import__("builtins"), n))
+                  for n in ("set", "frozenset", "tuple", "list", "dict", "bytearray", "bytes")}
+_SAFE_BUILTINS.update({("builtins", n): getattr(__import__("builtins"), n)
+                       for n in ("slice", "complex", "range", "int", "float", "bool", "str")})
+_SAFE_BUILTINS[("collections", "defaultdict")] = _defaultdict
+_SAFE_BUILTINS[("collections", "Counter")] = _no_lazy_sizes(collections.Counter)
 _SAFE_BUILTINS[("_codecs", "encode")] = __import__("codecs").encode  # how protocol-2 pickles spell bytes
 
 _user_safe_globals = []
@@ -351,13 +348,20 @@ def _user_global(module, name):
     return None
 
 
-class _Unpickler(pickle.Unpickler):
+class _UnpicklerMixin:
+    """find_class and persistent_load shared by both unpicklers (see _Unpickler)."""
+
     def __init__(self, file, load_storage, weights_only, **kwargs):
         super().__init__(file, **kwargs)
         self.load_storage = load_storage
         self.weights_only = weights_only
 
     def find_class(self, module, name):
+        # protocol-2 pickles spell Python 3 modules the Python 2 way (__builtin__, copy_reg, ...)
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         key = (module, name)
         if key in _TORCH_GLOBALS:
             return _TORCH_GLOBALS[key]
@@ -387,6 +391,57 @@ class _Unpickler(pickle.Unpickler):
         return self.load_storage(storage_type.dtype, key, str(location), numel)
 
 
+class _SafeUnpickler(_UnpicklerMixin, pickle._Unpickler):
+    pass
+
+
+class _FastUnpickler(_UnpicklerMixin, pickle.Unpickler):
+    pass
+
+
+def _Unpickler(file, load_storage, weights_only, **kwargs):
+    """Note [Unpickling untrusted files]: weights_only loads use pickle's pure-Python unpickler,
+    whose memo is a dict. The C unpickler grows its memo array to twice the largest PUT index,
+    zero-filling it, so an 8-byte LONG_BINPUT in a hostile file costs gigabytes before anything
+    else is checked. The pure-Python one is slower (about 15 us a tensor); trusted loads
+    (weights_only=False) keep the C one."""
+    cls = _SafeUnpickler if weights_only else _FastUnpickler
+    return cls(file, load_storage, weights_only, **kwargs)
+
+
+class _UserError(Exception):
+    """An exception from the caller's own code (a map_location callable) met while unpickling:
+    _unpickle re-raises the original instead of blaming the file."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
+def _call_user(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:
+        raise _UserError(e) from None
+
+
+def _unpickle(unpickler, weights_only):
+    """Runs the unpickler; in a weights_only load any failure is the file's fault and raises
+    pickle.UnpicklingError (a RuntimeError of ours, e.g. a bad storage record, passes as is)."""
+    try:
+        return unpickler.load()
+    except _UserError as e:
+        raise e.error from None
+    except (pickle.UnpicklingError, RuntimeError):
+        raise
+    except (EOFError, struct.error, MemoryError, RecursionError, OverflowError, UnicodeDecodeError) as e:
+        raise pickle.UnpicklingError(f"ember.load: corrupted data.pkl ({type(e).__name__}: {e})") from None
+    except Exception as e:
+        if not weights_only:
+            raise
+        raise pickle.UnpicklingError(f"ember.load: corrupted data.pkl ({type(e).__name__}: {e})") from None
+
+
 def _location_for(map_location, location):
     """Device string a storage saved at `location` should land on (None: keep, checked later)."""
     if map_location is None:
@@ -408,16 +463,6 @@ def _check_location(loc):
         raise RuntimeError(f"ember.load: don't know how to restore data location {dev!r}")
 
 
-def _local_data_offset(raw, info):
-    """Offset in the file of a stored record's data (read from its local header)."""
-    raw.seek(info.header_offset)
-    header = raw.read(30)
-    if len(header) != 30 or header[:4] != b"PK\x03\x04":
-        raise RuntimeError(f"ember.load: corrupted archive (bad local header for {info.filename})")
-    name_len, extra_len = struct.unpack("<HH", header[26:30])
-    return info.header_offset + 30 + name_len + extra_len
-
-
 def _byteswap(arr_u8, dtype):
     item = ember.empty(0, dtype=dtype).element_size()
     if dtype in (ember.complex64, ember.complex128):
@@ -431,7 +476,7 @@ _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-    """Loads an object saved by ember.save or torch.save (zip format).
+    """Loads an object saved by ember.save or torch.save (zip format, or torch's legacy format).
 
     weights_only (default True, as torch 2.6+): only tensors, primitive types, containers and
     globals allowed with add_safe_globals are unpickled; False unpickles anything (trusted files
@@ -443,27 +488,54 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0") not in ("1", "true", "True")
     if pickle_module is not None and weights_only:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-    opened = None
-    if isinstance(f, (str, os.PathLike)):
-        opened = f = open(os.fspath(f), "rb")
-    elif mmap:
-        if not hasattr(f, "name") or not isinstance(getattr(f, "name"), str):
-            raise ValueError("f must be a file path in order to use the mmap argument")
     try:
-        return _load(f, map_location, weights_only, bool(mmap), pickle_load_args)
-    except (zipfile.BadZipFile, zlib.error, EOFError, struct.error, OverflowError, UnicodeDecodeError,
-            MemoryError, AttributeError, RecursionError) as e:
+        if isinstance(f, (str, os.PathLike)):
+            path = os.fspath(f)
+            with open(path, "rb") as fh:
+                if fh.read(4) != _ZIP_MAGIC:
+                    fh.seek(0)
+                    return _load_not_zip(fh, map_location, weights_only, bool(mmap), pickle_load_args)
+            # the C++ reader opens the path itself (pread, without the GIL)
+            return _load_zip(path, path if mmap else None, map_location, weights_only, pickle_load_args)
+        if mmap and not isinstance(getattr(f, "name", None), str):
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        start = f.tell()
+        head = f.read(4)
+        f.seek(start)
+        if head != _ZIP_MAGIC:
+            return _load_not_zip(f, map_location, weights_only, bool(mmap), pickle_load_args)
+        return _load_zip(f, f.name if mmap else None, map_location, weights_only, pickle_load_args)
+    except (EOFError, struct.error, OverflowError, UnicodeDecodeError, MemoryError, RecursionError) as e:
         raise RuntimeError(f"ember.load: corrupted or truncated file ({type(e).__name__}: {e})") from None
-    finally:
-        if opened is not None:
-            opened.close()
+
+
+_ZIP_MAGIC = b"PK\x03\x04"   # a zip archive starts with a local header, as torch checks
+
+
+def _load_not_zip(f, map_location, weights_only, use_mmap, pickle_load_args):
+    start = f.tell()
+    head = f.read(64)
+    f.seek(start)
+    if head[:1] == b"\x80":
+        try:
+            # the safe unpickler: these are the file's first bytes, not yet known to be a checkpoint
+            magic = _Unpickler(io.BytesIO(head[: head.index(b".") + 1]), None, True).load() if b"." in head else None
+        except Exception:
+            magic = None
+        if magic == _LEGACY_MAGIC:
+            if use_mmap:
+                raise RuntimeError("mmap can only be used with files saved with "
+                                   "`torch.save(_use_new_zipfile_serialization=True)`, please torch.save your "
+                                   "checkpoint with this option in order to use mmap.")
+            return _legacy_load(f, map_location, weights_only, pickle_load_args)
+    raise RuntimeError("ember.load: not a checkpoint in torch's zip format (the file is not a zip archive)")
 
 
 def _legacy_load(f, map_location, weights_only, pickle_load_args):
     """torch's pre-1.6 format: pickled magic, protocol and sys_info, the object (storages as
     persistent ids), the list of storage keys, then each storage as an int64 count and raw bytes."""
     def plain():
-        return _Unpickler(f, None, True, **pickle_load_args).load()
+        return _unpickle(_Unpickler(f, None, True, **pickle_load_args), True)
 
     if plain() != _LEGACY_MAGIC:
         raise RuntimeError("ember.load: invalid magic number; corrupt file?")
@@ -473,6 +545,7 @@ def _legacy_load(f, map_location, weights_only, pickle_load_args):
     sys_info = plain()
     little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
     storages = {}   # root key -> (dtype, uint8 tensor of its bytes, typed view)
+    claimed = [0]   # bytes of all storages so far: together they must fit in the file
     pos = f.tell()
     f.seek(0, os.SEEK_END)
     file_size = f.tell()
@@ -481,12 +554,13 @@ def _legacy_load(f, map_location, weights_only, pickle_load_args):
     def load_storage(dtype, key, location, numel, view_metadata=None):
         if key not in storages:
             item = ember.empty(0, dtype=dtype).element_size()
-            if numel * item > file_size:
+            claimed[0] += numel * item
+            if claimed[0] > file_size:
                 raise RuntimeError(f"ember.load: storage {key} claims more bytes than the file holds")
             raw = ember.empty(numel * item, dtype=ember.uint8)
             typed = raw.view(dtype)
             if callable(map_location) and not isinstance(map_location, (dict, str, ember.device)):
-                result = map_location(typed, location)
+                result = _call_user(map_location, typed, location)
                 if result is not None and not (isinstance(result, ember.Tensor) and result.data_ptr() ==
                                                 typed.data_ptr()):
                     raise NotImplementedError("ember.load: a map_location callable that copies storages is not "
@@ -500,7 +574,7 @@ def _legacy_load(f, map_location, weights_only, pickle_load_args):
             return typed[offset:offset + size]
         return typed
 
-    class _LegacyUnpickler(_Unpickler):
+    class _LegacyUnpickler(_SafeUnpickler if weights_only else _FastUnpickler):
         def persistent_load(self, pid):
             if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
                 _, storage_type, key, location, numel, view = pid
@@ -511,7 +585,7 @@ def _legacy_load(f, map_location, weights_only, pickle_load_args):
                 raise pickle.UnpicklingError("ember.load: legacy files with pickled torch modules are not supported")
             raise pickle.UnpicklingError(f"ember.load: unsupported persistent id {pid!r:.100}")
 
-    result = _LegacyUnpickler(f, load_storage, weights_only, **pickle_load_args).load()
+    result = _unpickle(_LegacyUnpickler(f, load_storage, weights_only, **pickle_load_args), weights_only)
     keys = plain()
     for key in keys:
         key = str(key)
@@ -533,111 +607,60 @@ def _legacy_load(f, map_location, weights_only, pickle_load_args):
     return result
 
 
-def _load(f, map_location, weights_only, use_mmap, pickle_load_args):
-    start = f.tell() if hasattr(f, "tell") else 0
-    if not zipfile.is_zipfile(f):
-        f.seek(start)
-        head = f.read(64)
-        f.seek(start)
-        if head[:1] == b"\x80":
-            try:
-                magic = pickle.loads(head[: head.index(b".") + 1]) if b"." in head else None
-            except Exception:
-                magic = None
-            if magic == _LEGACY_MAGIC:
-                if use_mmap:
-                    raise RuntimeError("mmap can only be used with files saved with "
-                                       "`torch.save(_use_new_zipfile_serialization=True)`, please torch.save your "
-                                       "checkpoint with this option in order to use mmap.")
-                return _legacy_load(f, map_location, weights_only, pickle_load_args)
-        raise RuntimeError("ember.load: not a checkpoint in torch's zip format (the file is not a zip archive)")
-    f.seek(start)
-    try:
-        zf = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-        raise RuntimeError(f"ember.load: corrupted archive: {e}") from None
-    with zf:
-        pkl = [n for n in zf.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
-        if not pkl:
-            raise RuntimeError("ember.load: archive has no <name>/data.pkl record")
-        prefix = pkl[0][: -len("/data.pkl")]
-        names = set(zf.namelist())
-        byteorder = "little"
-        if f"{prefix}/byteorder" in names:
-            byteorder = zf.read(f"{prefix}/byteorder").decode("ascii", "replace")
-            if byteorder not in ("little", "big"):
-                raise RuntimeError(f"ember.load: unknown byteorder {byteorder!r}")
-        swap = byteorder != sys.byteorder
+def _load_zip(source, mmap_path, map_location, weights_only, pickle_load_args):
+    """The zip format, read by the C++ archive reader (ember/serialize/zip_archive.h), which checks
+    every size and offset against the file and each record's CRC-32; mmap_path: map storages."""
+    S = _C._serialization
+    mapped = S.MappedFile(mmap_path) if mmap_path is not None else None
+    # headers are read with pread even when mapping: through the mapping, each local header would
+    # fault in (and count in RSS) the 64 KiB of file around it
+    reader = S.ZipReader(mmap_path if mmap_path is not None else source)
+    pkl = [n for n in reader.names() if n.endswith("/data.pkl") and n.count("/") == 1]
+    if not pkl:
+        raise RuntimeError("ember.load: archive has no <name>/data.pkl record")
+    prefix = pkl[0][: -len("/data.pkl")]
+    byteorder = "little"
+    if reader.has_record(f"{prefix}/byteorder"):
+        byteorder = reader.read(f"{prefix}/byteorder").decode("ascii", "replace")
+        if byteorder not in ("little", "big"):
+            raise RuntimeError(f"ember.load: unknown byteorder {byteorder!r:.40}")
+    swap = byteorder != sys.byteorder
+    loaded = {}
 
-        f.seek(0, os.SEEK_END)
-        archive_size = f.tell()
-        mm = None
-        if use_mmap:
-            mm = np.memmap(f.name, dtype=np.uint8, mode="c")
-        loaded = {}
+    def load_storage(dtype, key, location, numel):
+        if key in loaded:
+            st = loaded[key]
+            if st.dtype != dtype:
+                st = st.view(ember.uint8).view(dtype) if (st.numel() * st.element_size()) % \
+                    ember.empty(0, dtype=dtype).element_size() == 0 else st
+            return st
+        name = f"{prefix}/data/{key}"
+        if not reader.has_record(name):
+            raise RuntimeError(f"ember.load: archive is missing the storage record {name:.200}")
+        item = ember.empty(0, dtype=dtype).element_size()
+        nbytes = numel * item
+        size = reader.size(name)
+        if size != nbytes:      # checked before allocating: the record's size is bounded by the file
+            raise RuntimeError(f"ember.load: storage record {name} holds {size} bytes, expected "
+                               f"{nbytes} ({numel} elements of {_dtype_name(dtype)})")
+        if nbytes == 0:
+            raw = ember.empty(0, dtype=ember.uint8)
+        elif mapped is not None and reader.is_stored(name) and reader.data_offset(name) % item == 0:
+            raw = mapped.tensor(reader.data_offset(name), nbytes)     # aliases the file, copy-on-write
+        else:
+            raw = ember.empty(nbytes, dtype=ember.uint8)
+            reader.read_into(name, raw)                               # straight into the tensor
+        if swap:
+            _byteswap(raw.numpy(), dtype)
+        storage = raw.view(dtype)
+        if callable(map_location) and not isinstance(map_location, (dict, str, ember.device)):
+            result = _call_user(map_location, storage, location)
+            if result is not None:
+                storage = result
+        else:
+            _check_location(_location_for(map_location, location))
+        loaded[key] = storage
+        return storage
 
-        def load_storage(dtype, key, location, numel):
-            if key in loaded:
-                st = loaded[key]
-                if st.dtype != dtype:
-                    st = st.view(ember.uint8).view(dtype) if (st.numel() * st.element_size()) % \
-                        ember.empty(0, dtype=dtype).element_size() == 0 else st
-                return st
-            name = f"{prefix}/data/{key}"
-            try:
-                info = zf.getinfo(name)
-            except KeyError:
-                raise RuntimeError(f"ember.load: archive is missing the storage record {name}") from None
-            item = ember.empty(0, dtype=dtype).element_size()
-            nbytes = numel * item
-            if info.file_size != nbytes:
-                raise RuntimeError(f"ember.load: storage record {name} holds {info.file_size} bytes, expected "
-                                   f"{nbytes} ({numel} elements of {_dtype_name(dtype)})")
-            if info.compress_size > archive_size or info.header_offset + info.compress_size > archive_size:
-                raise RuntimeError(f"ember.load: storage record {name} claims more bytes than the file holds")
-            if info.compress_type != zipfile.ZIP_STORED and use_mmap:
-                raise RuntimeError(f"ember.load: mmap needs stored (uncompressed) records, {name} is compressed")
-            if nbytes == 0:
-                raw = ember.empty(0, dtype=ember.uint8)
-            elif mm is not None:
-                off = _local_data_offset(f, info)
-                if off + nbytes > mm.shape[0]:
-                    raise RuntimeError(f"ember.load: storage record {name} runs past the end of the file")
-                arr = mm[off:off + nbytes]
-                if swap:
-                    arr = np.array(arr)
-                    _byteswap(arr, dtype)
-                raw = ember.from_numpy(arr) if off % item == 0 else ember.from_numpy(np.array(arr))
-            else:
-                raw = ember.empty(nbytes, dtype=ember.uint8)
-                arr = raw.numpy()
-                try:
-                    if info.compress_type == zipfile.ZIP_STORED and hasattr(f, "readinto"):
-                        # straight from the file into the tensor (as torch, no CRC pass over the data)
-                        f.seek(_local_data_offset(f, info))
-                        got = f.readinto(memoryview(arr))
-                    else:
-                        with zf.open(info) as fh:
-                            got = fh.readinto(memoryview(arr))
-                except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-                    raise RuntimeError(f"ember.load: corrupted storage record {name}: {e}") from None
-                if got != nbytes:
-                    raise RuntimeError(f"ember.load: storage record {name} is truncated")
-                if swap:
-                    _byteswap(arr, dtype)
-            storage = raw.view(dtype)
-            if callable(map_location) and not isinstance(map_location, (dict, str, ember.device)):
-                result = map_location(storage, location)
-                if result is not None:
-                    storage = result
-            else:
-                _check_location(_location_for(map_location, location))
-            loaded[key] = storage
-            return storage
-
-        data = zf.read(pkl[0])
-        unpickler = _Unpickler(io.BytesIO(data), load_storage, weights_only, **pickle_load_args)
-        try:
-            return unpickler.load()
-        except (EOFError, AttributeError, struct.error, MemoryError, RecursionError) as e:
-            raise pickle.UnpicklingError(f"ember.load: corrupted data.pkl: {type(e).__name__}: {e}") from e
+    data = reader.read(pkl[0])
+    return _unpickle(_Unpickler(io.BytesIO(data), load_storage, weights_only, **pickle_load_args), weights_only)

@@ -5,6 +5,7 @@ from ember._C import (  # noqa: F401
 from ember._C import digamma as psi  # noqa: F401
 from ember._C import lgamma as gammaln  # noqa: F401
 from ember._C import sigmoid as expit  # noqa: F401
+from ember._C import igamma as gammainc, igammac as gammaincc  # noqa: F401
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "logit", "polygamma",
-           "psi"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "log1p",
+           "logit", "polygamma", "psi"]

@@ -9,6 +9,7 @@
 #include <frameobject.h>
 
 #include "ember/autograd/accumulate.h"
+#include "ember/autograd/anomaly.h"
 #include "ember/autograd/engine.h"
 #include "ember/autograd/forward_ad_custom.h"
 #include "ember/autograd/functions.h"
@@ -93,6 +94,17 @@ std::string python_site() {
   return file + ":" + std::to_string(line);
 }
 
+// Anomaly mode's record of a forward call: traceback.format_stack(), as torch keeps it.
+std::string python_traceback() {
+  if (!PyGILState_Check()) return "";
+  try {
+    nb::object lines = nb::module_::import_("traceback").attr("format_stack")();
+    return nb::cast<std::string>(nb::str("").attr("join")(lines));
+  } catch (const nb::python_error&) {
+    return "";
+  }
+}
+
 nb::object node_object(const std::shared_ptr<ag::Node>& n) {
   if (!n) return nb::none();
   return nb::cast(n);
@@ -175,6 +187,7 @@ ag::GradHook removable(ag::GradHook h, std::shared_ptr<std::atomic<bool>> enable
 void bind_autograd(nb::module_& m) {
   ag::set_python_node_runner(&run_python_node);
   set_mutation_site_hook(&python_site);
+  ag::set_forward_trace_hook(&python_traceback);
 
   nb::class_<HookHandle>(m, "RemovableHandle").def("remove", &HookHandle::remove);
 

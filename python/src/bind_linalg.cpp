@@ -4,6 +4,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include "common.h"
+#include "ember/ops/lapack.h"
 
 namespace ember::py {
 namespace {
@@ -83,6 +84,8 @@ void bind_linalg(nb::module_& m) {
   l.def("qr", &linalg_qr, nb::arg("A"), nb::arg("mode") = "reduced");
   l.def("svd", &linalg_svd, nb::arg("A"), nb::arg("full_matrices") = true);
   l.def("svdvals", &linalg_svdvals);
+  l.def("geqrf", &geqrf, nb::arg("input"));
+  l.def("orgqr_values", &orgqr_values, nb::arg("input"), nb::arg("tau"));
   l.def("eigh", &linalg_eigh, nb::arg("A"), nb::arg("UPLO") = "L");
   l.def("eigvalsh", &linalg_eigvalsh, nb::arg("A"), nb::arg("UPLO") = "L");
   l.def(

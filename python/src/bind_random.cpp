@@ -428,6 +428,20 @@ void bind_sampling(nb::module_& m, nb::class_<Tensor>& cls) {
       nb::arg("input"), nb::arg("generator") = nb::none(),
       "poisson(input, generator=None): Poisson samples with the rates in input, same shape and dtype.");
   m.def(
+      "_standard_gamma",
+      [](const Tensor& alpha, nb::handle generator) { return standard_gamma(alpha, gen_arg(generator)); },
+      nb::arg("input"), nb::arg("generator") = nb::none(),
+      "_standard_gamma(input, generator=None): Gamma(input, 1) samples, differentiable in input.");
+  m.def("_standard_gamma_grad", &standard_gamma_grad, nb::arg("input"), nb::arg("output"),
+        "_standard_gamma_grad(alpha, x): d x / d alpha of Gamma(alpha, 1) samples x.");
+  m.def(
+      "binomial",
+      [](const Tensor& count, const Tensor& prob, nb::handle generator) {
+        return binomial(count, prob, gen_arg(generator));
+      },
+      nb::arg("count"), nb::arg("prob"), nb::arg("generator") = nb::none(),
+      "binomial(count, prob, generator=None): Binomial(count, prob) samples in count's dtype.");
+  m.def(
       "bernoulli",
       [](const Tensor& self, nb::handle p, nb::handle generator, nb::handle out) {
         return into_out(bernoulli_impl(self, p, generator), out);

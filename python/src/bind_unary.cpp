@@ -235,6 +235,37 @@ void bind_unary(nb::module_& m) {
       [poly_p](Tensor& a, int64_t n) -> Tensor { return unary_op(UnaryOp::Polygamma, a, a, true, poly_p(n)); },
       nb::arg("n"));
 
+  // Regularized incomplete gamma functions (ops/special.h).
+  for (bool upper : {false, true}) {
+    const char* name = upper ? "igammac" : "igamma";
+    auto f = [upper](const Tensor& a, const Tensor& x) { return upper ? igammac(a, x) : igamma(a, x); };
+    m.def(
+        name,
+        [f](const Tensor& a, const Tensor& x, nb::handle out) {
+          if (out.is_none()) return f(a, x);
+          Tensor o = nb::cast<Tensor>(out);
+          assert_no_internal_overlap(o);  // Note [Memory overlap]: as the elementwise ops' out=
+          assert_no_partial_overlap(o, a);
+          assert_no_partial_overlap(o, x);
+          Tensor r = f(a, x);
+          resize_(o, r.sizes());
+          copy_(o, r);
+          return o;
+        },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+    cls.def(name, f, nb::arg("other"));
+    cls.def((std::string(name) + "_").c_str(),
+            [f](Tensor& self, const Tensor& x) -> Tensor {
+              assert_no_internal_overlap(self);
+              assert_no_partial_overlap(self, x);
+              Tensor r = f(self, x);
+              EMBER_CHECK(r.sizes() == self.sizes(), "output with shape ", self.shape_str(),
+                          " doesn't match the broadcast shape ", shape_str(r.sizes()));
+              return copy_(self, r);
+            },
+            nb::arg("other"));
+  }
+
   auto round_p = [](int64_t d) { return UnaryParams{.p0 = static_cast<double>(d)}; };
   m.def(
       "round",

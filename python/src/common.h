@@ -81,6 +81,8 @@ void bind_nn_conv(nb::module_& m);    // convolution, pooling, fold/unfold (bind
 void bind_optim(nb::module_& m);
 void bind_serialization(nb::module_& m);  // bind_serialization.cpp
 void bind_nn_norm(nb::module_& m);        // nn losses, norms, dropout, embedding (bind_nn_norm.cpp)
+void bind_fft(nb::module_& m);            // FFT primitives (bind_fft.cpp)
+void bind_distributed(nb::module_& m);    // ember._C._distributed (bind_distributed.cpp)
 
 // The Python object already wrapping impl (a new reference), or null.
 PyObject* preserved_pyobj(TensorImpl* impl);

@@ -2,8 +2,9 @@
 #include <nanobind/operators.h>
 
 #include "common.h"
-#include "ember/cpu/conv_onednn.h"
+#include "ember/core/autocast.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/onednn.h"
 
 namespace ember::py {
 namespace {
@@ -195,6 +196,23 @@ void bind_dtype_device(nb::module_& m) {
   m.def("_get_cpu_capability", [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability())); });
   m.def("_get_cpu_capability_supported",
         [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability_supported())); });
+  // Autocast state (Note [Autocast] in core/autocast.h); ember.amp.autocast drives it.
+  auto device_of = [](const std::string& d) {
+    if (d == "cpu") return DeviceType::CPU;
+    if (d == "cuda") return DeviceType::CUDA;
+    throw nb::value_error(("unsupported autocast device_type '" + d + "'").c_str());
+  };
+  m.def("_is_autocast_enabled", [device_of](const std::string& d) { return autocast::is_enabled(device_of(d)); });
+  m.def("_set_autocast_enabled",
+        [device_of](const std::string& d, bool on) { autocast::set_enabled(device_of(d), on); });
+  m.def("_get_autocast_dtype", [device_of](const std::string& d) { return autocast::get_dtype(device_of(d)); });
+  m.def("_set_autocast_dtype",
+        [device_of](const std::string& d, ScalarType t) { autocast::set_dtype(device_of(d), t); });
+  m.def("_is_autocast_cache_enabled", &autocast::is_cache_enabled);
+  m.def("_set_autocast_cache_enabled", &autocast::set_cache_enabled);
+  m.def("_autocast_increment_nesting", &autocast::increment_nesting);
+  m.def("_autocast_decrement_nesting", &autocast::decrement_nesting);
+  m.def("_clear_autocast_cache", &autocast::clear_cache);
   // ember.backends.mkldnn: float32 convolutions on oneDNN (Note [oneDNN convolution]).
   m.def("_get_mkldnn_enabled", &cpu::onednn_enabled);
   m.def("_set_mkldnn_enabled", &cpu::set_onednn_enabled);
@@ -210,6 +228,11 @@ void bind_dtype_device(nb::module_& m) {
   });
   m.def("_cpu_reset_peak_stats", &cpu_reset_peak_stats);
   m.def("_cpu_empty_cache", &cpu_empty_cache);
+  m.def("_cpu_cache_limit", &cpu_cache_limit);
+  m.def("_cpu_set_cache_limit", [](int64_t bytes) {
+    EMBER_CHECK(bytes >= 0, "set_cache_limit: expected a non-negative number of bytes, got ", bytes);
+    cpu_set_cache_limit(static_cast<size_t>(bytes));
+  });
 }
 
 }  // namespace ember::py

@@ -32,6 +32,11 @@ void register_exceptions(nb::module_& m) {
 }  // namespace
 }  // namespace ember::py
 
+namespace ember::py {
+void bind_profiler(nb::module_& m);   // bind_profiler.cpp: ember._C._profiler, ember._C._memory
+void instrument_ops(nb::module_& m);  // Note [Op events from the bindings]: after every op is bound
+}  // namespace ember::py
+
 NB_MODULE(_C, m) {
   using namespace ember::py;
   nb::set_leak_warnings(false);  // dtype singletons live until interpreter exit by design
@@ -54,4 +59,8 @@ NB_MODULE(_C, m) {
   bind_optim(m);  // optim
   bind_serialization(m);
   bind_nn_norm(m);
+  bind_fft(m);
+  bind_distributed(m);  // after register_exceptions: its translator is tried first
+  bind_profiler(m);
+  instrument_ops(m);
 }

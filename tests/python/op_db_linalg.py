@@ -91,6 +91,33 @@ def _qr_proj(lib, a, mode="reduced"):
 
 
 
+def expm_samples(dt):
+    """Norms below the smallest Padé threshold, in the middle, and above the last one (scaling and
+    squaring; the batch mixes matrices that need different numbers of squarings). int64 stays int64
+    (torch rejects it)."""
+    def scaled(a, s):
+        return a * s if a.is_floating_point() or a.is_complex() else a
+    big = scaled(mk((3, 3, 3), dt, 4, -1, 1), torch.tensor([0.01, 1.0, 4.0], dtype=torch.float64).view(3, 1, 1))
+    return [Sample("tiny", scaled(mk((3, 3), dt, 1, -1, 1), 1e-3)),
+            Sample("unit", scaled(mk((4, 4), dt, 2, -1, 1), 0.5)),
+            Sample("transposed", mk((3, 3), dt, 3, -1, 1).t()), Sample("batched_scaled", big),
+            Sample("1x1", mk((1, 1), dt, 5)), Sample("empty", mk((0, 2, 2), dt, 6))]
+
+
+def householder_samples(dt):
+    """(A, tau) pairs: arbitrary values (the product is defined for any tau), k <= n <= m."""
+    return [Sample("tall", mk((5, 3), dt, 1, -1, 1), mk((3,), dt, 2, -1, 1)),
+            Sample("fewer_tau", mk((5, 3), dt, 3, -1, 1), mk((2,), dt, 4, -1, 1)),
+            Sample("square_batched", mk((2, 4, 4), dt, 5, -1, 1), mk((2, 4), dt, 6, -1, 1)),
+            Sample("transposed", mk((3, 4), dt, 7, -1, 1).t(), mk((2,), dt, 8, -1, 1)),
+            Sample("no_tau", mk((4, 2), dt, 9), mk((0,), dt, 10))]
+
+
+def _geqrf_flat(lib, a):
+    r = lib.geqrf(a)
+    return lib.cat([r.a.reshape(-1), r.tau.reshape(-1)])
+
+
 def _lstsq_driver_row(driver, field):
     def samples(dt):
         out = [Sample("tall", mk((5, 3), dt, 1), mk((5, 2), dt, 2)),
@@ -237,6 +264,15 @@ OPS = [
         Sample("batched_dims", mk((2, 3, 4), dt, 18), "fro", (0, 2)),
         Sample("batched_nuc_keep", mk((2, 3, 4), dt, 19), "nuc", (1, 2), True),
         Sample("m1_dims_keep", mk((2, 3, 4), dt, 20), 1, (2, 1), True)], **FC),
+    L("matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), expm_samples, **FIC, rtol=1e-10, grad_rtol=1e-9,
+      tol_per_dtype={"float32": 1e-4, "complex64": 1e-4}),
+    L("householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau), householder_samples, **FIC,
+      rtol=1e-10, tol_per_dtype={"float32": 1e-5, "complex64": 1e-5}),
+    # torch.geqrf has no derivative (both raise on backward); a and tau as one flat tensor.
+    OpInfo("geqrf", call=_geqrf_flat,
+           samples=lambda dt: rect_samples(dt) + [Sample("batched_empty", mk((2, 0, 3), dt, 9))],
+           dtypes=FI + COMPLEX, grad=False, method=False, rtol=1e-10,
+           tol_per_dtype={"float32": 1e-4, "complex64": 1e-4}),
     L("norm_ord0", lambda lib, a: lib.linalg.norm(a, 0), lambda dt: [Sample("v", mk((5,), dt, 1))], dtypes=F,
       grad=False),
 ]

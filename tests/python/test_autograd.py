@@ -297,12 +297,15 @@ def test_custom_function_wrong_gradient_count():
 
 
 def test_anomaly_mode_names_the_node_and_forward_line():
-    with ember.autograd.detect_anomaly():
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        mode = ember.autograd.detect_anomaly()
+    with mode:
         x = ember.zeros(2, requires_grad=True)
         y = x / x  # nan forward; backward produces nan
-        with pytest.raises(RuntimeError, match="DivBackward0") as err:
-            y.sum().backward()
-    assert "test_autograd.py" in str(err.value)
+        with pytest.warns(UserWarning, match="Error detected in DivBackward0") as w:
+            with pytest.raises(RuntimeError, match="DivBackward0") as err:
+                y.sum().backward()
+    assert "test_autograd.py" in str(w[-1].message)  # the forward traceback is in the warning, as torch
 
 
 def test_saved_intermediates_freed_after_backward():
@@ -488,3 +491,16 @@ def test_data_property_is_untracked_alias():
     assert tuple(w.shape) == (2, 2) and w.requires_grad and w.is_leaf and w.sum().item() == 0
     with pytest.raises(NotImplementedError):
         w.data = ember.zeros(2, dtype=ember.float64)
+
+
+def test_cast_to_integer_or_bool_ends_the_graph():
+    # As torch: integer/bool results never require grad, so x * x.int() has gradient x.int() only.
+    ex, tx = leaf_pair([0.7, -1.2, 2.5])
+    for cast in [lambda x: x.int(), lambda x: x.long(), lambda x: x.bool(), lambda x: x.to(ember.int16)
+                 if isinstance(x, ember.Tensor) else x.to(torch.int16)]:
+        assert cast(ex).requires_grad is cast(tx).requires_grad is False
+        assert cast(ex).grad_fn is None
+    assert ex.double().requires_grad and ex.to(ember.complex128).requires_grad
+    (ex * ex.int()).sum().backward()
+    (tx * tx.int()).sum().backward()
+    assert_same(ex.grad, tx.grad)

@@ -1,5 +1,6 @@
 """The main job (examples/fashion_mnist.py) end to end on a tiny data set the test writes."""
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -68,3 +69,47 @@ def test_missing_data_says_where_to_put_it(tmp_path):
     if os.path.isdir("/usr/share/datasets/fashion-mnist"):
         pytest.skip("Debian's Fashion-MNIST is installed: the trainer falls back to it")
     assert r.returncode != 0 and "not found" in r.stderr
+
+
+def test_profile_flag_prints_the_table_and_saves_a_trace(tiny_data, tmp_path):
+    out = tmp_path / "prof"
+    r = _run(["--data", str(tiny_data), "--batch-size", "32", "--workers", "0", "--out", str(out), "--profile"],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Self CPU %" in r.stdout and "Self CPU time total" in r.stdout
+    for name in ("aten::conv2d", "ConvolutionBackward0", "Optimizer.step#AdamW.step", "train_step",
+                 "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"):
+        assert name in r.stdout or name[:48] in r.stdout, name
+    assert "epoch" not in r.stdout  # profiles, then exits without training
+    trace = json.loads((out / "profile_trace.json").read_text())
+    names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
+    assert {"train_step", "forward", "backward", "aten::conv2d"} <= names
+
+
+def test_tensorboard_flag_writes_scalars(tiny_data, tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    tb = tmp_path / "tb"
+    r = _run(["--data", str(tiny_data), "--batch-size", "32", "--workers", "0", "--out", str(tmp_path / "run"),
+              "--no-progress", "--no-plot", "--epochs", "1", "--tensorboard", str(tb)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    acc = EventAccumulator(str(tb), size_guidance={"scalars": 0})
+    acc.Reload()
+    steps = [e.step for e in acc.Scalars("train/loss")]
+    assert steps == list(range(320 // 32))  # one per batch
+    assert [e.step for e in acc.Scalars("epoch/test_acc")] == [1]
+    assert 0 <= acc.Scalars("epoch/test_acc")[0].value <= 1
+    assert len(acc.Scalars("train/lr")) == len(steps)
+
+
+def test_distributed_data_parallel_run(tiny_data, tmp_path):
+    # --distributed starts the launcher with 2 processes: DDP, each on half of every batch; rank 0 reports.
+    out = tmp_path / "ddp"
+    r = _run(["--data", str(tiny_data), "--batch-size", "32", "--workers", "0", "--out", str(out), "--no-progress",
+              "--epochs", "1", "--no-plot", "--distributed", "--nproc", "2"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "2 processes (DDP, 16 per process)" in r.stdout
+    assert r.stdout.count("epoch  1/1") == 1 and "test acc" in r.stdout  # printed once, by rank 0
+    state = ember.load(str(out / "model.pt"))  # the plain module's state: loads without DDP
+    assert not any(k.startswith("module.") for k in state) and any(k.endswith("running_mean") for k in state)
+    ckpt = ember.load(str(out / "checkpoint.pt"))
+    assert ckpt["epoch"] == 1 and ckpt["history"][0]["test_acc"] > 0

@@ -1,4 +1,4 @@
-"""nn.utils.parametrize and parametrizations.weight_norm / spectral_norm against torch 2.13."""
+"""nn.utils.parametrize and parametrizations.weight_norm / spectral_norm / orthogonal against torch 2.13."""
 from collections import OrderedDict
 
 import numpy as np
@@ -21,8 +21,10 @@ def to_ember(t):
 
 def close(e, t, tol=1e-5):
     assert tuple(e.shape) == tuple(t.shape)
-    np.testing.assert_allclose(np.asarray(e.detach().tolist(), dtype=float).reshape(tuple(e.shape)),
-                               t.detach().double().numpy(), rtol=tol, atol=tol)
+    ref = t.detach()
+    ref = ref.to(torch.complex128) if ref.is_complex() else ref.double()
+    np.testing.assert_allclose(np.asarray(e.detach().tolist(), dtype=complex if ref.is_complex() else float)
+                               .reshape(tuple(e.shape)), ref.numpy(), rtol=tol, atol=tol)
 
 
 def load_from(em, tm):
@@ -186,8 +188,148 @@ def test_spectral_norm_vector_and_errors():
         ePs.spectral_norm(enn.Linear(2, 2), name="nope")
     with pytest.raises(ValueError):
         ePs.spectral_norm(enn.Linear(2, 2), n_power_iterations=0)
-    with pytest.raises(NotImplementedError):
-        ePs.orthogonal(enn.Linear(2, 2))
+
+
+# ---- parametrizations.orthogonal ----
+
+def orthonormal_error(w):
+    """max |Q^H Q - I| for tall Q (Q Q^H for wide)."""
+    q = np.asarray(w.detach().tolist())
+    if q.shape[-2] < q.shape[-1]:
+        q = np.swapaxes(q, -1, -2)
+    g = np.swapaxes(q, -1, -2).conj() @ q
+    return np.abs(g - np.eye(q.shape[-1])).max()
+
+
+def orthogonal_pair(shape, dtype=torch.float64, **kw):
+    """The same Linear in both libraries (weight (out, in) = shape), parametrized with `kw`."""
+    tm = tnn.Linear(shape[1], shape[0]).to(dtype)
+    if dtype.is_complex:
+        with torch.no_grad():
+            tm.weight.copy_(torch.randn_like(tm.weight))
+    em = enn.Linear(shape[1], shape[0]).to(getattr(ember, str(dtype).split(".")[-1]))
+    load_from(em, tm)
+    tPs.orthogonal(tm, **kw)
+    ePs.orthogonal(em, **kw)
+    return em, tm
+
+
+@pytest.mark.parametrize("use_trivialization", [True, False])
+@pytest.mark.parametrize("orthogonal_map", [None, "matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_matches_torch(shape, orthogonal_map, use_trivialization):
+    em, tm = orthogonal_pair(shape, orthogonal_map=orthogonal_map, use_trivialization=use_trivialization)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())  # incl. parametrizations.weight.0.base
+    assert em.parametrizations.weight[0].orthogonal_map == tm.parametrizations.weight[0].orthogonal_map.name
+    # Registration: the weight is orthonormal and equals torch's (the Q factor of the old weight,
+    # or the map of the old weight where no right_inverse applies).
+    close(em.weight, tm.weight, 1e-12)
+    if use_trivialization or orthogonal_map == "householder" or (orthogonal_map is None and shape[0] != shape[1]):
+        assert orthonormal_error(em.weight) < 1e-13
+    close(em.parametrizations.weight.original, tm.parametrizations.weight.original, 1e-12)
+    # With torch's state (its random base completion for non-square weights included), the
+    # gradients w.r.t. the original parameter equal torch's.
+    load_from(em, tm)
+    x = torch.randn(2, shape[1], dtype=torch.float64)
+    g = torch.randn(2, shape[0], dtype=torch.float64)
+    tm(x).backward(g)
+    em(to_ember(x)).backward(to_ember(g))
+    close(em.parametrizations.weight.original.grad, tm.parametrizations.weight.original.grad, 1e-11)
+    # Assigning an orthonormal matrix goes through right_inverse (torch refuses for matrix_exp and
+    # cayley without a trivialization: there is no inverse to compute).
+    q = torch.linalg.qr(torch.randn(max(shape), min(shape), dtype=torch.float64)).Q
+    q = q.T if shape[0] < shape[1] else q
+    try:
+        with torch.no_grad():
+            tm.weight = q
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            em.weight = to_ember(q)
+        return
+    em.weight = to_ember(q)
+    close(em.weight, tm.weight, 1e-12)
+    close(em.weight, q, 1e-12)
+    close(em.parametrizations.weight.original, tm.parametrizations.weight.original, 1e-12)
+
+
+def test_orthogonal_training_steps_match_torch():
+    # A few SGD steps from the same state: the weights stay equal to torch's and orthonormal.
+    for kw in [dict(), dict(orthogonal_map="cayley"), dict(orthogonal_map="householder", use_trivialization=False)]:
+        em, tm = orthogonal_pair((5, 3), **kw)
+        load_from(em, tm)
+        topt = torch.optim.SGD(tm.parameters(), lr=0.1)
+        eopt = ember.optim.SGD(em.parameters(), lr=0.1)
+        x = torch.randn(4, 3, dtype=torch.float64)
+        for _ in range(3):
+            topt.zero_grad()
+            eopt.zero_grad()
+            (tm(x) ** 2).sum().backward()
+            (em(to_ember(x)) ** 2).sum().backward()
+            topt.step()
+            eopt.step()
+        close(em.weight, tm.weight, 1e-10)
+        assert orthonormal_error(em.weight) < 1e-12
+
+
+def test_orthogonal_float32_complex_and_batched():
+    em, tm = orthogonal_pair((4, 6), dtype=torch.float32)
+    close(em.weight, tm.weight, 1e-5)
+    assert orthonormal_error(em.weight) < 1e-5
+    # Complex: matrix_exp by default (tall too); householder refuses complex tensors.
+    for shape in [(3, 3), (5, 2)]:
+        with pytest.warns(UserWarning, match="Complex modules"):
+            em, tm = orthogonal_pair(shape, dtype=torch.complex128)
+        assert em.parametrizations.weight[0].orthogonal_map == "matrix_exp"
+        close(em.weight, tm.weight, 1e-12)
+        assert orthonormal_error(em.weight) < 1e-13
+    for lib, nn, P in ((ember, enn, ePs), (torch, tnn, tPs)):
+        with pytest.raises(ValueError):
+            P.orthogonal(nn.Linear(2, 3).to(lib.complex128), orthogonal_map="householder")
+
+    # A batch of matrices as one parameter.
+    def holder(nn, lib, w):
+        m = nn.Module()
+        m.weight = nn.Parameter(w)
+        return m
+    w = torch.randn(2, 3, 5, 4, dtype=torch.float64)
+    for orthogonal_map in ["matrix_exp", "householder"]:
+        tm, em = holder(tnn, torch, w.clone()), holder(enn, ember, to_ember(w))
+        tPs.orthogonal(tm, orthogonal_map=orthogonal_map)
+        ePs.orthogonal(em, orthogonal_map=orthogonal_map)
+        close(em.weight, tm.weight, 1e-12)
+        assert orthonormal_error(em.weight) < 1e-13
+        load_from(em, tm)
+        (tm.weight * w).sum().backward()
+        (em.weight * to_ember(w)).sum().backward()
+        close(em.parametrizations.weight.original.grad, tm.parametrizations.weight.original.grad, 1e-11)
+
+
+def test_orthogonal_householder_without_trivialization_identity_and_cached():
+    # Assigning I: geqrf gives tau = 0 (no reflection); the stored diagonal signs make up for it.
+    em, tm = orthogonal_pair((4, 4), orthogonal_map="householder", use_trivialization=False)
+    eye = torch.eye(4, dtype=torch.float64)
+    with torch.no_grad():
+        tm.weight = eye
+    em.weight = to_ember(eye)
+    close(em.weight, eye, 1e-15)
+    close(em.parametrizations.weight.original, tm.parametrizations.weight.original, 1e-15)
+    with eP.cached():
+        assert em.weight is em.weight
+    assert em.weight is not em.weight
+
+
+def test_orthogonal_errors_match_torch():
+    for lib, nn, P in ((ember, enn, ePs), (torch, tnn, tPs)):
+        with pytest.raises(ValueError):
+            P.orthogonal(nn.Linear(2, 2), name="nope")
+        with pytest.raises(ValueError):
+            P.orthogonal(nn.BatchNorm1d(3))  # 1-d weight
+        with pytest.raises(ValueError):
+            P.orthogonal(nn.Linear(2, 2), orthogonal_map="qr")
+        m = P.orthogonal(nn.Linear(3, 2))
+        with pytest.raises(ValueError):  # right_inverse checks the shape
+            m.weight = lib.zeros(3, 2)
 
 
 # ---- nn.utils.fusion ----

@@ -327,3 +327,161 @@ def test_top_level_pool_functions():
     vt, it = torch.adaptive_max_pool1d(torch.tensor(a.reshape(2, 6, 6)), 3)
     np.testing.assert_array_equal(ie.numpy(), it.numpy())
     np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+
+
+# ---- fractional max pooling: the same _random_samples in both libraries give the same windows ----
+
+FRACTIONAL_CASES = [
+    (2, (2, 3, 9, 11), (2, 3), dict(output_size=(4, 5))),
+    (2, (3, 10, 10), 3, dict(output_size=(6, 7))),                    # unbatched
+    (2, (2, 2, 12, 9), 2, dict(output_ratio=(0.5, 0.7))),
+    (2, (1, 2, 8, 8), 2, dict(output_ratio=(0.6, 0.6))),
+    (2, (2, 1, 7, 7), 3, dict(output_size=1)),                        # one window: the last position
+    (2, (1, 2, 6, 6), 2, dict(output_size=5)),                        # every start used: overlapping windows
+    (3, (2, 2, 7, 8, 9), (2, 3, 2), dict(output_size=(3, 4, 5))),
+    (3, (2, 6, 6, 6), 2, dict(output_ratio=0.5)),                     # unbatched
+    (3, (1, 1, 5, 6, 7), (1, 2, 3), dict(output_size=(4, 2, 3))),     # 3-d: out + k - 1 < size
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", FRACTIONAL_CASES, ids=lambda c: f"{c[0]}d-{c[1]}-{c[3]}")
+def test_fractional_max_pool_matches_torch(case, dtype):
+    nd, shape, k, kw = case
+    n = shape[0] if len(shape) == nd + 2 else 1
+    g = torch.Generator().manual_seed(len(shape) + nd)
+    samples = torch.rand(n, shape[-nd - 1], nd, generator=g, dtype=getattr(torch, dtype))
+    se = ember.tensor(samples.numpy())
+    name = f"fractional_max_pool{nd}d"
+    # Values, indices and input gradients (random values: overlapping windows may share a maximum).
+    xe, xt = both(shape, dtype, distinct=False)
+    xe.requires_grad_(True)
+    xt.requires_grad_(True)
+    ve, ie = getattr(EF, name)(xe, k, return_indices=True, _random_samples=se, **kw)
+    vt, it = getattr(TF, name)(xt, k, return_indices=True, _random_samples=samples, **kw)
+    assert str(ie.dtype) == "ember.int64"
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    np.testing.assert_array_equal(ve.detach().numpy(), vt.detach().numpy())
+    g = np.random.default_rng(1).standard_normal(tuple(vt.shape)).astype(dtype)
+    ve.backward(ember.tensor(g))
+    vt.backward(torch.tensor(g))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=TOL[dtype], atol=TOL[dtype])
+    # The same through *_with_indices, and the values alone.
+    xe, xt = both(shape, dtype)
+    ve, ie = getattr(EF, name + "_with_indices")(xe, k, _random_samples=se, **kw)
+    vt, it = getattr(TF, name + "_with_indices")(xt, k, _random_samples=samples, **kw)
+    np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    np.testing.assert_array_equal(getattr(EF, name)(xe, k, _random_samples=se, **kw).numpy(), vt.numpy())
+
+
+def test_fractional_max_pool_ties_nan_inf_and_gradcheck():
+    # Ties: the first maximum in the window; NaN: the window's last NaN; all -inf: the window's first.
+    x = torch.zeros(1, 2, 7, 7, dtype=torch.float64)
+    x[0, 1] = -torch.inf
+    x[0, 0, 1, 1] = x[0, 0, 2, 3] = torch.nan
+    s = torch.rand(1, 2, 2, dtype=torch.float64)
+    ve, ie = EF.fractional_max_pool2d(ember.tensor(x.numpy()), 3, output_size=4, return_indices=True,
+                                      _random_samples=ember.tensor(s.numpy()))
+    vt, it = TF.fractional_max_pool2d(x, 3, output_size=4, return_indices=True, _random_samples=s)
+    np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    # Overlapping windows with distinct values: gradcheck/gradgradcheck (the samples fixed).
+    xe, _ = both((1, 2, 6, 5), "float64")
+    se = ember.rand(1, 2, 2, dtype=ember.float64)
+    f = lambda t: EF.fractional_max_pool2d(t, 2, output_size=(5, 3), _random_samples=se)  # noqa: E731
+    assert gradcheck(f, (xe.requires_grad_(),))
+    assert gradgradcheck(f, (xe,))
+    xe3, _ = both((1, 1, 5, 5, 5), "float64")
+    se3 = ember.rand(1, 1, 3, dtype=ember.float64)
+    assert gradcheck(lambda t: EF.fractional_max_pool3d(t, 2, output_size=3, _random_samples=se3),
+                     (xe3.requires_grad_(),))
+
+
+def test_fractional_max_pool_random_samples_and_half():
+    # Without _random_samples each call draws its own windows: the output is still a max of a
+    # k x k window of the input, one per output position in increasing order.
+    x = ember.randn(2, 3, 10, 10)
+    v, i = EF.fractional_max_pool2d(x, 2, output_ratio=0.5, return_indices=True)
+    assert tuple(v.shape) == (2, 3, 5, 5)
+    flat = x.reshape(2, 3, 100)
+    np.testing.assert_array_equal(flat.gather(2, i.reshape(2, 3, 25)).reshape(2, 3, 5, 5).numpy(), v.numpy())
+    # Window starts increase by 1 or 2 (ratio 0.5, kernel 2): an argmax row/column is at most one
+    # behind the previous output's.
+    assert (np.diff((i // 10).numpy(), axis=2) >= -1).all()
+    assert (np.diff((i % 10).numpy(), axis=3) >= -1).all()
+    for dt in ["float16", "bfloat16"]:
+        xt = torch.randn(1, 2, 9, 9).to(getattr(torch, dt))
+        st = torch.rand(1, 2, 2).to(getattr(torch, dt))
+        xe, se = ember.tensor(xt.float().numpy()).to(getattr(ember, dt)), ember.tensor(st.float().numpy()).to(
+            getattr(ember, dt))
+        ve, ie = EF.fractional_max_pool2d(xe, 3, output_size=5, return_indices=True, _random_samples=se)
+        vt, it = TF.fractional_max_pool2d(xt, 3, output_size=5, return_indices=True, _random_samples=st)
+        np.testing.assert_array_equal(ie.numpy(), it.numpy())
+        np.testing.assert_array_equal(ve.float().numpy(), vt.float().numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3),                                  # no size
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3, output_size=7),                   # too big
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), (2, 9), output_size=(4, 1)),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3, output_size=4,
+                                           _random_samples=lib.rand(1, 2, 2, dtype=lib.float64)),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3, output_size=4, _random_samples=lib.rand(1, 2, 3)),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(2, 2, 8, 8), 3, output_size=4, _random_samples=lib.rand(1, 2, 2)),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3, output_size=4, _random_samples=lib.rand(1, 3, 2)),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3, output_size=4, _random_samples=lib.rand(2, 2)),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 3, output_size=4,
+                                           _random_samples=lib.rand(1, 2, 2).requires_grad_()),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(8, 8), 2, output_size=4),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(2, 3, 4, 5, 8, 8), 2, output_size=4),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 0, 8), 2, output_size=4),
+    lambda F, lib: F.fractional_max_pool2d(lib.randn(1, 2, 8, 8), 2, output_size=(4, 4, 4)),
+    lambda F, lib: F.fractional_max_pool3d(lib.randn(1, 2, 6, 6, 6), (2, 7, 2), output_size=(3, 1, 3)),
+    lambda F, lib: F.fractional_max_pool3d(lib.randn(1, 2, 6, 6, 6), 2, output_size=3,
+                                           _random_samples=lib.rand(1, 2, 2)),
+    lambda F, lib: F.fractional_max_pool3d(lib.randn(6, 6), 2, output_size=3),
+    lambda F, lib: F.fractional_max_pool3d(lib.randn(1, 1, 5, 5, 5), 1, output_size=5),
+])
+def test_fractional_max_pool_errors_match_torch(call):
+    with pytest.raises(Exception) as te:
+        call(TF, torch)
+    with pytest.raises(type(te.value)):
+        call(EF, ember)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_modules(nd):
+    cls = f"FractionalMaxPool{nd}d"
+    shape = (2, 3) + (8,) * nd
+    samples = torch.rand(2, 3, nd)
+    tm = getattr(torch.nn, cls)(2, output_size=4, return_indices=True, _random_samples=samples)
+    em = getattr(ember.nn, cls)(2, output_size=4, return_indices=True, _random_samples=ember.tensor(samples.numpy()))
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict()) == ["_random_samples"]
+    assert em.kernel_size == tm.kernel_size and em.output_size == tm.output_size and em.output_ratio is None
+    xe, xt = both(shape, "float32")
+    (ve, ie), (vt, it) = em(xe), tm(xt)
+    np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    em2, tm2 = getattr(ember.nn, cls)(3, output_ratio=0.5), getattr(torch.nn, cls)(3, output_ratio=0.5)
+    assert em2.output_ratio == tm2.output_ratio and list(em2.state_dict()) == list(tm2.state_dict()) == []
+    assert tuple(em2(xe).shape) == tuple(tm2(xt).shape)
+    for lib in (ember, torch):
+        C = getattr(lib.nn, cls)
+        for kw in [dict(), dict(output_size=2, output_ratio=0.5), dict(output_ratio=1.5), dict(output_ratio=0.0)]:
+            with pytest.raises(ValueError):
+                C(2, **kw)
+    with pytest.raises(ValueError):  # torch checks the kernel size in FractionalMaxPool3d only
+        getattr(ember.nn, cls)(0, output_size=2) if nd == 3 else EF.fractional_max_pool2d(xe, 0, output_size=2)
+    with pytest.raises(ValueError):
+        torch.nn.FractionalMaxPool3d(0, output_size=2)
+
+
+def test_fractional_max_pool_empty_outputs_and_batches():
+    for nd, shape, out in [(2, (1, 2, 8, 8), (0, 2)), (2, (0, 2, 8, 8), 3), (3, (0, 2, 6, 6, 6), 3)]:
+        name = f"fractional_max_pool{nd}d"
+        xe, xt = both(shape, "float32")
+        ve, ie = getattr(EF, name)(xe, 2, output_size=out, return_indices=True)
+        vt, it = getattr(TF, name)(xt, 2, output_size=out, return_indices=True)
+        assert tuple(ve.shape) == tuple(vt.shape) and tuple(ie.shape) == tuple(it.shape)

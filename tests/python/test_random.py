@@ -52,6 +52,8 @@ DRAWS = {
     "uniform_": lambda g: ember.empty(9).uniform_(-2, 2, generator=g),
     "exponential_": lambda g: ember.empty(9).exponential_(2.0, generator=g),
     "random_": lambda g: ember.empty(9, dtype=ember.int64).random_(generator=g),
+    "_standard_gamma": lambda g: ember._standard_gamma(ember.full((40,), 0.7), generator=g),
+    "binomial": lambda g: ember.binomial(ember.full((40,), 30.0), ember.full((40,), 0.4), generator=g),
 }
 
 

@@ -4,6 +4,7 @@ import io
 import os
 import pickle
 import random
+import zipfile
 
 import numpy as np
 import pytest
@@ -288,3 +289,155 @@ def test_optimizer_state_via_files(tmp_path):
     assert to2.state_dict()["param_groups"] == to.state_dict()["param_groups"]
     for k in ("step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
         assert torch.equal(to2.state[tp[0]][k], to.state[tp[0]][k])
+
+
+# ---------------------------------------------------------------- the C++ archive (ember._C._serialization)
+S = ember._C._serialization
+
+
+def test_archive_reader_on_torch_files(tmp_path):
+    tobj, _ = build(np.random.default_rng(7))
+    path = tmp_path / "t.pt"
+    torch.save(tobj, path)
+    ref = zipfile.ZipFile(path)
+    for src in (str(path), open(path, "rb"), S.MappedFile(str(path))):
+        r = S.ZipReader(src)
+        assert r.names() == ref.namelist()
+        assert r.archive_size == path.stat().st_size
+        for info in ref.infolist():
+            assert r.size(info.filename) == info.file_size
+            assert r.read(info.filename) == ref.read(info.filename)
+            if "/data/" in info.filename:
+                assert r.data_offset(info.filename) % 64 == 0      # torch aligns storages too
+        if hasattr(src, "close"):
+            src.close()
+
+
+def test_archive_writer_layout_matches_torch(tmp_path):
+    t, e = pair("float32", (6,), np.random.default_rng(8))
+    (tmp_path / "t").mkdir()
+    torch.save({"x": t}, tmp_path / "t" / "e.pt")        # same stem: same record names
+    ember.save({"x": e}, tmp_path / "e.pt")
+    zt, ze = zipfile.ZipFile(tmp_path / "t" / "e.pt"), zipfile.ZipFile(tmp_path / "e.pt")
+    assert ze.namelist() == zt.namelist()
+    assert ze.testzip() is None                                     # CRCs agree with Python's zipfile
+    for it, ie in zip(zt.infolist(), ze.infolist()):
+        assert (ie.compress_type, ie.flag_bits & 0x8) == (it.compress_type, it.flag_bits & 0x8)
+    r = S.ZipReader(str(tmp_path / "e.pt"))
+    assert all(r.data_offset(n) % 64 == 0 for n in r.names())
+    tail = (tmp_path / "e.pt").read_bytes()[-98:]
+    assert tail[:4] == b"PK\x06\x06" and tail[56:60] == b"PK\x06\x07"   # ZIP64 end records, as torch
+
+
+def test_zip64_archives_load_both_ways(tmp_path):
+    _, eobj = build(np.random.default_rng(9))
+    buf = io.BytesIO()
+    p = ember.serialization._Pickler(buf, 2)
+    p.dump(eobj)
+    path = tmp_path / "z64.pt"
+    # every entry with ZIP64 extra fields, as torch writes for records or offsets past 4 GiB
+    ember.serialization._write_archive(S.ZipWriter(str(path), force_zip64=True), "z64", buf.getbuffer(),
+                                       p.storages)
+    check(eobj, torch.load(path))
+    check(ember.load(path), torch.load(path, mmap=True))
+    check(ember.load(path, mmap=True), torch.load(path))
+
+
+def test_deflated_and_crcless_archives_load(tmp_path):
+    tobj, _ = build(np.random.default_rng(10))
+    buf = io.BytesIO()
+    torch.save(tobj, buf)
+    src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:   # a checkpoint repacked by a zip tool
+        for n in src.namelist():
+            z.writestr(n, src.read(n))
+    out.seek(0)
+    check(ember.load(out), tobj)
+    path = tmp_path / "deflated.pt"
+    path.write_bytes(out.getvalue())
+    check(ember.load(path, mmap=True), tobj)                     # compressed records are read, not mapped
+    # torch's compute_crc32=False writes CRC 0: nothing to check against
+    from torch.utils.serialization import config
+    config.save.compute_crc32 = False
+    try:
+        torch.save(tobj, tmp_path / "nocrc.pt")
+    finally:
+        config.save.compute_crc32 = True
+    assert all(i.CRC == 0 for i in zipfile.ZipFile(tmp_path / "nocrc.pt").infolist())
+    check(ember.load(tmp_path / "nocrc.pt"), tobj)
+
+
+def test_corrupted_storage_fails_its_crc(tmp_path):
+    t, _ = pair("float64", (100,), np.random.default_rng(11))
+    path = tmp_path / "c.pt"
+    torch.save({"w": t}, path)
+    data = bytearray(path.read_bytes())
+    off = S.ZipReader(str(path)).data_offset("c/data/0")
+    data[off + 17] ^= 0x40
+    path.write_bytes(bytes(data))
+    with pytest.raises(RuntimeError, match="CRC-32 mismatch in record c/data/0"):
+        ember.load(path)
+    torch.load(path)           # torch does not check: it returns the damaged values
+    assert ember.load(path, mmap=True)["w"].shape == (100,)     # a mapped load reads nothing up front
+
+
+def test_save_errors_leave_no_partial_file(tmp_path):
+    class Broken(io.RawIOBase):
+        def __init__(self):
+            self.n = 0
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            self.n += 1
+            if self.n > 3:
+                raise OSError("disk full")
+            return len(b)
+    with pytest.raises(OSError, match="disk full"):
+        ember.save({"x": ember.ones(1000)}, Broken())
+    with pytest.raises(RuntimeError):
+        ember.save({"x": ember.ones(3)}, tmp_path / "missing_dir" / "x.pt")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.environ.get("EMBER_BIG_TESTS") != "1", reason="writes 2 x 4.3 GB; EMBER_BIG_TESTS=1")
+def test_records_past_4gib_load_both_ways(tmp_path):
+    n = (1 << 32) + 4096                                        # one storage past the 32-bit limit
+    e = ember.empty(n, dtype=ember.uint8)
+    e[-5:] = ember.arange(5, dtype=ember.uint8)
+    ember.save({"big": e, "after": ember.arange(3.0)}, tmp_path / "e.pt")
+    del e
+    back = torch.load(tmp_path / "e.pt", mmap=True)
+    assert back["big"].numel() == n and back["big"][-5:].tolist() == [0, 1, 2, 3, 4]
+    assert back["after"].tolist() == [0.0, 1.0, 2.0]
+    t = back["big"]
+    torch.save({"after": torch.arange(3.0), "big": t}, tmp_path / "t.pt")
+    del back, t
+    mine = ember.load(tmp_path / "t.pt", mmap=True)
+    assert mine["big"].numel() == n and mine["big"][-5:].tolist() == [0, 1, 2, 3, 4]
+    assert mine["after"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_map_location_errors_are_the_callers(tmp_path):
+    path = tmp_path / "m.pt"
+    torch.save({"w": torch.ones(2)}, path)
+
+    def bad(storage, location):
+        raise TypeError("my own bug")
+    with pytest.raises(TypeError, match="my own bug"):      # not blamed on the file
+        ember.load(path, map_location=bad)
+
+
+def test_atomic_save_writes_through_symlinks_and_keeps_permissions(tmp_path):
+    real = tmp_path / "ckpt_10.pt"
+    ember.save({"x": ember.ones(2)}, real)
+    os.chmod(real, 0o640)
+    link = tmp_path / "latest.pt"
+    link.symlink_to(real.name)
+    ember.save({"x": ember.zeros(2)}, link)          # as open(link, "wb") would: the target is replaced
+    assert link.is_symlink()
+    assert torch.load(real)["x"].tolist() == [0.0, 0.0]
+    assert (real.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt_10.pt", "latest.pt"]

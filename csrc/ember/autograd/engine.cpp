@@ -2,15 +2,18 @@
 
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ember/autograd/accumulate.h"
+#include "ember/autograd/anomaly.h"
 #include "ember/autograd/forward_ad.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/ops.h"
+#include "ember/profiler/profiler.h"
 
 namespace ember::autograd {
 namespace {
@@ -56,11 +59,9 @@ TensorList call_node(Node& node, TensorList&& grads) {
   PythonNodeRunner runner = g_python_runner.load(std::memory_order_relaxed);
   TensorList out = node.is_python() && runner ? runner(node, std::move(grads)) : node.apply(std::move(grads));
   if (AnomalyMode::is_enabled() && AnomalyMode::check_nan()) {
-    for (const Tensor& g : out)
-      if (g.defined() && has_nan(g))
-        throw Error(
-            "Function '" + node.name() + "' returned nan values in its output." +
-            (node.forward_site.empty() ? "" : " The forward call that created it was at " + node.forward_site + "."));
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].defined() && has_nan(out[i]))
+        throw Error("Function '" + node.name() + "' returned nan values in its " + std::to_string(i) + "th output.");
   }
   return out;
 }
@@ -193,7 +194,14 @@ TensorList run_backward(const TensorList& roots, const TensorList& grad_roots, c
     {
       // Other threads may run backward through this node at once (Note [Autograd threads]).
       std::lock_guard<std::recursive_mutex> lock(node->apply_mutex());
-      outs = call_node(*node, std::move(grads));
+      std::optional<profiler::Scope> event;  // Note [Profiler cost]
+      if (profiler::active()) event.emplace(node->name(), profiler::EventKind::Backward, node->sequence_nr());
+      try {
+        outs = call_node(*node, std::move(grads));
+      } catch (...) {
+        if (AnomalyMode::is_enabled()) warn_anomaly(*node);  // the forward traceback, as torch
+        throw;
+      }
       if (!opts.keep_graph) node->release_variables();
       for (auto& hook : node->post_hooks()) hook(outs, TensorList());
     }

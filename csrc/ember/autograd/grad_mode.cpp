@@ -2,7 +2,10 @@
 
 #include <atomic>
 
+#include "ember/autograd/anomaly.h"
+#include "ember/autograd/node.h"
 #include "ember/core/tensor.h"
+#include "ember/core/warning.h"
 
 namespace ember::autograd {
 namespace {
@@ -20,6 +23,24 @@ bool AnomalyMode::check_nan() { return g_anomaly_nan.load(std::memory_order_rela
 void AnomalyMode::set_enabled(bool enabled, bool check_nan) {
   g_anomaly.store(enabled);
   g_anomaly_nan.store(check_nan);
+}
+
+namespace {
+std::atomic<TraceHook> g_trace_hook{nullptr};
+}
+void set_forward_trace_hook(TraceHook hook) { g_trace_hook.store(hook); }
+std::string forward_trace() {
+  TraceHook h = g_trace_hook.load(std::memory_order_relaxed);
+  std::string t = h ? h() : std::string();
+  return t.empty() ? current_site() : t;
+}
+void warn_anomaly(const Node& node) {
+  if (node.forward_site.empty())
+    warn("Error detected in " + node.name() +
+         ". No forward pass information available. Enable detect anomaly during forward pass for more information.");
+  else
+    warn("Error detected in " + node.name() + ". Traceback of forward call that caused the error:\n" +
+         node.forward_site);
 }
 
 }  // namespace ember::autograd

@@ -2,12 +2,14 @@
 #include <sstream>
 
 #include "ember/autograd/accumulate.h"
+#include "ember/autograd/anomaly.h"
 #include "ember/autograd/forward_ad.h"
 #include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
+#include "ember/profiler/profiler.h"
 
 namespace ember::autograd {
 namespace {
@@ -168,7 +170,8 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
-  if (AnomalyMode::is_enabled() && fn->forward_site.empty()) fn->forward_site = current_site();
+  if (AnomalyMode::is_enabled() && fn->forward_site.empty()) fn->forward_site = forward_trace();
+  if (profiler::active()) profiler::note_sequence(fn->sequence_nr());  // links the forward op to its node
   AutogradMetaImpl& m = meta_or_create(out);
   uint32_t nr = fn->add_input_metadata(out);
   if (forward_ad::is_active() && forward_ad::on_set_history(out, fn)) return;  // forward-only: no history

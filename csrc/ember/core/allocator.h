@@ -54,5 +54,8 @@ Allocator* cpu_allocator();
 MemoryStats cpu_memory_stats();
 void cpu_reset_peak_stats();
 void cpu_empty_cache();  // return every cached block to the system
+// The most bytes of freed blocks kept for reuse (Note [CPU cache limit] in allocator.cpp).
+size_t cpu_cache_limit();
+void cpu_set_cache_limit(size_t bytes);
 
 }  // namespace ember

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ember/core/checked_math.h"
+#include "ember/core/warning.h"
 
 namespace ember {
 
@@ -69,6 +70,12 @@ void warn_once(const std::string& msg) {
     std::lock_guard<std::mutex> lock(g_warned_mutex);
     if (!g_warned.insert(msg).second) return;
   }
+  if (g_warn_hook)
+    g_warn_hook(msg);
+  else
+    std::fprintf(stderr, "Warning: %s\n", msg.c_str());
+}
+void warn(const std::string& msg) {
   if (g_warn_hook)
     g_warn_hook(msg);
   else

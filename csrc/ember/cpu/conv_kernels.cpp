@@ -15,7 +15,7 @@
 
 #include "ember/core/error.h"
 #include "ember/core/parallel.h"
-#include "ember/cpu/conv_onednn.h"
+#include "ember/cpu/onednn.h"
 
 namespace ember::cpu {
 namespace {
@@ -294,6 +294,9 @@ void conv_forward(ScalarType dtype, const void* x, const void* w, const void* b,
   } else if (dtype == ScalarType::Float64)
     forward_impl(static_cast<const double*>(x), static_cast<const double*>(w), static_cast<const double*>(b),
                  static_cast<double*>(y), g);
+  else if (dtype == ScalarType::BFloat16)  // only when onednn_bf16_available()
+    onednn_conv_forward_bf16(static_cast<const BFloat16*>(x), static_cast<const BFloat16*>(w),
+                             static_cast<const BFloat16*>(b), static_cast<BFloat16*>(y), g);
   else
     EMBER_NOT_IMPLEMENTED("conv_forward: unsupported dtype ", dtype_name(dtype));
 }
@@ -307,6 +310,9 @@ void conv_backward_input(ScalarType dtype, const void* gy, const void* w, const 
   } else if (dtype == ScalarType::Float64)
     backward_input_impl(static_cast<const double*>(gy), static_cast<const double*>(w), static_cast<const double*>(b),
                         static_cast<double*>(gx), g);
+  else if (dtype == ScalarType::BFloat16)
+    onednn_conv_backward_input_bf16(static_cast<const BFloat16*>(gy), static_cast<const BFloat16*>(w),
+                                    static_cast<const BFloat16*>(b), static_cast<BFloat16*>(gx), g);
   else
     EMBER_NOT_IMPLEMENTED("conv_backward_input: unsupported dtype ", dtype_name(dtype));
 }
@@ -318,6 +324,9 @@ void conv_backward_weight(ScalarType dtype, const void* x, const void* gy, void*
       backward_weight_impl(xf, gyf, static_cast<float*>(gw), g);
   } else if (dtype == ScalarType::Float64)
     backward_weight_impl(static_cast<const double*>(x), static_cast<const double*>(gy), static_cast<double*>(gw), g);
+  else if (dtype == ScalarType::BFloat16)
+    onednn_conv_backward_weight_bf16(static_cast<const BFloat16*>(x), static_cast<const BFloat16*>(gy),
+                                     static_cast<BFloat16*>(gw), g);
   else
     EMBER_NOT_IMPLEMENTED("conv_backward_weight: unsupported dtype ", dtype_name(dtype));
 }

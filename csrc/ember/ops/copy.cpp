@@ -340,6 +340,8 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype, bool copy) {
   Tensor out = empty_like(t, dtype, MemoryFormat::Preserve);
   copy_into(out, t);
   if (t.dtype() != dtype) {
+    // A cast to an integer or bool dtype ends the graph, as in torch (such tensors never require grad).
+    if (!is_floating_point(dtype) && !is_complex(dtype)) return out;
     if (auto n = autograd::make_node<autograd::ToCopyBackward0>(t)) {
       n->self_dtype = t.dtype();
       autograd::set_history(out, n);

@@ -2,6 +2,8 @@
 // copies; gradients are LambdaBackward formulas written with ember ops (double backward works).
 // Note [LAPACK layout]: a row-major tensor's transpose is the column-major matrix LAPACK wants, so
 // inputs are copied as clone(A.mT).mT and outputs are returned as such transposed views.
+#include "ember/ops/lapack.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "ember/autograd/record.h"
 #include "ember/autograd/synthetic_grad.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
@@ -76,6 +79,33 @@ template <typename T>
 int64_t lwork_of(T wq) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::real(wq)));
 }
+
+// Note [small getrs]: OpenBLAS's getrs splits the right-hand sides over its OpenMP threads whatever
+// their size (OpenBLAS 0.3.21); for small systems waking the team costs far more than the solve
+// (a 3x3 solve took 5 us alone, 1-20 ms on the loaded 2-core box). Small solves run with this
+// thread's OpenMP count set to 1 for the call (OpenBLAS reads omp_get_max_threads()).
+class SerialBlas {
+ public:
+  explicit SerialBlas(bool on) : on_(on) {
+#ifdef _OPENMP
+    if (on_) {
+      old_ = omp_get_max_threads();
+      omp_set_num_threads(1);
+    }
+#endif
+  }
+  ~SerialBlas() {
+#ifdef _OPENMP
+    if (on_) omp_set_num_threads(old_);
+#endif
+  }
+  SerialBlas(const SerialBlas&) = delete;
+  SerialBlas& operator=(const SerialBlas&) = delete;
+
+ private:
+  bool on_;
+  int old_ = 1;
+};
 
 // ---- typed LAPACK wrappers: one signature for real and complex (rwork is unused for real) ----
 template <typename T>
@@ -260,6 +290,7 @@ Tensor solve_raw(const Tensor& a, const Tensor& b, const char* op, bool check = 
       throw LinAlgError(detail::str_cat(op, ": The solver failed because the input matrix is singular."));
     }
   if (n == 0 || k == 0) return x;
+  SerialBlas serial(n * n * k < (int64_t{1} << 18));  // Note [small getrs]
   dispatch_fc(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     for (int64_t i = 0; i < B; ++i) {
@@ -1101,6 +1132,66 @@ Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string
     return matrix_norm(a, ord_str, ord.value_or(0.0), d0, d1, keepdim);
   }
   return vector_norm(a, *ord, dims, keepdim);
+}
+
+std::pair<Tensor, Tensor> geqrf(const Tensor& a) {
+  EMBER_CHECK(a.dim() >= 2, "torch.geqrf: input must have at least 2 dimensions.");
+  ScalarType t = a.dtype();
+  if (!(t == ScalarType::Float32 || t == ScalarType::Float64 || is_complex(t)))
+    EMBER_NOT_IMPLEMENTED("\"geqrf\" not implemented for '", dtype_name(t), "'");
+  Shape batch = batch_shape(a);
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), B = nbatch(batch);
+  Tensor r = fortran_copy(a);
+  Tensor tau = zeros(with(batch, {k}), t);
+  if (m > 0 && n > 0)
+    dispatch_fc(t, [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = r.data<T>() + i * m * n;
+        T* ti = tau.data<T>() + i * k;
+        int info = 0;
+        T wq;
+        Lapack<T>::geqrf(m, n, A, m, ti, &wq, -1, &info);
+        std::vector<T> work(lwork_of(wq));
+        Lapack<T>::geqrf(m, n, A, m, ti, work.data(), static_cast<int>(work.size()), &info);
+      }
+    });
+  // torch records a node that refuses to differentiate (so a graph through geqrf fails loudly).
+  if (auto node = autograd::make_node<LambdaBackward>(a))
+    node->record("GeqrfBackward0", {r, tau}, {}, {}, [](const TensorList&, const TensorList&) -> TensorList {
+      EMBER_NOT_IMPLEMENTED("the derivative for 'geqrf' is not implemented.");
+    });
+  return {r, tau};
+}
+
+Tensor orgqr_values(const Tensor& a, const Tensor& tau) {
+  EMBER_CHECK(a.dim() >= 2 && tau.dim() == a.dim() - 1, "orgqr: expected input (*, m, n) and tau (*, k)");
+  int64_t m = a.size(-2), n = a.size(-1), k = tau.size(-1);
+  EMBER_CHECK(m >= n && n >= k, "orgqr: expected m >= n >= k, got ", m, ", ", n, ", ", k);
+  EMBER_CHECK(a.dtype() == tau.dtype(), "orgqr: tau and input dtypes differ");
+  Shape batch = batch_shape(a);
+  EMBER_CHECK(Shape(tau.sizes().begin(), tau.sizes().end() - 1) == batch, "orgqr: tau's batch shape differs");
+  check_float(a, "orgqr", true, true);
+  Tensor q = fortran_copy(a);
+  Tensor t = contiguous(tau);
+  int64_t B = nbatch(batch);
+  if (m > 0 && n > 0)
+    dispatch_fc(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = q.data<T>() + i * m * n;
+        int info = 0;
+        T wq;
+        Lapack<T>::orgqr(m, n, k, A, m, t.data<T>() + i * k, &wq, -1, &info);
+        std::vector<T> work(lwork_of(wq));
+        Lapack<T>::orgqr(m, n, k, A, m, t.data<T>() + i * k, work.data(), static_cast<int>(work.size()), &info);
+      }
+    });
+  if (auto node = autograd::make_node<LambdaBackward>(a, tau))
+    node->record("OrgqrValuesBackward", {q}, {}, {}, [](const TensorList&, const TensorList&) -> TensorList {
+      EMBER_NOT_IMPLEMENTED("orgqr_values has no derivative: use ember.linalg.householder_product");
+    });
+  return q;
 }
 
 }  // namespace ember

@@ -6,8 +6,10 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/autocast.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/onednn.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
@@ -71,6 +73,24 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   // sum, or a doubly strided view) is copied once: GEMM on the copy beats the scalar loop by far.
   Tensor a = a_in, b = b_in;
   ScalarType dt = a.dtype();
+  // bfloat16 on oneDNN's matmul where it has fast kernels (Note [bfloat16 matmul] in cpu/onednn.h).
+  if (dt == ScalarType::BFloat16 && cpu::onednn_bf16_available() && a.device().is_cpu()) {
+    auto strided_ok = [](const Tensor& t) {
+      return (t.strides()[0] != 0 || t.sizes()[0] == 1) && (t.strides()[1] == 1 || t.strides()[2] == 1);
+    };
+    if (!strided_ok(a)) a = contiguous(a);
+    if (!strided_ok(b)) b = contiguous(b);
+    int64_t as[3] = {a.strides()[0], a.strides()[1], a.strides()[2]},
+            bs[3] = {b.strides()[0], b.strides()[1], b.strides()[2]};
+    if (a.sizes()[0] == 1) as[0] = m * k;  // a broadcast batch stride of one matrix is irrelevant
+    if (b.sizes()[0] == 1) bs[0] = k * n;
+    cpu::onednn_matmul_bf16(a.data<BFloat16>(), as, b.data<BFloat16>(), bs, out.data<BFloat16>(), B, m, n, k);
+    return out;
+  }
+  // 16-bit floats otherwise: float32 GEMM on converted copies, rounded once at the end (float
+  // accumulation, as torch's CPU kernels; the scalar loop below ran ~100x slower).
+  if (dt == ScalarType::BFloat16 || dt == ScalarType::Float16)
+    return to_dtype(batched_mm(to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32)), dt);
   if (dt == ScalarType::Float32 || dt == ScalarType::Float64 || is_complex(dt)) {
     if (!blas_layout(m, k, a.strides()[1], a.strides()[2])) a = contiguous(a);
     if (!blas_layout(k, n, b.strides()[1], b.strides()[2])) b = contiguous(b);
@@ -85,7 +105,10 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     };
     // One thread per matrix (BLAS runs single-threaded inside a parallel region) unless matrices
     // are big: a loop of threaded GEMMs on 128^3 ran 30x slower than this on a loaded 2-core box.
-    if (B > 1 && (m * n * k < (1 << 21) || (B >= get_num_threads() && m * n * k <= (1 << 24)))) {
+    // Tiny batches stay serial: waking the team costs more than the products (a gradcheck of small
+    // batched Householder products ran 10-50x slower on the loaded box with a region per bmm).
+    if (B > 1 && B * m * n * k >= (1 << 15) &&
+        (m * n * k < (1 << 21) || (B >= get_num_threads() && m * n * k <= (1 << 24)))) {
       parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) one(i);
       });
@@ -104,7 +127,15 @@ std::string dims_str(const Tensor& t) {
 
 }  // namespace
 
+// Note [Autocast]: the matmul family runs in the autocast dtype under CPU autocast.
+#define EMBER_AUTOCAST_LOWER(call, ...)      \
+  if (autocast::active_for({__VA_ARGS__})) { \
+    autocast::ExcludeGuard autocast_exclude; \
+    return call;                             \
+  }
+
 Tensor mm(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST_LOWER(mm(autocast::to_lower(a), autocast::to_lower(b)), &a, &b)
   EMBER_CHECK(a.dim() == 2, "self must be a matrix");
   EMBER_CHECK(b.dim() == 2, "mat2 must be a matrix");
   EMBER_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", dims_str(a), " and ",
@@ -125,6 +156,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST_LOWER(bmm(autocast::to_lower(a), autocast::to_lower(b)), &a, &b)
   EMBER_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
   EMBER_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
   EMBER_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0],
@@ -143,6 +175,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST_LOWER(matmul(autocast::to_lower(a), autocast::to_lower(b)), &a, &b)
   int64_t da = a.dim(), db = b.dim();
   EMBER_CHECK(da > 0 && db > 0, "both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
               "D");
@@ -223,15 +256,21 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 Tensor vdot(const Tensor& a, const Tensor& b) { return dot(is_complex(a.dtype()) ? conj(a) : a, b); }
 
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
+  EMBER_AUTOCAST_LOWER(addmm(autocast::to_lower(input), autocast::to_lower(m1), autocast::to_lower(m2), beta, alpha),
+                       &input, &m1, &m2)
   return add_product("addmm", input, mm(m1, m2), beta, alpha);
 }
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, Scalar beta, Scalar alpha) {
   return add_product("addmv", input, mv(mat, vec), beta, alpha);
 }
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
+  EMBER_AUTOCAST_LOWER(baddbmm(autocast::to_lower(input), autocast::to_lower(b1), autocast::to_lower(b2), beta, alpha),
+                       &input, &b1, &b2)
   return add_product("baddbmm", input, bmm(b1, b2), beta, alpha);
 }
 Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
+  EMBER_AUTOCAST_LOWER(addbmm(autocast::to_lower(input), autocast::to_lower(b1), autocast::to_lower(b2), beta, alpha),
+                       &input, &b1, &b2)
   EMBER_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   EMBER_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   EMBER_CHECK(b1.sizes()[0] == b2.sizes()[0], "batch1 and batch2 must have same number of batches, got ", b1.sizes()[0],

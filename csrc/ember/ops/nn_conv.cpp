@@ -12,7 +12,9 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/autocast.h"
 #include "ember/cpu/conv_kernels.h"
+#include "ember/cpu/onednn.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 
@@ -63,9 +65,11 @@ cpu::ConvGeometry geometry(const ConvArgs& a, IntArrayRef x_sizes, IntArrayRef y
   return g;
 }
 
-// The dtype the kernels compute in: float for 16-bit floats (converted in and out).
+// The dtype the kernels compute in: float for 16-bit floats (converted in and out), except
+// bfloat16 where oneDNN has bfloat16 kernels (Note [bfloat16 convolution] in cpu/onednn.cpp).
 ScalarType compute_dtype(ScalarType t) {
   if (t == ScalarType::Float32 || t == ScalarType::Float64) return t;
+  if (t == ScalarType::BFloat16 && cpu::onednn_bf16_available()) return t;
   if (t == ScalarType::Float16 || t == ScalarType::BFloat16) return ScalarType::Float32;
   EMBER_NOT_IMPLEMENTED("convolution is not implemented for '", dtype_name(t), "'");
 }
@@ -210,6 +214,12 @@ Tensor checked_input(const Tensor& input, const Tensor& weight, int64_t nd, cons
 Tensor convolution_impl(const Tensor& input_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride_in,
                         IntArrayRef padding_in, IntArrayRef dilation_in, bool transposed, IntArrayRef output_padding_in,
                         int64_t groups, bool same_padding, const char* op) {
+  if (autocast::active_for({&input_in, &weight, &bias})) {  // Note [Autocast]
+    autocast::ExcludeGuard exclude;
+    return convolution_impl(autocast::to_lower(input_in), autocast::to_lower(weight), autocast::to_lower(bias),
+                            stride_in, padding_in, dilation_in, transposed, output_padding_in, groups, same_padding,
+                            op);
+  }
   EMBER_CHECK(weight.dim() >= 3 && weight.dim() <= 5, op, ": expected weight to be 3-, 4- or 5-dimensional, but got ",
               weight.dim(), "-dimensional weight of size ", weight.shape_str());
   const int64_t nd = weight.dim() - 2;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ember/core/autocast.h"
 #include "ember/core/error.h"
 #include "ember/ops/ops.h"
 
@@ -17,6 +18,11 @@ void check_bias_expands(const Tensor& bias, int64_t rows, const Tensor& weight) 
 }  // namespace
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (autocast::active_for({&input, &weight, bias ? &*bias : nullptr})) {  // Note [Autocast]
+    autocast::ExcludeGuard exclude;
+    return linear(autocast::to_lower(input), autocast::to_lower(weight),
+                  bias ? std::optional<Tensor>(autocast::to_lower(*bias)) : std::nullopt);
+  }
   EMBER_CHECK(input.dim() >= 1 && weight.dim() >= 1, "both arguments to linear need to be at least 1D, but they are ",
               input.dim(), "D and ", weight.dim(), "D");
   EMBER_CHECK(weight.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", weight.dim(), "D");

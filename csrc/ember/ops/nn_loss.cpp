@@ -6,6 +6,7 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/autocast.h"
 #include "ember/core/dispatch.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/nn_kernels.h"
@@ -133,6 +134,10 @@ Tensor apply_reduction(const Tensor& loss, Reduction r) {
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red, int64_t ignore_index) {
+  if (autocast::active_for({&input, &target, &weight})) {  // Note [Autocast]: losses in float32
+    autocast::ExcludeGuard exclude;
+    return nll_loss(autocast::to_fp32(input), target, autocast::to_fp32(weight), red, ignore_index);
+  }
   ClassLossArgs a = class_layout(input, target, weight, ignore_index);
   Tensor loss = empty({a.outer * a.inner}, input.dtype());
   LossTotals r;
@@ -157,6 +162,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, Reduction red,
                      int64_t ignore_index, double ls) {
+  if (autocast::active_for({&input, &target, &weight})) {  // Note [Autocast]: losses in float32
+    autocast::ExcludeGuard exclude;
+    return cross_entropy(autocast::to_fp32(input), autocast::to_fp32(target), autocast::to_fp32(weight), red,
+                         ignore_index, ls);
+  }
   EMBER_CHECK(ls >= 0.0 && ls <= 1.0, "label_smoothing must be between 0.0 and 1.0. Got: ", ls);
   if (input.dim() >= 1 && target.sizes() == input.sizes() && is_floating_point(target.dtype()))
     return prob_cross_entropy(input, target, weight, red, ls);

@@ -16,6 +16,7 @@
 #include "ember/cpu/random_math.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/special.h"
 
 namespace ember {
 namespace {
@@ -602,6 +603,110 @@ double poisson_sample(double lam, SubStream& u) {
       return k;
   }
 }
+
+// Standard normals from pairs of uniforms (Box-Muller), both values of each pair used.
+class NormalStream {
+ public:
+  explicit NormalStream(SubStream& u) : u_(u) {}
+  double next() {
+    if (have_) {
+      have_ = false;
+      return spare_;
+    }
+    double r = std::sqrt(-2.0 * std::log(u_.next())), t = 2.0 * 3.14159265358979323846 * u_.next();
+    spare_ = r * std::sin(t);
+    have_ = true;
+    return r * std::cos(t);
+  }
+
+ private:
+  SubStream& u_;
+  double spare_ = 0.0;
+  bool have_ = false;
+};
+
+// Marsaglia and Tsang's squeeze-and-reject method (2000) for alpha >= 1; smaller alpha draws
+// Gamma(alpha + 1) and scales it by U^(1/alpha).
+double gamma_sample(double alpha, SubStream& u) {
+  if (!(alpha > 0)) return alpha == 0 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  double log_boost = 0.0;
+  const bool boosted = alpha < 1.0;
+  if (boosted) {
+    log_boost = std::log(u.next()) / alpha;
+    alpha += 1.0;
+  }
+  const double d = alpha - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  NormalStream normal(u);
+  while (true) {
+    double x, v;
+    do {
+      x = normal.next();
+      v = 1.0 + c * x;
+    } while (v <= 0.0);
+    v = v * v * v;
+    double U = u.next(), x2 = x * x;
+    if (U < 1.0 - 0.0331 * x2 * x2 || std::log(U) < 0.5 * x2 + d * (1.0 - v + std::log(v)))
+      return boosted ? std::exp(std::log(d * v) + log_boost) : d * v;  // in logs: U^(1/alpha) may underflow
+  }
+}
+
+// Binomial(n, p) for p <= 0.5: inversion (sequential search from 0) when n p is small, else
+// Hormann's transformed rejection with squeeze (BTRS, 1993).
+double binomial_sample_low(double n, double p, SubStream& u) {
+  if (n * p < 10.0) {
+    const double q = 1.0 - p, s = p / q, a = (n + 1.0) * s;
+    double r = std::pow(q, n), x = u.next(), k = 0;
+    while (x > r && k < n) {
+      x -= r;
+      k += 1.0;
+      r *= a / k - s;
+    }
+    return k;
+  }
+  const double q = 1.0 - p, spq = std::sqrt(n * p * q);
+  const double b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * p, c = n * p + 0.5;
+  const double vr = 0.92 - 4.2 / b, alpha = (2.83 + 5.1 / b) * spq, lpq = std::log(p / q);
+  const double m = std::floor((n + 1.0) * p), h = std::lgamma(m + 1.0) + std::lgamma(n - m + 1.0);
+  while (true) {
+    double U = u.next() - 0.5, V = u.next(), us = 0.5 - std::fabs(U);
+    double k = std::floor((2.0 * a / us + b) * U + c);
+    if (k < 0 || k > n) continue;
+    if (us >= 0.07 && V <= vr) return k;
+    V = std::log(V * alpha / (a / (us * us) + b));
+    if (V <= h - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0) + (k - m) * lpq) return k;
+  }
+}
+
+double binomial_sample(double n, double p, SubStream& u) {
+  if (std::isnan(n) || std::isnan(p)) return std::numeric_limits<double>::quiet_NaN();
+  n = std::floor(n);
+  if (n <= 0 || p <= 0) return 0.0;
+  if (p >= 1) return n;
+  return p <= 0.5 ? binomial_sample_low(n, p, u) : n - binomial_sample_low(n, 1.0 - p, u);
+}
+
+// Draws f(params..., stream) per element into a tensor of `like`'s shape and dtype, each
+// element from its own Philox sub-stream.
+template <typename F>
+Tensor sample_elementwise(const Tensor& like, const std::vector<Tensor>& params, Generator* gen, const F& f) {
+  std::vector<Tensor> ps;
+  std::vector<const double*> ptrs;
+  for (const Tensor& t : params) {
+    ps.push_back(contiguous(to_dtype(expand(t, like.sizes()), ScalarType::Float64)));
+    ptrs.push_back(ps.back().data<double>());
+  }
+  const int64_t n = like.numel();
+  PhiloxSlice slice = gen_or_default(gen).reserve(static_cast<uint64_t>(n));
+  Tensor out = empty(like.sizes(), ScalarType::Float64);
+  double* op = out.data<double>();
+  parallel_for(0, n, 2048, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      SubStream s(slice.key, slice.counter + static_cast<uint64_t>(i));
+      op[i] = f(ptrs.data(), i, s);
+    }
+  });
+  return to_dtype(out, like.dtype());
+}
 }  // namespace
 
 Tensor poisson(const Tensor& rates, Generator* gen) {
@@ -699,6 +804,40 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
     }
   });
   return out;
+}
+
+}  // namespace ember
+
+namespace ember {
+
+Tensor standard_gamma(const Tensor& alpha, Generator* gen) {
+  EMBER_CHECK(is_floating_point(alpha.dtype()), "\"gamma_cpu\" not implemented for '", dtype_name(alpha.dtype()), "'");
+  // Samples that underflow (small alpha) become the smallest normal number, as torch's do.
+  const double tiny = alpha.dtype() == ScalarType::Float64   ? std::numeric_limits<double>::min()
+                      : alpha.dtype() == ScalarType::Float16 ? 0x1p-14
+                                                             : double(std::numeric_limits<float>::min());
+  Tensor x = sample_elementwise(alpha, {alpha}, gen, [tiny](const double* const* p, int64_t i, SubStream& s) {
+    return std::max(gamma_sample(p[0][i], s), tiny);
+  });
+  // Note [Gamma reparameterization] in ops/special.cpp.
+  if (auto n = autograd::make_node<autograd::LambdaBackward>(alpha)) {
+    n->record("StandardGammaBackward0", {x}, {alpha}, {x},
+              [](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
+                return {mul(g[0], standard_gamma_grad(s[0], s[1]))};
+              });
+  }
+  return x;
+}
+
+Tensor binomial(const Tensor& count, const Tensor& prob, Generator* gen) {
+  EMBER_CHECK(is_floating_point(count.dtype()) && is_floating_point(prob.dtype()),
+              "\"binomial_cpu\" not implemented for '",
+              dtype_name(is_floating_point(count.dtype()) ? prob.dtype() : count.dtype()), "'");
+  Shape shape = broadcast_shapes(count.sizes(), prob.sizes(), "binomial");
+  Tensor like = empty(shape, count.dtype());
+  return sample_elementwise(like, {count, prob}, gen, [](const double* const* p, int64_t i, SubStream& s) {
+    return binomial_sample(p[0][i], p[1][i], s);
+  });
 }
 
 }  // namespace ember

@@ -107,6 +107,11 @@ Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);  // se
 // Indices (int64) of num_samples draws per row of a 1-D or 2-D tensor of non-negative weights.
 // Poisson samples with the given rates (each element its own Philox sub-stream).
 Tensor poisson(const Tensor& rates, Generator* gen = nullptr);
+// Gamma(alpha, 1) samples (torch._standard_gamma); differentiable in alpha through
+// standard_gamma_grad (Note [Gamma reparameterization] in ops/special.cpp).
+Tensor standard_gamma(const Tensor& alpha, Generator* gen = nullptr);
+// Binomial(count, prob) samples over the broadcast inputs, in count's dtype (torch.binomial).
+Tensor binomial(const Tensor& count, const Tensor& prob, Generator* gen = nullptr);
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
 
 // ---- in-place fills (any layout; bump the version) ----

@@ -363,6 +363,22 @@ Tensor unary_op(UnaryOp op, const Tensor& a, Tensor out, bool inplace, UnaryPara
               inf.name, " does not support automatic differentiation for outputs with complex dtype.");
   if (inplace && a.impl()->view_made_no_grad) autograd::check_no_grad_view_inplace(a, {});
   if (inf.node && autograd::needs_history({&a})) {
+    if (inplace && inf.saves == kY && !a.impl()->view_base && !is_complex(a.dtype()) &&
+        !autograd::forward_ad::is_active() && compute_dtype(op, inf, a.dtype(), p) == a.dtype()) {
+      // An op whose backward needs only its output (relu_, sigmoid_, exp_, tanh_...) on a
+      // non-view runs truly in place, as torch does: the node saves self after the op (its
+      // version counter then catches a later in-place change), no clone and no copy back.
+      autograd::check_inplace(a, true);
+      auto n = autograd::make_node<LambdaBackward>(a);  // edges to a's history before the op
+      unary_raw(op, inf, a, a, true, p);
+      n->name_ = inf.node;
+      autograd::rebase_history(a, n);
+      n->saved = {autograd::SavedVariable(), autograd::SavedVariable(a, true)};
+      n->fn = [op, p](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
+        return {derivative(op, g[0], s[0], s[1], p)};
+      };
+      return a;
+    }
     if (inplace) return ew::inplace_with_grad(a, [&](const Tensor& prev) { return unary_op(op, prev, {}, false, p); });
     ew::check_no_out_grad(inf.name, out, {&a});
     Tensor y = unary_raw(op, inf, a, Tensor(), false, p);

@@ -54,3 +54,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 from ember.autograd import forward_ad, functional  # noqa: E402,F401
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+
+
+def __getattr__(name):  # ember.autograd.profiler (the older profiler API) on first use
+    if name in ("profiler", "profiler_util"):
+        import importlib
+        return importlib.import_module("ember.autograd." + name)
+    raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")

@@ -96,6 +96,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     is_causal lets query i see keys j <= i. enable_gqa repeats key/value heads (dim -3) to the
     query's head count. Rows that may attend to nothing give zeros.
     """
+    lowered = ember.amp._lower_if_autocast(query, key, value)  # Note [Autocast]: a lower-precision op
+    if lowered is not None:
+        with ember.autocast("cpu", enabled=False):
+            return scaled_dot_product_attention(*lowered, attn_mask=attn_mask, dropout_p=dropout_p,
+                                                is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
     _check_sdpa_inputs(query, key, value, attn_mask, is_causal)
     if enable_gqa:
         key, value = _repeat_heads(query, key, value)

@@ -60,6 +60,10 @@ def glu(input, dim=-1):
 
 def prelu(input, weight):
     """input where positive, else weight * input (weight: one value or one per channel, dim 1)."""
+    lowered = ember.amp._lower_if_autocast(input, weight)  # Note [Autocast]: a lower-precision op
+    if lowered is not None:
+        with ember.autocast("cpu", enabled=False):
+            return prelu(*lowered)
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
     n = weight.numel()

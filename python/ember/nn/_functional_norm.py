@@ -22,6 +22,24 @@ __all__ = [
 ]
 
 
+
+def _fp32_under_autocast(fn):
+    """Note [Autocast] (csrc/ember/core/autocast.h): under CPU autocast the losses run in float32,
+    their 16-bit float tensor arguments cast up (torch's fp32 op list)."""
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _C._is_autocast_enabled("cpu"):
+            up = lambda v: v.float() if isinstance(v, ember.Tensor) and v.dtype in (ember.bfloat16, ember.float16) \
+                else v  # noqa: E731
+            args = tuple(up(a) for a in args)
+            kwargs = {k: up(v) for k, v in kwargs.items()}
+            with ember.autocast("cpu", enabled=False):
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
 def _legacy_reduction(size_average, reduce, reduction):
     """torch's mapping of the deprecated size_average/reduce flags onto reduction."""
     if size_average is None and reduce is None:
@@ -304,6 +322,7 @@ def _weighted(loss, weight):
     return loss if weight is None else loss * weight
 
 
+@_fp32_under_autocast
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|."""
     _warn_size(input, target)
@@ -312,6 +331,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(_weighted((input - target).abs(), weight), reduction)
 
 
+@_fp32_under_autocast
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2."""
     _warn_size(input, target)
@@ -321,6 +341,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(_weighted(d * d, weight), reduction)
 
 
+@_fp32_under_autocast
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch does."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -337,6 +358,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(_weighted(loss, weight), reduction)
 
 
+@_fp32_under_autocast
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """binary_cross_entropy(sigmoid(input), target) computed stably from the logits."""
@@ -344,7 +366,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_reduction(reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
-    softplus_neg = ember.log1p(ember.exp(-input.abs())) + ember.relu(-input)  # log(1 + exp(-x))
+    from ember.nn.functional import logsigmoid
+    # log(1 + exp(-x)) = -logsigmoid(x): stable, and with the right gradient (-1/2) at x = 0, where
+    # log1p(exp(-|x|)) + relu(-x) has a kink in each term.
+    softplus_neg = -logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * softplus_neg
@@ -353,6 +378,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(_weighted(loss, weight), reduction)
 
 
+@_fp32_under_autocast
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target * (log(target) - input) with input (and, with log_target, target) in log space."""
     if size_average is not None or reduce is not None:
@@ -372,6 +398,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
     _warn_size(input, target)
@@ -385,6 +412,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(ember.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
+@_fp32_under_autocast
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _warn_size(input, target)
@@ -394,6 +422,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(_weighted(loss, weight), reduction)
 
 
+@_fp32_under_autocast
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08, reduce=None,
                      reduction="mean"):
     """Poisson negative log likelihood (optionally with Stirling's term)."""
@@ -409,6 +438,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean"):
     """0.5 (log(var) + (input - target)^2 / var), var clamped below at eps (without stopping its gradient)."""
     if isinstance(var, (int, float)):
@@ -435,6 +465,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction="mean
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -445,6 +476,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce(ember.clamp(-target * (input1 - input2) + margin, min=0), reduction)
 
 
+@_fp32_under_autocast
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -455,6 +487,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(out_margin + out_self, reduction)
 
 
+@_fp32_under_autocast
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -463,6 +496,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce(ember.log1p(ember.exp(-z.abs())) + ember.relu(z), reduction)
 
 
+@_fp32_under_autocast
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Mean over classes of the binary logistic losses."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -476,6 +510,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Hinge loss between each target class (target's prefix before -1) and each non-target class."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -501,6 +536,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j])^p / C."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -528,6 +564,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -550,6 +587,7 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6):
     return ember.linalg.vector_norm(x1 - x2 + eps, p, dim=-1)
 
 
+@_fp32_under_autocast
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with p-norm distances."""
@@ -589,6 +627,7 @@ def _safe_logsumexp(stacked):
     return m + ember.log(ember.exp(stacked - m).sum(0) + tiny)
 
 
+@_fp32_under_autocast
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """Connectionist temporal classification loss: the forward (alpha) recursion over the
     blank-extended targets in log space, composed from ember ops (the gradient comes from the parts)."""

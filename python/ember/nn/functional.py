@@ -334,6 +334,140 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+# Fractional max pooling (Graham, 2014): window starts are pseudo-random increasing sequences drawn
+# from one uniform sample per (batch, channel, spatial dim). A composition of gathers: the window
+# elements' flat positions are built per plane, the maximum picked by index, so the gradient
+# (scattered back by gather's backward, summed where windows overlap) reaches the chosen element.
+_FRACTIONAL_DIM_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_starts(u, size, out, k):
+    """Window starts (P, out) along one dim of length `size` for samples u (P, 1) in [0, 1): with
+    alpha = (size - k) / (out - 1), start_i = int((i + u) alpha) - int(u alpha), the last one size - k.
+    Computed in u's dtype, as torch does, so the same samples give the same windows."""
+    last = _ember.full((u.shape[0], min(out, 1)), size - k, dtype=_ember.int64)
+    if out <= 1:
+        return last
+    alpha = _ember.tensor(float(size - k), dtype=u.dtype) / _ember.tensor(float(out - 1), dtype=u.dtype)
+    i = _ember.arange(out - 1, dtype=u.dtype)
+    starts = ((i + u) * alpha).to(_ember.int64) - (u * alpha).to(_ember.int64)
+    return _ember.cat([starts, last], dim=1)
+
+
+def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, _random_samples):
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if input.dim() < nd + 1:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, {input.dim() - 1}], "
+                         f"but got {-(nd + 1)})")
+    if input.dim() > nd + 2:
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    k = _tuple(kernel_size, nd)
+    if len(k) != nd:
+        raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of Ints")
+    if any(v <= 0 for v in k):
+        raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+    spatial = tuple(input.shape[-nd:])
+    if output_size is None:
+        ratio = _tuple(output_ratio, nd)
+        out = tuple(int(spatial[d] * ratio[d]) for d in range(nd))
+    else:
+        out = _tuple(output_size, nd)
+        if len(out) != nd:
+            raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of Ints")
+    x = input if input.dim() == nd + 2 else input.unsqueeze(0)
+    N, C = x.shape[0], x.shape[1]
+    for d in range(1, nd + 2):
+        if x.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but got"
+                               f"{list(input.shape)} with dimension {d - (x.dim() - input.dim())} being empty.")
+    if not (x.is_floating_point()):
+        raise NotImplementedError(f'"{name}" not implemented for \'{str(x.dtype).replace("ember.", "")}\'')
+    if any(v < 0 for v in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {[N, C, *out]}")
+    prefix = name + ("_out()" if nd == 3 else "()")
+    for d in range(nd):
+        # torch's 3-d check is strict (out + k - 1 < size), its 2-d one is not.
+        if out[d] + k[d] - 1 > spatial[d] - (nd == 3):
+            dim = _FRACTIONAL_DIM_NAMES[nd][d]
+            raise RuntimeError(f"{prefix}: pool {dim} {k[d]} too large relative to input {dim} {spatial[d]}")
+    samples = _random_samples
+    if samples is None:
+        samples = _ember.rand(N, C, nd, dtype=x.dtype)
+    else:
+        if samples.requires_grad:
+            raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument "
+                               "'random_samples'. This input cannot have requires_grad True.")
+        if samples.dtype != x.dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        if samples.dim() != 3:
+            raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+        if samples.shape[0] < N:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if samples.shape[1] != C:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+        if samples.shape[2] != nd:
+            raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[2]}.")
+    P = N * C
+    # Sample slots: width first in 2-d, time first in 3-d (torch's layout of _random_samples).
+    slots = (1, 0) if nd == 2 else (0, 1, 2)
+    u = samples[:N].reshape(P, nd)
+    # pos (P, *out, *k): flat position in the plane of every window element.
+    pos = _ember.zeros((P,) + (1,) * (2 * nd), dtype=_ember.int64)
+    plane_stride = 1
+    for d in reversed(range(nd)):
+        starts = _fractional_starts(u[:, slots[d]:slots[d] + 1], spatial[d], out[d], k[d])
+        along = starts.unsqueeze(-1) + _ember.arange(k[d])  # (P, out_d, k_d)
+        shape = [P] + [1] * (2 * nd)
+        shape[1 + d], shape[1 + nd + d] = out[d], k[d]
+        pos = pos + along.reshape(shape) * plane_stride
+        plane_stride *= spatial[d]
+    n_out, n_win = 1, 1
+    for d in range(nd):
+        n_out, n_win = n_out * out[d], n_win * k[d]
+    pos = pos.expand((P,) + tuple(out) + tuple(k)).reshape(P, n_out, n_win)
+    win = x.reshape(P, plane_stride).gather(1, pos.reshape(P, n_out * n_win)).reshape(P, n_out, n_win)
+    # The first maximum in scan order; in a window holding NaN, its last NaN (as torch's kernel).
+    nan = win.isnan()
+    peak = win.amax(-1, keepdim=True).detach()
+    first = (win == peak).to(_ember.int8).argmax(-1, keepdim=True)
+    last_nan = (n_win - 1) - nan.flip(-1).to(_ember.int8).argmax(-1, keepdim=True)
+    choice = _ember.where(nan.any(-1, keepdim=True), last_nan, first)
+    values = win.gather(-1, choice).reshape((N, C) + tuple(out))
+    indices = pos.gather(-1, choice).reshape((N, C) + tuple(out))
+    if input.dim() == nd + 1:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """Fractional max pooling over (N, C, H, W) or (C, H, W): (values, indices into each H*W plane).
+    _random_samples (N, C, 2) in [0, 1) fixes the windows (drawn uniformly when None)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """Fractional max pooling over (N, C, T, H, W) or (C, T, H, W); samples (N, C, 3)."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max over pseudo-random windows giving output_size (or input size * output_ratio)."""
+    out = _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """3-d fractional max pooling."""
+    out = _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Extracts sliding 2-d blocks: (N, C, H, W) -> (N, C * kh * kw, L)."""
     return _C.im2col(input, kernel_size, dilation, padding, stride)
@@ -350,6 +484,8 @@ __all__ += [
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "unfold", "fold",
+    "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
 ]
 # ---- linear layers (C++: csrc/ember/ops/nn_linear.cpp) ----
 from ember._C import linear, bilinear  # noqa: E402,F401

@@ -6,7 +6,10 @@ from collections import OrderedDict, defaultdict
 from itertools import chain
 
 import ember
+from ember.autograd.profiler import record_function as _record_function
 from ember.utils.hooks import RemovableHandle
+
+_is_profiling = ember._C._profiler._is_profiling
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
@@ -40,8 +43,7 @@ def register_optimizer_step_post_hook(hook):
 
 
 def _wrap_step(step):
-    @functools.wraps(step)
-    def wrapper(self, *args, **kwargs):
+    def hooked(self, args, kwargs):
         for hook in chain(_global_step_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = hook(self, args, kwargs)
             if result is not None:
@@ -55,6 +57,13 @@ def _wrap_step(step):
         for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        if _is_profiling():  # the profiler shows the step as one range, named as torch names it
+            with _record_function(f"Optimizer.step#{type(self).__name__}.step"):
+                return hooked(self, args, kwargs)
+        return hooked(self, args, kwargs)
 
     wrapper._ember_hooked = True
     return wrapper
@@ -178,6 +187,12 @@ class Optimizer:
     # ---- gradients ----
     def zero_grad(self, set_to_none=True):
         """Resets the gradients of all optimized tensors (to None by default)."""
+        if _is_profiling():
+            with _record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+                return self._zero_grad(set_to_none)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:

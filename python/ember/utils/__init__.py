@@ -1,7 +1,8 @@
-"""ember.utils: helpers with PyTorch's layout (``ember.utils.dlpack``, ``ember.utils.data``, ...)."""
+"""ember.utils: helpers with PyTorch's layout (``ember.utils.dlpack``, ``ember.utils.data``, ...), and
+``ember.utils.safetensors`` (the API of ``safetensors.torch``)."""
 import importlib
 
-_LAZY_SUBMODULES = {"data", "dlpack", "checkpoint"}
+_LAZY_SUBMODULES = {"data", "dlpack", "checkpoint", "tensorboard", "benchmark", "safetensors"}
 
 
 def __getattr__(name):

@@ -27,7 +27,7 @@ from ember.nn.modules.conv import (  # noqa: F401
 from ember.nn.modules.pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, AvgPool1d, AvgPool2d, AvgPool3d,
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
-    LPPool1d, LPPool2d, LPPool3d,
+    LPPool1d, LPPool2d, LPPool3d, FractionalMaxPool2d, FractionalMaxPool3d,
 )
 from ember.nn.modules.fold import Fold, Unfold  # noqa: F401
 from ember.nn.modules.upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401

@@ -13,6 +13,7 @@ import threading
 import warnings
 
 import ember
+from ember.autograd.profiler import record_function as _record_function
 from ember.utils.data import _utils
 from ember.utils.data._utils import collate as _collate
 from ember.utils.data._utils.worker import (
@@ -21,6 +22,8 @@ from ember.utils.data._utils.worker import (
 )
 from ember.utils.data.dataset import IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+_is_profiling = ember._C._profiler._is_profiling
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -193,6 +196,12 @@ class _BaseDataLoaderIter:
         return next(self._sampler_iter)
 
     def __next__(self):
+        if _is_profiling():  # one range per batch in the profiler, named as torch names it
+            with _record_function(f"enumerate(DataLoader)#{type(self).__name__}.__next__"):
+                return self._next()
+        return self._next()
+
+    def _next(self):
         if self._sampler_iter is None:
             self._reset(None)
         data = self._next_data()

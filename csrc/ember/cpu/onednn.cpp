@@ -1,3 +1,5 @@
+// oneDNN glue: convolutions (float32 and bfloat16) and bfloat16 matrix products.
+//
 // Note [oneDNN convolution]: float32 convolutions (forward, input and weight gradients) run on
 // oneDNN's JIT kernels, which pick the CPU's instruction set at run time. Its fast kernels want
 // blocked layouts (nChw16c and the like), so each call reorders the plain (N, C, spatial...)
@@ -7,7 +9,7 @@
 // Primitives are built once per geometry and thread count and kept in a cache; every buffer
 // (blocked copies, scratchpad) comes from ember's caching allocator, so concurrent calls from
 // several threads share nothing mutable.
-#include "ember/cpu/conv_onednn.h"
+#include "ember/cpu/onednn.h"
 
 #include <omp.h>
 
@@ -25,6 +27,7 @@
 
 #include "ember/core/allocator.h"
 #include "ember/core/error.h"
+#include "ember/core/half.h"
 #include "ember/core/parallel.h"
 #include "ember/cpu/isa.h"
 
@@ -127,12 +130,15 @@ dnnl::primitive_attr user_scratchpad() {
   return attr;
 }
 
-Entry build(Kind kind, const ConvGeometry& g, bool with_bias) {
+// bf16: bfloat16 activations and weights (the weight gradient stays float32: Note [bfloat16
+// convolution]); else float32 throughout.
+Entry build(Kind kind, const ConvGeometry& g, bool with_bias, bool bf16) {
   const dnnl::engine& e = engine();
   Shapes s = shapes_of(g);
-  auto any = [](const memory::dims& d) { return memory::desc(d, dt::f32, tag::any); };
-  memory::desc src_user(s.src, dt::f32, s.act_tag), dst_user(s.dst, dt::f32, s.act_tag),
-      wei_user(s.wei, dt::f32, s.wei_tag), bias_user(s.bias, dt::f32, tag::a);
+  const dt act = bf16 ? dt::bf16 : dt::f32;
+  auto any = [act](const memory::dims& d) { return memory::desc(d, act, tag::any); };
+  memory::desc src_user(s.src, act, s.act_tag), dst_user(s.dst, act, s.act_tag), wei_user(s.wei, act, s.wei_tag),
+      bias_user(s.bias, act, tag::a);
   dnnl::primitive_attr attr = user_scratchpad();
   auto fwd_desc = [&](bool bias) {
     if (bias)
@@ -163,13 +169,14 @@ Entry build(Kind kind, const ConvGeometry& g, bool with_bias) {
     r.scratch_bytes = pd.scratchpad_desc().get_size();
   } else {
     dnnl::convolution_forward::primitive_desc hint(fwd_desc(false), e);
-    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(s.src), any(s.wei), any(s.dst),
+    memory::desc gw_any(s.wei, dt::f32, tag::any), gw_user(s.wei, dt::f32, s.wei_tag);
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any(s.src), gw_any, any(s.dst),
                                                s.strides, s.dil, s.pad_l, s.pad_r);
     dnnl::convolution_backward_weights::primitive_desc pd(d, attr, e, hint);
     r.prim = dnnl::convolution_backward_weights(pd);
     r.in0 = operand(DNNL_ARG_SRC, src_user, pd.src_desc(), false);
     r.in1 = operand(DNNL_ARG_DIFF_DST, dst_user, pd.diff_dst_desc(), false);
-    r.out = operand(DNNL_ARG_DIFF_WEIGHTS, wei_user, pd.diff_weights_desc(), true);
+    r.out = operand(DNNL_ARG_DIFF_WEIGHTS, gw_user, pd.diff_weights_desc(), true);
     r.scratch_bytes = pd.scratchpad_desc().get_size();
   }
   return r;
@@ -187,10 +194,11 @@ class OmpThreads {
   int old_;
 };
 
-using Key = std::array<int64_t, 24>;
+using Key = std::array<int64_t, 25>;
 
-Key key_of(Kind kind, const ConvGeometry& g, bool bias, int threads) {
+Key key_of(Kind kind, const ConvGeometry& g, bool bias, bool bf16, int threads) {
   Key k{static_cast<int64_t>(kind), bias, threads, g.batch, g.c_in, g.c_out, g.groups};
+  k[24] = bf16;
   for (int i = 0; i < 3; ++i) {
     k[7 + i] = g.in[i];
     k[10 + i] = g.out[i];
@@ -206,11 +214,11 @@ Key key_of(Kind kind, const ConvGeometry& g, bool bias, int threads) {
 // Built primitives by geometry. Bounded: a program that keeps changing shapes (variable image
 // sizes) starts over past kMaxEntries instead of growing without end.
 // `threads` is the thread count the primitive is built for (oneDNN sizes its work split by it).
-std::shared_ptr<const Entry> cached(Kind kind, const ConvGeometry& g, bool bias, int threads) {
+std::shared_ptr<const Entry> cached(Kind kind, const ConvGeometry& g, bool bias, bool bf16, int threads) {
   constexpr size_t kMaxEntries = 512;
   static std::mutex mu;
   static auto& cache = *new std::map<Key, std::shared_ptr<const Entry>>;
-  Key k = key_of(kind, g, bias, threads);
+  Key k = key_of(kind, g, bias, bf16, threads);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(k);
@@ -219,7 +227,7 @@ std::shared_ptr<const Entry> cached(Kind kind, const ConvGeometry& g, bool bias,
   std::shared_ptr<const Entry> entry;
   {
     OmpThreads scope(threads);
-    entry = std::make_shared<const Entry>(build(kind, g, bias));
+    entry = std::make_shared<const Entry>(build(kind, g, bias, bf16));
   }
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= kMaxEntries) cache.clear();
@@ -247,8 +255,8 @@ void run(const Entry& e, const void* in0, const void* in1, const void* bias, voi
   memory prim_out = e.out.reorder ? memory(e.out.prim, eng, scratch(e.out.prim.get_size())) : user_out;
   std::unordered_map<int, memory> args{{e.in0.arg, m0}, {e.in1.arg, m1}, {e.out.arg, prim_out}};
   if (e.bias)
-    args.emplace(DNNL_ARG_BIAS,
-                 memory(memory::desc({e.out.user.dims()[1]}, dt::f32, tag::a), eng, const_cast<void*>(bias)));
+    args.emplace(DNNL_ARG_BIAS, memory(memory::desc({e.out.user.dims()[1]}, e.out.user.data_type(), tag::a), eng,
+                                       const_cast<void*>(bias)));
   if (e.scratch_bytes > 0)
     args.emplace(DNNL_ARG_SCRATCHPAD, memory(memory::desc({static_cast<memory::dim>(e.scratch_bytes)}, dt::u8, tag::a),
                                              eng, scratch(e.scratch_bytes)));
@@ -277,49 +285,62 @@ bool single_input_channel(const ConvGeometry& g) { return g.groups == 1 && g.c_i
 void set_onednn_enabled(bool enabled) { g_enabled.store(enabled, std::memory_order_relaxed); }
 bool onednn_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
-bool onednn_conv_forward(const float* x, const float* w, const float* b, float* y, const ConvGeometry& g) {
-  if (!onednn_enabled() || single_input_channel(g)) return false;
-  return guarded("conv forward", [&] { run(*cached(Kind::Forward, g, b != nullptr, get_num_threads()), x, w, b, y); });
+namespace {
+// The three entries for either element type (T: float or BFloat16); callers decide whether
+// oneDNN runs (the float heuristics, or bfloat16, which has no other fast path).
+template <typename T>
+void forward_impl(const T* x, const T* w, const T* b, T* y, const ConvGeometry& g) {
+  constexpr bool bf16 = std::is_same_v<T, BFloat16>;
+  guarded("conv forward", [&] { run(*cached(Kind::Forward, g, b != nullptr, bf16, get_num_threads()), x, w, b, y); });
 }
 
-bool onednn_conv_backward_input(const float* gy, const float* w, const float* b, float* gx, const ConvGeometry& g) {
-  if (!onednn_enabled()) return false;
-  // oneDNN's input gradient is slower than im2col for few input channels (except depthwise).
-  const int64_t c_in_g = g.c_in / g.groups;
-  if (c_in_g < 16 && !(g.groups > 1 && c_in_g == 1)) return false;
+template <typename T>
+void backward_input_impl(const T* gy, const T* w, const T* b, T* gx, const ConvGeometry& g) {
+  constexpr bool bf16 = std::is_same_v<T, BFloat16>;
   guarded("conv backward (input)",
-          [&] { run(*cached(Kind::BackwardInput, g, false, get_num_threads()), gy, w, nullptr, gx); });
+          [&] { run(*cached(Kind::BackwardInput, g, false, bf16, get_num_threads()), gy, w, nullptr, gx); });
   if (b) {  // a transposed convolution's bias, per channel of gx
     const int64_t plane = g.in[0] * g.in[1] * g.in[2];
     parallel_for(0, g.batch * g.c_in, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(plane, 1)),
                  [&](int64_t lo, int64_t hi) {
                    for (int64_t nc = lo; nc < hi; ++nc) {
-                     float bc = b[nc % g.c_in], *p = gx + nc * plane;
-                     for (int64_t i = 0; i < plane; ++i) p[i] += bc;
+                     const float bc = static_cast<float>(b[nc % g.c_in]);
+                     T* p = gx + nc * plane;
+                     for (int64_t i = 0; i < plane; ++i) p[i] = static_cast<T>(static_cast<float>(p[i]) + bc);
                    }
                  });
   }
-  return true;
 }
 
 // Note [Deterministic conv weight gradient] holds here too: the batch is cut into a fixed number
-// of chunks, each chunk's gradient computed by a one-thread primitive into its own buffer, and the
-// buffers added in chunk order, so the result does not depend on the thread count.
-bool onednn_conv_backward_weight(const float* x, const float* gy, float* gw, const ConvGeometry& g) {
-  if (!onednn_enabled() || single_input_channel(g)) return false;
+// of chunks, each chunk's gradient computed by a one-thread primitive into its own float32 buffer,
+// and the buffers added in chunk order, so the result does not depend on the thread count.
+// Note [bfloat16 convolution]: the chunks' weight gradients are float32 (oneDNN accumulates in
+// float32 anyway) and rounded to bfloat16 once, after the sum.
+template <typename T>
+void backward_weight_impl(const T* x, const T* gy, T* gw, const ConvGeometry& g) {
+  constexpr bool bf16 = std::is_same_v<T, BFloat16>;
   constexpr int64_t kMaxChunks = 8, kMaxPartialBytes = int64_t(64) << 20;
   const int64_t wsize = g.c_out * (g.c_in / g.groups) * g.k[0] * g.k[1] * g.k[2];
   const int64_t x_img = g.c_in * g.in[0] * g.in[1] * g.in[2], gy_img = g.c_out * g.out[0] * g.out[1] * g.out[2];
   const int64_t chunks = std::max<int64_t>(
       1, std::min<int64_t>({g.batch, kMaxChunks, kMaxPartialBytes / std::max<int64_t>(1, wsize * 4)}));
-  DataPtr partial = cpu_allocator()->allocate(std::max<int64_t>(1, (chunks - 1) * wsize) * sizeof(float));
+  // float32 sums: chunk 0 into gw itself when gw is float32
+  const int64_t own = bf16 ? chunks : chunks - 1;
+  DataPtr partial = cpu_allocator()->allocate(std::max<int64_t>(1, own * wsize) * sizeof(float));
+  float* sums = static_cast<float*>(partial.ptr);
+  auto acc_of = [&](int64_t ch) -> float* {
+    if constexpr (bf16)
+      return sums + ch * wsize;
+    else
+      return ch == 0 ? gw : sums + (ch - 1) * wsize;
+  };
   auto run_chunk = [&](int64_t ch) {
     int64_t n0 = ch * g.batch / chunks, n1 = (ch + 1) * g.batch / chunks;
     ConvGeometry gc = g;
     gc.batch = n1 - n0;
-    float* acc = ch == 0 ? gw : static_cast<float*>(partial.ptr) + (ch - 1) * wsize;
     OmpThreads one(1);
-    run(*cached(Kind::BackwardWeight, gc, false, 1), x + n0 * x_img, gy + n0 * gy_img, nullptr, acc);
+    run(*cached(Kind::BackwardWeight, gc, false, bf16, 1), x + n0 * x_img, gy + n0 * gy_img, nullptr, acc_of(ch));
   };
   guarded("conv backward (weight)", [&] {
     int nt = static_cast<int>(std::min<int64_t>(get_num_threads(), chunks));
@@ -340,11 +361,132 @@ bool onednn_conv_backward_weight(const float* x, const float* gy, float* gw, con
       for (int64_t ch = 0; ch < chunks; ++ch) run_chunk(ch);
     }
   });
+  float* total = acc_of(0);
   for (int64_t ch = 1; ch < chunks; ++ch) {
-    const float* p = static_cast<const float*>(partial.ptr) + (ch - 1) * wsize;
-    for (int64_t i = 0; i < wsize; ++i) gw[i] += p[i];
+    const float* p = acc_of(ch);
+    for (int64_t i = 0; i < wsize; ++i) total[i] += p[i];
   }
+  if constexpr (bf16)
+    for (int64_t i = 0; i < wsize; ++i) gw[i] = static_cast<BFloat16>(total[i]);
+}
+
+}  // namespace
+
+bool onednn_conv_forward(const float* x, const float* w, const float* b, float* y, const ConvGeometry& g) {
+  if (!onednn_enabled() || single_input_channel(g)) return false;
+  forward_impl(x, w, b, y, g);
   return true;
+}
+
+bool onednn_conv_backward_input(const float* gy, const float* w, const float* b, float* gx, const ConvGeometry& g) {
+  if (!onednn_enabled()) return false;
+  // oneDNN's input gradient is slower than im2col for few input channels (except depthwise).
+  const int64_t c_in_g = g.c_in / g.groups;
+  if (c_in_g < 16 && !(g.groups > 1 && c_in_g == 1)) return false;
+  backward_input_impl(gy, w, b, gx, g);
+  return true;
+}
+
+bool onednn_conv_backward_weight(const float* x, const float* gy, float* gw, const ConvGeometry& g) {
+  if (!onednn_enabled() || single_input_channel(g)) return false;
+  backward_weight_impl(x, gy, gw, g);
+  return true;
+}
+
+bool onednn_bf16_available() {
+  if (!onednn_enabled()) return false;
+  // oneDNN 2.x runs bfloat16 convolutions with JIT kernels from AVX-512 on (natively with
+  // AVX512_BF16); below that only its slow reference kernels: float32 is then faster.
+  static const bool jit = [] {
+    engine();  // applies EMBER_CPU_CAPABILITY's limit first
+    auto have = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (have & need) == need;
+  }();
+  return jit;
+}
+
+void onednn_conv_forward_bf16(const BFloat16* x, const BFloat16* w, const BFloat16* b, BFloat16* y,
+                              const ConvGeometry& g) {
+  forward_impl(x, w, b, y, g);
+}
+void onednn_conv_backward_input_bf16(const BFloat16* gy, const BFloat16* w, const BFloat16* b, BFloat16* gx,
+                                     const ConvGeometry& g) {
+  backward_input_impl(gy, w, b, gx, g);
+}
+void onednn_conv_backward_weight_bf16(const BFloat16* x, const BFloat16* gy, BFloat16* gw, const ConvGeometry& g) {
+  backward_weight_impl(x, gy, gw, g);
+}
+
+// ---- bfloat16 matrix products (Note [bfloat16 matmul] in onednn.h) ----
+
+namespace {
+struct MatmulEntry {
+  dnnl::matmul prim;
+  size_t scratch_bytes = 0;
+};
+
+std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& key) {
+  constexpr size_t kMaxEntries = 512;
+  static std::mutex mu;
+  static auto& cache = *new std::map<std::array<int64_t, 13>, std::shared_ptr<const MatmulEntry>>;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  const int64_t B = key[0], m = key[1], n = key[2], k = key[3];
+  memory::desc a({B, m, k}, dt::bf16, memory::dims{key[4], key[5], key[6]});
+  memory::desc b({B, k, n}, dt::bf16, memory::dims{key[7], key[8], key[9]});
+  memory::desc c({B, m, n}, dt::bf16, memory::dims{m * n, n, 1});
+  auto entry = std::make_shared<MatmulEntry>();
+  {
+    OmpThreads scope(static_cast<int>(key[10]));
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), user_scratchpad(), engine());
+    entry->prim = dnnl::matmul(pd);
+    entry->scratch_bytes = pd.scratchpad_desc().get_size();
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxEntries) cache.clear();
+  return cache.emplace(key, std::move(entry)).first->second;
+}
+}  // namespace
+
+void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
+                        BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k) {
+  guarded("matmul (bfloat16)", [&] {
+    std::array<int64_t, 13> key{B,
+                                m,
+                                n,
+                                k,
+                                a_strides[0],
+                                a_strides[1],
+                                a_strides[2],
+                                b_strides[0],
+                                b_strides[1],
+                                b_strides[2],
+                                get_num_threads(),
+                                0,
+                                0};
+    auto e = matmul_entry(key);
+    const dnnl::engine& eng = engine();
+    thread_local dnnl::stream stream(eng);
+    memory am(memory::desc({B, m, k}, dt::bf16, memory::dims{a_strides[0], a_strides[1], a_strides[2]}), eng,
+              const_cast<BFloat16*>(a));
+    memory bm(memory::desc({B, k, n}, dt::bf16, memory::dims{b_strides[0], b_strides[1], b_strides[2]}), eng,
+              const_cast<BFloat16*>(b));
+    memory cm(memory::desc({B, m, n}, dt::bf16, memory::dims{m * n, n, 1}), eng, c);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    DataPtr scratch;
+    if (e->scratch_bytes > 0) {
+      scratch = cpu_allocator()->allocate(e->scratch_bytes);
+      args.emplace(
+          DNNL_ARG_SCRATCHPAD,
+          memory(memory::desc({static_cast<memory::dim>(e->scratch_bytes)}, dt::u8, tag::a), eng, scratch.ptr));
+    }
+    e->prim.execute(stream, args);
+    stream.wait();
+  });
 }
 
 }  // namespace ember::cpu

@@ -1,0 +1,20 @@
+// LAPACK-level functions torch exposes outside torch.linalg (the torch.linalg ones are in ops.h).
+#pragma once
+#include <utility>
+
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// torch.geqrf: the QR factorization in LAPACK's compact form for A (*, m, n): `a` holds R on and
+// above the diagonal and the Householder vectors below it, `tau` (*, min(m, n)) their scales
+// (Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H). Not differentiable, as in torch.
+std::pair<Tensor, Tensor> geqrf(const Tensor& a);
+
+// The first n columns of H_1 ... H_k for reflectors stored as geqrf does (a (*, m, n), m >= n >= k,
+// tau (*, k), same dtype and batch), by LAPACK orgqr/ungqr. Values only: a graph through it raises
+// on backward (ember.linalg.householder_product composes differentiable ops when a gradient is
+// needed and calls this otherwise).
+Tensor orgqr_values(const Tensor& a, const Tensor& tau);
+
+}  // namespace ember

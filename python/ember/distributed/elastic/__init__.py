@@ -1,0 +1,1 @@
+"""ember.distributed.elastic: the pieces of torch.distributed.elastic that scripts import."""

@@ -1,0 +1,1 @@
+"""Worker error reporting for the launcher (ember.distributed.run)."""
