@@ -14,10 +14,12 @@ OUT=build/bench_cpp
 mkdir -p "$OUT"
 TORCH=$($PY -c "import os, torch; print(os.path.dirname(torch.__file__))")
 PREFIX=$PWD/build/install
-DNNL=$(grep '^DNNL_LIBRARY:' build/CMakeCache.txt | cut -d= -f2)
-BLAS=$(grep '^OPENBLAS_LIBRARY:' build/CMakeCache.txt | cut -d= -f2)
+LIBS=""
+for v in OPENBLAS_LIBRARY DNNL_LIBRARY FFTW3_LIBRARY FFTW3F_LIBRARY LIBDEFLATE_LIBRARY; do
+  LIBS="$LIBS $(grep "^$v:" build/CMakeCache.txt | cut -d= -f2)"
+done
 [ -x "$OUT/lenet_ember" ] || g++ -std=c++20 -O2 benchmarks/cpp_train_lenet.cpp -I"$PREFIX/include/ember/compat" \
-  -I"$PREFIX/include" "$PREFIX/lib/libember.a" "$BLAS" "$DNNL" -fopenmp -o "$OUT/lenet_ember"
+  -I"$PREFIX/include" "$PREFIX/lib/libember.a" $LIBS -lgloo -fopenmp -o "$OUT/lenet_ember"
 [ -x "$OUT/lenet_libtorch" ] || g++ -std=c++20 -O2 -w benchmarks/cpp_train_lenet.cpp -I"$TORCH/include" \
   -I"$TORCH/include/torch/csrc/api/include" -L"$TORCH/lib" -ltorch -ltorch_cpu -lc10 -Wl,-rpath,"$TORCH/lib" \
   -o "$OUT/lenet_libtorch"

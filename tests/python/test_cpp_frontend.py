@@ -1,7 +1,10 @@
-"""The C++ frontend (<torch/torch.h> on Ember) against the Python API and torch: a small CNN
-trained a few steps from the same weights and data by tests/cpp/programs/frontend_steps.cpp,
-by ember's Python API and by torch, with each optimizer; losses, parameters and BatchNorm
-buffers must agree to float64 rounding.
+"""The C++ frontend (<torch/torch.h> on Ember) against the Python API and torch:
+- a small CNN trained a few steps from the same weights and data by
+  tests/cpp/programs/frontend_steps.cpp, by ember's Python API and by torch, with each optimizer;
+  losses, parameters and BatchNorm buffers must agree to float64 rounding;
+- checkpoints both ways (tests/cpp/programs/frontend_checkpoint.cpp): torch::save files load in
+  torch.load (weights_only) and ember.load, torch.save / ember.save state_dicts load in
+  torch::load.
 
 Needs the CMake build (build/libember.a); skipped without it."""
 import os
@@ -17,7 +20,6 @@ import ember
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
-SOURCE = os.path.join(ROOT, "tests", "cpp", "programs", "frontend_steps.cpp")
 
 
 def _cache_value(name):
@@ -29,18 +31,30 @@ def _cache_value(name):
     return None
 
 
-@pytest.fixture(scope="module")
-def program(tmp_path_factory):
+def _compile(tmp_path_factory, name):
     lib = os.path.join(BUILD, "libember.a")
     if not os.path.exists(lib) or not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
         pytest.skip("needs the CMake build of libember (scripts/setup.sh)")
-    out = str(tmp_path_factory.mktemp("cppfe") / "frontend_steps")
-    cmd = ["g++", "-std=c++20", "-O1", "-fopenmp", f"-I{ROOT}/csrc/compat", f"-I{ROOT}/csrc", SOURCE, lib,
-           _cache_value("OPENBLAS_LIBRARY"), _cache_value("DNNL_LIBRARY"), "-o", out]
+    out = str(tmp_path_factory.mktemp("cppfe") / name)
+    libs = [_cache_value(v) for v in ("OPENBLAS_LIBRARY", "DNNL_LIBRARY", "FFTW3_LIBRARY", "FFTW3F_LIBRARY",
+                                      "LIBDEFLATE_LIBRARY")]
+    cmd = ["g++", "-std=c++20", "-O1", "-fopenmp", f"-I{ROOT}/csrc/compat", f"-I{ROOT}/csrc",
+           os.path.join(ROOT, "tests", "cpp", "programs", name + ".cpp"), lib] + [x for x in libs if x] + \
+          ["-lgloo", "-lpthread", "-o", out]
     if shutil.which("ccache"):
         cmd.insert(0, "ccache")
     subprocess.run(cmd, check=True, capture_output=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    return _compile(tmp_path_factory, "frontend_steps")
+
+
+@pytest.fixture(scope="module")
+def checkpoint_program(tmp_path_factory):
+    return _compile(tmp_path_factory, "frontend_checkpoint")
 
 
 def _model(nn):
@@ -100,3 +114,79 @@ def test_training_steps_match_python_api_and_torch(program, tmp_path, name):
         np.testing.assert_allclose(cpp_losses, losses, rtol=rtol, atol=0, err_msg=lib.__name__)
         np.testing.assert_allclose(cpp_values, values, rtol=rtol, atol=1e-14, err_msg=lib.__name__)
     assert cpp_losses[-1] < cpp_losses[0]
+
+
+def _ckpt_model(nn):
+    m = nn.Sequential()
+    m.conv = nn.Conv2d(1, 2, 3)
+    m.bn = nn.BatchNorm2d(2)
+    m.fc = nn.Linear(8, 3)
+    return m
+
+
+def test_cpp_checkpoints_load_in_python(checkpoint_program, tmp_path):
+    subprocess.run([checkpoint_program, "save", str(tmp_path)], check=True, capture_output=True)
+    ref = _ckpt_model(torch.nn)
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.arange(p.numel(), dtype=torch.float32).view_as(p) / 10)
+    for lib, kwargs in ((torch, {"weights_only": True}), (ember, {})):
+        sd = lib.load(str(tmp_path / "model.pt"), **kwargs)
+        assert list(sd.keys()) == list(ref.state_dict().keys())
+        for k, v in ref.state_dict().items():
+            got = sd[k]
+            assert got.dtype == getattr(lib, str(v.dtype).split(".")[1]) and tuple(got.shape) == tuple(v.shape), k
+            if k == "bn.running_mean":
+                assert np.all(got.numpy() == 0.5)
+            elif k == "bn.running_var":
+                assert np.all(got.numpy() == 2.0)
+            elif k == "bn.num_batches_tracked":
+                assert int(got) == 7
+            else:
+                np.testing.assert_array_equal(got.numpy(), v.numpy())
+        m = _ckpt_model(lib.nn)
+        m.load_state_dict(sd)  # strict: every key and shape matches the Python module
+        t = lib.load(str(tmp_path / "tensor.pt"), **kwargs)
+        assert t.dtype == lib.float64 and tuple(t.shape) == (2, 3)
+        np.testing.assert_array_equal(t.numpy(), np.arange(6.0).reshape(2, 3))
+        lst = lib.load(str(tmp_path / "list.pt"), **kwargs)
+        assert [x.dtype for x in lst] == [lib.int64, lib.bool] and lst[1].tolist() == [True, False]
+
+
+@pytest.mark.parametrize("saver", ["torch", "ember"])
+def test_python_state_dicts_load_in_cpp(checkpoint_program, tmp_path, saver):
+    lib = torch if saver == "torch" else ember
+    lib.manual_seed(3)
+    m = _ckpt_model(lib.nn)
+    with lib.no_grad():
+        m.bn.running_mean.uniform_(-1, 1)
+        m.bn.running_var.uniform_(1, 2)
+        m.bn.num_batches_tracked.fill_(5)
+    lib.save(m.state_dict(), str(tmp_path / "sd.pt"))
+    out = subprocess.run([checkpoint_program, "load", str(tmp_path / "sd.pt")], check=True, capture_output=True,
+                         text=True).stdout
+    got = {}
+    for line in out.splitlines():
+        k, v = line.split()
+        got.setdefault(k, []).append(float(v))
+    assert set(got) == set(m.state_dict().keys())
+    for k, v in m.state_dict().items():
+        np.testing.assert_allclose(got[k], v.double().flatten().tolist(), rtol=1e-8, atol=0, err_msg=k)
+
+
+def test_cpp_load_rejects_bad_checkpoints(checkpoint_program, tmp_path):
+    # A state_dict that does not match the model, and a pickle that would run code.
+    torch.save({"fc.weight": torch.zeros(3, 8)}, str(tmp_path / "partial.pt"))
+    r = subprocess.run([checkpoint_program, "load", str(tmp_path / "partial.pt")], capture_output=True, text=True)
+    assert r.returncode != 0 and "Missing key(s) in state_dict" in r.stderr and '"conv.weight"' in r.stderr
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+
+    torch.save({"fc.weight": Evil()}, str(tmp_path / "evil.pt"))
+    r = subprocess.run([checkpoint_program, "load", str(tmp_path / "evil.pt")], capture_output=True, text=True)
+    assert r.returncode != 0 and "is not allowed" in r.stderr and "pwned" not in r.stdout
+    (tmp_path / "junk.pt").write_bytes(b"PK\x03\x04 not a zip archive")
+    r = subprocess.run([checkpoint_program, "load", str(tmp_path / "junk.pt")], capture_output=True, text=True)
+    assert r.returncode == 1 and "not a zip archive" in r.stderr
