@@ -6,7 +6,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
+
+#include "ember/serialize/io.h"
+#include "ember/serialize/zip_archive.h"
 
 namespace {
 struct SerNetImpl : torch::nn::Module {
@@ -118,4 +122,54 @@ TEST(FrontendSerialize, Errors) {
   torch::optim::SGD opt(net->parameters(), 0.1);
   EXPECT_THROW(torch::save(opt, path), c10::NotImplementedError);
   std::remove(path.c_str());
+}
+
+// Damaged pickles (random byte flips, truncations, insertions of a valid checkpoint's data.pkl)
+// must raise c10::Error or load, never crash or read outside a storage.
+TEST(FrontendSerialize, MutatedPicklesRaiseOrLoad) {
+  SerNet net;
+  std::stringstream ss;
+  torch::save(*net, ss);
+  std::string good = ss.str();
+  ember::serialize::ZipReader reader(ember::serialize::memory_source(good.data(), good.size()));
+  std::string pkl = reader.read("archive/data.pkl");
+  std::vector<std::pair<std::string, std::string>> storages;
+  for (const auto& name : reader.names())
+    if (name.rfind("archive/data/", 0) == 0) storages.emplace_back(name, reader.read(name));
+  std::mt19937 rng(12345);
+  int loaded = 0, raised = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string bad = pkl;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t pos = rng() % bad.size();
+      switch (rng() % 3) {
+        case 0:
+          bad[pos] = static_cast<char>(rng());
+          break;
+        case 1:
+          bad.resize(pos);
+          break;
+        default:
+          bad.insert(pos, 1, static_cast<char>(rng()));
+      }
+      if (bad.empty()) bad = "\x80";
+    }
+    std::string bytes;
+    ember::serialize::ZipWriter w(ember::serialize::vector_sink(&bytes));
+    w.write_record("archive/data.pkl", bad.data(), bad.size());
+    for (const auto& [name, data] : storages) w.write_record(name, data.data(), data.size());
+    w.finish();
+    std::stringstream in(bytes);
+    try {
+      torch::Tensor t;
+      torch::serialize::InputArchive archive;
+      archive.load_from(in);
+      ++loaded;
+    } catch (const c10::Error&) {
+      ++raised;
+    }
+  }
+  EXPECT_EQ(loaded + raised, 400);
+  EXPECT_GT(raised, 300);
 }

@@ -605,7 +605,8 @@ PickleValue read_archive(ember::serialize::ZipReader& r) {
     const ember::serialize::ZipEntry& e = r.entry(prefix + "/data/" + key);
     r.data_offset(e);  // bounds the record's size by the file (Note [Reading untrusted archives])
     size_t esize = ember::element_size(dtype);
-    if (numel < 0 || e.size != static_cast<uint64_t>(numel) * esize)
+    // Compared by division first: numel * esize must not wrap around to the record's size.
+    if (numel < 0 || static_cast<uint64_t>(numel) > e.size / esize || e.size != static_cast<uint64_t>(numel) * esize)
       corrupt("storage " + key + " holds " + std::to_string(e.size) + " bytes, not " + std::to_string(numel) +
               " elements of " + c10::toString(dtype));
     ember::Storage s = ember::StorageImpl::allocate(e.size, ember::cpu_allocator());
