@@ -19,7 +19,7 @@ for v in OPENBLAS_LIBRARY DNNL_LIBRARY FFTW3_LIBRARY FFTW3F_LIBRARY LIBDEFLATE_L
   LIBS="$LIBS $(grep "^$v:" build/CMakeCache.txt | cut -d= -f2)"
 done
 [ -x "$OUT/lenet_ember" ] || g++ -std=c++20 -O2 benchmarks/cpp_train_lenet.cpp -I"$PREFIX/include/ember/compat" \
-  -I"$PREFIX/include" "$PREFIX/lib/libember.a" $LIBS -lgloo -fopenmp -o "$OUT/lenet_ember"
+  -I"$PREFIX/include" "$PREFIX/lib/libember_frontend.a" "$PREFIX/lib/libember.a" $LIBS -lgloo -fopenmp -o "$OUT/lenet_ember"
 [ -x "$OUT/lenet_libtorch" ] || g++ -std=c++20 -O2 -w benchmarks/cpp_train_lenet.cpp -I"$TORCH/include" \
   -I"$TORCH/include/torch/csrc/api/include" -L"$TORCH/lib" -ltorch -ltorch_cpu -lc10 -Wl,-rpath,"$TORCH/lib" \
   -o "$OUT/lenet_libtorch"

@@ -3,6 +3,7 @@
 include("${CMAKE_CURRENT_LIST_DIR}/../ember/emberConfig.cmake")
 if(NOT TARGET Ember::ember)
   add_library(Ember::ember ALIAS ember::ember)
+  add_library(Ember::frontend ALIAS ember::frontend)
   add_library(Ember::torch_compat ALIAS ember::torch_compat)
 endif()
 set(Ember_FOUND TRUE)

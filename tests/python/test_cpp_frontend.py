@@ -33,13 +33,14 @@ def _cache_value(name):
 
 def _compile(tmp_path_factory, name):
     lib = os.path.join(BUILD, "libember.a")
-    if not os.path.exists(lib) or not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
-        pytest.skip("needs the CMake build of libember (scripts/setup.sh)")
+    frontend = os.path.join(BUILD, "libember_frontend.a")
+    if not os.path.exists(frontend) or not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
+        pytest.skip("needs the CMake build of libember and libember_frontend (scripts/setup.sh)")
     out = str(tmp_path_factory.mktemp("cppfe") / name)
     libs = [_cache_value(v) for v in ("OPENBLAS_LIBRARY", "DNNL_LIBRARY", "FFTW3_LIBRARY", "FFTW3F_LIBRARY",
                                       "LIBDEFLATE_LIBRARY")]
     cmd = ["g++", "-std=c++20", "-O1", "-fopenmp", f"-I{ROOT}/csrc/compat", f"-I{ROOT}/csrc",
-           os.path.join(ROOT, "tests", "cpp", "programs", name + ".cpp"), lib] + [x for x in libs if x] + \
+           os.path.join(ROOT, "tests", "cpp", "programs", name + ".cpp"), frontend, lib] + [x for x in libs if x] + \
           ["-lgloo", "-lpthread", "-o", out]
     if shutil.which("ccache"):
         cmd.insert(0, "ccache")
