@@ -14,12 +14,29 @@ if [ "${EMBER_SKIP_TSAN:-0}" != 1 ]; then
   bash scripts/tsan.sh 2>&1 | tail -n 3
 fi
 
-echo "== C++ example against the installed library"
+echo "== C++ examples against the installed library"
 rm -rf build/install build/example
 cmake --install build --prefix build/install >/dev/null
 cmake -S examples/cpp -B build/example -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
 cmake --build build/example >/dev/null
 ./build/example/tensor_basics
+./build/example/autograd >/dev/null && echo "autograd: ok"
+./build/example/regression | tail -n 2
+# The libtorch-style trainers read uncompressed IDX files: Debian's Fashion-MNIST, unpacked once.
+FMNIST=build/fashion-mnist
+if [ ! -f "$FMNIST/t10k-labels-idx1-ubyte" ]; then
+  mkdir -p "$FMNIST"
+  for f in /usr/share/datasets/fashion-mnist/*.gz; do gunzip -c "$f" > "$FMNIST/$(basename "$f" .gz)"; done
+fi
+./build/example/fashion_mnist "$FMNIST" --epochs 1 --limit-train 2048 --limit-test 1000 | tail -n 1
+./build/example/dcgan "$FMNIST" --batches 4 | tail -n 1
+
+echo "== C++ frontend against libtorch: one source built against both (EMBER_SKIP_LIBTORCH_COMPAT=1 skips)"
+if [ "${EMBER_SKIP_LIBTORCH_COMPAT:-0}" != 1 ]; then
+  t0=$SECONDS
+  bash scripts/cpp_compat_check.sh build/example/compat_check
+  echo "   $((SECONDS - t0)) s"
+fi
 
 echo "== format check (clang-format)"
 bash scripts/format.sh --check

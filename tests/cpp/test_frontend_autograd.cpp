@@ -17,6 +17,16 @@ TEST(FrontendAutograd, BackwardAndGradFn) {
   EXPECT_EQ((x * x).grad_fn()->name(), "MulBackward0");
   EXPECT_EQ(x.view({3}).grad_fn()->name(), "ViewBackward0");
   EXPECT_EQ(x.sum(0).grad_fn()->name(), "SumBackward1");
+  // libtorch's overload names: Tensor op Scalar records the Scalar overload's node.
+  EXPECT_EQ((x + 2).grad_fn()->name(), "AddBackward1");
+  EXPECT_EQ((2 * x).grad_fn()->name(), "MulBackward1");
+  EXPECT_EQ((x / 2).grad_fn()->name(), "DivBackward1");
+  EXPECT_EQ((2 - x).grad_fn()->name(), "SubBackward0");  // filled tensor minus x, in place
+  EXPECT_EQ(x.pow(2).grad_fn()->name(), "PowBackward0");
+  EXPECT_EQ(x.pow(x).grad_fn()->name(), "PowBackward1");
+  EXPECT_EQ(torch::pow(2, x).grad_fn()->name(), "PowBackward2");
+  EXPECT_EQ(x.mean().grad_fn()->name(), "MeanBackward0");
+  EXPECT_EQ(x.mean(0).grad_fn()->name(), "MeanBackward1");
   EXPECT_EQ(x.grad_fn(), nullptr);
   y.backward();
   EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 4, 6}));
@@ -107,6 +117,15 @@ struct Broken : public torch::autograd::Function<Broken> {
   }
 };
 
+// Returns a gradient for the tensor only, though forward has two arguments: libtorch counts every
+// argument (a number's gradient slot must be there, undefined).
+struct ScaleBy : public torch::autograd::Function<ScaleBy> {
+  static torch::Tensor forward(torch::autograd::AutogradContext*, torch::Tensor x, double k) { return x * k; }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext*, torch::autograd::variable_list g) {
+    return {g[0]};
+  }
+};
+
 // y = x^2 with a backward written in differentiable ops (so double backward works).
 struct Square : public torch::autograd::Function<Square> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x) {
@@ -144,6 +163,14 @@ TEST(FrontendAutograd, CustomFunction) {
     EXPECT_FALSE(MulConstant::apply(x, w, 2.0).requires_grad());
   }
   EXPECT_THROW(Broken::apply(x, w).sum().backward(), c10::Error);
+  try {
+    ScaleBy::apply(x, 2.0).sum().backward();
+    FAIL();
+  } catch (const c10::Error& e) {
+    EXPECT_EQ(e.msg(),
+              "function torch::autograd::CppNode<(anonymous namespace)::ScaleBy> returned an incorrect number of "
+              "gradients (expected 2, got 1)");
+  }
 }
 
 TEST(FrontendAutograd, CustomFunctionHigherOrder) {

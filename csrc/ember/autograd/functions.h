@@ -6,10 +6,13 @@
 
 namespace ember::autograd {
 
-// A node whose name is fixed at construction (most nodes only differ in apply()).
+// A node whose name is fixed at construction (most nodes only differ in apply()). name_override
+// names the overload that recorded it where torch distinguishes them (pow(Tensor, Tensor) is
+// PowBackward1; the C++ frontend's add(Tensor, Scalar) is AddBackward1, as in libtorch).
 template <const char* Name>
 struct Named : Node {
-  std::string name() const override { return Name; }
+  const char* name_override = nullptr;
+  std::string name() const override { return name_override ? name_override : Name; }
 };
 
 #define EMBER_NODE_NAME(N) inline constexpr char k##N[] = #N;
@@ -35,7 +38,7 @@ struct AddBackward0 : Named<kAddBackward0> {  // also sub (alpha negated)
   TensorList jvp(const TensorList& t) override;
 };
 struct SubBackward0 : AddBackward0 {
-  std::string name() const override { return kSubBackward0; }
+  std::string name() const override { return name_override ? name_override : kSubBackward0; }
 };
 struct MulBackward0 : Named<kMulBackward0> {
   SavedVariable self, other;

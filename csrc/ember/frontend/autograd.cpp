@@ -111,7 +111,7 @@ std::shared_ptr<CppNodeBase> make_node(std::shared_ptr<CppNodeBase> node, const 
 ember::autograd::TensorList CppNodeBase::apply(ember::autograd::TensorList&& grads) {
   variable_list in(grads.begin(), grads.end());
   variable_list out = backward_fn(&ctx, std::move(in));
-  size_t n = next_edges.size();
+  size_t n = is_variable_input.size();
   if (out.size() > n) {  // extra trailing gradients are allowed when undefined, as libtorch
     for (size_t i = n; i < out.size(); ++i)
       EMBER_CHECK(!out[i].defined(), "function ", name_, " returned an incorrect number of gradients (expected ", n,
@@ -120,14 +120,22 @@ ember::autograd::TensorList CppNodeBase::apply(ember::autograd::TensorList&& gra
   }
   EMBER_CHECK(out.size() == n, "function ", name_, " returned an incorrect number of gradients (expected ", n, ", got ",
               out.size(), ")");
-  ember::autograd::TensorList r(n);
+  ember::autograd::TensorList r;
+  r.reserve(next_edges.size());
   for (size_t i = 0; i < n; ++i) {
-    if (!out[i].defined() || !next_edges[i].valid()) continue;
-    const ag::InputMeta& want = next_edges[i].fn->input_meta(next_edges[i].input_nr);
+    if (!is_variable_input[i]) {
+      EMBER_CHECK(!out[i].defined(), "function ", name_, " returned a gradient different than None at position ", i + 1,
+                  ", but the corresponding forward input was not a Variable");
+      continue;
+    }
+    size_t e = r.size();
+    r.emplace_back();
+    if (!out[i].defined() || !next_edges[e].valid()) continue;
+    const ag::InputMeta& want = next_edges[e].fn->input_meta(next_edges[e].input_nr);
     EMBER_CHECK(out[i].ember::Tensor::sizes() == want.shape, "Function ", name_,
                 " returned an invalid gradient at index ", i, " - got ", out[i].shape_str(),
                 " but expected shape compatible with ", ember::shape_str(want.shape));
-    r[i] = out[i];
+    r.back() = out[i];
   }
   return r;
 }

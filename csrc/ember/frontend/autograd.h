@@ -171,22 +171,33 @@ struct CppNodeBase : Node {
   AutogradContext ctx;
   std::string name_;
   BackwardFn backward_fn;
+  std::vector<bool> is_variable_input;  // per forward argument (tensors in lists each count)
   std::string name() const override { return name_; }
   bool materialize_grads() const override { return ctx.materialize_grads_; }
   ember::autograd::TensorList apply(ember::autograd::TensorList&& grads) override;
   void release_variables() override;
 };
 
-inline void collect(variable_list& out, const at::Tensor& t) { out.push_back(t); }
-inline void collect(variable_list& out, const ember::Tensor& t) { out.push_back(t); }
-inline void collect(variable_list& out, const std::vector<at::Tensor>& ts) {
-  for (const at::Tensor& t : ts) out.push_back(t);
+// Forward's arguments as libtorch counts them: each tensor (also inside a list, or an optional)
+// is a variable input with an edge; any other argument is an input that gets no gradient.
+inline void collect(variable_list& out, std::vector<bool>& is_var, const at::Tensor& t) {
+  out.push_back(t);
+  is_var.push_back(true);
 }
-inline void collect(variable_list& out, const std::optional<at::Tensor>& t) {
-  if (t) out.push_back(*t);
+inline void collect(variable_list& out, std::vector<bool>& is_var, const ember::Tensor& t) {
+  out.push_back(t);
+  is_var.push_back(true);
+}
+inline void collect(variable_list& out, std::vector<bool>& is_var, const std::vector<at::Tensor>& ts) {
+  for (const at::Tensor& t : ts) collect(out, is_var, t);
+}
+inline void collect(variable_list& out, std::vector<bool>& is_var, const std::optional<at::Tensor>& t) {
+  collect(out, is_var, t ? *t : at::Tensor());
 }
 template <typename T>
-void collect(variable_list&, const T&) {}  // non-tensor arguments get no edge
+void collect(variable_list&, std::vector<bool>& is_var, const T&) {
+  is_var.push_back(false);
+}
 
 }  // namespace detail
 
@@ -200,8 +211,9 @@ struct CppNode : detail::CppNodeBase {};
 // A custom differentiable function: T provides
 //   static Tensor-or-variable_list forward(AutogradContext* ctx, args...);
 //   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs);
-// and is called as T::apply(args...). backward returns one gradient per tensor argument of
-// forward (undefined for none); forward runs with grad mode off.
+// and is called as T::apply(args...). As in libtorch, backward returns one gradient per argument
+// of forward (undefined for arguments that are not tensors or need none; extra undefined
+// gradients at the end are allowed); forward runs with grad mode off.
 template <class T>
 struct Function {
   template <typename X = T, typename... Args>
@@ -210,8 +222,8 @@ struct Function {
                           decltype(X::forward(static_cast<AutogradContext*>(nullptr), std::forward<Args>(args)...))> {
     using R = decltype(X::forward(static_cast<AutogradContext*>(nullptr), std::forward<Args>(args)...));
     variable_list inputs;
-    (detail::collect(inputs, args), ...);
     auto proto = std::make_shared<CppNode<T>>();
+    (detail::collect(inputs, proto->is_variable_input, args), ...);
     proto->name_ = c10::demangle(typeid(CppNode<T>).name());
     proto->backward_fn = [](AutogradContext* ctx, variable_list g) { return X::backward(ctx, std::move(g)); };
     std::shared_ptr<detail::CppNodeBase> node = detail::make_node(proto, inputs);

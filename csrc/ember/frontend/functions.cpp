@@ -297,46 +297,11 @@ Tensor tensor(detail::TensorDataContainer data, const TensorOptions& options) {
 
 // clang-format off
 #define EMBER_FE_UNARY_ENUMS(X) \
-  X(abs, Abs) \
-  X(exp, Exp) \
-  X(exp2, Exp2) \
-  X(expm1, Expm1) \
-  X(log, Log) \
-  X(log2, Log2) \
-  X(log10, Log10) \
-  X(log1p, Log1p) \
-  X(sqrt, Sqrt) \
-  X(rsqrt, Rsqrt) \
-  X(square, Square) \
-  X(sin, Sin) \
-  X(cos, Cos) \
-  X(tan, Tan) \
-  X(asin, Asin) \
-  X(acos, Acos) \
-  X(atan, Atan) \
-  X(sinh, Sinh) \
-  X(cosh, Cosh) \
-  X(tanh, Tanh) \
-  X(asinh, Asinh) \
-  X(acosh, Acosh) \
-  X(atanh, Atanh) \
-  X(sigmoid, Sigmoid) \
-  X(erf, Erf) \
-  X(erfc, Erfc) \
-  X(erfinv, Erfinv) \
-  X(lgamma, Lgamma) \
-  X(digamma, Digamma) \
-  X(floor, Floor) \
-  X(ceil, Ceil) \
-  X(trunc, Trunc) \
-  X(frac, Frac) \
-  X(reciprocal, Reciprocal) \
-  X(sign, Sign) \
-  X(sgn, Sgn) \
-  X(relu, Relu) \
-  X(logical_not, LogicalNot) \
-  X(bitwise_not, BitwiseNot) \
-  X(signbit, Signbit)
+  X(abs, Abs) X(exp, Exp) X(exp2, Exp2) X(expm1, Expm1) X(log, Log) X(log2, Log2) X(log10, Log10) X(log1p, Log1p) \
+  X(sqrt, Sqrt) X(rsqrt, Rsqrt) X(square, Square) X(sin, Sin) X(cos, Cos) X(tan, Tan) X(asin, Asin) X(acos, Acos) \
+  X(atan, Atan) X(sinh, Sinh) X(cosh, Cosh) X(tanh, Tanh) X(asinh, Asinh) X(acosh, Acosh) X(atanh, Atanh) X(sigmoid, Sigmoid) \
+  X(erf, Erf) X(erfc, Erfc) X(erfinv, Erfinv) X(lgamma, Lgamma) X(digamma, Digamma) X(floor, Floor) X(ceil, Ceil) X(trunc, Trunc) \
+  X(frac, Frac) X(reciprocal, Reciprocal) X(sign, Sign) X(sgn, Sgn) X(relu, Relu) X(logical_not, LogicalNot) X(bitwise_not, BitwiseNot) X(signbit, Signbit)
 // clang-format on
 #define EMBER_FE_DEFINE_UNARY_FN(fn, E)                     \
   Tensor fn(const Tensor& self) { return ember::fn(self); } \
@@ -358,13 +323,13 @@ Tensor nan_to_num(const Tensor& self, std::optional<double> n, std::optional<dou
   return ember::nan_to_num(self, n, p, m);
 }
 Tensor add(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) { return ember::add(a, b, alpha); }
-Tensor add(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) { return ember::add(a, wrap(b), alpha); }
+Tensor add(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) { return a.add(b, alpha); }
 Tensor sub(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) { return ember::sub(a, b, alpha); }
-Tensor sub(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) { return ember::sub(a, wrap(b), alpha); }
+Tensor sub(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) { return a.sub(b, alpha); }
 Tensor rsub(const Tensor& a, const Tensor& b, const c10::Scalar& alpha) { return ember::sub(b, a, alpha); }
 Tensor rsub(const Tensor& a, const c10::Scalar& b, const c10::Scalar& alpha) { return ember::sub(wrap(b), a, alpha); }
 Tensor mul(const Tensor& a, const Tensor& b) { return ember::mul(a, b); }
-Tensor mul(const Tensor& a, const c10::Scalar& b) { return ember::mul(a, wrap(b)); }
+Tensor mul(const Tensor& a, const c10::Scalar& b) { return a.mul(b); }
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
   if (!mode) return ember::div(a, b);
   EMBER_CHECK(*mode == "trunc" || *mode == "floor",
@@ -372,7 +337,7 @@ Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mod
   return ember::div(a, b, std::string(*mode));
 }
 Tensor div(const Tensor& a, const c10::Scalar& b, std::optional<std::string_view> mode) {
-  return div(a, Tensor(wrap(b)), mode);
+  return mode ? div(a, Tensor(wrap(b)), mode) : a.div(b);
 }
 Tensor true_divide(const Tensor& a, const Tensor& b) { return ember::div(a, b); }
 Tensor floor_divide(const Tensor& a, const Tensor& b) { return ember::floor_divide(a, b); }

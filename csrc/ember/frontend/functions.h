@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/core/parallel.h"
 #include "ember/frontend/tensor.h"
 
 namespace at {
@@ -484,6 +485,10 @@ Tensor rnn_relu_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask = {}, double dropout_p = 0.0,
                                     bool is_causal = false, std::optional<double> scale = std::nullopt);
+
+// ---- threads ----
+inline void set_num_threads(int n) { ember::set_num_threads(n); }
+inline int get_num_threads() { return ember::get_num_threads(); }
 
 // ---- grad mode and seeding ----
 using NoGradGuard = ember::autograd::NoGradGuard;

@@ -4,13 +4,17 @@
 //  - otherwise by the decimal exponents of the smallest and largest finite magnitudes: scientific
 //    when they differ by more than 4, else fixed with 4 decimals, pulling out a power-of-ten
 //    scale ("1000 *") when the largest is >= 1e5 or < 0.1.
-// A 0-d value is printed with 16 significant digits, the scale with 15 (as libtorch prints them). Matrices wider than
+// A 0-d value and the scale are printed in the shortest form that reads back exactly (libtorch
+// formats them with fmt's "{}": fixed notation for decimal exponents -4..15, else d.dde+XX). Matrices wider than
 // the line are cut into "Columns a to b" blocks; tensors above 2-d print their 2-d slices headed "(i,j,.,.) = ", the
 // first index varying fastest (as libtorch).
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <string>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/frontend/tensor.h"
@@ -92,10 +96,42 @@ Format choose_format(std::ostream& os, const double* v, int64_t n) {
   return f;
 }
 
-void print_scale(std::ostream& os, double scale) {
-  StreamState keep(os);
-  os << std::defaultfloat << std::setprecision(15) << scale << " *" << std::endl;
+// The shortest decimal that reads back as v, in fmt's default notation.
+std::string shortest(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);  // "-2.7792006731033325e-01"
+  std::string sign = sci[0] == '-' ? "-" : "";
+  if (!sign.empty()) sci.erase(0, 1);
+  size_t e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  int exp = std::stoi(sci.substr(e + 1));
+  std::string out = sign;
+  if (exp < -4 || exp >= 16) {
+    out.append(digits, 0, 1);
+    if (digits.size() > 1) out.append(".").append(digits, 1, std::string::npos);
+    out.append(exp < 0 ? "e-" : "e+");
+    int a = std::abs(exp);
+    if (a < 10) out.append("0");
+    out.append(std::to_string(a));
+  } else if (exp >= 0) {
+    size_t int_len = static_cast<size_t>(exp) + 1;
+    if (digits.size() <= int_len) {
+      out.append(digits).append(int_len - digits.size(), '0');
+    } else {
+      out.append(digits, 0, int_len).append(".").append(digits, int_len, std::string::npos);
+    }
+  } else {
+    out.append("0.").append(static_cast<size_t>(-exp - 1), '0').append(digits);
+  }
+  return out;
 }
+
+void print_scale(std::ostream& os, double scale) { os << shortest(scale) << " *" << std::endl; }
 
 void indent(std::ostream& os, int64_t n) {
   for (int64_t i = 0; i < n; ++i) os << " ";
@@ -182,7 +218,7 @@ void print(std::ostream& os, const Tensor& tensor, int64_t linesize) {
   const double* v = t.data<double>();
   int64_t nd = t.dim();
   if (nd == 0) {
-    os << std::defaultfloat << std::setprecision(16) << v[0] << std::endl;
+    os << shortest(v[0]) << std::endl;
     os << "[ " << tensor.toString() << "{}";
   } else if (nd == 1) {
     if (t.numel() > 0) {

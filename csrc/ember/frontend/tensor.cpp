@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "ember/autograd/engine.h"
+#include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
 #include "ember/frontend/functions.h"
@@ -18,6 +19,25 @@ ember::Tensor wrap(const c10::Scalar& s) { return ember::wrap_scalar(s); }
 ember::OptDims dims_of(IntArrayRef d) { return d.empty() ? ember::OptDims() : ember::OptDims(d.vec()); }
 void check_cpu(const Device& d, const char* what) {
   if (!d.is_cpu()) EMBER_NOT_IMPLEMENTED("Ember was built without CUDA support; ", what, " ", d.str());
+}
+// Names the node an op just recorded after libtorch's overload (add(Tensor, Scalar) records
+// AddBackward1 there; the op itself names it as Python's torch does).
+template <typename NodeT>
+Tensor named(Tensor r, const char* name) {
+  auto* m = ag::meta(r);
+  if (auto* n = dynamic_cast<NodeT*>(m ? m->grad_fn.get() : nullptr)) n->name_override = name;
+  return r;
+}
+template <typename NodeT>
+const Tensor& named_inplace(const Tensor& self, const char* name) {
+  named<NodeT>(self, name);
+  return self;
+}
+Tensor filled_remainder(const c10::Scalar& a, const Tensor& b) {
+  Tensor r = at::empty_like(b);
+  r.fill_(a);
+  ember::binary_op(ember::BinaryOp::Remainder, r, b, r, /*inplace=*/true);
+  return r;
 }
 }  // namespace
 
@@ -211,7 +231,14 @@ Tensor Tensor::permute(IntArrayRef dims) const { return ember::permute(*this, to
 Tensor Tensor::movedim(IntArrayRef s, IntArrayRef d) const { return ember::movedim(*this, to_ember(s), to_ember(d)); }
 Tensor Tensor::movedim(int64_t s, int64_t d) const { return ember::movedim(*this, {s}, {d}); }
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return ember::transpose(*this, d0, d1); }
-Tensor Tensor::t() const { return ember::t_(*this); }
+Tensor Tensor::t() const {
+  Tensor r = ember::t_(*this);
+  // t() of a 0-d or 1-d tensor is an alias; torch still names its node TBackward0.
+  auto* m = ag::meta(r);
+  if (auto* n = dynamic_cast<ag::ViewBackward*>(m ? m->grad_fn.get() : nullptr))
+    if (n->name_ == "AliasBackward0") n->name_ = "TBackward0";
+  return r;
+}
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   return ember::narrow(*this, dim, start, length);
 }
@@ -484,13 +511,22 @@ Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
 // ---- arithmetic ----
 
 Tensor Tensor::add(const Tensor& o, const c10::Scalar& a) const { return ember::add(*this, o, a); }
-Tensor Tensor::add(const c10::Scalar& o, const c10::Scalar& a) const { return ember::add(*this, wrap(o), a); }
+Tensor Tensor::add(const c10::Scalar& o, const c10::Scalar& a) const {
+  return named<ag::AddBackward0>(ember::add(*this, wrap(o), a), "AddBackward1");
+}
 Tensor Tensor::sub(const Tensor& o, const c10::Scalar& a) const { return ember::sub(*this, o, a); }
-Tensor Tensor::sub(const c10::Scalar& o, const c10::Scalar& a) const { return ember::sub(*this, wrap(o), a); }
+Tensor Tensor::sub(const c10::Scalar& o, const c10::Scalar& a) const {
+  return named<ag::SubBackward0>(ember::sub(*this, wrap(o), a), "SubBackward1");
+}
 Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
-Tensor Tensor::mul(const c10::Scalar& o) const { return ember::mul(*this, wrap(o)); }
+Tensor Tensor::mul(const c10::Scalar& o) const {
+  return named<ag::MulBackward0>(ember::mul(*this, wrap(o)), "MulBackward1");
+}
 Tensor Tensor::div(const Tensor& o, std::optional<std::string_view> mode) const { return at::div(*this, o, mode); }
-Tensor Tensor::div(const c10::Scalar& o, std::optional<std::string_view> mode) const { return at::div(*this, o, mode); }
+Tensor Tensor::div(const c10::Scalar& o, std::optional<std::string_view> mode) const {
+  if (mode) return at::div(*this, Tensor(wrap(o)), mode);
+  return named<ag::DivBackward0>(ember::div(*this, wrap(o)), "DivBackward1");
+}
 Tensor Tensor::remainder(const Tensor& o) const { return ember::remainder(*this, o); }
 Tensor Tensor::remainder(const c10::Scalar& o) const { return ember::remainder(*this, wrap(o)); }
 Tensor Tensor::fmod(const Tensor& o) const { return ember::fmod(*this, o); }
@@ -591,9 +627,12 @@ Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dt) 
   return ember::sum(*this, dims_of(dim), keepdim, dt);
 }
 Tensor Tensor::nansum(std::optional<ScalarType> dt) const { return ember::nansum(*this, std::nullopt, false, dt); }
-Tensor Tensor::mean(std::optional<ScalarType> dt) const { return ember::mean(*this, std::nullopt, false, dt); }
+// ember's mean records the division it ends with; torch names that node MeanBackward0/1.
+Tensor Tensor::mean(std::optional<ScalarType> dt) const {
+  return named<ag::DivBackward0>(ember::mean(*this, std::nullopt, false, dt), "MeanBackward0");
+}
 Tensor Tensor::mean(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dt) const {
-  return ember::mean(*this, dims_of(dim), keepdim, dt);
+  return named<ag::DivBackward0>(ember::mean(*this, dims_of(dim), keepdim, dt), "MeanBackward1");
 }
 Tensor Tensor::prod(std::optional<ScalarType> dt) const { return ember::prod(*this, std::nullopt, false, dt); }
 Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dt) const {
@@ -664,18 +703,22 @@ const Tensor& Tensor::add_(const Tensor& o, const c10::Scalar& a) const {
   return binary_inplace(*this, ember::BinaryOp::Add, o, a);
 }
 const Tensor& Tensor::add_(const c10::Scalar& o, const c10::Scalar& a) const {
-  return binary_inplace(*this, ember::BinaryOp::Add, wrap(o), a);
+  return named_inplace<ag::AddBackward0>(binary_inplace(*this, ember::BinaryOp::Add, wrap(o), a), "AddBackward1");
 }
 const Tensor& Tensor::sub_(const Tensor& o, const c10::Scalar& a) const {
   return binary_inplace(*this, ember::BinaryOp::Sub, o, a);
 }
 const Tensor& Tensor::sub_(const c10::Scalar& o, const c10::Scalar& a) const {
-  return binary_inplace(*this, ember::BinaryOp::Sub, wrap(o), a);
+  return named_inplace<ag::SubBackward0>(binary_inplace(*this, ember::BinaryOp::Sub, wrap(o), a), "SubBackward1");
 }
 const Tensor& Tensor::mul_(const Tensor& o) const { return binary_inplace(*this, ember::BinaryOp::Mul, o); }
-const Tensor& Tensor::mul_(const c10::Scalar& o) const { return binary_inplace(*this, ember::BinaryOp::Mul, wrap(o)); }
+const Tensor& Tensor::mul_(const c10::Scalar& o) const {
+  return named_inplace<ag::MulBackward0>(binary_inplace(*this, ember::BinaryOp::Mul, wrap(o)), "MulBackward1");
+}
 const Tensor& Tensor::div_(const Tensor& o) const { return binary_inplace(*this, ember::BinaryOp::Div, o); }
-const Tensor& Tensor::div_(const c10::Scalar& o) const { return binary_inplace(*this, ember::BinaryOp::Div, wrap(o)); }
+const Tensor& Tensor::div_(const c10::Scalar& o) const {
+  return named_inplace<ag::DivBackward0>(binary_inplace(*this, ember::BinaryOp::Div, wrap(o)), "DivBackward1");
+}
 const Tensor& Tensor::pow_(const Tensor& e) const { return binary_inplace(*this, ember::BinaryOp::Pow, e); }
 const Tensor& Tensor::pow_(const c10::Scalar& e) const { return binary_inplace(*this, ember::BinaryOp::Pow, wrap(e)); }
 const Tensor& Tensor::neg_() const {
@@ -758,25 +801,33 @@ Tensor Tensor::multinomial(int64_t n, bool replacement) const { return ember::mu
 
 // ---- operators ----
 
-#define EMBER_FE_DEFINE_BINARY_OPERATOR(sym, fn)                                               \
+// The operators as libtorch defines them: Tensor op Scalar is the Scalar overload of the method;
+// Scalar + Tensor and Scalar * Tensor commute; Scalar - Tensor, / and % fill a tensor like the
+// right operand (its dtype) with the number and apply the in-place op.
+#define EMBER_FE_DEFINE_BINARY_OPERATOR(sym, method, scalar_first)                   \
+  Tensor operator sym(const Tensor& a, const Tensor& b) { return a.method(b); }      \
+  Tensor operator sym(const Tensor& a, const c10::Scalar& b) { return a.method(b); } \
+  Tensor operator sym(const c10::Scalar& a, const Tensor& b) { return scalar_first; }
+EMBER_FE_DEFINE_BINARY_OPERATOR(+, add, b.add(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(*, mul, b.mul(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(-, sub, Tensor(at::empty_like(b).fill_(a).sub_(b)))
+EMBER_FE_DEFINE_BINARY_OPERATOR(/, div, Tensor(at::empty_like(b).fill_(a).div_(b)))
+EMBER_FE_DEFINE_BINARY_OPERATOR(%, remainder, Tensor(filled_remainder(a, b)))
+EMBER_FE_DEFINE_BINARY_OPERATOR(==, eq, b.eq(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(!=, ne, b.ne(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(<, lt, b.gt(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(<=, le, b.ge(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(>, gt, b.lt(a))
+EMBER_FE_DEFINE_BINARY_OPERATOR(>=, ge, b.le(a))
+#undef EMBER_FE_DEFINE_BINARY_OPERATOR
+#define EMBER_FE_DEFINE_BITWISE_OPERATOR(sym, fn)                                              \
   Tensor operator sym(const Tensor& a, const Tensor& b) { return ember::fn(a, b); }            \
   Tensor operator sym(const Tensor& a, const c10::Scalar& b) { return ember::fn(a, wrap(b)); } \
-  Tensor operator sym(const c10::Scalar& a, const Tensor& b) { return ember::fn(wrap(a), b); }
-EMBER_FE_DEFINE_BINARY_OPERATOR(+, add)
-EMBER_FE_DEFINE_BINARY_OPERATOR(-, sub)
-EMBER_FE_DEFINE_BINARY_OPERATOR(*, mul)
-EMBER_FE_DEFINE_BINARY_OPERATOR(/, div)
-EMBER_FE_DEFINE_BINARY_OPERATOR(%, remainder)
-EMBER_FE_DEFINE_BINARY_OPERATOR(==, eq)
-EMBER_FE_DEFINE_BINARY_OPERATOR(!=, ne)
-EMBER_FE_DEFINE_BINARY_OPERATOR(<, lt)
-EMBER_FE_DEFINE_BINARY_OPERATOR(<=, le)
-EMBER_FE_DEFINE_BINARY_OPERATOR(>, gt)
-EMBER_FE_DEFINE_BINARY_OPERATOR(>=, ge)
-EMBER_FE_DEFINE_BINARY_OPERATOR(&, bitwise_and)
-EMBER_FE_DEFINE_BINARY_OPERATOR(|, bitwise_or)
-EMBER_FE_DEFINE_BINARY_OPERATOR(^, bitwise_xor)
-#undef EMBER_FE_DEFINE_BINARY_OPERATOR
+  Tensor operator sym(const c10::Scalar& a, const Tensor& b) { return ember::fn(b, wrap(a)); }
+EMBER_FE_DEFINE_BITWISE_OPERATOR(&, bitwise_and)
+EMBER_FE_DEFINE_BITWISE_OPERATOR(|, bitwise_or)
+EMBER_FE_DEFINE_BITWISE_OPERATOR(^, bitwise_xor)
+#undef EMBER_FE_DEFINE_BITWISE_OPERATOR
 Tensor operator-(const Tensor& a) { return ember::neg(a); }
 Tensor operator~(const Tensor& a) { return ember::bitwise_not(a); }
 Tensor operator!(const Tensor& a) { return ember::logical_not(a); }

@@ -381,46 +381,11 @@ class Tensor : public ember::Tensor {
   Tensor negative() const { return neg(); }
 // clang-format off
 #define EMBER_FE_UNARY_METHODS(X) \
-  X(abs) \
-  X(exp) \
-  X(exp2) \
-  X(expm1) \
-  X(log) \
-  X(log2) \
-  X(log10) \
-  X(log1p) \
-  X(sqrt) \
-  X(rsqrt) \
-  X(square) \
-  X(sin) \
-  X(cos) \
-  X(tan) \
-  X(asin) \
-  X(acos) \
-  X(atan) \
-  X(sinh) \
-  X(cosh) \
-  X(tanh) \
-  X(asinh) \
-  X(acosh) \
-  X(atanh) \
-  X(sigmoid) \
-  X(erf) \
-  X(erfc) \
-  X(erfinv) \
-  X(lgamma) \
-  X(digamma) \
-  X(floor) \
-  X(ceil) \
-  X(trunc) \
-  X(frac) \
-  X(reciprocal) \
-  X(sign) \
-  X(sgn) \
-  X(relu) \
-  X(logical_not) \
-  X(bitwise_not) \
-  X(signbit)
+  X(abs) X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) \
+  X(sqrt) X(rsqrt) X(square) X(sin) X(cos) X(tan) X(asin) X(acos) \
+  X(atan) X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh) X(sigmoid) \
+  X(erf) X(erfc) X(erfinv) X(lgamma) X(digamma) X(floor) X(ceil) X(trunc) \
+  X(frac) X(reciprocal) X(sign) X(sgn) X(relu) X(logical_not) X(bitwise_not) X(signbit)
 // clang-format on
 #define EMBER_FE_DECLARE_UNARY_METHOD(fn) \
   Tensor fn() const;                      \

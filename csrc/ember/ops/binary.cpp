@@ -228,6 +228,8 @@ std::shared_ptr<Node> binary_node(BinaryOp op, const Tensor& a, const Tensor& b,
     case BinaryOp::Pow: {
       auto n = make_node<PowBackward0>(a, b);
       if (n) n->self = SavedVariable(a, false), n->exponent = SavedVariable(b, false);
+      // torch's overloads: pow(Tensor, Scalar) PowBackward0, (Tensor, Tensor) 1, (Scalar, Tensor) 2.
+      if (n && !is_wrapped_number(b)) n->name_override = is_wrapped_number(a) ? "PowBackward2" : "PowBackward1";
       (void)result;
       return n;
     }
