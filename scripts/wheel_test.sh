@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds a wheel (pip wheel), repairs it with auditwheel (bundles libopenblas, libgomp,
-# libgfortran, libfftw3, libfftw3f), installs it in a fresh venv and runs scripts/smoke_test.py
-# with it: natively, then
-# under qemu-user's emulated CPUs (Haswell: AVX2 without AVX-512; Nehalem: the x86-64-v2
-# baseline), where an instruction the CPU lacks is a SIGILL. Called by scripts/test.sh.
+# libgfortran, libfftw3/libfftw3f, libgloo with libibverbs/libhiredis/libnl, libdnnl, libdeflate),
+# installs it in a fresh venv and runs scripts/smoke_test.py with it: natively, then under
+# qemu-user's emulated CPUs (Haswell: AVX2 without AVX-512; Nehalem: the x86-64-v2 baseline),
+# where an instruction the CPU lacks is a SIGILL. Called by scripts/test.sh.
 #
 # The wheel builds in build-wheel/, at the same depth as build/, so ccache (CCACHE_BASEDIR makes
 # paths relative to the build dir) reuses the main build's objects.

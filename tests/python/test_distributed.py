@@ -277,6 +277,7 @@ def test_dead_or_silent_peer_fails_within_the_timeout(tmp_path, mode):
 def test_init_methods(tmp_path, method):
     res = run_ranks("init_methods", 2, tmp_path, method=method, path=str(tmp_path / "rdzv"))
     assert res == [(3.0, 0, 2), (3.0, 1, 2)]
+    assert not (tmp_path / "rdzv").exists()  # file://: removed once both ranks destroyed their group
 
 
 def test_same_results_as_torch_gloo(tmp_path):
