@@ -115,6 +115,20 @@ void def_operator(nb::class_<Tensor>& cls, PointwiseOp op, const char* dunder, c
   });
 }
 
+// threshold's numbers must fit the input's dtype, with torch's rule that depends on the Python
+// type (a negative int wraps into uint8, a negative float does not; a complex number never fits).
+UnaryParams threshold_params(const Tensor& a, nb::handle th, nb::handle v) {
+  Scalar s[2];
+  nb::handle h[2] = {th, v};
+  for (int i = 0; i < 2; ++i) {
+    if (nb::isinstance<Tensor>(h[i]) || !to_scalar(h[i], s[i]))
+      throw ember::TypeError(detail::str_cat("threshold(): argument '", i == 0 ? "threshold" : "value",
+                                             "' must be Number, not ", Py_TYPE(h[i].ptr())->tp_name));
+    check_number_fits(scalar_tensor(s[i], std::nullopt, true), a.dtype());
+  }
+  return {.p0 = s[0].to_double(), .p1 = s[1].to_double()};
+}
+
 }  // namespace
 
 void bind_unary(nb::module_& m) {
@@ -378,14 +392,14 @@ void bind_unary(nb::module_& m) {
       "relu6_", [](Tensor& a) -> Tensor { return unary_op(UnaryOp::Relu6, a, a, true); }, nb::arg("input"));
   m.def(
       "threshold",
-      [](const Tensor& a, double th, double v, nb::handle out) {
-        return unary_op(UnaryOp::Threshold, a, out_arg(out), false, {.p0 = th, .p1 = v});
+      [](const Tensor& a, nb::handle th, nb::handle v, nb::handle out) {
+        return unary_op(UnaryOp::Threshold, a, out_arg(out), false, threshold_params(a, th, v));
       },
       nb::arg("input"), nb::arg("threshold"), nb::arg("value"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def(
       "threshold_",
-      [](Tensor& a, double th, double v) -> Tensor {
-        return unary_op(UnaryOp::Threshold, a, a, true, {.p0 = th, .p1 = v});
+      [](Tensor& a, nb::handle th, nb::handle v) -> Tensor {
+        return unary_op(UnaryOp::Threshold, a, a, true, threshold_params(a, th, v));
       },
       nb::arg("input"), nb::arg("threshold"), nb::arg("value"));
   m.def(

@@ -26,6 +26,19 @@ CASES = [
     "lib.zeros(2, dtype=lib.float16).masked_fill(lib.tensor([True, False]), 1e10)",
     "lib.where(lib.tensor([True, False]), lib.zeros(2, dtype=lib.int8), 1000)",
     "lib.clamp(lib.zeros(2, dtype=lib.uint8), 0, 1000)",
+    # Found by UBSan running fuzz_ops.py: threshold's value went through an undefined double -> uint8
+    # cast; torch checks that both numbers fit (a negative int wraps into uint8, a float does not).
+    "lib.threshold(lib.arange(6, dtype=lib.uint8), 2, -2)",
+    "lib.threshold(lib.arange(6, dtype=lib.uint8), 2, -200)",
+    "lib.threshold(lib.arange(6, dtype=lib.uint8), 2, -256)",
+    "lib.threshold(lib.arange(6, dtype=lib.uint8), 2, -2.5)",
+    "lib.threshold(lib.arange(6, dtype=lib.uint8), 300, 1)",
+    "lib.threshold(lib.arange(6, dtype=lib.int8), 2.7, 1.9)",
+    "lib.threshold(lib.arange(6, dtype=lib.int8), 2, 1000)",
+    "lib.threshold(lib.arange(3, dtype=lib.float16), 1, 1e6)",
+    "lib.threshold(lib.arange(3, dtype=lib.float32), 1, 1j)",
+    "lib.arange(6, dtype=lib.uint8).threshold_(2, -2) if hasattr(lib.Tensor, 'threshold_') else "
+    "lib.nn.functional.threshold_(lib.arange(6, dtype=lib.uint8), 2, -2)",
     "lib.zeros(2, dtype=lib.int8).index_fill(0, lib.tensor([0]), 1000)",
     "lib.zeros(2, dtype=lib.int8).scatter(0, lib.tensor([0]), 1000)",
     "lib.zeros(4).scatter_add(0, lib.tensor([0, 1, 2, 3, 3]), lib.tensor(1.))",

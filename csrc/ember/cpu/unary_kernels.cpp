@@ -12,6 +12,17 @@
 namespace ember::cpu {
 namespace {
 
+// A double op parameter as the compute type. Integer parameters go through int64 (a -1 bound for
+// uint8 wraps as torch's does, without the undefined double -> uint8 cast UBSan finds).
+template <typename M>
+M param_as(double v) {
+  if constexpr (std::is_integral_v<M>)
+    return static_cast<M>(v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v)
+                                                                                   : INT64_MIN);
+  else
+    return static_cast<M>(v);
+}
+
 // Float runs the vectorizable versions (Note [Vectorizable float math]); double keeps libm's.
 template <typename M>
 EMBER_MATH_INLINE M fast_exp(M x) {
@@ -220,15 +231,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
         // every element NaN (torch's clamp propagates NaN from its bounds too).
         constexpr M lowest = kFloat ? -std::numeric_limits<M>::infinity() : std::numeric_limits<M>::lowest();
         constexpr M highest = kFloat ? std::numeric_limits<M>::infinity() : std::numeric_limits<M>::max();
-        // Integer bounds go through int64 (a -1 bound for uint8 wraps as torch's does, without
-        // the undefined double -> uint8 cast UBSan found).
-        auto bound = [](double v) -> M {
-          if constexpr (std::is_integral_v<M>)
-            return static_cast<M>(v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? static_cast<int64_t>(v)
-                                                                                           : INT64_MIN);
-          else
-            return static_cast<M>(v);
-        };
+        const auto bound = param_as<M>;
         M lo = op == UnaryOp::Relu6 ? M(0) : (p.has_p0 ? bound(p0) : lowest);
         M hi = op == UnaryOp::Relu6 ? M(6) : (p.has_p1 ? bound(p1) : highest);
         if (lo != lo || hi != hi)
@@ -242,7 +245,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
       break;
     case UnaryOp::Threshold:
       if constexpr (!kBool) {
-        const M th = static_cast<M>(p0), value = static_cast<M>(p1);
+        const M th = param_as<M>(p0), value = param_as<M>(p1);
         unary_loop<T, T>(it, [th, value](M x) -> M { return x <= th ? value : x; });
       }
       break;

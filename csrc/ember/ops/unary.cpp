@@ -468,6 +468,9 @@ Tensor hardtanh(const Tensor& a, double min_val, double max_val) {
 }
 
 Tensor threshold(const Tensor& a, double threshold, double value) {
+  // As at::threshold with double Scalars: both must fit the input's dtype.
+  check_number_fits(scalar_tensor(threshold, std::nullopt, true), a.dtype());
+  check_number_fits(scalar_tensor(value, std::nullopt, true), a.dtype());
   return unary_op(UnaryOp::Threshold, a, {}, false, {.p0 = threshold, .p1 = value});
 }
 
