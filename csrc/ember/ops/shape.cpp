@@ -19,6 +19,25 @@ Tensor long_vec(const std::vector<int64_t>& v) {
   if (!v.empty()) std::memcpy(r.data_ptr(), v.data(), v.size() * sizeof(int64_t));
   return r;
 }
+// Note [Small cat and stack]: data loaders collate batches of many small samples; a narrow view
+// and a generic copy per input cost more than the bytes. When every input is contiguous with the
+// output's dtype and small, each one's rows go in with memcpy: `outer` rows of `rows_bytes` each
+// at `dst_offset_bytes` into output rows of `out_row_bytes`. Big inputs keep the parallel copy.
+constexpr int64_t kSmallCopyBytes = 1 << 18;
+bool can_memcpy(const Tensor& t, ScalarType dt) {
+  return t.dtype() == dt && t.is_contiguous() && t.numel() * static_cast<int64_t>(element_size(dt)) <= kSmallCopyBytes;
+}
+void copy_rows(char* out, int64_t out_row_bytes, int64_t dst_offset_bytes, const Tensor& t, int64_t outer,
+               int64_t row_bytes) {
+  const char* src = static_cast<const char*>(t.data_ptr());
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out + o * out_row_bytes + dst_offset_bytes, src + o * row_bytes, static_cast<size_t>(row_bytes));
+}
+int64_t prod(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t k = from; k < to; ++k) p *= s[k];
+  return p;
+}
 }  // namespace
 
 Tensor cat(const TensorVec& ts, int64_t dim) {
@@ -51,12 +70,17 @@ Tensor cat(const TensorVec& ts, int64_t dim) {
   std::vector<int64_t> offs(ts.size(), -1);
   {
     NoGradGuard g;
+    const auto esize = static_cast<int64_t>(element_size(dt));
+    const int64_t outer = prod(out_sizes, 0, d), inner_bytes = prod(out_sizes, d + 1, out_sizes.size()) * esize;
     int64_t off = 0;
     for (size_t i = 0; i < ts.size(); ++i) {
       const Tensor& t = ts[i];
       if (t.dim() == 1 && t.numel() == 0 && &t != ref) continue;
       offs[i] = off;
-      if (t.sizes()[d] > 0) {
+      if (t.numel() > 0 && can_memcpy(t, dt)) {  // Note [Small cat and stack]
+        copy_rows(static_cast<char*>(out.data_ptr()), total * inner_bytes, off * inner_bytes, t, outer,
+                  t.sizes()[d] * inner_bytes);
+      } else if (t.sizes()[d] > 0) {
         Tensor slot = narrow(out, d, off, t.sizes()[d]);
         copy_(slot, t);
       }
@@ -89,12 +113,29 @@ Tensor cat(const TensorVec& ts, int64_t dim) {
 Tensor stack(const TensorVec& ts, int64_t dim) {
   EMBER_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
   int64_t d = wrap_dim(dim, ts[0].dim() + 1);
-  TensorVec us;
+  ScalarType dt = ts[0].dtype();
+  bool small = true, any_grad = false;
   for (size_t i = 0; i < ts.size(); ++i) {
     EMBER_CHECK(ts[i].sizes() == ts[0].sizes(), "stack expects each tensor to be equal size, but got ",
                 ts[0].shape_str(), " at entry 0 and ", ts[i].shape_str(), " at entry ", i);
-    us.push_back(unsqueeze(ts[i], d));
+    dt = promote_types(dt, ts[i].dtype());
+    any_grad = any_grad || requires_grad(ts[i]);
   }
+  for (const Tensor& t : ts) small = small && can_memcpy(t, dt);
+  if (small && !(any_grad && GradMode::is_enabled())) {  // Note [Small cat and stack]
+    const Shape& in = ts[0].sizes();
+    Shape out_sizes = in;
+    out_sizes.insert(out_sizes.begin() + d, static_cast<int64_t>(ts.size()));
+    Tensor out = empty(out_sizes, dt);
+    const int64_t outer = prod(in, 0, d), row_bytes = prod(in, d, in.size()) * static_cast<int64_t>(element_size(dt));
+    const auto n = static_cast<int64_t>(ts.size());
+    if (out.numel() > 0)
+      for (int64_t i = 0; i < n; ++i)
+        copy_rows(static_cast<char*>(out.data_ptr()), n * row_bytes, i * row_bytes, ts[i], outer, row_bytes);
+    return out;
+  }
+  TensorVec us;
+  for (const Tensor& t : ts) us.push_back(unsqueeze(t, d));
   return cat(us, d);
 }
 

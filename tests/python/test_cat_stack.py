@@ -1,0 +1,89 @@
+"""cat and stack against torch over the shapes the memcpy path (Note [Small cat and stack]) and
+the general path each take: many small inputs, every dim, 0-d and empty inputs, mixed dtypes,
+non-contiguous and large inputs, and gradients (which always take the general path)."""
+import numpy as np
+import pytest
+
+import ember
+from conftest import torch
+
+CASES = [  # (shapes, dtypes) of the inputs; every dim of the result is tried
+    ([(1, 28, 28)] * 16, ["float32"] * 16),
+    ([(3, 4)] * 3, ["int64", "int64", "int64"]),
+    ([(3, 4)] * 3, ["int32", "float64", "int32"]),
+    ([()] * 5, ["float32"] * 5),
+    ([(0, 3)] * 2, ["float32"] * 2),
+    ([(2, 0, 3)] * 3, ["uint8"] * 3),
+    ([(300, 300)] * 2, ["float32"] * 2),  # over the memcpy size limit
+    ([(2, 3, 5)] * 4, ["bool"] * 4),
+]
+
+
+def _inputs(shapes, dtypes, transpose=False):
+    rng = np.random.default_rng(0)
+    out = []
+    for s, dt in zip(shapes, dtypes):
+        a = np.asarray((rng.standard_normal(s) * 5).astype(dt))
+        if transpose and a.ndim >= 2:
+            a = np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)  # same shape, non-contiguous
+        out.append(a)
+    return out
+
+
+def _both(arrays, transpose):
+    e = [ember.from_numpy(a) for a in arrays]
+    t = [torch.from_numpy(a) for a in arrays]
+    if transpose and e[0].dim() >= 2 and min(e[0].shape[:2]) > 1:
+        assert not any(x.is_contiguous() for x in e)
+    return e, t
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("transpose", [False, True])
+def test_stack_matches_torch(case, transpose):
+    shapes, dtypes = CASES[case]
+    e, t = _both(_inputs(shapes, dtypes, transpose), transpose)
+    for d in range(-(e[0].dim() + 1), e[0].dim() + 1):
+        r, ref = ember.stack(e, d), torch.stack(t, d)
+        assert r.shape == ref.shape and str(r.dtype)[6:] == str(ref.dtype)[6:]
+        np.testing.assert_array_equal(r.numpy(), ref.numpy())
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize("transpose", [False, True])
+def test_cat_matches_torch(case, transpose):
+    shapes, dtypes = CASES[case]
+    if not shapes[0]:
+        return  # 0-d inputs: cat raises in both, checked below
+    e, t = _both(_inputs(shapes, dtypes, transpose), transpose)
+    for d in range(-e[0].dim(), e[0].dim()):
+        r, ref = ember.cat(e, d), torch.cat(t, d)
+        assert r.shape == ref.shape and str(r.dtype)[6:] == str(ref.dtype)[6:]
+        np.testing.assert_array_equal(r.numpy(), ref.numpy())
+
+
+def test_cat_uneven_sizes_and_legacy_empty():
+    a = [np.arange(6.0).reshape(2, 3), np.arange(9.0).reshape(3, 3), np.zeros(0)]
+    for d, sel in [(0, a), (1, [a[0], np.ones((2, 5)), a[2]])]:
+        r = ember.cat([ember.from_numpy(x) for x in sel], d)
+        ref = torch.cat([torch.from_numpy(x) for x in sel], d)
+        np.testing.assert_array_equal(r.numpy(), ref.numpy())
+
+
+def test_errors_match_torch():
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError):
+            lib.stack([lib.zeros(2, 3), lib.zeros(3, 2)])
+        with pytest.raises(RuntimeError):
+            lib.cat([lib.tensor(1.0), lib.tensor(2.0)])
+        with pytest.raises(IndexError):
+            lib.stack([lib.zeros(2)], 3)
+
+
+def test_gradients_through_stack_and_cat():
+    xs = [ember.randn(2, 3, dtype=ember.float64, requires_grad=True) for _ in range(3)]
+    assert ember.autograd.gradcheck(lambda *x: ember.stack(x, 1), xs)
+    assert ember.autograd.gradcheck(lambda *x: ember.cat(x, 1), xs)
+    assert ember.stack(xs).grad_fn is not None
+    with ember.no_grad():
+        assert ember.stack(xs).grad_fn is None
