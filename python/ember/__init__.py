@@ -1,7 +1,36 @@
 """Ember: tensors and autograd with PyTorch's API on a C++ core."""
 import builtins as _builtins  # this module shadows max, sum, abs, ... with tensor functions
+import os as _os
 
-from ember import _C
+
+def _choose_openblas_kernels():
+    # Note [OpenBLAS kernels on newer CPUs]: the OpenBLAS that Ember links (Debian 12's 0.3.21,
+    # also what the wheel bundles) picks its GEMM kernels by CPU model and falls back to its
+    # generic SSE3 ("Prescott") kernels on models it predates (Sapphire Rapids and later): 5x
+    # slower GEMM than its AVX-512 kernels there. OPENBLAS_CORETYPE, read when the library loads
+    # (with ember._C, just below), names the kernels to use instead; chosen from the CPU's
+    # features (CPUID, ember._cpu_probe), so known CPUs get the kernels OpenBLAS would pick for
+    # them anyway. A value the user set is kept; ours is removed again once the library has
+    # read it (other libraries and child processes see the environment as it was).
+    if "OPENBLAS_CORETYPE" in _os.environ:
+        return False
+    try:
+        from ember._cpu_probe import openblas_coretype
+    except ImportError:  # a build without the probe: OpenBLAS chooses by itself
+        return False
+    core = openblas_coretype()
+    if core is None:
+        return False
+    _os.environ["OPENBLAS_CORETYPE"] = core
+    return True
+
+
+_set_openblas_coretype = _choose_openblas_kernels()
+try:
+    from ember import _C  # noqa: E402
+finally:
+    if _set_openblas_coretype:
+        del _os.environ["OPENBLAS_CORETYPE"]
 from ember._C import (  # noqa: F401
     Tensor, dtype, device,
     bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,

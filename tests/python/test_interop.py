@@ -64,7 +64,7 @@ def test_import_does_not_import_numpy():
 def test_import_is_fast():
     code = "import time; t = time.perf_counter(); import ember; print(time.perf_counter() - t)"
     best = min(float(_run_python(code).stdout) for _ in range(3))
-    assert best < 0.1, best
+    assert best < 0.25, best  # ~0.02-0.05 s on a quiet machine (torch: over 1 s); CI machines may be loaded
 
 
 def test_readme_example_prints_updated_array():
