@@ -192,6 +192,9 @@ void bind_dtype_device(nb::module_& m) {
   m.def("can_cast", &can_cast);
   m.def("get_num_threads", &get_num_threads);
   m.def("set_num_threads", &set_num_threads);
+  // Note [Default thread count]: exposed for tests (a directory of fake cgroup files) and ember.__config__.
+  m.def("_cgroup_cpu_limit", [](const std::string& dir) { return cgroup_cpu_limit(dir.c_str()); });
+  m.def("_process_cpu_limit", &process_cpu_limit);
   // ember.backends.cpu: the kernels' instruction set (Note [Multi-ISA kernels] in cpu/isa.h).
   m.def("_get_cpu_capability", [] { return std::string(cpu::cpu_capability_name(cpu::cpu_capability())); });
   m.def("_get_cpu_capability_supported",

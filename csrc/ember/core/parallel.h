@@ -11,8 +11,24 @@ namespace ember {
 
 constexpr int64_t kGrainSize = 32768;  // below this many elements a loop runs on one thread
 
+// Note [Thread count across threads]: OpenMP keeps the thread count per thread, so a count set
+// on one thread (set_num_threads from Python's main thread) would not reach threads started
+// later (a user's threading.Thread, a loader's pin-memory thread). set_num_threads also records
+// the count globally; each thread adopts it the next time it asks (get_num_threads, or
+// adopt_num_threads() before calling a library that reads OpenMP's count itself, as OpenBLAS
+// does). A thread adopts a new count once, so a temporary one-thread section stays in force.
 int get_num_threads();
 void set_num_threads(int n);
+void adopt_num_threads();
+
+// Note [Default thread count]: OpenMP sizes its pool from the CPUs this process may run on
+// (taskset, docker --cpuset-cpus) but not from a CPU quota (docker --cpus=2, Kubernetes CPU
+// limits: cgroup v2 cpu.max, v1 cpu.cfs_quota_us), where N threads on a share of 2 CPUs wait
+// at every barrier for threads the scheduler has throttled. Unless OMP_NUM_THREADS is set, the
+// default count is capped at the quota, rounded up. cgroup_cpu_limit reads one cgroup
+// directory (0: no limit); process_cpu_limit walks this process's cgroups (the smallest limit).
+int cgroup_cpu_limit(const char* dir);
+int process_cpu_limit();
 
 inline bool in_parallel_region() {
 #ifdef _OPENMP

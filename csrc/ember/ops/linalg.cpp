@@ -95,6 +95,7 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     if (!blas_layout(m, k, a.strides()[1], a.strides()[2])) a = contiguous(a);
     if (!blas_layout(k, n, b.strides()[1], b.strides()[2])) b = contiguous(b);
   }
+  adopt_num_threads();  // OpenBLAS reads this thread's OpenMP count (Note [Thread count across threads])
   EMBER_DISPATCH_ALL_AND_COMPLEX(a.dtype(), "matmul", [&] {
     const scalar_t* pa = a.data<scalar_t>();
     const scalar_t* pb = b.data<scalar_t>();
