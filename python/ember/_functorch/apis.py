@@ -225,6 +225,7 @@ def _is_tensor(x):
 
 
 _grad_depth = [0]
+_jvp_depth = [0]  # open jvp calls: transforms inside keep their graphs (forward-over-reverse)
 
 
 def _prepare(flat, levels):
@@ -233,7 +234,11 @@ def _prepare(flat, levels):
         if not _is_tensor(x):
             raise RuntimeError(f"Expected input to be a Tensor (or a pytree of Tensors), got {type(x)}")
         p = _to_phys(x, levels)
-        phys.append(p.view_as(p) if p.requires_grad else p.detach().requires_grad_())
+        if p.requires_grad or _jvp_depth[0]:  # a fresh node; under jvp it keeps the primal's tangent
+            p = p.view_as(p)
+            phys.append(p if p.requires_grad else p.requires_grad_())
+        else:
+            phys.append(p.detach().requires_grad_())
     return phys
 
 
@@ -279,7 +284,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         levels = _open_levels()
         diff = _argnums_select(args, argnums, "grad_and_value(f)(*args)")
         flat, spec = tree_flatten(diff)
-        outer = _grad_depth[0] > 0
+        outer = _grad_depth[0] > 0 or _jvp_depth[0] > 0
         _grad_depth[0] += 1
         try:
             with ember.enable_grad():
@@ -332,7 +337,7 @@ def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) gives the cotangents of the primals."""
     levels = _open_levels()
     flat, spec = tree_flatten(primals)
-    outer = _grad_depth[0] > 0
+    outer = _grad_depth[0] > 0 or _jvp_depth[0] > 0
     _grad_depth[0] += 1
     try:
         with ember.enable_grad():
@@ -409,11 +414,20 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
                                f"got {tuple(p.shape)} and {tuple(t.shape)}")
     levels = _open_levels()
+    _jvp_depth[0] += 1
+    try:
+        return _jvp(func, pflat, pspec, tflat, levels, has_aux)
+    finally:
+        _jvp_depth[0] -= 1
+
+
+def _jvp(func, pflat, pspec, tflat, levels, has_aux):
     fwd = ember.autograd.forward_ad
+    keep = _grad_depth[0] > 0 or _jvp_depth[0] > 1 or any(_is_tensor(p) and p.requires_grad for p in pflat)
     with fwd.dual_level():
         duals = []
         for p, t in zip(pflat, tflat):
-            pp, tp = _to_phys(p, levels), _to_phys(t, levels)
+            pp, tp = _to_phys(p, levels).contiguous(), _to_phys(t, levels).contiguous()
             duals.append(_from_phys(fwd.make_dual(pp, tp.to(pp.dtype)), levels))
         out = func(*tree_unflatten(duals, pspec))
         aux = None
@@ -433,7 +447,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             primal, tangent = fwd.unpack_dual(ph)
             if tangent is None:
                 tangent = ember.zeros_like(primal)
-            po.append(_from_phys(primal.detach() if not primal.requires_grad else primal, own))
+            if not keep:
+                primal, tangent = primal.detach(), tangent.detach()
+            po.append(_from_phys(primal, own))
             to.append(_from_phys(tangent, own))
         if aux is not None:
             aflat, aspec = tree_flatten(aux)

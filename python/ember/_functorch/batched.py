@@ -562,7 +562,21 @@ _RULES["movedim"] = _RULES["moveaxis"] = _dim_op((1, "source", _ALL, 0), (2, "de
 _RULES["diagonal"] = _dim_op((2, "dim1", 0, 0), (3, "dim2", 1, 0))
 _RULES["flip"] = _dim_op((1, "dims", _ALL, 0))
 _RULES["unfold"] = _dim_op((1, "dimension", _ALL, 0))
-_RULES["roll"] = _dim_op((2, "dims", None, 0))
+_roll_dims = _dim_op((2, "dims", _ALL, 0))
+
+
+@_rule("roll")
+def _roll_rule(name, func, args, kwargs, L):
+    x = args[0]
+    dims, _ = _get_arg(args, kwargs, 2, "dims", None)
+    if dims is not None and dims != () and dims != []:
+        return _roll_dims(name, func, args, kwargs, L)
+    if not _only_self_batched(args, kwargs, L):
+        return _fallback(name, func, args, kwargs, L)
+    shifts, _ = _get_arg(args, kwargs, 1, "shifts", None)
+    v = _front(x)
+    # no dims: the roll runs over each entry's flattened elements
+    return BatchedTensor(func(v.reshape(v.shape[0], -1), shifts, 1).reshape(v.shape), 0, L)
 
 
 @_rule("flatten")

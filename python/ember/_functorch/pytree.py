@@ -24,6 +24,8 @@ def _flatten(x, leaves):
         return ("dict", keys, tuple(_flatten(x[k], leaves) for k in keys))
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
         return ("namedtuple", type(x), tuple(_flatten(c, leaves) for c in x))
+    if isinstance(x, tuple) and hasattr(type(x), "n_fields"):  # ember.return_types (structseq-like)
+        return ("structseq", type(x), tuple(_flatten(c, leaves) for c in x))
     leaves.append(x)
     return LEAF
 
@@ -45,6 +47,8 @@ def _unflatten(it, spec):
         return vals
     if kind == "dict":
         return dict(zip(aux, vals))
+    if kind == "structseq":
+        return aux(vals)
     return aux(*vals)
 
 
@@ -77,7 +81,7 @@ def broadcast_prefix(prefix, tree_spec, error):
         kind, aux, children = spec
         if type(p) in (tuple, list, dict) or (isinstance(p, tuple) and hasattr(type(p), "_fields")):
             pk = "dict" if type(p) is dict else ("list" if type(p) is list else "tuple")
-            sk = "tuple" if kind == "namedtuple" else kind
+            sk = "tuple" if kind in ("namedtuple", "structseq") else kind
             if pk != sk or len(p) != len(children):
                 raise error()
             if pk == "dict":
