@@ -273,7 +273,7 @@ PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
 const VectorCall g_trampolines[kMaxKinds] = {trampoline<0>, trampoline<1>, trampoline<2>, trampoline<3>,
                                              trampoline<4>, trampoline<5>, trampoline<6>, trampoline<7>};
 
-void instrument(PyObject* fn, std::string name, std::string_view attr, bool record_unnamed) {
+void instrument(PyObject* fn, std::string name, const std::string& attr, bool record_unnamed) {
   Py_ssize_t off = Py_TYPE(fn)->tp_vectorcall_offset;
   if (off <= 0 || !(Py_TYPE(fn)->tp_flags & Py_TPFLAGS_HAVE_VECTORCALL)) return;
   auto* slot = reinterpret_cast<VectorCall*>(reinterpret_cast<char*>(fn) + off);
@@ -432,7 +432,7 @@ void instrument_dict(PyObject* dict, PyTypeObject* type1, PyTypeObject* type2, c
     // are not ops (metadata, settings, private helpers) are patched too, for vmap's function mode
     // (Note [Function mode]); the profiler passes them through.
     bool unnamed_range = n == "backward" || n == "_run_backward";
-    instrument(value, std::move(name), n, unnamed_range);
+    instrument(value, std::move(name), prefix ? prefix + n : n, unnamed_range);  // linalg_norm, not norm
   }
 }
 

@@ -50,6 +50,12 @@ class BatchedTensor:
         self._bdim = bdim
         self._level = level
 
+    # isinstance(x, Tensor) holds, as for torch's BatchedTensor (a Tensor subclass): Python code
+    # that checks for a Tensor before calling ops (ember.linalg, nn.Module) accepts it.
+    @property
+    def __class__(self):
+        return Tensor
+
     # ---- metadata (logical) ----
     @property
     def shape(self):
@@ -296,6 +302,12 @@ def _pad(v, k):
     return v
 
 
+def leading_batch(fn, x, *args, **kwargs):
+    """fn(x) for an op that takes any number of leading batch dims (Python composites with
+    data-dependent steps, e.g. linalg.matrix_exp): the vmap batch becomes one more of them."""
+    return BatchedTensor(fn(_front(x), *args, **kwargs), 0, x._level)
+
+
 def _call_raw(func, args, kwargs):
     """Call with function mode off (random ops, which the trampoline would hand back to us)."""
     _prof._set_function_mode(False)
@@ -418,7 +430,7 @@ _BINARY = """add sub subtract rsub mul multiply div divide true_divide floor_div
 atan2 arctan2 maximum minimum fmax fmin hypot copysign nextafter ldexp logaddexp logaddexp2 heaviside
 eq ne lt le gt ge greater less greater_equal less_equal not_equal equal_elementwise
 logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
-isclose igamma igammac gcd lcm xlogy lerp addcmul addcdiv clamp clip clamp_min clamp_max where masked_fill
+isclose igamma igammac gcd lcm xlogy lerp addcmul addcdiv clamp clip clamp_min clamp_max where
 polar complex prelu
 __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__
 __mod__ __rmod__ __pow__ __rpow__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __and__ __or__ __xor__ __rand__
@@ -427,6 +439,7 @@ _ELEMENTWISE = set(_UNARY) | set(_BINARY)
 _INPLACE_DUNDERS = "__iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __iand__ __ior__ __ixor__"
 
 _RULES = {n: _elementwise for n in _ELEMENTWISE}
+_ELEMENTWISE.add("masked_fill")
 for _n in _INPLACE_DUNDERS.split():
     _RULES[_n] = _inplace_elementwise
 for _n in ("zero_", "fill_", "requires_grad_", "detach_", "copy_", "clamp_", "clip_", "masked_fill_"):
@@ -473,6 +486,8 @@ def _reduction(pos, kw="dim", single=False):
     `single`: that full reduction returns one tensor (max/min/median) where dim= gives a tuple."""
     def rule(name, func, args, kwargs, L):
         x = args[0]
+        if single and (len(args) > 1 and _tensorlike(args[1]) or _tensorlike(kwargs.get("other"))):
+            return _elementwise(name, func, args, kwargs, L)  # max(a, b): elementwise
         if not _only_self_batched(args, kwargs, L) or x.dim() == 0:
             return _fallback(name, func, args, kwargs, L)
         args, kwargs = list(args), dict(kwargs)
@@ -536,10 +551,7 @@ def _dim_op(*specs, fallback_0d=True):
             else:
                 nd = _norm_dim(d, r + extra) + 1
             if where is None:
-                if len(args) == pos:
-                    args.append(nd)
-                else:
-                    kwargs[kw] = nd
+                kwargs[kw] = nd
             else:
                 _set_arg(args, kwargs, pos, kw, where, nd)
         args[0] = _front(x)
@@ -733,12 +745,23 @@ def _copy_rule(name, func, args, kwargs, L):
     return x
 
 
+@_rule("masked_fill")
+def _masked_fill_rule(name, func, args, kwargs, L):
+    x, mask = args[0], args[1]
+    value = args[2] if len(args) > 2 else kwargs.get("value")
+    if _at(value, L):  # a batched 0-d value: where() broadcasts it per entry
+        return ember.where(mask, value.to(x.dtype), x)
+    return _elementwise(name, func, args, kwargs, L)
+
+
 # ---------------------------------------------------------------- gather/scatter style (index tensors)
 def _index_op(tensor_pos, dim_pos=1):
     def rule(name, func, args, kwargs, L):
         x = args[0]
         r = x.dim()
         if r == 0 or any(_level_of(v) == L for v in kwargs.values()):
+            return _fallback(name, func, args, kwargs, L)
+        if len(args) <= dim_pos or not isinstance(args[dim_pos], int) or isinstance(args[dim_pos], bool):
             return _fallback(name, func, args, kwargs, L)
         B = _batch_size(args, kwargs, L)
         args = list(args)
@@ -777,7 +800,9 @@ def _cat_rule(name, func, args, kwargs, L):
     if not isinstance(tensors, (list, tuple)) or not tensors or not isinstance(d, int):
         return _fallback(name, func, args, kwargs, L)
     B = _batch_size(args, kwargs, L)
-    live = [t for t in tensors if not (name != "stack" and t.dim() == 1 and t.shape[0] == 0)]
+    if name != "stack" and any(t.dim() == 1 and t.shape[0] == 0 for t in tensors):
+        return _fallback(name, func, args, kwargs, L)  # legacy empty members
+    live = tensors
     r = live[0].dim() if live else tensors[0].dim()
     nd = _norm_dim(d, r + (1 if name == "stack" else 0)) + 1
     phys = []
