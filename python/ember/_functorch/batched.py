@@ -1093,3 +1093,19 @@ def _slice(a, L, i):
 
 def _fallback_plain(name, func, args, kwargs, L):
     return _fallback(name, func, args, kwargs, L)
+
+
+# ---------------------------------------------------------------- ops over the last two dims, any batch
+def _matrix_batch_rule(name, func, args, kwargs, L):
+    """linalg ops on (*, m, n): the vmap batch becomes one more leading batch dim."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or x.dim() < 2:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error for fewer than 2 dims
+    return _wrap(func(_front(x), *args[1:], **kwargs), L)
+
+
+for _n in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd",
+           "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_pinv", "linalg_matrix_rank",
+           "linalg_matrix_power", "inverse", "det", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
+           "matrix_power", "matrix_exp", "tril", "triu"):
+    _RULES[_n] = _matrix_batch_rule
