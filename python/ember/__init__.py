@@ -251,9 +251,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 
 def __getattr__(name):  # submodules imported on first use (import time)
-    if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures"):
+    if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures", "func"):
         import importlib
         return importlib.import_module("ember." + name)
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        import importlib
+        return importlib.import_module("ember.func").vmap
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 # Anomaly-mode queries (torch.is_anomaly_enabled): process-wide, as torch's.

@@ -256,6 +256,9 @@ def matrix_exp(A):
     import math
 
     import ember
+    if type(A).__name__ == "BatchedTensor":  # under vmap: its batch joins the (*, n, n) batch dims
+        from ember._functorch.batched import leading_batch
+        return leading_batch(matrix_exp, A)
     if not isinstance(A, _C.Tensor):
         raise TypeError(f"linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not {type(A).__name__}")
     if A.dim() < 2:

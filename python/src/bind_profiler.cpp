@@ -180,11 +180,71 @@ std::string describe_result(PyObject* r) {
   return s + "]";
 }
 
+// ---- Note [Function mode] ----
+// ember.func.vmap sets prof::kFunctionMode while a vmap level is open. The trampolines then see a
+// set state word (so the disabled cost stays the single flag check above) and, before nanobind
+// parses anything, look for an argument of a registered Python type (BatchedTensor), directly or
+// inside a list/tuple argument (cat, stack). If one is there, or the function is registered as
+// "always" (random ops, which vmap's randomness= governs even without batched inputs), the call
+// goes to the Python handler as handler(name, function, args_tuple, kwargs_dict): `name` is the
+// attribute name the function is bound under (`add`, `__radd__`, `_nn_cross_entropy`), `function`
+// the bound object itself, which the handler calls again on plain tensors (then no argument is a
+// BatchedTensor and the call goes straight through). For "always" functions the handler clears
+// the bit around its own call (_C._profiler._set_function_mode). Everything else falls through.
+// Raw references, never released: these live until the process exits (no destructor after finalization).
+PyObject* g_fm_handler = nullptr;
+PyTypeObject* g_fm_type = nullptr;                    // BatchedTensor
+std::unordered_map<PyObject*, PyObject*> g_fm_names;  // every patched function -> its attribute name (str)
+std::unordered_map<PyObject*, bool> g_fm_always;      // random ops
+
+bool fm_object(PyObject* o) {
+  if (Py_TYPE(o) == g_fm_type) return true;
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (Py_TYPE(items[i]) == g_fm_type) return true;
+  }
+  return false;
+}
+
+// True when the call went to the handler (*result is its result, or null with an exception set).
+bool function_mode_call(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames, PyObject** result) {
+  if (!g_fm_handler || !g_fm_type) return false;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool hit = g_fm_always.count(self) != 0;
+  for (Py_ssize_t i = 0; i < n + nkw && !hit; ++i) hit = fm_object(args[i]);
+  if (!hit) return false;
+  auto name = g_fm_names.find(self);
+  if (name == g_fm_names.end()) return false;
+  PyObject* targs = PyTuple_New(n);
+  if (!targs) {
+    *result = nullptr;
+    return true;
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(targs, i, args[i]);
+  }
+  PyObject* kw = PyDict_New();
+  for (Py_ssize_t i = 0; kw && i < nkw; ++i)
+    if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) Py_CLEAR(kw);
+  *result = kw ? PyObject_CallFunctionObjArgs(g_fm_handler, name->second, self, targs, kw, nullptr) : nullptr;
+  Py_DECREF(targs);
+  Py_XDECREF(kw);
+  return true;
+}
+
 NB_NOINLINE PyObject* observed_call(VectorCall orig, PyObject* self, PyObject* const* args, size_t nargsf,
                                     PyObject* kwnames) {
+  uint32_t st = prof::state();
+  if (st & prof::kFunctionMode) {
+    PyObject* r;
+    if (function_mode_call(self, args, nargsf, kwnames, &r)) return r;
+    if (!(st & ~uint32_t(prof::kFunctionMode))) return orig(self, args, nargsf, kwnames);
+  }
   auto it = g_op_names.find(self);
   if (it == g_op_names.end()) return orig(self, args, nargsf, kwnames);
-  uint32_t st = prof::state();
   bool profiling = st & prof::kProfiling;
   std::vector<prof::Frame> frames;
   if ((st & prof::kMemoryHistory) || (profiling && (st & prof::kWithStack))) frames = python_stack();
@@ -213,7 +273,7 @@ PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
 const VectorCall g_trampolines[kMaxKinds] = {trampoline<0>, trampoline<1>, trampoline<2>, trampoline<3>,
                                              trampoline<4>, trampoline<5>, trampoline<6>, trampoline<7>};
 
-void instrument(PyObject* fn, std::string name) {
+void instrument(PyObject* fn, std::string name, const std::string& attr, bool record_unnamed) {
   Py_ssize_t off = Py_TYPE(fn)->tp_vectorcall_offset;
   if (off <= 0 || !(Py_TYPE(fn)->tp_flags & Py_TPFLAGS_HAVE_VECTORCALL)) return;
   auto* slot = reinterpret_cast<VectorCall*>(reinterpret_cast<char*>(fn) + off);
@@ -229,7 +289,8 @@ void instrument(PyObject* fn, std::string name) {
     k = g_num_kinds++;
     g_orig[k] = orig;
   }
-  g_op_names.emplace(fn, std::move(name));
+  if (!name.empty() || record_unnamed) g_op_names.emplace(fn, std::move(name));
+  g_fm_names.emplace(fn, PyUnicode_FromStringAndSize(attr.data(), static_cast<Py_ssize_t>(attr.size())));
   *slot = g_trampolines[k];
   g_patched.push_back({slot, orig, g_trampolines[k]});
 }
@@ -367,8 +428,11 @@ void instrument_dict(PyObject* dict, PyTypeObject* type1, PyTypeObject* type2, c
     std::string n = utf8(key);
     std::string name = prefix ? (n[0] == '_' ? "" : std::string("aten::") + prefix + n) : op_name(n);
     // Backward is not an op, but what it allocates should point at the line that called it: an
-    // unnamed range carries the stack for the memory history and records no event.
-    if (!name.empty() || n == "backward" || n == "_run_backward") instrument(value, std::move(name));
+    // unnamed range carries the stack for the memory history and records no event. Functions that
+    // are not ops (metadata, settings, private helpers) are patched too, for vmap's function mode
+    // (Note [Function mode]); the profiler passes them through.
+    bool unnamed_range = n == "backward" || n == "_run_backward";
+    instrument(value, std::move(name), prefix ? prefix + n : n, unnamed_range);  // linalg_norm, not norm
   }
 }
 
@@ -426,6 +490,25 @@ void bind_profiler(nb::module_& m) {
   p.def("_set_instrumented", [](bool on) {
     for (const Patched& e : g_patched) *e.slot = on ? e.trampoline : e.original;
   });
+  // Function mode (Note [Function mode]): the handler, the BatchedTensor type, the random ops.
+  p.def("_set_function_mode_handler", [](nb::object handler, nb::object type) {
+    g_fm_handler = handler.release().ptr();  // kept for the process
+    g_fm_type = type.is_none() ? nullptr : reinterpret_cast<PyTypeObject*>(type.release().ptr());
+  });
+  p.def("_set_function_mode_always", [](nb::list fns) {
+    g_fm_always.clear();
+    for (nb::handle f : fns) {
+      Py_INCREF(f.ptr());
+      g_fm_always.emplace(f.ptr(), true);
+    }
+  });
+  p.def("_set_function_mode", [](bool on) {
+    if (on)
+      prof::detail::g_state.fetch_or(prof::kFunctionMode);
+    else
+      prof::detail::g_state.fetch_and(~uint32_t(prof::kFunctionMode));
+  });
+  p.def("_function_mode", [] { return (prof::state() & prof::kFunctionMode) != 0; });
   p.def("_now_ns", &prof::now_ns);
   p.def("_thread_id", &prof::thread_id);
   // Events as tuples: (name, kind, id, parent, start_ns, end_ns, tid, seq, self_bytes, input_shapes,

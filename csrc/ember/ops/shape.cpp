@@ -4,6 +4,7 @@
 #include <functional>
 #include <numeric>
 
+#include "ember/autograd/forward_ad.h"
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/checked_math.h"
@@ -24,8 +25,10 @@ Tensor long_vec(const std::vector<int64_t>& v) {
 // output's dtype and small, each one's rows go in with memcpy: `outer` rows of `rows_bytes` each
 // at `dst_offset_bytes` into output rows of `out_row_bytes`. Big inputs keep the parallel copy.
 constexpr int64_t kSmallCopyBytes = 1 << 18;
+// Not with a dual level open: copy_ carries the tangents into the output (Note [Forward AD]).
 bool can_memcpy(const Tensor& t, ScalarType dt) {
-  return t.dtype() == dt && t.is_contiguous() && t.numel() * static_cast<int64_t>(element_size(dt)) <= kSmallCopyBytes;
+  return !autograd::forward_ad::is_active() && t.dtype() == dt && t.is_contiguous() &&
+         t.numel() * static_cast<int64_t>(element_size(dt)) <= kSmallCopyBytes;
 }
 void copy_rows(char* out, int64_t out_row_bytes, int64_t dst_offset_bytes, const Tensor& t, int64_t outer,
                int64_t row_bytes) {

@@ -144,7 +144,7 @@ Config config() {
 }
 
 int64_t begin(std::string name, EventKind kind, std::vector<Frame> frames, int64_t seq) {
-  uint32_t st = state();
+  uint32_t st = state() & ~uint32_t(kFunctionMode);  // function mode observes nothing here
   if (!st) return -1;
   Open o;
   o.token = g_next_token.fetch_add(1, std::memory_order_relaxed);

@@ -24,6 +24,8 @@ enum : uint32_t {
   kMemoryHistory = 4,  // the allocator remembers live blocks with their stacks (core/memory_stats.h)
   kRecordShapes = 8,   // session options, kept here so the hot path reads one word
   kWithStack = 16,
+  kFunctionMode = 32,  // vmap is active: bound ops with a BatchedTensor argument go to a Python handler
+                       // (python/src/bind_profiler.cpp, Note [Function mode]); records nothing here
 };
 // always_inline: the bindings are built for size (-Os), where GCC would make these calls.
 [[gnu::always_inline]] inline uint32_t state() { return detail::g_state.load(std::memory_order_relaxed); }

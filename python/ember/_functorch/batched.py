@@ -1,0 +1,1111 @@
+"""vmap's BatchedTensor, the dispatcher and the batching rules.
+
+Note [vmap dispatch]
+--------------------
+A BatchedTensor is a plain Python object holding a physical value (an ember Tensor, or for nested
+vmap a BatchedTensor of a lower level), the physical dimension that is batched (`bdim`) and the
+vmap level it belongs to. Its logical shape is the value's shape without `bdim`.
+
+Every bound op (ember.X, Tensor methods and operator slots, _C._linalg) is called through the
+trampoline of python/src/bind_profiler.cpp. While a vmap level is open the profiler state word has
+kFunctionMode set, and the trampoline hands a call with a BatchedTensor argument to `_handle` before
+nanobind parses the arguments (Note [Function mode]). BatchedTensor methods and operators call
+`_handle` directly. `_handle` takes the highest level among the arguments, finds the op family's
+rule by the bound name and lets the rule call the real op on the physical values, which carry the
+batch as one more dimension: elementwise ops align ranks, dim-taking ops shift `dim`, views prepend
+the batch dimension, matmul/linear/einsum add a batch dimension of their own, cat/stack expand
+unbatched members. Values of lower levels are BatchedTensors themselves, so the rule's own calls
+come back through `_handle` at the next level down.
+
+Ops without a rule take the fallback (`_fallback`): the slow path, one call per batch entry on
+`select`ed slices, results stacked. It is correct for any op whose per-sample call is; the ops it
+served are counted in `fallback_counts` (the tests check the common families never use it).
+"""
+import functools
+
+import ember
+from ember import _C
+
+Tensor = _C.Tensor
+_prof = _C._profiler
+_TENSOR_DICT = Tensor.__dict__
+
+# Open vmap levels, innermost last: [level, batch size, randomness].
+_levels = []
+_counter = [0]
+fallback_counts = {}
+
+
+def _rule_error(msg):
+    return RuntimeError(msg)
+
+
+class BatchedTensor:
+    """A logical tensor of one vmap level: `_value` with the batch dimension `_bdim`."""
+
+    __slots__ = ("_value", "_bdim", "_level", "__weakref__")
+
+    def __init__(self, value, bdim, level):
+        self._value = value
+        self._bdim = bdim
+        self._level = level
+
+    # isinstance(x, Tensor) holds, as for torch's BatchedTensor (a Tensor subclass): Python code
+    # that checks for a Tensor before calling ops (ember.linalg, nn.Module) accepts it.
+    @property
+    def __class__(self):
+        return Tensor
+
+    # ---- metadata (logical) ----
+    @property
+    def shape(self):
+        s = self._value.shape
+        return ember.Size(tuple(s[: self._bdim]) + tuple(s[self._bdim + 1:]))
+
+    def size(self, dim=None):
+        s = self.shape
+        if dim is None:
+            return s
+        n = len(s)
+        if not -max(n, 1) <= dim < max(n, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, {max(n, 1) - 1}], "
+                             f"but got {dim})")
+        return s[dim] if n else 1
+
+    def dim(self):
+        return self._value.dim() - 1
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._value.dim() - 1
+
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def __len__(self):
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def device(self):
+        return self._value.device
+
+    @property
+    def layout(self):
+        return self._value.layout
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def requires_grad(self):
+        return self._value.requires_grad
+
+    @property
+    def is_leaf(self):
+        return self._value.is_leaf
+
+    @property
+    def grad_fn(self):
+        return self._value.grad_fn
+
+    @property
+    def data(self):
+        return BatchedTensor(self._value.data, self._bdim, self._level)
+
+    def is_floating_point(self):
+        return self._value.is_floating_point()
+
+    def is_complex(self):
+        return self._value.is_complex()
+
+    def element_size(self):
+        return self._value.element_size()
+
+    def is_contiguous(self, memory_format=None):
+        return True
+
+    def __repr__(self):
+        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n{self._value!r})"
+
+    # ---- data-dependent uses: torch's errors ----
+    def item(self):
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+                           "calling .item() on a Tensor, please try to rewrite what you're doing with other operations.")
+
+    def _control_flow(self, *a):
+        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+                           "flow. We don't support that yet, please shout over at "
+                           "https://github.com/pytorch/functorch/issues/257 .")
+
+    __bool__ = __int__ = __float__ = __index__ = __complex__ = _control_flow
+
+    def tolist(self):
+        raise RuntimeError("vmap: It looks like you're calling .tolist() on a Tensor; it is data-dependent and "
+                           "not supported inside vmap.")
+
+    def numpy(self):
+        raise RuntimeError("vmap: .numpy() on a Tensor is not supported inside vmap.")
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    __hash__ = object.__hash__
+
+    # ---- views spelled as properties ----
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.dim())))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    @property
+    def mH(self):
+        return self.transpose(-2, -1).conj()
+
+    H = mH
+
+    @property
+    def real(self):
+        return ember.real(self)
+
+    @property
+    def imag(self):
+        return ember.imag(self)
+
+    def __getattr__(self, name):
+        f = _TENSOR_DICT.get(name)
+        if f is None or name.startswith("__"):
+            raise AttributeError(f"'BatchedTensor' object has no attribute '{name}'")
+        if type(f) in _NB_TYPES:
+            return functools.partial(_handle_method, name, f, self)
+        if callable(f) or hasattr(f, "__get__"):
+            return f.__get__(self, BatchedTensor)
+        raise AttributeError(name)
+
+
+def _handle_method(name, f, self, *args, **kwargs):
+    return _handle(name, f, (self,) + args, kwargs)
+
+
+def _op_dunder(name):
+    f = _TENSOR_DICT[name]
+
+    def method(self, *args):
+        return _handle(name, f, (self,) + args, {})
+
+    method.__name__ = name
+    return method
+
+
+_NB_TYPES = (type(_C.add), type(_TENSOR_DICT["add"]))
+
+for _n in ("__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
+           "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__rfloordiv__", "__ifloordiv__",
+           "__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__ipow__", "__matmul__", "__rmatmul__",
+           "__neg__", "__pos__", "__abs__", "__invert__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+           "__and__", "__or__", "__xor__", "__rand__", "__ror__", "__rxor__", "__iand__", "__ior__", "__ixor__",
+           "__lshift__", "__rshift__", "__rlshift__", "__rrshift__", "__getitem__", "__setitem__"):
+    if _n in _TENSOR_DICT:
+        setattr(BatchedTensor, _n, _op_dunder(_n))
+
+
+# ---------------------------------------------------------------- helpers
+def is_batched(x):
+    return type(x) is BatchedTensor
+
+
+def _tensorlike(x):
+    return isinstance(x, Tensor) or type(x) is BatchedTensor
+
+
+def _level_of(x):
+    if type(x) is BatchedTensor:
+        return x._level
+    if type(x) in (list, tuple):
+        return max((e._level for e in x if type(e) is BatchedTensor), default=0)
+    return 0
+
+
+def _max_level(args, kwargs):
+    m = 0
+    for a in args:
+        m = max(m, _level_of(a))
+    for a in kwargs.values():
+        m = max(m, _level_of(a))
+    return m
+
+
+def _at(x, L):
+    return type(x) is BatchedTensor and x._level == L
+
+
+def _front(x):
+    """The physical value of a level's BatchedTensor with the batch dimension first."""
+    v = x._value
+    return v if x._bdim == 0 else v.movedim(x._bdim, 0)
+
+
+def _batch_size(args, kwargs, L):
+    for a in list(args) + list(kwargs.values()):
+        if _at(a, L):
+            return a._value.shape[a._bdim]
+        if type(a) in (list, tuple):
+            for e in a:
+                if _at(e, L):
+                    return e._value.shape[e._bdim]
+    for lv in _levels:
+        if lv[0] == L:
+            return lv[1]
+    raise RuntimeError("vmap: no batch size for this level")
+
+
+def _wrap(out, L, bdim=0):
+    if isinstance(out, Tensor) or type(out) is BatchedTensor:
+        return BatchedTensor(out, bdim, L)
+    if isinstance(out, tuple):
+        vals = [_wrap(o, L, bdim) for o in out]
+        return type(out)(vals) if type(out) is not tuple else tuple(vals)
+    if isinstance(out, list):
+        return [_wrap(o, L, bdim) for o in out]
+    return out
+
+
+def _norm_dim(d, n):
+    m = max(n, 1)
+    if not -m <= d < m:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-m}, {m - 1}], but got {d})")
+    return d + m if d < 0 else d
+
+
+def _pad(v, k):
+    """Insert k size-1 dims right after the (front) batch dim."""
+    for _ in range(k):
+        v = v.unsqueeze(1)
+    return v
+
+
+def leading_batch(fn, x, *args, **kwargs):
+    """fn(x) for an op that takes any number of leading batch dims (Python composites with
+    data-dependent steps, e.g. linalg.matrix_exp): the vmap batch becomes one more of them."""
+    return BatchedTensor(fn(_front(x), *args, **kwargs), 0, x._level)
+
+
+def _call_raw(func, args, kwargs):
+    """Call with function mode off (random ops, which the trampoline would hand back to us)."""
+    _prof._set_function_mode(False)
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _prof._set_function_mode(True)
+
+
+# ---------------------------------------------------------------- the dispatcher
+def _handle(name, func, args, kwargs):
+    L = _max_level(args, kwargs)
+    if func in _RANDOM_FUNCS or name in _RANDOM_NAMES:
+        return _random_rule(name, func, args, kwargs, L)
+    if L == 0:
+        return func(*args, **kwargs)
+    rule = _RULES.get(name)
+    if rule is None:
+        if name.endswith("_") and not name.endswith("__") and name[:-1] in _ELEMENTWISE:
+            rule = _inplace_elementwise
+        else:
+            return _fallback(name, func, args, kwargs, L)
+    return rule(name, func, args, kwargs, L)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _fallback(name, func, args, kwargs, L):
+    """The slow path: one call per batch entry on slices, results stacked along dim 0."""
+    fallback_counts[name] = fallback_counts.get(name, 0) + 1
+    B = _batch_size(args, kwargs, L)
+    inplace = (name.endswith("_") and not name.endswith("__")) or name in ("__setitem__",) or \
+        (name.startswith("__i") and name.endswith("__") and name not in ("__int__", "__index__", "__invert__"))
+    if inplace and args and not _at(args[0], L):
+        raise RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+                           "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+                           "being vmapped over but `self` not being vmapped over in a vmap.")
+
+    def sl(a, i):
+        if _at(a, L):
+            return a._value.select(a._bdim, i)
+        if type(a) in (list, tuple):
+            return type(a)(sl(e, i) for e in a)
+        return a
+
+    outs = []
+    for i in range(B):
+        outs.append(func(*[sl(a, i) for a in args], **{k: sl(v, i) for k, v in kwargs.items()}))
+    if inplace:
+        return args[0]
+    return _stack_outputs(outs, L, name)
+
+
+def _stack_outputs(outs, L, name):
+    first = outs[0]
+    if isinstance(first, Tensor) or type(first) is BatchedTensor:
+        return BatchedTensor(ember.stack(outs), 0, L)
+    if isinstance(first, (tuple, list)):
+        cols = [_stack_outputs([o[j] for o in outs], L, name) for j in range(len(first))]
+        if isinstance(first, tuple):
+            return type(first)(cols) if type(first) is not tuple else tuple(cols)
+        return cols
+    if all(o == first for o in outs):
+        return first
+    raise RuntimeError(f"vmap: {name} returned a non-Tensor value that differs across the batch; "
+                       "that is data-dependent and not supported")
+
+
+# ---------------------------------------------------------------- elementwise
+def _elementwise(name, func, args, kwargs, L):
+    tensors = [a for a in args if _tensorlike(a)] + [a for a in kwargs.values() if _tensorlike(a)]
+    if len(tensors) == 1:  # unary (with scalars): the batch dim stays where it is
+        t = tensors[0]
+        return _wrap(func(*[t._value if a is t else a for a in args],
+                          **{k: (t._value if a is t else a) for k, a in kwargs.items()}), L, t._bdim)
+    r = max(t.dim() for t in tensors)
+
+    def conv(a):
+        if _at(a, L):
+            return _pad(_front(a), r - a.dim())
+        return a
+
+    return _wrap(func(*[conv(a) for a in args], **{k: conv(a) for k, a in kwargs.items()}), L)
+
+
+def _inplace_elementwise(name, func, args, kwargs, L):
+    self = args[0]
+    if not _at(self, L):
+        return _fallback(name, func, args, kwargs, L)  # raises vmap's in-place error
+    tensors = [a for a in args[1:] if _tensorlike(a)] + [a for a in kwargs.values() if _tensorlike(a)]
+    if not tensors:
+        func(self._value, *args[1:], **kwargs)
+        return self
+    r = self.dim()
+    if any(t.dim() > r for t in tensors):
+        return _fallback(name, func, args, kwargs, L)
+
+    def conv(a):
+        if _at(a, L):
+            return _pad(_front(a), r - a.dim())
+        return a
+
+    func(_front(self), *[conv(a) for a in args[1:]], **{k: conv(a) for k, a in kwargs.items()})
+    return self
+
+
+_UNARY = """abs absolute neg negative sign sgn square positive exp exp2 expm1 log log2 log10 log1p sqrt rsqrt
+reciprocal sin cos tan asin acos atan arcsin arccos arctan sinh cosh tanh asinh acosh atanh arcsinh arccosh arctanh
+sigmoid logit erf erfc erfinv lgamma digamma polygamma mvlgamma i0 sinc deg2rad rad2deg floor ceil trunc fix frac
+round nan_to_num isnan isinf isfinite isposinf isneginf isreal signbit logical_not bitwise_not relu relu6 selu celu
+elu leaky_relu gelu silu mish softplus softsign hardtanh hardsigmoid hardswish logsigmoid threshold tanhshrink
+hardshrink softshrink rrelu conj conj_physical resolve_conj resolve_neg angle real imag view_as_real view_as_complex
+clone detach contiguous to type float double half bfloat16 int long short char byte bool cpu type_as
+zeros_like ones_like empty_like full_like requires_grad_ detach_ zero_ fill_ xlogy special_expit
+__neg__ __pos__ __abs__ __invert__ _nn_relu _nn_gelu _nn_silu _nn_elu _nn_leaky_relu _nn_hardtanh _nn_softplus
+_nn_threshold _nn_hardsigmoid _nn_hardswish _nn_mish _nn_celu _nn_selu _nn_relu6 _nn_logsigmoid""".split()
+_BINARY = """add sub subtract rsub mul multiply div divide true_divide floor_divide remainder fmod pow float_power
+atan2 arctan2 maximum minimum fmax fmin hypot copysign nextafter ldexp logaddexp logaddexp2 heaviside
+eq ne lt le gt ge greater less greater_equal less_equal not_equal equal_elementwise
+logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
+isclose igamma igammac gcd lcm xlogy lerp addcmul addcdiv clamp clip clamp_min clamp_max where
+polar complex prelu
+__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__
+__mod__ __rmod__ __pow__ __rpow__ __eq__ __ne__ __lt__ __le__ __gt__ __ge__ __and__ __or__ __xor__ __rand__
+__ror__ __rxor__ __lshift__ __rshift__ __rlshift__ __rrshift__""".split()
+_ELEMENTWISE = set(_UNARY) | set(_BINARY)
+_INPLACE_DUNDERS = "__iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ __iand__ __ior__ __ixor__"
+
+_RULES = {n: _elementwise for n in _ELEMENTWISE}
+_ELEMENTWISE.add("masked_fill")
+for _n in _INPLACE_DUNDERS.split():
+    _RULES[_n] = _inplace_elementwise
+for _n in ("zero_", "fill_", "requires_grad_", "detach_", "copy_", "clamp_", "clip_", "masked_fill_"):
+    _RULES[_n] = _inplace_elementwise
+for _n in ("zero_", "requires_grad_", "detach_"):
+    _RULES[_n] = lambda name, func, args, kwargs, L: (func(args[0]._value, *args[1:], **kwargs), args[0])[1]
+
+
+def _rule(*names):
+    def deco(fn):
+        for n in names:
+            _RULES[n] = fn
+        return fn
+    return deco
+
+
+# ---------------------------------------------------------------- reductions and dim-taking ops
+_ALL = object()
+
+
+def _get_arg(args, kwargs, pos, kw, default):
+    if kw in kwargs:
+        return kwargs[kw], "kw"
+    if len(args) > pos:
+        return args[pos], "pos"
+    return default, None
+
+
+def _set_arg(args, kwargs, pos, kw, where, value):
+    if where == "kw" or (where is None and len(args) < pos):
+        kwargs[kw] = value
+    elif where == "pos":
+        args[pos] = value
+    else:
+        args.append(value)
+
+
+def _only_self_batched(args, kwargs, L):
+    return _at(args[0], L) and not any(_level_of(a) == L for a in list(args[1:]) + list(kwargs.values()))
+
+
+def _reduction(pos, kw="dim", single=False):
+    """sum/mean/amax/...: dim None (or absent) reduces every logical dim via a flattened view;
+    `single`: that full reduction returns one tensor (max/min/median) where dim= gives a tuple."""
+    def rule(name, func, args, kwargs, L):
+        x = args[0]
+        if single and (len(args) > 1 and _tensorlike(args[1]) or _tensorlike(kwargs.get("other"))):
+            return _elementwise(name, func, args, kwargs, L)  # max(a, b): elementwise
+        if not _only_self_batched(args, kwargs, L) or x.dim() == 0:
+            return _fallback(name, func, args, kwargs, L)
+        args, kwargs = list(args), dict(kwargs)
+        d, where = _get_arg(args, kwargs, pos, kw, None)
+        if isinstance(d, bool) or (isinstance(d, (list, tuple)) and len(d) == 0):
+            return _fallback(name, func, args, kwargs, L)
+        r = x.dim()
+        v = _front(x)
+        if d is None:
+            keep = kwargs.get("keepdim", args[pos + 1] if len(args) > pos + 1 and isinstance(args[pos + 1], bool)
+                              else False)
+            flat = v.reshape(v.shape[0], -1)
+            if where is None and len(args) < pos:
+                return _fallback(name, func, args, kwargs, L)
+            _set_arg(args, kwargs, pos, kw, where, 1)
+            args[0] = flat
+            out = func(*args, **kwargs)
+            if single and isinstance(out, tuple):
+                out = out[0]
+            if keep:
+                out = _wrap(out, L)
+                return type(out)(o.reshape(*([1] * r)) for o in out) if isinstance(out, tuple) \
+                    else out.reshape(*([1] * r))
+            return _wrap(out, L)
+        if isinstance(d, (list, tuple)):
+            nd = tuple(_norm_dim(e, r) + 1 for e in d)
+        else:
+            nd = _norm_dim(d, r) + 1
+        _set_arg(args, kwargs, pos, kw, where, nd)
+        args[0] = v
+        return _wrap(func(*args, **kwargs), L)
+    return rule
+
+
+for _n in ("sum", "mean", "amax", "amin", "all", "any", "nansum", "nanmean", "count_nonzero", "logsumexp",
+           "var", "std", "var_mean", "std_mean", "argmax", "argmin", "prod"):
+    _RULES[_n] = _reduction(1)
+for _n in ("max", "min", "median", "nanmedian"):
+    _RULES[_n] = _reduction(1, single=True)
+_RULES["norm"] = _reduction(2)
+_RULES["vector_norm"] = _reduction(2)
+_RULES["linalg_vector_norm"] = _reduction(2)
+
+
+def _dim_op(*specs, fallback_0d=True):
+    """Ops whose dims (each spec: (position, keyword, default, extra rank)) are shifted by one."""
+    def rule(name, func, args, kwargs, L):
+        x = args[0]
+        if not _only_self_batched(args, kwargs, L) or (fallback_0d and x.dim() == 0):
+            return _fallback(name, func, args, kwargs, L)
+        args, kwargs = list(args), dict(kwargs)
+        r = x.dim()
+        for pos, kw, default, extra in specs:
+            d, where = _get_arg(args, kwargs, pos, kw, default)
+            if d is None or isinstance(d, bool):
+                if default is None and where is None:
+                    continue
+                return _fallback(name, func, args, kwargs, L)
+            if isinstance(d, (list, tuple)):
+                nd = type(d)(_norm_dim(e, r + extra) + 1 for e in d)
+            else:
+                nd = _norm_dim(d, r + extra) + 1
+            if where is None:
+                kwargs[kw] = nd
+            else:
+                _set_arg(args, kwargs, pos, kw, where, nd)
+        args[0] = _front(x)
+        return _wrap(func(*args, **kwargs), L)
+    return rule
+
+
+for _n in ("softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "cumsum", "cumprod", "cummax", "cummin",
+           "logcumsumexp", "unbind", "select", "narrow", "narrow_copy", "unflatten", "glu", "index_select"):
+    _RULES[_n] = _dim_op((1, "dim", 0 if _n == "unbind" else (-1 if _n == "glu" else _ALL), 0))
+for _n in ("sort", "argsort", "mode"):
+    _RULES[_n] = _dim_op((1, "dim", -1, 0))
+for _n in ("topk", "kthvalue"):
+    _RULES[_n] = _dim_op((2, "dim", -1, 0))
+for _n in ("split", "chunk", "tensor_split", "split_with_sizes"):
+    _RULES[_n] = _dim_op((2, "dim", 0, 0))
+_RULES["unsqueeze"] = _dim_op((1, "dim", _ALL, 1), fallback_0d=False)
+_RULES["transpose"] = _RULES["swapaxes"] = _RULES["swapdims"] = _dim_op((1, "dim0", _ALL, 0), (2, "dim1", _ALL, 0))
+_RULES["movedim"] = _RULES["moveaxis"] = _dim_op((1, "source", _ALL, 0), (2, "destination", _ALL, 0))
+_RULES["diagonal"] = _dim_op((2, "dim1", 0, 0), (3, "dim2", 1, 0))
+_RULES["flip"] = _dim_op((1, "dims", _ALL, 0))
+_RULES["unfold"] = _dim_op((1, "dimension", _ALL, 0))
+_roll_dims = _dim_op((2, "dims", _ALL, 0))
+
+
+@_rule("roll")
+def _roll_rule(name, func, args, kwargs, L):
+    x = args[0]
+    dims, _ = _get_arg(args, kwargs, 2, "dims", None)
+    if dims is not None and dims != () and dims != []:
+        return _roll_dims(name, func, args, kwargs, L)
+    if not _only_self_batched(args, kwargs, L):
+        return _fallback(name, func, args, kwargs, L)
+    shifts, _ = _get_arg(args, kwargs, 1, "shifts", None)
+    v = _front(x)
+    # no dims: the roll runs over each entry's flattened elements
+    return BatchedTensor(func(v.reshape(v.shape[0], -1), shifts, 1).reshape(v.shape), 0, L)
+
+
+@_rule("flatten")
+def _flatten_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L):
+        return _fallback(name, func, args, kwargs, L)
+    r = x.dim()
+    s, _ = _get_arg(args, kwargs, 1, "start_dim", 0)
+    e, _ = _get_arg(args, kwargs, 2, "end_dim", -1)
+    v = _front(x)
+    if r == 0:
+        return BatchedTensor(v.reshape(v.shape[0], 1), 0, L)
+    return BatchedTensor(v.flatten(_norm_dim(s, r) + 1, _norm_dim(e, r) + 1), 0, L)
+
+
+@_rule("squeeze")
+def _squeeze_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L):
+        return _fallback(name, func, args, kwargs, L)
+    d, _ = _get_arg(args, kwargs, 1, "dim", None)
+    r = x.dim()
+    shape = x.shape
+    if d is None:
+        dims = tuple(i for i in range(r) if shape[i] == 1)
+    else:
+        dims = tuple(d) if isinstance(d, (list, tuple)) else (d,)
+        dims = tuple(_norm_dim(i, r) for i in dims if r > 0)
+        dims = tuple(i for i in dims if shape[i] == 1)
+    v = _front(x)
+    for i in sorted(dims, reverse=True):
+        v = v.squeeze(i + 1)
+    return BatchedTensor(v, 0, L)
+
+
+@_rule("t", "adjoint")
+def _t_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if x.dim() < 2:
+        if name == "t":
+            return x
+        return _fallback(name, func, args, kwargs, L)
+    if name == "t" and x.dim() > 2:
+        return _fallback(name, func, args, kwargs, L)  # raises as the op does
+    out = x.transpose(-2, -1)
+    return out.conj() if name == "adjoint" and x.is_complex() else out
+
+
+@_rule("permute")
+def _permute_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L):
+        return _fallback(name, func, args, kwargs, L)
+    dims = args[1:] if len(args) > 1 else (kwargs.get("dims"),)
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]
+    r = x.dim()
+    if len(dims) != r:
+        return _fallback(name, func, args, kwargs, L)
+    return BatchedTensor(_front(x).permute(0, *[_norm_dim(d, r) + 1 for d in dims]), 0, L)
+
+
+def _shape_args(args, kwargs, kw="shape"):
+    s = args[1:] if len(args) > 1 else (kwargs.get(kw, kwargs.get("size")),)
+    if len(s) == 1 and isinstance(s[0], (list, tuple)):
+        s = s[0]
+    return tuple(s)
+
+
+@_rule("view", "reshape")
+def _reshape_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or (len(args) == 2 and not isinstance(args[1], (int, list, tuple))):
+        return _fallback(name, func, args, kwargs, L)  # view(dtype)
+    shape = _shape_args(args, kwargs)
+    v = x._value
+    B = v.shape[x._bdim]
+    if x._bdim == 0:
+        try:
+            return BatchedTensor(func(v, (B,) + shape), 0, L)
+        except RuntimeError:
+            if name == "view":
+                raise
+    return BatchedTensor(_front(x).reshape((B,) + shape), 0, L)
+
+
+@_rule("view_as", "reshape_as", "expand_as")
+def _as_rule(name, func, args, kwargs, L):
+    x, other = args[0], args[1]
+    target = {"view_as": "view", "reshape_as": "reshape", "expand_as": "expand"}[name]
+    return getattr(x, target)(tuple(other.shape)) if type(x) is BatchedTensor else \
+        getattr(ember.Tensor, target)(x, tuple(other.shape))
+
+
+@_rule("expand", "broadcast_to")
+def _expand_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L):
+        return _fallback(name, func, args, kwargs, L)
+    shape = _shape_args(args, kwargs, "size")
+    r = x.dim()
+    if len(shape) < r:
+        return _fallback(name, func, args, kwargs, L)
+    v = _pad(_front(x), len(shape) - r)
+    return BatchedTensor(v.expand((v.shape[0],) + tuple(shape)), 0, L)
+
+
+@_rule("ravel")
+def _ravel_rule(name, func, args, kwargs, L):
+    v = _front(args[0])
+    return BatchedTensor(v.reshape(v.shape[0], -1), 0, L)
+
+
+def _basic_index(idx):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice)) and not isinstance(i, bool) for i in items)
+
+
+@_rule("__getitem__")
+def _getitem_rule(name, func, args, kwargs, L):
+    x, idx = args
+    if not _at(x, L) or not _basic_index(idx) or x.dim() == 0 and idx is not Ellipsis and idx is not None:
+        return _fallback(name, func, args, kwargs, L)
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return BatchedTensor(_front(x)[(slice(None),) + items], 0, L)
+
+
+@_rule("__setitem__")
+def _setitem_rule(name, func, args, kwargs, L):
+    x, idx, val = args
+    if not _at(x, L):
+        return _fallback(name, func, args, kwargs, L)
+    if not _basic_index(idx):
+        return _fallback(name, func, args, kwargs, L)
+    items = idx if isinstance(idx, tuple) else (idx,)
+    dst = _front(x)[(slice(None),) + items]
+    if _at(val, L):
+        target_r = dst.dim() - 1
+        val = _pad(_front(val), target_r - val.dim())
+    dst.copy_(val) if _tensorlike(val) else dst.fill_(val)
+    return None
+
+
+@_rule("copy_")
+def _copy_rule(name, func, args, kwargs, L):
+    x, src = args[0], args[1]
+    if not _at(x, L):
+        return _fallback(name, func, args, kwargs, L)
+    v = _front(x)
+    if _at(src, L):
+        src = _pad(_front(src), x.dim() - src.dim())
+    v.copy_(src, *args[2:], **kwargs)
+    return x
+
+
+@_rule("masked_fill")
+def _masked_fill_rule(name, func, args, kwargs, L):
+    x, mask = args[0], args[1]
+    value = args[2] if len(args) > 2 else kwargs.get("value")
+    if _at(value, L):  # a batched 0-d value: where() broadcasts it per entry
+        return ember.where(mask, value.to(x.dtype), x)
+    return _elementwise(name, func, args, kwargs, L)
+
+
+# ---------------------------------------------------------------- gather/scatter style (index tensors)
+def _index_op(tensor_pos, dim_pos=1):
+    def rule(name, func, args, kwargs, L):
+        x = args[0]
+        r = x.dim()
+        if r == 0 or any(_level_of(v) == L for v in kwargs.values()):
+            return _fallback(name, func, args, kwargs, L)
+        if len(args) <= dim_pos or not isinstance(args[dim_pos], int) or isinstance(args[dim_pos], bool):
+            return _fallback(name, func, args, kwargs, L)
+        B = _batch_size(args, kwargs, L)
+        args = list(args)
+        for i in [0] + list(tensor_pos):
+            if i >= len(args) or not _tensorlike(args[i]):
+                continue
+            a = args[i]
+            if _at(a, L):
+                args[i] = _front(a)
+            else:
+                args[i] = a.unsqueeze(0).expand((B,) + tuple(a.shape))
+        d = args[dim_pos]
+        if not isinstance(d, int):
+            return _fallback(name, func, args, kwargs, L)
+        args[dim_pos] = _norm_dim(d, r) + 1
+        out = func(*args, **kwargs)
+        if name.endswith("_") and _at(x, L):
+            return x
+        if name.endswith("_"):
+            return _fallback(name, func, args, kwargs, L)
+        return _wrap(out, L)
+    return rule
+
+
+_RULES["gather"] = _index_op((2,))
+_RULES["take_along_dim"] = _index_op((1,), dim_pos=2)
+for _n in ("scatter", "scatter_add", "scatter_reduce", "scatter_", "scatter_add_", "scatter_reduce_"):
+    _RULES[_n] = _index_op((2, 3))
+
+
+# ---------------------------------------------------------------- cat / stack
+@_rule("cat", "concat", "concatenate", "stack")
+def _cat_rule(name, func, args, kwargs, L):
+    tensors, where = _get_arg(args, kwargs, 0, "tensors", None)
+    d, dwhere = _get_arg(args, kwargs, 1, "dim", 0)
+    if not isinstance(tensors, (list, tuple)) or not tensors or not isinstance(d, int):
+        return _fallback(name, func, args, kwargs, L)
+    B = _batch_size(args, kwargs, L)
+    if name != "stack" and any(t.dim() == 1 and t.shape[0] == 0 for t in tensors):
+        return _fallback(name, func, args, kwargs, L)  # legacy empty members
+    live = tensors
+    r = live[0].dim() if live else tensors[0].dim()
+    nd = _norm_dim(d, r + (1 if name == "stack" else 0)) + 1
+    phys = []
+    for t in tensors:
+        if _at(t, L):
+            phys.append(_front(t))
+        elif name != "stack" and t.dim() == 1 and t.shape[0] == 0:
+            continue
+        else:
+            phys.append(t.unsqueeze(0).expand((B,) + tuple(t.shape)))
+    kw = {k: v for k, v in kwargs.items() if k not in ("tensors", "dim")}
+    return BatchedTensor(func(phys, nd, **kw), 0, L)
+
+
+# ---------------------------------------------------------------- matmul family
+def _mat_phys(x, L):
+    """(physical with a leading batch dim of B or 1, logical rank)."""
+    if _at(x, L):
+        return _front(x), x.dim()
+    return x.unsqueeze(0), x.dim()
+
+
+def _matmul_impl(a, b, L):
+    pa, ra = _mat_phys(a, L)
+    pb, rb = _mat_phys(b, L)
+    if ra == 0 or rb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
+    if ra == 1 and rb == 1:
+        return BatchedTensor((pa * pb).sum(-1), 0, L)
+    if _at(a, L) and not _at(b, L) and rb == 2:
+        return BatchedTensor(ember.matmul(pa, b), 0, L)  # [B, ..., n, k] @ [k, m]: one GEMM
+    if ra == 1:
+        pa = pa.unsqueeze(-2)
+    if rb == 1:
+        pb = pb.unsqueeze(-1)
+    ka, kb = pa.dim() - 1, pb.dim() - 1
+    k = max(ka, kb)
+    pa, pb = _pad(pa, k - ka), _pad(pb, k - kb)
+    out = ember.matmul(pa, pb)
+    if ra == 1:
+        out = out.squeeze(-2)
+    if rb == 1:
+        out = out.squeeze(-1)
+    return BatchedTensor(out, 0, L)
+
+
+@_rule("matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "mv", "dot", "inner_1d")
+def _matmul_rule(name, func, args, kwargs, L):
+    a, b = args[0], args[1] if len(args) > 1 else kwargs.get("other", kwargs.get("mat2", kwargs.get("vec")))
+    if name == "__rmatmul__":
+        a, b = b, a
+    need = {"mm": (2, 2), "bmm": (3, 3), "mv": (2, 1), "dot": (1, 1)}.get(name)
+    if need and (a.dim(), b.dim()) != need:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    if name == "dot" and a.shape != b.shape:
+        return _fallback(name, func, args, kwargs, L)
+    return _matmul_impl(a, b, L)
+
+
+@_rule("vdot")
+def _vdot_rule(name, func, args, kwargs, L):
+    return _matmul_impl(args[0].conj(), args[1], L)
+
+
+@_rule("outer", "ger")
+def _outer_rule(name, func, args, kwargs, L):
+    a, b = args[0], args[1]
+    return a.unsqueeze(-1) * b.unsqueeze(-2) if a.dim() == 1 and b.dim() == 1 else \
+        _fallback(name, func, args, kwargs, L)
+
+
+class _LinearShared(ember.autograd.Function):
+    """linear(x, W, b) where W (and b) are batched only by expansion (batch stride 0), as grad makes
+    them under vmap: the forward is one GEMM with the shared weight, the backward still gives each
+    batch entry its own weight gradient (the per-sample gradient)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        ctx.has_b = b is not None
+        w0 = w[0]
+        out = ember.matmul(x, w0.transpose(-2, -1))
+        if b is not None:
+            out = out + (b[0] if b.stride(0) == 0 else b.unsqueeze(-2) if x.dim() > 2 else b)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = ember.matmul(g, w[0]) if ctx.needs_input_grad[0] else None
+        gw = gb = None
+        if ctx.needs_input_grad[1]:
+            if x.dim() == 2:  # [B, in], g [B, out]
+                gw = g.unsqueeze(-1) * x.unsqueeze(-2)
+            else:
+                gw = ember.matmul(g.transpose(-2, -1), x)
+        if ctx.has_b and ctx.needs_input_grad[2]:
+            gb = g if g.dim() == 2 else g.sum(-2)
+        return gx, gw, gb
+
+
+@_rule("linear")
+def _linear_rule(name, func, args, kwargs, L):
+    x = args[0]
+    w = args[1] if len(args) > 1 else kwargs.get("weight")
+    b = args[2] if len(args) > 2 else kwargs.get("bias")
+    if not _at(w, L) and (b is None or not _at(b, L)):
+        if _at(x, L):
+            return BatchedTensor(func(_front(x), w, b), 0, L)
+    if _at(x, L) and _at(w, L) and w.dim() == 2 and x.dim() in (1, 2) and (b is None or _at(b, L) and b.dim() == 1):
+        pw = _front(w)
+        pb = _front(b) if b is not None else None
+        if pw.stride(0) == 0 and (pb is None or pb.stride(0) == 0) and isinstance(pw, Tensor):
+            return BatchedTensor(_LinearShared.apply(_front(x), pw, pb), 0, L)
+    out = ember.matmul(x, w.transpose(-2, -1)) if w.dim() == 2 else ember.matmul(x, w)
+    return out + b if b is not None else out
+
+
+def _einsum_explicit(eq, n_ops, ranks):
+    lhs = eq.replace(" ", "")
+    if "->" in lhs:
+        return lhs
+    letters = [c for c in lhs if c.isalpha()]
+    once = sorted(c for c in set(letters) if letters.count(c) == 1)
+    return lhs + "->" + ("..." if "..." in lhs else "") + "".join(once)
+
+
+@_rule("einsum")
+def _einsum_rule(name, func, args, kwargs, L):
+    eq = args[0]
+    ops = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
+    if not isinstance(eq, str) or kwargs:
+        return _fallback(name, func, args, kwargs, L)
+    eq = _einsum_explicit(eq, len(ops), None)
+    lhs, rhs = eq.split("->")
+    terms = lhs.split(",")
+    free = [c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in eq][0]
+    new_terms, phys = [], []
+    for t, o in zip(terms, ops):
+        if _at(o, L):
+            new_terms.append(free + t)
+            phys.append(_front(o))
+        else:
+            new_terms.append(t)
+            phys.append(o)
+    return BatchedTensor(func(",".join(new_terms) + "->" + free + rhs, *phys), 0, L)
+
+
+# ---------------------------------------------------------------- nn
+@_rule("_nn_cross_entropy", "_nn_nll_loss")
+def _class_loss_rule(name, func, args, kwargs, L):
+    """One sample of [C] or [N, C] scores with class indices: the physical batch is flattened into
+    the loss's own batch with reduction 'none', then each entry reduced as the op would."""
+    inp, target = args[0], args[1]
+    rest = list(args[2:])
+    weight = rest[0] if rest else None
+    reduction = rest[1] if len(rest) > 1 else "mean"
+    ignore = rest[2] if len(rest) > 2 else -100
+    two = inp.dim() == 2
+    if not _at(inp, L) or _level_of(weight) == L or kwargs or len(rest) < 2 or target.is_floating_point() or \
+            not ((inp.dim() == 1 and target.dim() == 0) or (two and target.dim() == 1)):
+        return _fallback(name, func, args, kwargs, L)
+    B = _batch_size(args, kwargs, L)
+    pi = _front(inp)
+    pt = _front(target) if _at(target, L) else target.unsqueeze(0).expand((B,) + tuple(target.shape))
+    C = pi.shape[-1]
+    if two:
+        N = pi.shape[1]
+        pi, pt = pi.reshape(B * N, C), pt.reshape(B * N)
+    rest[1] = "none"
+    out = func(pi, pt, *rest)
+    if two:
+        out, pt = out.reshape(B, N), pt.reshape(B, N)
+    if reduction == "none":
+        return BatchedTensor(out, 0, L)
+    if reduction == "sum":
+        return BatchedTensor(out.sum(-1) if two else out, 0, L)
+    valid = (pt != ignore).to(out.dtype)
+    w = weight[pt.clamp(0, C - 1)].to(out.dtype) * valid if weight is not None else valid
+    return BatchedTensor(out.sum(-1) / w.sum(-1) if two else out / w, 0, L)
+
+
+@_rule("layer_norm", "_nn_layer_norm")
+def _layer_norm_rule(name, func, args, kwargs, L):
+    x = args[0]
+    rest = list(args[1:])
+    w = rest[1] if len(rest) > 1 else kwargs.get("weight")
+    b = rest[2] if len(rest) > 2 else kwargs.get("bias")
+    if not _at(x, L) or _level_of(w) == L or _level_of(b) == L:
+        return _fallback(name, func, args, kwargs, L)
+    return BatchedTensor(func(_front(x), *rest, **kwargs), 0, L)
+
+
+@_rule("embedding", "_nn_embedding")
+def _embedding_rule(name, func, args, kwargs, L):
+    idx, w = args[0], args[1]
+    if _level_of(w) == L or not _at(idx, L):
+        return _fallback(name, func, args, kwargs, L)
+    return BatchedTensor(func(_front(idx), w, *args[2:], **kwargs), 0, L)
+
+
+@_rule("conv1d", "conv2d", "conv3d")
+def _conv_rule(name, func, args, kwargs, L):
+    x, w = args[0], args[1]
+    rest = list(args[2:])
+    b = rest[0] if rest else kwargs.get("bias")
+    nsp = int(name[4])
+    if _at(x, L) and not _at(w, L) and _level_of(b) != L:
+        v = _front(x)
+        if x.dim() == nsp + 1:  # unbatched sample: the vmap batch is the conv batch
+            return BatchedTensor(func(v, w, *rest, **kwargs), 0, L)
+        B, N = v.shape[0], v.shape[1]
+        out = func(v.reshape((B * N,) + tuple(v.shape[2:])), w, *rest, **kwargs)
+        return BatchedTensor(out.reshape((B, N) + tuple(out.shape[1:])), 0, L)
+    return _fallback(name, func, args, kwargs, L)
+
+
+# ---------------------------------------------------------------- random ops (randomness=)
+_RANDOM_NAMES = set()
+_RANDOM_FUNCS = set()
+_RANDOM_LIKE = {"rand_like", "randn_like", "randint_like", "bernoulli", "bernoulli_", "uniform_", "normal_",
+                "random_", "exponential_", "geometric_", "cauchy_", "log_normal_", "_nn_dropout",
+                "_nn_alpha_dropout", "_nn_feature_dropout", "_nn_feature_alpha_dropout", "dropout", "dropout_",
+                "poisson", "rrelu", "rrelu_"}
+
+
+def register_random(names_and_funcs):
+    for n, f in names_and_funcs:
+        _RANDOM_NAMES.add(n)
+        _RANDOM_FUNCS.add(f)
+
+
+_rand_exclude = []  # levels being handled by an outer random rule
+
+
+def _random_rule(name, func, args, kwargs, L):
+    active = [lv for lv in _levels if lv[0] not in _rand_exclude]
+    top = active[-1] if active else None
+    if top is None or (L and L < top[0] and False):
+        if L:
+            return _fallback_plain(name, func, args, kwargs, L)
+        return _call_raw(func, args, kwargs)
+    level, B, mode = top
+    if L > level:  # batched at a level that is no longer open
+        return _fallback_plain(name, func, args, kwargs, L)
+    if mode == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation "
+                           "out of vmap")
+    _rand_exclude.append(level)
+    try:
+        batched = L == level
+        if mode == "different":
+            if batched and name in _RANDOM_LIKE and _only_self_batched(args, kwargs, L) and _at(args[0], L):
+                x = args[0]
+                out = func(x._value, *args[1:], **kwargs)
+                return x if name.endswith("_") and name != "_nn_dropout" and out is x._value else \
+                    _wrap(out, L, x._bdim)
+            # each entry draws on its own: one call per entry
+            outs = []
+            for i in range(B):
+                outs.append(func(*[_slice(a, L, i) for a in args], **{k: _slice(v, L, i) for k, v in kwargs.items()}))
+            if name.endswith("_") and batched and _at(args[0], L):
+                return args[0]
+            return _stack_outputs(outs, level, name)
+        # same: every entry draws the same numbers
+        if not batched:
+            return func(*args, **kwargs)
+        state = ember.get_rng_state()
+        outs = []
+        for i in range(B):
+            ember.set_rng_state(state)
+            outs.append(func(*[_slice(a, L, i) for a in args], **{k: _slice(v, L, i) for k, v in kwargs.items()}))
+        if name.endswith("_") and _at(args[0], L):
+            return args[0]
+        return _stack_outputs(outs, level, name)
+    finally:
+        _rand_exclude.pop()
+
+
+def _slice(a, L, i):
+    if _at(a, L):
+        return a._value.select(a._bdim, i)
+    if type(a) in (list, tuple):
+        return type(a)(_slice(e, L, i) for e in a)
+    return a
+
+
+def _fallback_plain(name, func, args, kwargs, L):
+    return _fallback(name, func, args, kwargs, L)
+
+
+# ---------------------------------------------------------------- ops over the last two dims, any batch
+def _matrix_batch_rule(name, func, args, kwargs, L):
+    """linalg ops on (*, m, n): the vmap batch becomes one more leading batch dim."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or x.dim() < 2:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error for fewer than 2 dims
+    return _wrap(func(_front(x), *args[1:], **kwargs), L)
+
+
+for _n in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd",
+           "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_pinv", "linalg_matrix_rank",
+           "linalg_matrix_power", "inverse", "det", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
+           "matrix_power", "matrix_exp", "tril", "triu"):
+    _RULES[_n] = _matrix_batch_rule
