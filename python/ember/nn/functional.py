@@ -722,3 +722,12 @@ from ember.nn._functional_attn import (  # noqa: E402,F401
 )
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-d convolution over (time, batch, channel) input with a (width, in, out) weight (ember.conv_tbc)."""
+    from ember._api_extra import conv_tbc as f
+    return f(input, weight, bias, pad)
+
+
+__all__ += ["conv_tbc"]
