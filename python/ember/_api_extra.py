@@ -3,11 +3,14 @@ torch.batch_norm, ... with their positional signatures and integer reductions), 
 in-place forms, and small utilities. Autograd flows through the ops they call. Checked against torch
 in tests/python/test_api_names.py; tests/python/test_api_coverage.py lists what is still missing.
 """
+import builtins
 import math
 
 import ember as _E
 from ember import _C
 
+# aten's Reduction enum; the torch.* loss entry points default to 0 (none), unlike torch.nn.functional.
+_brange = builtins.range  # this module defines torch.range
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
 
@@ -19,9 +22,7 @@ def _F():
 def _red(reduction):
     if isinstance(reduction, str):
         return reduction
-    if reduction not in _REDUCTION:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return _REDUCTION[reduction]
+    return _REDUCTION.get(reduction, "sum")  # aten sums for any value other than none/mean
 
 
 # ---- nn ops at top level, with aten's argument order ----
@@ -91,7 +92,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """(out, mean, rstd), mean and rstd keeping the normalized dims as size 1."""
-    dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    dims = tuple(_brange(input.dim() - len(normalized_shape), input.dim()))
     out = _F().layer_norm(input, normalized_shape, weight, bias, eps)
     mean = input.mean(dims, keepdim=True)
     rstd = _E.rsqrt(input.var(dims, correction=0, keepdim=True) + eps)
@@ -104,7 +105,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if not training:
         empty = input.new_empty((0,))
         return out, empty, empty.clone()
-    dims = [d for d in range(input.dim()) if d != 1]
+    dims = [d for d in _brange(input.dim()) if d != 1]
     mean = input.mean(dims)
     return out, mean, _E.rsqrt(input.var(dims, correction=0) + eps)
 
@@ -116,17 +117,12 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return out, x.mean(-1), _E.rsqrt(x.var(-1, correction=0) + eps)
 
 
-def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
-    from ember import linalg
-    return linalg.vector_norm(input, p, dim, keepdim, dtype=dtype)
-
-
 def norm_except_dim(v, pow=2, dim=0):
     """The p-norm of v over every dim but `dim` (kept as size 1, as weight_norm uses it); dim=-1: all dims."""
     from ember import linalg
     if dim == -1:
         return linalg.vector_norm(v, pow)
-    dims = [d for d in range(v.dim()) if d != dim]
+    dims = [d for d in _brange(v.dim()) if d != dim]
     return linalg.vector_norm(v, pow, dims, keepdim=True)
 
 
@@ -225,28 +221,28 @@ def affine_grid_generator(theta, size, align_corners):
 
 # ---- losses with integer reductions ----
 
-def kl_div(input, target, reduction=1, log_target=False):
+def kl_div(input, target, reduction=0, log_target=False):
     return _F().kl_div(input, target, reduction=_red(reduction), log_target=log_target)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_red(reduction),
                                                  pos_weight=pos_weight)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_red(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return _F().hinge_embedding_loss(input, target, margin, reduction=_red(reduction))
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F().cosine_embedding_loss(input1, input2, target, margin, reduction=_red(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
     return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_red(reduction))
 
 
@@ -254,7 +250,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return _F().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_red(reduction))
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
     if isinstance(input_lengths, _E.Tensor):
         input_lengths = input_lengths.tolist()
     if isinstance(target_lengths, _E.Tensor):
@@ -311,14 +307,14 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
-    """input (copied) with its as_strided(size, stride, storage_offset) view replaced by src."""
-    out = input.clone(memory_format=_E.contiguous_format)
-    view = out.as_strided(size, stride, storage_offset if storage_offset is not None else 0)
-    if tuple(view.shape) != tuple(src.shape):
+    """input (copied, contiguous) with the elements its as_strided(size, stride, storage_offset) view
+    would show replaced by src; a scatter into the flat copy, so both inputs get gradients."""
+    pos = _E.arange(input.numel()).as_strided(size, stride, storage_offset if storage_offset is not None else 0)
+    if tuple(pos.shape) != tuple(src.shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
-                           f"slice size = {list(view.shape)}")
-    view.copy_(src)
-    return out
+                           f"slice size = {list(pos.shape)}")
+    flat = input.reshape(-1).scatter(0, pos.reshape(-1), src.reshape(-1).to(input.dtype))
+    return flat.reshape(input.shape)
 
 
 def as_strided_(input, size, stride, storage_offset=None):
@@ -342,7 +338,12 @@ for _n in ["addmv_", "conj_physical_", "deg2rad_", "rad2deg_", "gcd_", "lcm_", "
 
 def fill(input, value):
     """A new tensor of input's shape and dtype filled with value (a number or a 0-d tensor)."""
-    return input.clone().fill_(value)
+    if isinstance(value, _E.Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.dim()} "
+                               f"dimensions.")
+        return value.to(input.dtype).expand(input.shape).clone()  # differentiable in value, as torch
+    return _E.full_like(input, value)
 
 
 def detach(input):
@@ -375,11 +376,9 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, r
     return _E.tensor(s, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Deprecated torch.range: like arange but the end is included; default float dtype."""
     import warnings
-    if end is None:
-        start, end = 0, start
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
@@ -399,15 +398,14 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                    pin_memory=False):
     """An uninitialised tensor of logical shape `size` whose memory is laid out in physical_layout's dim order."""
     size, physical_layout = list(size), list(physical_layout)
-    if sorted(physical_layout) != list(builtin_range(len(size))):
+    if sorted(physical_layout) != list(_brange(len(size))):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; "
                            f"or physical_layout is not a permutation: {physical_layout}")
     phys = _E.empty([size[d] for d in physical_layout], dtype=dtype, device=device)
-    inv = [physical_layout.index(d) for d in builtin_range(len(size))]
+    inv = [physical_layout.index(d) for d in _brange(len(size))]
     return phys.permute(inv).requires_grad_(requires_grad)
 
 
-builtin_range = __builtins__["range"] if isinstance(__builtins__, dict) else __builtins__.range
 
 
 def chain_matmul(*matrices, out=None):
@@ -427,7 +425,7 @@ def chain_matmul(*matrices, out=None):
     return linalg.multi_dot(matrices, out=out)
 
 
-def frobenius_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
     from ember import linalg
     return linalg.vector_norm(input, 2, dim, keepdim, out=out)
 

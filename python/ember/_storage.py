@@ -219,7 +219,7 @@ def _is_pinned(self, device=None):
 def _apply_(self, callable):
     """Replaces each element by callable(element), in place (CPU, no autograd)."""
     if self.requires_grad:
-        raise TypeError("apply_ is only implemented on CPU tensors that do not require grad")
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
     vals = [callable(v) for v in self.reshape(-1).tolist()]
     self.copy_(_E.tensor(vals, dtype=self.dtype).reshape(self.shape))
     return self
@@ -228,7 +228,7 @@ def _apply_(self, callable):
 def _map_(self, tensor, callable):
     """self[i] = callable(self[i], tensor[i]), tensor broadcast to self's shape."""
     if self.requires_grad:
-        raise TypeError("map_ is only implemented on CPU tensors that do not require grad")
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
     other = tensor.expand(self.shape).reshape(-1).tolist()
     vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)]
     self.copy_(_E.tensor(vals, dtype=self.dtype).reshape(self.shape))
@@ -237,7 +237,7 @@ def _map_(self, tensor, callable):
 
 def _map2_(self, x, y, callable):
     if self.requires_grad:
-        raise TypeError("map2_ is only implemented on CPU tensors that do not require grad")
+        raise RuntimeError("Can't call map2_() on Variable that requires grad. Use var.detach().map2_() instead.")
     a, b = x.expand(self.shape).reshape(-1).tolist(), y.expand(self.shape).reshape(-1).tolist()
     vals = [callable(s, p, q) for s, p, q in zip(self.reshape(-1).tolist(), a, b)]
     self.copy_(_E.tensor(vals, dtype=self.dtype).reshape(self.shape))

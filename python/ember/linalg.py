@@ -536,7 +536,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = _api_math._lu_factor_ex(A)
     if check_errors and bool((info != 0).any()):
-        raise LinAlgError("torch.linalg.lu_factor_ex: U is singular")
+        raise RuntimeError("torch.linalg.lu_factor_ex: a U diagonal element is zero (the matrix is singular)")
     return _finish(_LUFactorEx(LU, piv, info), out)
 
 
@@ -545,8 +545,9 @@ def lu_factor(A, *, pivot=True, out=None):
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     if A.shape[-2] == A.shape[-1] and bool((info != 0).any()):
         bad = int(info.reshape(-1)[(info.reshape(-1) != 0).nonzero()[0, 0]])
-        raise LinAlgError(f"torch.linalg.lu_factor: The factorization could not be completed because the input "
-                          f"is not invertible (U[{bad},{bad}] is zero).")
+        raise RuntimeError(f"torch.linalg.lu_factor: U[{bad},{bad}] is zero and using it on lu_solve would result "
+                           f"in a division by zero. If you still want to perform the factorization, consider "
+                           f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
     return _finish(_LUFactor(LU, piv), out)
 
 

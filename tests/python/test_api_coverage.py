@@ -74,7 +74,7 @@ EXCLUDED.update(_names("quantization", """
 EXCLUDED.update(_names("sparse layouts", """
     sparse_bsc_tensor sparse_bsr_tensor sparse_compressed_tensor sparse_coo_tensor sparse_csc_tensor
     sparse_csr_tensor ccol_indices_copy col_indices_copy crow_indices_copy indices_copy row_indices_copy values_copy
-    dsmm hsmm hspmm smm spmm saddmm sspaddmm resize_as_sparse_ sparse_bsc sparse_bsr sparse_coo sparse_csc
+    native_norm dsmm hsmm hspmm smm spmm saddmm sspaddmm resize_as_sparse_ sparse_bsc sparse_bsr sparse_coo sparse_csc
     sparse_csr
 """))
 EXCLUDED.update(_names("sparse layouts", """
