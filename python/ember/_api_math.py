@@ -12,13 +12,17 @@ from ember import return_types
 _SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
 
 
-def _float(x):
+def _float(x, name=None, half=True):
+    """x as a floating tensor (integers to the default dtype); complex inputs, and float16/bfloat16 where
+    torch has no kernel for them (half=False), raise NotImplementedError naming the op as torch does."""
+    if name is not None and (x.is_complex() or (not half and x.dtype in (_E.float16, _E.bfloat16))):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{str(x.dtype)[6:]}'")
     return x if x.is_floating_point() else x.to(_E.get_default_dtype())
 
 
 def _bessel_i(x, nu, scaled):
     """I_nu(|x|) (nu = 0 or 1), times exp(-|x|) when scaled; computed in float64 and cast back."""
-    dt = _float(x).dtype
+    dt = _float(x, f"i{nu}{'e' if scaled else ''}").dtype
     ax = x.to(_E.float64).abs()
     small = _E.minimum(ax, _E.full_like(ax, _SERIES_SWITCH))
     q = small * small / 4
@@ -70,13 +74,13 @@ def _finish(r, out):
 
 def ndtr(input, *, out=None):
     """The standard normal CDF."""
-    x = _float(input)
+    x = _float(input, "ndtr")
     return _finish(0.5 * _E.erfc(-x / math.sqrt(2)), out)
 
 
 def ndtri(input, *, out=None):
     """The inverse of ndtr (the normal quantile function)."""
-    p = _float(input)
+    p = _float(input, "ndtri", half=False)
     x = math.sqrt(2) * _E.erfinv(2 * p - 1)
     # erfinv(2p - 1) loses the tail (2p - 1 rounds near -1): Newton steps on ndtr, which is accurate there.
     inside = (p > 0) & (p < 1)
@@ -89,7 +93,7 @@ def ndtri(input, *, out=None):
 
 def erfcx(input, *, out=None):
     """exp(x^2) * erfc(x), in float64 inside; an asymptotic series where erfc underflows."""
-    x = _float(input)
+    x = _float(input, "erfcx", half=False)
     dt = x.dtype
     xd = x.to(_E.float64)
     lim = 25.0
@@ -107,7 +111,7 @@ def erfcx(input, *, out=None):
 
 def log_ndtr(input, *, out=None):
     """log(ndtr(x)), accurate in both tails."""
-    x = _float(input)
+    x = _float(input, "log_ndtr", half=False)
     dt = x.dtype
     xd = x.to(_E.float64)
     neg = _E.minimum(xd, _E.zeros_like(xd))
@@ -118,7 +122,7 @@ def log_ndtr(input, *, out=None):
 
 def entr(input, *, out=None):
     """-x ln x for x > 0, 0 at 0, -inf for x < 0."""
-    x = _float(input)
+    x = _float(input, "entr")
     safe = _E.where(x > 0, x, _E.ones_like(x))
     r = _E.where(x > 0, -x * _E.log(safe), _E.where(x == 0, _E.zeros_like(x), _E.full_like(x, -math.inf)))
     return _finish(_E.where(_E.isnan(x), x, r), out)
@@ -187,7 +191,7 @@ def zeta(input, other, *, out=None):
 
 def spherical_bessel_j0(input, *, out=None):
     """sin(x) / x, 1 at 0."""
-    x = _float(input)
+    x = _float(input, "spherical_bessel_j0", half=False)
     safe = _E.where(x == 0, _E.ones_like(x), x)
     return _finish(_E.where(x == 0, _E.ones_like(x), _E.sin(safe) / safe), out)
 
