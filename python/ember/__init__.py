@@ -265,7 +265,7 @@ from ember._api_extra import (  # noqa: E402,F401
 )
 from ember._api_math import (  # noqa: E402,F401
     i0, mvlgamma, nextafter, histogram, histogramdd, gradient, index_reduce, triangular_solve, cholesky_solve,
-    cholesky_inverse, lu, lu_unpack, lu_solve,
+    cholesky_inverse, lu, lu_unpack, lu_solve, ormqr,
 )
 import math as _math  # noqa: E402
 
@@ -286,7 +286,8 @@ def _attach_api_methods():
                      ("cholesky_inverse", m.cholesky_inverse), ("triangular_solve", m.triangular_solve),
                      ("hardshrink", x.hardshrink), ("prelu", x.prelu), ("unsafe_chunk", x.unsafe_chunk),
                      ("unsafe_split", x.unsafe_split), ("unsafe_split_with_sizes", x.unsafe_split_with_sizes),
-                     ("as_strided_scatter", x.as_strided_scatter), ("lu", m.lu), ("lu_solve", m.lu_solve)]:
+                     ("as_strided_scatter", x.as_strided_scatter), ("lu", m.lu), ("lu_solve", m.lu_solve),
+                     ("ormqr", m.ormqr)]:
         if not hasattr(T, name):
             setattr(T, name, fn)
     for name in ("i0", "mvlgamma", "nextafter", "index_reduce"):

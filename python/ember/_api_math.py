@@ -593,3 +593,30 @@ def lu(A, pivot=True, get_infos=False, out=None):
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve(b, LU_data, LU_pivots): X with A X = b."""
     return lu_solve_linalg(LU_data, LU_pivots, b, out=out)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k from geqrf's (input, tau); op(Q) = Q^H with
+    transpose=True. Q is formed with linalg.householder_product (differentiable), padded to square."""
+    from ember import linalg
+    if input.dim() < 2 or other.dim() < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError(f"torch.ormqr: input.dim() - 1 must be equal to tau.dim(), but got "
+                           f"{input.dim() - 1} and {tau.dim()}")
+    m = other.shape[-2] if left else other.shape[-1]
+    if input.shape[-2] != m:
+        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2], but "
+                           f"got {m} and {input.shape[-2]}")
+    if tau.shape[-1] > m:
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-2]")
+    k = input.shape[-1]
+    if k < m:
+        pad = _E.zeros(tuple(input.shape[:-1]) + (m - k,), dtype=input.dtype)
+        square = _E.cat([input, pad], -1)
+    else:
+        square = input[..., :m]
+    Q = linalg.householder_product(square, tau)
+    if transpose:
+        Q = Q.mH
+    return _finish(Q @ other if left else other @ Q, out)

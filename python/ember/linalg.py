@@ -562,3 +562,31 @@ def lu(A, *, pivot=True, out=None):
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     from ember import _api_math
     return _api_math.lu_solve_linalg(LU, pivots, B, left=left, adjoint=adjoint, out=out)
+
+
+# ---- LDL (LAPACK sytrf/sytrs via ember._C._linalg; values only, as torch) ----
+_LDLFactor = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+_LDLFactorEx = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """(LD, pivots, info): A = L D L^T (L D L^H with hermitian) by Bunch-Kaufman pivoting of A's lower triangle."""
+    LD, piv, info = _L.ldl_factor_ex(A, hermitian)
+    if check_errors and bool((info != 0).any()):
+        bad = int(info.reshape(-1)[(info.reshape(-1) != 0).nonzero()[0, 0]])
+        raise LinAlgError(f"torch.linalg.ldl_factor_ex: The factorization could not be completed because the input "
+                          f"is not invertible (D[{bad},{bad}] is zero).")
+    return _finish(_LDLFactorEx(LD, piv, info), out)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """(LD, pivots); raises LinAlgError when a diagonal block of D is exactly singular."""
+    LD, piv, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return _finish(_LDLFactor(LD, piv), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B from ldl_factor's result."""
+    if pivots.dtype == _C2.int64:  # torch accepts int64 pivots too
+        pivots = pivots.to(_C2.int32)
+    return _finish(_L.ldl_solve(LD, pivots, B, hermitian), out)

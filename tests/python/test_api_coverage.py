@@ -145,11 +145,6 @@ MISSING = {
     # LAPACK drivers ember does not call yet.
     "linalg.eig": "needs LAPACK geev (complex eigenvectors of a general matrix) and its backward",
     "linalg.eigvals": "needs LAPACK geev",
-    "linalg.ldl_factor": "needs LAPACK sytrf (Bunch-Kaufman pivoting)",
-    "linalg.ldl_factor_ex": "needs LAPACK sytrf (Bunch-Kaufman pivoting)",
-    "linalg.ldl_solve": "needs LAPACK sytrs, after ldl_factor",
-    "torch.ormqr": "needs LAPACK ormqr (multiply by Q from geqrf without forming it)",
-    "Tensor.ormqr": "needs LAPACK ormqr",
     # Randomized/iterative algorithms written in Python in torch: port after the LAPACK gaps above.
     "torch.lobpcg": "iterative eigensolver (torch._lobpcg); large port, rarely used",
     "torch.pca_lowrank": "randomized low-rank SVD; to write over linalg.qr/svd",

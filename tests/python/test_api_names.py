@@ -18,6 +18,8 @@ SQ = "(lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(4, 4).sin() + lib.tens
      "[1, 0, 0, 0], [0, 0, 0, 1]], dtype=lib.float64) * 2)"
 W = "lib.linspace(-0.5, 0.5, 4, dtype=lib.float64)"
 T = "lib.tensor([1., -1, 1], dtype=lib.float64)"
+SYM = "lib.tensor([[1., 4, 0.5, 2], [4, -2, 1, 0.3], [0.5, 1, 3, -1], [2, 0.3, -1, -4]], dtype=lib.float64)"
+SPD4 = "(lambda a: a @ a.mT + 4 * lib.eye(4, dtype=lib.float64))(lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(4, 4))"
 R = "lib.tensor([[0.3, -1.2, 0.8, 0.1], [-0.5, 0.9, -0.2, 1.4], [1.1, -0.7, 0.4, -1.3]], dtype=lib.float64)"
 
 CASES = [
@@ -152,6 +154,15 @@ CASES = [
     f"lib.lu({SQ})", f"lib.lu({SQ}, get_infos=True)", f"{SQ}.lu()", f"lib.lu_unpack(*lib.linalg.lu_factor({SQ}))",
     f"lib.lu_unpack(*lib.linalg.lu_factor({R}), unpack_pivots=False)",
     f"lib.lu_solve({X}.mT, *lib.lu({SQ}))", f"{X}.mT.lu_solve(*lib.lu({SQ}))",
+    # LDL (LAPACK sytrf/hetrf)
+    f"lib.linalg.ldl_factor({SYM}).pivots", f"lib.linalg.ldl_factor({SYM})", f"lib.linalg.ldl_factor_ex({SYM})",
+    f"lib.linalg.ldl_factor(lib.stack([{SYM}, {SPD4}]))", f"lib.linalg.ldl_factor({SPD4}, hermitian=True)",
+    f"lib.linalg.ldl_factor(({SYM} * (1 + 0.5j)).to(lib.complex128))",
+    f"lib.linalg.ldl_factor(({SYM} + 1j * lib.tensor([[0., 1, 0, 2], [-1, 0, 1, 0], [0, -1, 0, 1], [-2, 0, -1, 0]], "
+    f"dtype=lib.float64)), hermitian=True)",
+    f"lib.linalg.ldl_solve(*lib.linalg.ldl_factor({SYM}), {X}.mT)",
+    f"lib.linalg.ldl_solve(*lib.linalg.ldl_factor(lib.stack([{SYM}, {SPD4}])), {X}.mT)",
+    f"lib.linalg.ldl_solve(lib.linalg.ldl_factor({SYM}).LD, lib.linalg.ldl_factor({SYM}).pivots.long(), {X}.mT)",
     # other torch.linalg additions
     f"lib.linalg.cholesky_ex({SPD})", "lib.linalg.cholesky_ex(-lib.eye(2)).info",
     f"lib.linalg.cholesky_ex(lib.stack([{SPD}, -{SPD}])).info", f"lib.linalg.inv_ex({SQ})",
@@ -166,6 +177,10 @@ CASES = [
     f"lib.linalg.tensorsolve({SQ}.reshape(2, 2, 2, 2).permute(3, 0, 1, 2), {X}[:2, :2], dims=(0,))",
     f"lib.linalg.cond({SQ})", f"lib.linalg.cond({SQ}, 'fro')", f"lib.linalg.cond({SQ}, 1)",
     f"lib.linalg.cond({SQ}, -2)", f"lib.linalg.cond({SQ}, float('inf'))",
+    # ormqr: Q of geqrf's reflectors applied from either side, transposed or not, tall/wide/square factors
+    f"lib.ormqr(*lib.geqrf({R}.mT), {X}.mT, True, False)", f"lib.ormqr(*lib.geqrf({R}.mT), {X}.mT, True, True)",
+    f"lib.ormqr(*lib.geqrf({R}.mT), {X}, False, False)", f"lib.ormqr(*lib.geqrf({R}), {X}[:, :3], True, True)",
+    f"lib.ormqr(*lib.geqrf({SQ}), {X}.mT, left=True)", f"{SQ}.geqrf()[0].ormqr({SQ}.geqrf()[1], {X}, left=False)",
     # torch.special additions
     "lib.special.i0(lib.linspace(-50, 50, 41, dtype=lib.float64))", "lib.special.i0e(lib.linspace(-50, 50, 41))",
     "lib.special.i1(lib.linspace(-50, 50, 41, dtype=lib.float64))",
@@ -231,6 +246,12 @@ ERRORS = [
     "lib.linalg.tensorinv(lib.ones(2, 3), ind=1)", "lib.linalg.tensorinv(lib.ones(2, 2), ind=0)",
     "lib.linalg.tensorsolve(lib.eye(4), lib.ones(3))", "lib.linalg.vander(lib.tensor(1.))",
     "lib.linalg.solve_ex(lib.zeros(2, 2), lib.ones(2), check_errors=True)",
+    "lib.ormqr(lib.ones(3, 2), lib.ones(2), lib.ones(4, 2))", "lib.ormqr(lib.ones(3, 2), lib.ones(2, 2), lib.ones(3, 2))",
+    "lib.linalg.ldl_factor(lib.ones(2, 3))", "lib.linalg.ldl_factor(lib.ones(2, 2, dtype=lib.int64))",
+    "lib.linalg.ldl_solve(lib.eye(2), lib.tensor([1, 2], dtype=lib.int32), lib.ones(3, 1))",
+    "lib.linalg.ldl_factor(lib.eye(2).requires_grad_()).LD.sum().backward()",
+    "lib.linalg.ldl_solve(lib.eye(2), lib.tensor([1, 2], dtype=lib.int32), lib.ones(2, 1, requires_grad=True))"
+    ".sum().backward()",
     "lib.ones(2).pin_memory()", "lib.ones(2, requires_grad=True).apply_(lambda v: v)",
     "lib.ones(2).set_(lib.ones(2, dtype=lib.int64))",
 ]
@@ -349,6 +370,11 @@ GRADS = [
     ("lu_solve_adjoint", lambda lib, x, y: lib.linalg.lu_solve(*lib.linalg.lu_factor(
         y[:, :3] + 4 * lib.eye(3, dtype=lib.float64)), x, adjoint=True)),
     ("lu_unpack", lambda lib, x, y: lib.lu_unpack(*lib.linalg.lu_factor(0.3 * x[:, :3] + lib.tensor([[0., 2, 0], [3, 0, 0], [0, 0, 2.5]], dtype=lib.float64)))[2]),
+    # geqrf has no derivative: reflectors of a constant matrix, moved by 0.1 x (tau scaled by y's first entry)
+    ("ormqr", lambda lib, x, y: (lambda a, t: lib.ormqr(a + 0.1 * x.mT, t * y[0, 0], y.mT, True, False))(
+        *lib.geqrf(_const(lib).mT))),
+    ("ormqr_right_t", lambda lib, x, y: (lambda a, t: lib.ormqr(a + 0.1 * x.mT, t, y, False, True))(
+        *lib.geqrf(_const(lib).mT))),
     ("vecdot", lambda lib, x, y: lib.linalg.vecdot(x, y)), ("vander", lambda lib, x, y: lib.linalg.vander(x)),
     ("multi_dot", lambda lib, x, y: lib.linalg.multi_dot([x[0], y.t(), x])),
     ("tensorinv", lambda lib, x, y: lib.linalg.tensorinv((x[:, :3] + 4 * lib.eye(3, dtype=lib.float64)).reshape(3, 3),
@@ -364,6 +390,10 @@ GRADS = [
     ("multigammaln", lambda lib, x, y: lib.special.multigammaln(x.abs() + 2, 2)),
     ("special_softmax", lambda lib, x, y: lib.special.softmax(x, 1)),
 ]
+
+
+def _const(lib):
+    return lib.tensor([[0.7, -0.2, 1.3, 0.4], [0.1, 1.1, -0.6, 0.9], [-0.8, 0.5, 0.3, 1.2]], dtype=lib.float64)
 
 
 # Where torch's own gradient is wrong (it fails torch.autograd.gradcheck), ember's is checked by gradcheck alone.

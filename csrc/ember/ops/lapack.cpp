@@ -32,6 +32,25 @@ extern "C" {
              int* info);                                                                                              \
   void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,           \
                 const int* ldb, T* work, const int* lwork, int* info, size_t);
+// Bunch-Kaufman LDL^T (sytrf/sytrs) for all four types; the complex Hermitian LDL^H ones (hetrf/hetrs) below.
+#define EMBER_LAPACK_LDL_DECL(T, p)                                                                                  \
+  void p##sytrf_(const char* uplo, const int* n, T* a, const int* lda, int* ipiv, T* work, const int* lwork,         \
+                 int* info, size_t);                                                                                 \
+  void p##sytrs_(const char* uplo, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b, \
+                 const int* ldb, int* info, size_t);
+EMBER_LAPACK_LDL_DECL(float, s)
+EMBER_LAPACK_LDL_DECL(double, d)
+EMBER_LAPACK_LDL_DECL(std::complex<float>, c)
+EMBER_LAPACK_LDL_DECL(std::complex<double>, z)
+#undef EMBER_LAPACK_LDL_DECL
+void chetrf_(const char* uplo, const int* n, std::complex<float>* a, const int* lda, int* ipiv,
+             std::complex<float>* work, const int* lwork, int* info, size_t);
+void zhetrf_(const char* uplo, const int* n, std::complex<double>* a, const int* lda, int* ipiv,
+             std::complex<double>* work, const int* lwork, int* info, size_t);
+void chetrs_(const char* uplo, const int* n, const int* nrhs, const std::complex<float>* a, const int* lda,
+             const int* ipiv, std::complex<float>* b, const int* ldb, int* info, size_t);
+void zhetrs_(const char* uplo, const int* n, const int* nrhs, const std::complex<double>* a, const int* lda,
+             const int* ipiv, std::complex<double>* b, const int* ldb, int* info, size_t);
 EMBER_LAPACK_DECL(float, s, sorgqr_)
 EMBER_LAPACK_DECL(double, d, dorgqr_)
 EMBER_LAPACK_DECL(std::complex<float>, c, cungqr_)
@@ -1192,6 +1211,110 @@ Tensor orgqr_values(const Tensor& a, const Tensor& tau) {
       EMBER_NOT_IMPLEMENTED("orgqr_values has no derivative: use ember.linalg.householder_product");
     });
   return q;
+}
+
+namespace {
+// LDL wrappers: hermitian picks hetrf/hetrs for complex types (for real ones it is the same as symmetric).
+template <typename T>
+void ldl_trf(bool herm, int n, T* a, int* ipiv, T* work, int lwork, int* info) {
+  char uplo = 'L';
+  if constexpr (std::is_same_v<T, float>) {
+    ssytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  } else if constexpr (std::is_same_v<T, double>) {
+    dsytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    herm ? chetrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1)
+         : csytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  } else {
+    herm ? zhetrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1)
+         : zsytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  }
+}
+template <typename T>
+void ldl_trs(bool herm, int n, int nrhs, const T* a, const int* ipiv, T* b, int* info) {
+  char uplo = 'L';
+  if constexpr (std::is_same_v<T, float>) {
+    ssytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  } else if constexpr (std::is_same_v<T, double>) {
+    dsytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    herm ? chetrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1)
+         : csytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  } else {
+    herm ? zhetrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1)
+         : zsytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  }
+}
+
+// torch has no derivative for the LDL functions: a graph through them fails on backward (a RuntimeError, as torch).
+void refuse_grad(const char* name, const char* op, const Tensor& out, const Tensor& a, const Tensor& b = Tensor()) {
+  auto node = b.defined() ? autograd::make_node<LambdaBackward>(a, b) : autograd::make_node<LambdaBackward>(a);
+  if (node)
+    node->record(name, {out}, {}, {}, [op](const TensorList&, const TensorList&) -> TensorList {
+      throw Error(detail::str_cat("derivative for ", op, " is not implemented"));
+    });
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& a, bool hermitian) {
+  check_square(a, "torch.linalg.ldl_factor_ex", "A", /*complex_ok=*/true);
+  Shape batch = batch_shape(a);
+  int64_t n = a.size(-1), B = nbatch(batch);
+  Tensor ld = fortran_copy(a);
+  Tensor piv = zeros(with(batch, {n}), ScalarType::Int32);
+  Tensor info = zeros(batch, ScalarType::Int32);
+  if (n > 0)
+    dispatch_fc(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = ld.data<T>() + i * n * n;
+        int inf = 0;
+        T wq;
+        ldl_trf<T>(hermitian, n, A, piv.data<int>() + i * n, &wq, -1, &inf);
+        std::vector<T> work(lwork_of(wq));
+        ldl_trf<T>(hermitian, n, A, piv.data<int>() + i * n, work.data(), static_cast<int>(work.size()), &inf);
+        info.data<int>()[i] = inf;
+      }
+    });
+  {
+    autograd::NoGradGuard g;
+    ld = tril(ld, 0);  // LAPACK leaves the upper triangle as it found it; torch zeroes it
+  }
+  refuse_grad("LinalgLdlFactorExBackward0", "linalg_ldl_factor_ex", ld, a);
+  return {ld, piv, info};
+}
+
+Tensor ldl_solve(const Tensor& ld, const Tensor& pivots, const Tensor& b, bool hermitian) {
+  check_square(ld, "torch.linalg.ldl_solve", "LD", /*complex_ok=*/true);
+  EMBER_CHECK(b.dim() >= 2, "torch.linalg.ldl_solve: B must have at least 2 dimensions.");
+  EMBER_CHECK(pivots.dtype() == ScalarType::Int32, "torch.linalg.ldl_solve: Expected pivots to be integers. Got ",
+              dtype_name(pivots.dtype()));
+  EMBER_CHECK(ld.dtype() == b.dtype(), "torch.linalg.ldl_solve: LD dtype ", dtype_name(ld.dtype()),
+              " does not match b dtype ", dtype_name(b.dtype()));
+  int64_t n = ld.size(-1);
+  EMBER_CHECK(b.size(-2) == n, "torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B (", n,
+              "x", n, " and ", b.size(-2), "x", b.size(-1), ")");
+  Shape batch = broadcast_shapes(batch_shape(ld), batch_shape(b));
+  EMBER_CHECK(Shape(pivots.sizes().begin(), pivots.sizes().end() - 1) == batch_shape(ld) && pivots.size(-1) == n,
+              "torch.linalg.ldl_solve: pivots must have shape (*, n) matching LD");
+  int64_t k = b.size(-1), B = nbatch(batch);
+  Tensor lde, pe, x;
+  {
+    autograd::NoGradGuard g;
+    lde = fortran_copy(expand(ld, with(batch, {n, n})));
+    pe = contiguous(expand(pivots, with(batch, {n})));
+    x = fortran_copy(expand(b, with(batch, {n, k})));
+  }
+  if (n > 0 && k > 0)
+    dispatch_fc(ld.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        int inf = 0;
+        ldl_trs<T>(hermitian, n, k, lde.data<T>() + i * n * n, pe.data<int>() + i * n, x.data<T>() + i * n * k, &inf);
+      }
+    });
+  refuse_grad("LinalgLdlSolveBackward0", "linalg_ldl_solve", x, ld, b);
+  return x;
 }
 
 }  // namespace ember
