@@ -255,12 +255,22 @@ def _resize_as_(self, the_template, memory_format=None):
 
 
 def _resize(self, *sizes):
-    """Deprecated out-of-place resize: a tensor of the new shape sharing as much data as fits."""
-    return self.clone().resize_(*sizes)
+    """Deprecated out-of-place resize: only a change of shape that keeps the number of elements, as torch's."""
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    n = 1
+    for s in sizes:
+        n *= s
+    if n != self.numel():
+        dims = "x".join(str(s) for s in sizes)
+        raise RuntimeError(f"requested resize to {dims} ({n} elements in total), but the given tensor has a size of "
+                           f"{'x'.join(str(s) for s in self.shape)} ({self.numel()} elements). autograd's resize can "
+                           f"only change the shape of a given tensor, while preserving the number of elements. ")
+    return self.reshape(sizes)
 
 
 def _resize_as(self, tensor):
-    return self.clone().resize_(tensor.shape)
+    return _resize(self, tuple(tensor.shape))
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):

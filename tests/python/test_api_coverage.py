@@ -149,6 +149,7 @@ MISSING = {
     "torch.lobpcg": "iterative eigensolver (torch._lobpcg); large port, rarely used",
     "torch.pca_lowrank": "randomized low-rank SVD; to write over linalg.qr/svd",
     "torch.svd_lowrank": "randomized low-rank SVD; to write over linalg.qr/svd",
+    "torch.grid_sampler_3d": "F.grid_sample has no 5-d (volumetric) path yet",
     # Rare or new entry points.
     "torch.embedding_bag": "aten form returns torch's internal bookkeeping (offset2bag, bag_size, max_indices); "
                            "F.embedding_bag exists",
@@ -164,8 +165,8 @@ MISSING = {
 }
 
 # Coverage (present / in scope) must stay at or above these, per scope and overall.
-THRESHOLD = {"torch": 98.0, "Tensor": 99.0, "linalg": 85.0, "special": 83.0, "fft": 100.0, "nn.functional": 99.0,
-             "overall": 97.5}
+THRESHOLD = {"torch": 98.4, "Tensor": 99.4, "linalg": 95.0, "special": 83.9, "fft": 100.0, "nn.functional": 99.2,
+             "overall": 98.3}
 
 
 def _measure():
@@ -212,3 +213,33 @@ def test_exclusions_name_real_torch_names():
 @pytest.mark.parametrize("key", sorted(MISSING))
 def test_missing_entries_give_a_reason(key):
     assert MISSING[key].strip(), key
+
+
+# ---- Which present names no test mentions (a heuristic: the name as a word in tests/python/*.py) ----
+# A ratchet: the number may only go down as tests are added for older names.
+UNTESTED_MAX = 0
+
+
+def _untested():
+    import os
+    import re
+    here = os.path.dirname(os.path.abspath(__file__))
+    text = ""
+    for f in sorted(os.listdir(here)):
+        if f.endswith(".py") and f != os.path.basename(__file__):
+            with open(os.path.join(here, f), encoding="utf-8") as fh:
+                text += fh.read()
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    out = []
+    for scope, (names, target) in _scopes().items():
+        for n in names:
+            if f"{scope}.{n}" not in EXCLUDED and hasattr(target, n) and n not in words:
+                out.append(f"{scope}.{n}")
+    return sorted(out)
+
+
+def test_present_names_are_mentioned_by_some_test():
+    untested = _untested()
+    print(f"\n{len(untested)} present names no test file mentions: {' '.join(untested)}")
+    if UNTESTED_MAX is not None:
+        assert len(untested) <= UNTESTED_MAX, untested
