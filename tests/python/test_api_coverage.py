@@ -166,7 +166,7 @@ MISSING = {
 
 # Coverage (present / in scope) must stay at or above these, per scope and overall.
 THRESHOLD = {"torch": 98.4, "Tensor": 99.4, "linalg": 95.0, "special": 83.9, "fft": 100.0, "nn.functional": 99.2,
-             "overall": 98.3}
+             "overall": 98.2}
 
 
 def _measure():
