@@ -590,3 +590,17 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     if pivots.dtype == _C2.int64:  # torch accepts int64 pivots too
         pivots = pivots.to(_C2.int32)
     return _finish(_L.ldl_solve(LD, pivots, B, hermitian), out)
+
+
+# ---- general eigenproblem (LAPACK geev in C++, differentiable) ----
+_Eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors) of a general square matrix, both complex; unit-norm eigenvectors."""
+    return _finish(_Eig(*_L.eig(A)), out)
+
+
+def eigvals(A, *, out=None):
+    """The (complex) eigenvalues of a general square matrix."""
+    return _finish(_L.eigvals(A), out)

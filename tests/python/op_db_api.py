@@ -101,4 +101,10 @@ OPS = [
            samples=lambda dt: [Sample("chain", make_tensor((2, 3), dt, 1), make_tensor((3, 4), dt, 2),
                                       make_tensor((4, 2), dt, 3))],
            dtypes=["float32", "float64"], tol_per_dtype={"float32": 1e-5}, method=False),
+    # eigenvalues of a general matrix (complex, viewed as (re, im) pairs so the row is real-valued)
+    OpInfo("linalg.eigvals", call=lambda lib, A: lib.view_as_real(lib.linalg.eigvals(A)),
+           samples=lambda dt: [Sample("2d", _square(dt, 3, 1)), Sample("4x4", _square(dt, 4, 2)),
+                               Sample("batched", __import__("torch").stack([_square(dt, 3, 3), _square(dt, 3, 4)]))],
+           dtypes=["float32", "float64"], tol_per_dtype={"float32": 1e-4}, method=False,
+           errors=(lambda lib: lib.linalg.eigvals(lib.ones(2, 3)),)),
 ]

@@ -18,6 +18,7 @@ SQ = "(lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(4, 4).sin() + lib.tens
      "[1, 0, 0, 0], [0, 0, 0, 1]], dtype=lib.float64) * 2)"
 W = "lib.linspace(-0.5, 0.5, 4, dtype=lib.float64)"
 T = "lib.tensor([1., -1, 1], dtype=lib.float64)"
+GEN = "lib.tensor([[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)"
 SYM = "lib.tensor([[1., 4, 0.5, 2], [4, -2, 1, 0.3], [0.5, 1, 3, -1], [2, 0.3, -1, -4]], dtype=lib.float64)"
 SPD4 = "(lambda a: a @ a.mT + 4 * lib.eye(4, dtype=lib.float64))(lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(4, 4))"
 R = "lib.tensor([[0.3, -1.2, 0.8, 0.1], [-0.5, 0.9, -0.2, 1.4], [1.1, -0.7, 0.4, -1.3]], dtype=lib.float64)"
@@ -154,6 +155,13 @@ CASES = [
     f"lib.lu({SQ})", f"lib.lu({SQ}, get_infos=True)", f"{SQ}.lu()", f"lib.lu_unpack(*lib.linalg.lu_factor({SQ}))",
     f"lib.lu_unpack(*lib.linalg.lu_factor({R}), unpack_pivots=False)",
     f"lib.lu_solve({X}.mT, *lib.lu({SQ}))", f"{X}.mT.lu_solve(*lib.lu({SQ}))",
+    # eig/eigvals (LAPACK geev): eigenvectors are compared where the phase LAPACK builds may pick differently
+    # (MKL and OpenBLAS can return -v) does not show: |V| and A V - V diag(L)
+    f"lib.linalg.eigvals({GEN})", f"lib.linalg.eig({GEN}).eigenvalues", f"lib.linalg.eig({GEN}).eigenvectors.abs()",
+    f"(lambda r: {GEN}.to(r[1].dtype) @ r[1] - r[1] * r[0].unsqueeze(-2))(lib.linalg.eig({GEN})).abs().amax() < 1e-12",
+    f"lib.linalg.eigvals({GEN}.to(lib.complex128) * (1 - 0.5j))", f"lib.linalg.eigvals(lib.stack([{GEN}, {GEN}.mT]))",
+    f"lib.linalg.eig({GEN}.float()).eigenvectors.abs()", f"lib.linalg.eigvals(lib.zeros(0, 0))",
+    f"type(lib.linalg.eig({GEN})).__name__",
     # LDL (LAPACK sytrf/hetrf)
     f"lib.linalg.ldl_factor({SYM}).pivots", f"lib.linalg.ldl_factor({SYM})", f"lib.linalg.ldl_factor_ex({SYM})",
     f"lib.linalg.ldl_factor(lib.stack([{SYM}, {SPD4}]))", f"lib.linalg.ldl_factor({SPD4}, hermitian=True)",
@@ -247,6 +255,10 @@ ERRORS = [
     "lib.linalg.tensorsolve(lib.eye(4), lib.ones(3))", "lib.linalg.vander(lib.tensor(1.))",
     "lib.linalg.solve_ex(lib.zeros(2, 2), lib.ones(2), check_errors=True)",
     "lib.ormqr(lib.ones(3, 2), lib.ones(2), lib.ones(4, 2))", "lib.ormqr(lib.ones(3, 2), lib.ones(2, 2), lib.ones(3, 2))",
+    "lib.linalg.eig(lib.ones(2, 3))", "lib.linalg.eigvals(lib.ones(2, 2, dtype=lib.int64))",
+    "lib.linalg.eig(lib.tensor([[1., float('nan')], [0., 1.]]))",
+    # a loss that depends on the eigenvectors' phase is ill-defined: backward raises in both
+    f"lib.linalg.eig({GEN}.requires_grad_()).eigenvectors.real.sum().backward()",
     "lib.linalg.ldl_factor(lib.ones(2, 3))", "lib.linalg.ldl_factor(lib.ones(2, 2, dtype=lib.int64))",
     "lib.linalg.ldl_solve(lib.eye(2), lib.tensor([1, 2], dtype=lib.int32), lib.ones(3, 1))",
     "lib.linalg.ldl_factor(lib.eye(2).requires_grad_()).LD.sum().backward()",
@@ -375,6 +387,10 @@ GRADS = [
         *lib.geqrf(_const(lib).mT))),
     ("ormqr_right_t", lambda lib, x, y: (lambda a, t: lib.ormqr(a + 0.1 * x.mT, t, y, False, True))(
         *lib.geqrf(_const(lib).mT))),
+    ("eigvals", lambda lib, x, y: lib.view_as_real(lib.linalg.eigvals(x[:, :3] + lib.tensor(
+        [[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)))),
+    ("eig_vectors_abs", lambda lib, x, y: lib.linalg.eig(x[:, :3] * 0.3 + lib.tensor(
+        [[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)).eigenvectors.abs()),
     ("vecdot", lambda lib, x, y: lib.linalg.vecdot(x, y)), ("vander", lambda lib, x, y: lib.linalg.vander(x)),
     ("multi_dot", lambda lib, x, y: lib.linalg.multi_dot([x[0], y.t(), x])),
     ("tensorinv", lambda lib, x, y: lib.linalg.tensorinv((x[:, :3] + 4 * lib.eye(3, dtype=lib.float64)).reshape(3, 3),
