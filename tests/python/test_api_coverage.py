@@ -133,15 +133,8 @@ EXCLUDED.update(_names("legacy", "reinforce volatile", "Tensor"))
 # ---- In scope but not in ember yet: name -> why (remove the line when the name lands). ----
 MISSING = {
     # Kernels that need their own numerics in C++ (series/asymptotic/rational approximations per range).
-    "special.airy_ai": "needs a C++ kernel (rational approximations by range)",
-    "special.bessel_j0": "needs a C++ kernel (Bessel J/Y: rational approximations, asymptotic phase)",
-    "special.bessel_j1": "needs a C++ kernel (Bessel J/Y: rational approximations, asymptotic phase)",
-    "special.bessel_y0": "needs a C++ kernel (Bessel J/Y: rational approximations, asymptotic phase)",
-    "special.bessel_y1": "needs a C++ kernel (Bessel J/Y: rational approximations, asymptotic phase)",
-    "special.modified_bessel_k0": "needs a C++ kernel (K0/K1: log singularity at 0, asymptotic for large x)",
-    "special.modified_bessel_k1": "needs a C++ kernel (K0/K1: log singularity at 0, asymptotic for large x)",
-    "special.scaled_modified_bessel_k0": "needs a C++ kernel (same as modified_bessel_k0)",
-    "special.scaled_modified_bessel_k1": "needs a C++ kernel (same as modified_bessel_k1)",
+    "special.airy_ai": "needs Bessel functions of order 1/3 for x < 0 (Ai(-x) = sqrt(x)/3 (J_1/3 + J_-1/3)); "
+                       "the quadratures of _api_math.py cover integer orders only",
     # LAPACK drivers ember does not call yet.
     # Randomized/iterative algorithms written in Python in torch: port after the LAPACK gaps above.
     "torch.lobpcg": "iterative eigensolver (torch._lobpcg); large port, rarely used",
@@ -163,7 +156,7 @@ MISSING = {
 }
 
 # Coverage (present / in scope) must stay at or above these, per scope and overall.
-THRESHOLD = {"torch": 98.4, "Tensor": 99.4, "linalg": 100.0, "special": 83.9, "fft": 100.0, "nn.functional": 99.2,
+THRESHOLD = {"torch": 98.4, "Tensor": 99.4, "linalg": 100.0, "special": 98.0, "fft": 100.0, "nn.functional": 99.2,
              "overall": 98.2}
 
 
