@@ -788,3 +788,47 @@ def bessel_y0(input, *, out=None):
 
 def bessel_y1(input, *, out=None):
     return _finish(_bessel_jy(input, "y", 1, "bessel_y1"), out)
+
+
+# ---- randomized low-rank SVD / PCA (Halko, Martinsson and Tropp's range finder with power iterations) ----
+
+def _range_finder(A, q, niter, M=None):
+    """An orthonormal basis Q (*, m, q) of the range of A - M, refined by niter power iterations."""
+    from ember import linalg
+    X = A if M is None else A - M
+    R = _E.randn(tuple(X.shape[:-2]) + (X.shape[-1], q), dtype=X.dtype)
+    Q = linalg.qr(X @ R).Q
+    for _ in range(niter):
+        Q = linalg.qr(X.mH @ Q).Q
+        Q = linalg.qr(X @ Q).Q
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) of an approximate rank-q SVD, A - M ~ U diag(S) V^H (V, not V^H, as torch)."""
+    from ember import linalg
+    if q is None:
+        q = 6
+    m, n = A.shape[-2], A.shape[-1]
+    X = A if M is None else A - M
+    if m < n:  # work on the tall side
+        V, S, U = svd_lowrank(X.mH, q, niter)
+        return U, S, V
+    Q = _range_finder(X, q, niter)
+    B = Q.mH @ X
+    Ub, S, Vh = linalg.svd(B, full_matrices=False)
+    return Q @ Ub, S, Vh.mH
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V) of the principal components of A's rows (columns centered unless center=False)."""
+    m, n = A.shape[-2], A.shape[-1]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if niter < 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter)
+    return svd_lowrank(A, q, niter, M=A.mean(-2, keepdim=True))

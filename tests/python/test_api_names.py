@@ -112,6 +112,11 @@ CASES = [
     "lib.frombuffer(bytearray(b'\\x01\\x02\\x03\\x04'), dtype=lib.uint8)",
     "lib.frombuffer(bytearray(range(16)), dtype=lib.int32, count=2, offset=4)",
     "lib.frombuffer(bytearray(8), dtype=lib.float32)",
+    f"lib.nn.functional.linear_cross_entropy({X}, {P}, lib.tensor([0, 2, 1]))",
+    f"lib.nn.functional.linear_cross_entropy({X}, {P}, lib.tensor([0, 2, 1]), linear_bias={W}[:3], "
+    f"reduction='sum', label_smoothing=0.1)",
+    f"lib.nn.functional.linear_cross_entropy({X}[0], {P}, lib.tensor(1), weight=lib.tensor([1., 2, 3], "
+    f"dtype=lib.float64), ignore_index=2)",
     # constants and layouts
     "lib.e", "lib.pi", "lib.inf", "lib.newaxis", "str(lib.strided).split('.')[-1]",
     f"str({X}.layout).split('.')[-1]",
@@ -263,6 +268,8 @@ ERRORS = [
     "lib.linalg.tensorsolve(lib.eye(4), lib.ones(3))", "lib.linalg.vander(lib.tensor(1.))",
     "lib.linalg.solve_ex(lib.zeros(2, 2), lib.ones(2), check_errors=True)",
     "lib.ormqr(lib.ones(3, 2), lib.ones(2), lib.ones(4, 2))", "lib.ormqr(lib.ones(3, 2), lib.ones(2, 2), lib.ones(3, 2))",
+    "lib.nn.functional.linear_cross_entropy(lib.ones(2, 2, 3), lib.ones(4, 3), lib.zeros(2, 2, dtype=lib.long))",
+    "lib.pca_lowrank(lib.ones(3, 4), q=-1)", "lib.pca_lowrank(lib.ones(3, 4), q=5)",
     "lib.linalg.eig(lib.ones(2, 3))", "lib.linalg.eigvals(lib.ones(2, 2, dtype=lib.int64))",
     "lib.linalg.eig(lib.tensor([[1., float('nan')], [0., 1.]]))",
     # a loss that depends on the eigenvectors' phase is ill-defined: backward raises in both
@@ -403,6 +410,8 @@ GRADS = [
         [[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)))),
     ("eig_vectors_abs", lambda lib, x, y: lib.linalg.eig(x[:, :3] * 0.3 + lib.tensor(
         [[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)).eigenvectors.abs()),
+    ("linear_cross_entropy", lambda lib, x, y: lib.nn.functional.linear_cross_entropy(
+        x, y, lib.tensor([0, 2, 1]), linear_bias=y[0, :3])),
     ("vecdot", lambda lib, x, y: lib.linalg.vecdot(x, y)), ("vander", lambda lib, x, y: lib.linalg.vander(x)),
     ("multi_dot", lambda lib, x, y: lib.linalg.multi_dot([x[0], y.t(), x])),
     ("tensorinv", lambda lib, x, y: lib.linalg.tensorinv((x[:, :3] + 4 * lib.eye(3, dtype=lib.float64)).reshape(3, 3),
@@ -548,6 +557,24 @@ def test_settings_round_trip():
     ember.set_anomaly_enabled(False)
     y = ember.from_dlpack(ember.to_dlpack(ember.arange(3)))
     assert y.tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("shape,q", [((8, 5), 3), ((5, 8), 3), ((2, 6, 6), 2)])
+def test_svd_lowrank_and_pca_lowrank_recover_low_rank_matrices(shape, q):
+    # Randomized: compare what does not depend on the random sketch (singular values, reconstruction).
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(shape[:-1] + (q,), generator=g, dtype=torch.float64) @ torch.randn(
+        shape[:-2] + (q, shape[-1]), generator=g, dtype=torch.float64)
+    ea = ember.from_dlpack(a.contiguous()).clone()
+    U, S, V = ember.svd_lowrank(ea, q=q)
+    assert tuple(U.shape) == tuple(torch.svd_lowrank(a, q=q)[0].shape)
+    assert_same(S, torch.linalg.svdvals(a)[..., :q], rtol=1e-9, atol=1e-9)
+    assert_same(U @ ember.diag_embed(S).to(U.dtype) @ V.mT, a, rtol=1e-9, atol=1e-9)
+    U, S, V = ember.pca_lowrank(ea, q=q)
+    centered = a - a.mean(-2, keepdim=True)
+    assert_same(S, torch.linalg.svdvals(centered)[..., :q], rtol=1e-9, atol=1e-9)
+    U, S, V = ember.pca_lowrank(ea, q=q, center=False)
+    assert_same(S, torch.linalg.svdvals(a)[..., :q], rtol=1e-9, atol=1e-9)
 
 
 def test_bessel_j_y_match_scipy():

@@ -731,3 +731,19 @@ def conv_tbc(input, weight, bias, pad=0):
 
 
 __all__ += ["conv_tbc"]
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...); `options` (torch's chunking
+    settings) only tune memory use and are accepted as is."""
+    if linear_weight.dim() != 2:
+        raise NotImplementedError("linear_cross_entropy: only a 2-d linear_weight (classes x features) is supported")
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    logits = linear(input, linear_weight, linear_bias)
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]
