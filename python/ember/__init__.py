@@ -266,6 +266,7 @@ from ember._api_extra import (  # noqa: E402,F401
 from ember._api_math import (  # noqa: E402,F401
     i0, mvlgamma, nextafter, histogram, histogramdd, gradient, index_reduce, triangular_solve, cholesky_solve,
     cholesky_inverse, lu, lu_unpack, lu_solve, ormqr, svd_lowrank, pca_lowrank,
+    segment_reduce,
 )
 import math as _math  # noqa: E402
 

@@ -832,3 +832,48 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     if not center:
         return svd_lowrank(A, q, niter)
     return svd_lowrank(A, q, niter, M=A.mean(-2, keepdim=True))
+
+
+_SEGMENT = {"sum": ("sum", 0.0), "mean": ("mean", math.nan), "max": ("amax", -math.inf), "min": ("amin", math.inf),
+            "prod": ("prod", 1.0)}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduces consecutive segments of data along axis (segment i has lengths[i] elements, or runs from
+    offsets[i] to offsets[i+1]); `initial` joins every segment; empty segments hold initial, or sum 0, prod 1,
+    max -inf, min inf, mean nan."""
+    if reduce not in _SEGMENT:
+        raise RuntimeError(f"segment_reduce(): unsupported reduction {reduce}; expected one of "
+                           f"{', '.join(_SEGMENT)}")
+    if indices is not None:
+        raise NotImplementedError("segment_reduce(): indices is not supported yet; use lengths or offsets")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    if lengths is None:
+        lengths = offsets[..., 1:] - offsets[..., :-1]
+    if lengths.dim() != 1:
+        raise NotImplementedError("segment_reduce(): only 1-d lengths/offsets are supported")
+    axis = axis % max(data.dim(), 1)
+    if axis != lengths.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}.")
+    if int(lengths.sum()) != data.shape[axis]:
+        raise RuntimeError(f"segment_reduce(): Expected all rows of lengths along axis to sum to data.size(lengths"
+                           f".dim()-1) when !unsafe.")
+    how, empty = _SEGMENT[reduce]
+    nseg = lengths.numel()
+    ids = _E.repeat_interleave(_E.arange(nseg), lengths.to(_E.int64))
+    shape = [1] * data.dim()
+    shape[axis] = -1
+    idx = ids.reshape(shape).expand(data.shape)
+    out_shape = list(data.shape)
+    out_shape[axis] = nseg
+    if reduce == "mean":  # torch: (sum + initial) / count, initial alone for an empty segment
+        total = segment_reduce(data, "sum", lengths=lengths, axis=axis, initial=initial)
+        count = lengths.to(data.dtype)
+        if initial is not None:
+            count = count.clamp(min=1)
+        shape_c = [1] * data.dim()
+        shape_c[axis] = -1
+        return total / count.reshape(shape_c)
+    start = _E.full(out_shape, empty if initial is None else initial, dtype=data.dtype)
+    return start.scatter_reduce(axis, idx, data, how, include_self=initial is not None)

@@ -142,7 +142,6 @@ MISSING = {
     # Rare or new entry points.
     "torch.embedding_bag": "aten form returns torch's internal bookkeeping (offset2bag, bag_size, max_indices); "
                            "F.embedding_bag exists",
-    "torch.segment_reduce": "prototype op (lengths/offsets segments); no users in typical programs yet",
     "torch.hash_tensor": "returns uint64, a dtype ember does not have yet (xor of the elements' 64-bit patterns)",
     "Tensor.hash_tensor": "see torch.hash_tensor",
     "torch.slice_inverse": "aten internal of functionalization (the inverse of a slice view)",

@@ -18,6 +18,7 @@ SQ = "(lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(4, 4).sin() + lib.tens
      "[1, 0, 0, 0], [0, 0, 0, 1]], dtype=lib.float64) * 2)"
 W = "lib.linspace(-0.5, 0.5, 4, dtype=lib.float64)"
 T = "lib.tensor([1., -1, 1], dtype=lib.float64)"
+SEG = "lib.tensor([[1., 2], [3, 4], [5, 6], [7, 8], [9, 10]], dtype=lib.float64)"
 BX = "lib.cat([lib.tensor([-3., 0., 1e-300, 1e-5, 0.3, 1.999, 2., 2.001, 24.99, 25.01, 700., 1e5, float('inf'), " \
      "float('nan')], dtype=lib.float64), lib.linspace(0.01, 60, 61, dtype=lib.float64)])"
 GEN = "lib.tensor([[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)"
@@ -117,6 +118,12 @@ CASES = [
     f"reduction='sum', label_smoothing=0.1)",
     f"lib.nn.functional.linear_cross_entropy({X}[0], {P}, lib.tensor(1), weight=lib.tensor([1., 2, 3], "
     f"dtype=lib.float64), ignore_index=2)",
+    # segment_reduce over lengths or offsets, with and without initial (empty segments included)
+] + [f"lib.segment_reduce({SEG}, '{r}', lengths=lib.tensor([2, 0, 3]){init})" for r in ["sum", "mean", "max", "min", "prod"]
+     for init in ["", ", initial=0.5"]] + [
+    f"lib.segment_reduce({SEG}, 'sum', offsets=lib.tensor([0, 2, 2, 5]))",
+    f"lib.segment_reduce({SEG}[:2], 'max', lengths=lib.tensor([1, 1]), axis=0)",
+    f"lib.segment_reduce({SEG}[:, 0], 'min', lengths=lib.tensor([3, 2]), axis=-1)",
     # constants and layouts
     "lib.e", "lib.pi", "lib.inf", "lib.newaxis", "str(lib.strided).split('.')[-1]",
     f"str({X}.layout).split('.')[-1]",
@@ -269,6 +276,9 @@ ERRORS = [
     "lib.linalg.solve_ex(lib.zeros(2, 2), lib.ones(2), check_errors=True)",
     "lib.ormqr(lib.ones(3, 2), lib.ones(2), lib.ones(4, 2))", "lib.ormqr(lib.ones(3, 2), lib.ones(2, 2), lib.ones(3, 2))",
     "lib.nn.functional.linear_cross_entropy(lib.ones(2, 2, 3), lib.ones(4, 3), lib.zeros(2, 2, dtype=lib.long))",
+    "lib.segment_reduce(lib.ones(5, 2), 'sum')", "lib.segment_reduce(lib.ones(5, 2), 'bad', lengths=lib.tensor([5]))",
+    "lib.segment_reduce(lib.ones(5, 2), 'sum', lengths=lib.tensor([1, 1]))",
+    "lib.segment_reduce(lib.ones(2, 5), 'sum', lengths=lib.tensor([2, 3]), axis=1)",
     "lib.pca_lowrank(lib.ones(3, 4), q=-1)", "lib.pca_lowrank(lib.ones(3, 4), q=5)",
     "lib.linalg.eig(lib.ones(2, 3))", "lib.linalg.eigvals(lib.ones(2, 2, dtype=lib.int64))",
     "lib.linalg.eig(lib.tensor([[1., float('nan')], [0., 1.]]))",
@@ -412,6 +422,11 @@ GRADS = [
         [[1., 2, 0], [-2, 1, 0.5], [0.3, 0, 3]], dtype=lib.float64)).eigenvectors.abs()),
     ("linear_cross_entropy", lambda lib, x, y: lib.nn.functional.linear_cross_entropy(
         x, y, lib.tensor([0, 2, 1]), linear_bias=y[0, :3])),
+    ("segment_reduce_sum", lambda lib, x, y: lib.segment_reduce(x, "sum", lengths=lib.tensor([2, 0, 1]))),
+    ("segment_reduce_mean", lambda lib, x, y: lib.segment_reduce(x.t(), "mean", lengths=lib.tensor([1, 3]),
+                                                                 initial=0.5)),
+    ("segment_reduce_max", lambda lib, x, y: lib.segment_reduce(x, "max", offsets=lib.tensor([0, 1, 3]))),
+    ("segment_reduce_prod", lambda lib, x, y: lib.segment_reduce(y.t(), "prod", lengths=lib.tensor([3, 1]))),
     ("vecdot", lambda lib, x, y: lib.linalg.vecdot(x, y)), ("vander", lambda lib, x, y: lib.linalg.vander(x)),
     ("multi_dot", lambda lib, x, y: lib.linalg.multi_dot([x[0], y.t(), x])),
     ("tensorinv", lambda lib, x, y: lib.linalg.tensorinv((x[:, :3] + 4 * lib.eye(3, dtype=lib.float64)).reshape(3, 3),
