@@ -250,7 +250,7 @@ from ember._api_extra import (  # noqa: E402,F401
     native_layer_norm, native_batch_norm, native_group_norm, norm_except_dim, embedding,
     embedding_renorm_, bilinear, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle,
     channel_shuffle, native_channel_shuffle, prelu, hardshrink, rrelu, rrelu_, constant_pad_nd, conv_tbc,
-    grid_sampler, grid_sampler_2d, affine_grid_generator, kl_div, binary_cross_entropy_with_logits,
+    grid_sampler, grid_sampler_2d, grid_sampler_3d, affine_grid_generator, kl_div, binary_cross_entropy_with_logits,
     margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, triplet_margin_loss, poisson_nll_loss,
     ctc_loss, alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, permute_copy, select_copy,
     slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,

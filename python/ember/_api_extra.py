@@ -212,6 +212,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 
 grid_sampler_2d = grid_sampler
+grid_sampler_3d = grid_sampler
 
 
 def affine_grid_generator(theta, size, align_corners):

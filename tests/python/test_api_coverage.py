@@ -138,7 +138,6 @@ MISSING = {
     # LAPACK drivers ember does not call yet.
     # Randomized/iterative algorithms written in Python in torch: port after the LAPACK gaps above.
     "torch.lobpcg": "iterative eigensolver (torch._lobpcg); large port, rarely used",
-    "torch.grid_sampler_3d": "F.grid_sample has no 5-d (volumetric) path yet",
     # Rare or new entry points.
     "torch.embedding_bag": "aten form returns torch's internal bookkeeping (offset2bag, bag_size, max_indices); "
                            "F.embedding_bag exists",

@@ -18,6 +18,8 @@ SQ = "(lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(4, 4).sin() + lib.tens
      "[1, 0, 0, 0], [0, 0, 0, 1]], dtype=lib.float64) * 2)"
 W = "lib.linspace(-0.5, 0.5, 4, dtype=lib.float64)"
 T = "lib.tensor([1., -1, 1], dtype=lib.float64)"
+VOL = "lib.linspace(-1, 1, 2 * 3 * 3 * 4 * 5, dtype=lib.float64).reshape(2, 3, 3, 4, 5).sin()"
+GRID3 = "lib.linspace(-1, 1, 2 * 2 * 3 * 2 * 3, dtype=lib.float64).reshape(2, 2, 3, 2, 3).sin() * 0.9"
 SEG = "lib.tensor([[1., 2], [3, 4], [5, 6], [7, 8], [9, 10]], dtype=lib.float64)"
 BX = "lib.cat([lib.tensor([-3., 0., 1e-300, 1e-5, 0.3, 1.999, 2., 2.001, 24.99, 25.01, 700., 1e5, float('inf'), " \
      "float('nan')], dtype=lib.float64), lib.linspace(0.01, 60, 61, dtype=lib.float64)])"
@@ -58,6 +60,11 @@ CASES = [
     "lib.nn.functional.conv_tbc(lib.ones(4, 1, 2), lib.ones(2, 2, 3), lib.zeros(3))",
     f"lib.grid_sampler({IMG}, lib.linspace(-1, 1, 2 * 2 * 2 * 2, dtype=lib.float64).reshape(2, 2, 2, 2), 0, 0, False)",
     f"lib.grid_sampler_2d({IMG}, lib.linspace(-1, 1, 16, dtype=lib.float64).reshape(2, 2, 2, 2), 1, 1, True)",
+    f"lib.grid_sampler_3d({VOL}, {GRID3}, 0, 0, False)", f"lib.grid_sampler_3d({VOL}, {GRID3}, 1, 1, True)",
+    f"lib.grid_sampler_3d({VOL}, {GRID3} * 1.4, 0, 2, True)", f"lib.grid_sampler_3d({VOL}, {GRID3} * 1.4, 1, 2, False)",
+    f"lib.nn.functional.grid_sample({VOL}, {GRID3} * 1.2, padding_mode='border', align_corners=False)",
+    f"lib.nn.functional.grid_sample({VOL}, lib.nn.functional.affine_grid(lib.tensor([[[0.9, 0.1, 0, 0.1], "
+    f"[0, 1.1, 0.2, 0], [0.1, 0, 0.8, -0.2]]], dtype=lib.float64).expand(2, 3, 4), [2, 3, 2, 3, 4], False))",
     "lib.affine_grid_generator(lib.tensor([[[1., 0, 0.5], [0, 1, 0]]], dtype=lib.float64), [1, 1, 2, 3], False)",
     # losses with integer reductions
     f"lib.kl_div({X}, {U})", f"lib.kl_div({X}, {X}, 2, log_target=True)", f"lib.kl_div({X}, {U}, 0)",
@@ -280,6 +287,8 @@ ERRORS = [
     "lib.segment_reduce(lib.ones(5, 2), 'sum', lengths=lib.tensor([1, 1]))",
     "lib.segment_reduce(lib.ones(2, 5), 'sum', lengths=lib.tensor([2, 3]), axis=1)",
     "lib.pca_lowrank(lib.ones(3, 4), q=-1)", "lib.pca_lowrank(lib.ones(3, 4), q=5)",
+    "lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2, 2), lib.zeros(1, 1, 1, 1, 3), mode='bicubic')",
+    "lib.grid_sampler_3d(lib.ones(1, 1, 2, 2, 2), lib.zeros(1, 1, 1, 1, 2), 0, 0, False)",
     "lib.linalg.eig(lib.ones(2, 3))", "lib.linalg.eigvals(lib.ones(2, 2, dtype=lib.int64))",
     "lib.linalg.eig(lib.tensor([[1., float('nan')], [0., 1.]]))",
     # a loss that depends on the eigenvectors' phase is ill-defined: backward raises in both
@@ -376,6 +385,10 @@ GRADS = [
     ("conv_tbc", lambda lib, x, y: lib.conv_tbc(x.reshape(3, 1, 4), y.reshape(3, 4, 1)[:2], y[0, :1], 1)),
     ("grid_sampler", lambda lib, x, y: lib.grid_sampler(x.reshape(1, 1, 3, 4), y.reshape(1, 2, 3, 2).tanh(), 0, 0,
                                                         False)),
+    ("grid_sampler_3d", lambda lib, x, y: lib.grid_sampler_3d(
+        x.reshape(1, 1, 2, 2, 3), y.reshape(1, 2, 2, 1, 3).tanh() * 0.9, 0, 0, False)),
+    ("grid_sample_3d_border", lambda lib, x, y: lib.nn.functional.grid_sample(
+        x.reshape(1, 2, 1, 2, 3), y.reshape(1, 1, 2, 2, 3) * 1.3, padding_mode="border", align_corners=True)),
     ("kl_div", lambda lib, x, y: lib.kl_div(x, y.sigmoid())),
     ("binary_cross_entropy_with_logits", lambda lib, x, y: lib.binary_cross_entropy_with_logits(x, y.sigmoid())),
     ("margin_ranking_loss", lambda lib, x, y: lib.margin_ranking_loss(x[0], y[0], lib.tensor(
