@@ -272,3 +272,64 @@ from ember._spectral import (  # noqa: E402,F401
 )
 Tensor.stft = stft
 Tensor.istft = istft
+
+# ---- issue 18, API breadth: aten-style nn entry points, *_copy forms, utilities (python/ember/_api_extra.py),
+# math compositions (python/ember/_api_math.py), layouts and storages (python/ember/_storage.py) ----
+from ember._storage import layout, strided, UntypedStorage, TypedStorage  # noqa: E402,F401
+from ember._api_extra import (  # noqa: E402,F401
+    dropout, dropout_, alpha_dropout, alpha_dropout_, feature_dropout, feature_dropout_, feature_alpha_dropout,
+    feature_alpha_dropout_, native_dropout, batch_norm, instance_norm, layer_norm, group_norm, rms_norm,
+    native_layer_norm, native_batch_norm, native_group_norm, norm_except_dim, embedding,
+    embedding_renorm_, bilinear, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle,
+    channel_shuffle, native_channel_shuffle, prelu, hardshrink, rrelu, rrelu_, constant_pad_nd, conv_tbc,
+    grid_sampler, grid_sampler_2d, grid_sampler_3d, affine_grid_generator, kl_div, binary_cross_entropy_with_logits,
+    margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, triplet_margin_loss, poisson_nll_loss,
+    ctc_loss, alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, permute_copy, select_copy,
+    slice_copy, split_copy, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
+    unsqueeze_copy, view_copy, view_as_real_copy, view_as_complex_copy, unsafe_chunk, unsafe_split,
+    unsafe_split_with_sizes, as_strided_scatter, as_strided_, addmv_, conj_physical_, deg2rad_, rad2deg_, gcd_,
+    lcm_, ldexp_, sinc_, xlogy_, fill_, zero_, detach_, resize_as_, i0_, fill, detach, is_inference, is_same_size,
+    is_signed, rsub, scalar_tensor, range, empty_permuted, chain_matmul, frobenius_norm, nuclear_norm, typename,
+    is_storage, is_distributed, get_device, set_default_device, get_default_device, set_float32_matmul_precision,
+    get_float32_matmul_precision, set_flush_denormal, set_warn_always, is_warn_always_enabled, init_num_threads,
+    compiled_with_cxx11_abi, set_anomaly_enabled, set_default_tensor_type, get_device_module, thread_safe_generator,
+    to_dlpack, nonzero_static, frombuffer, from_file,
+)
+from ember._api_math import (  # noqa: E402,F401
+    i0, mvlgamma, nextafter, histogram, histogramdd, gradient, index_reduce, triangular_solve, cholesky_solve,
+    cholesky_inverse, lu, lu_unpack, lu_solve, ormqr, svd_lowrank, pca_lowrank,
+    segment_reduce,
+)
+import math as _math  # noqa: E402
+
+e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
+
+
+def _attach_api_methods():
+    from ember import _api_math as m, _api_extra as x
+    T = Tensor
+
+    def inplace(fn):
+        def method(self, *args, **kwargs):
+            return self.copy_(fn(self, *args, **kwargs))
+        method.__name__ = fn.__name__ + "_"
+        return method
+    for name, fn in [("i0", m.i0), ("mvlgamma", m.mvlgamma), ("nextafter", m.nextafter),
+                     ("index_reduce", m.index_reduce), ("cholesky_solve", m.cholesky_solve),
+                     ("cholesky_inverse", m.cholesky_inverse), ("triangular_solve", m.triangular_solve),
+                     ("hardshrink", x.hardshrink), ("prelu", x.prelu), ("unsafe_chunk", x.unsafe_chunk),
+                     ("unsafe_split", x.unsafe_split), ("unsafe_split_with_sizes", x.unsafe_split_with_sizes),
+                     ("as_strided_scatter", x.as_strided_scatter), ("lu", m.lu), ("lu_solve", m.lu_solve),
+                     ("ormqr", m.ormqr)]:
+        if not hasattr(T, name):
+            setattr(T, name, fn)
+    for name in ("i0", "mvlgamma", "nextafter", "index_reduce"):
+        if not hasattr(T, name + "_"):
+            setattr(T, name + "_", inplace(getattr(m, name)))
+
+    def histogram_method(self, bins=100, *, range=None, weight=None, density=False):
+        return m.histogram(self, bins, range=range, weight=weight, density=density)
+    T.histogram = histogram_method
+
+
+_attach_api_methods()

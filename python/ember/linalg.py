@@ -375,3 +375,235 @@ def _attach_methods_extra():
 
 
 _attach_methods_extra()
+
+
+# ---- torch.linalg names built from the functions above (python/ember/_api_math.py for the solvers) ----
+from ember._api_math import solve_triangular  # noqa: E402,F401
+from ember import _C as _C2  # noqa: E402
+
+_ExResult = {}
+
+
+def _ex(name, fields):
+    if name not in _ExResult:
+        _ExResult[name] = namedtuple(name, fields)
+    return _ExResult[name]
+
+
+def _info_of(fn, A):
+    """fn(A) per matrix of a batch; info 0 where it succeeds, 1 where it raises LinAlgError."""
+    try:
+        return fn(A), _C2.zeros(A.shape[:-2], dtype=_C2.int32)
+    except LinAlgError:
+        pass
+    batch = A.reshape(-1, A.shape[-2], A.shape[-1])
+    outs, infos = [], []
+    for m in batch:
+        try:
+            outs.append(fn(m))
+            infos.append(0)
+        except LinAlgError:
+            outs.append(_C2.full(m.shape, float("nan"), dtype=m.dtype))
+            infos.append(1)
+    out = _C2.stack(outs).reshape(A.shape) if outs else _C2.empty(A.shape, dtype=A.dtype)
+    return out, _C2.tensor(infos, dtype=_C2.int32).reshape(A.shape[:-2])
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """(L, info): info 0 where A is positive-definite, nonzero where the factorization failed."""
+    if check_errors:
+        L = cholesky(A, upper=upper)
+        return _ex("linalg_cholesky_ex", ["L", "info"])(L, _C2.zeros(A.shape[:-2], dtype=_C2.int32))
+    L, info = _info_of(lambda m: cholesky(m, upper=upper), A)
+    return _finish(_ex("linalg_cholesky_ex", ["L", "info"])(L, info), out)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """(inverse, info): info nonzero where A is singular."""
+    if check_errors:
+        return _ex("linalg_inv_ex", ["inverse", "info"])(inv(A), _C2.zeros(A.shape[:-2], dtype=_C2.int32))
+    X, info = _info_of(inv, A)
+    return _finish(_ex("linalg_inv_ex", ["inverse", "info"])(X, info), out)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """(result, info): info nonzero where A is singular."""
+    info = inv_ex(A).info
+    if check_errors and bool((info != 0).any()):
+        solve(A, B, left=left)
+    X = solve(A, B, left=left) if not bool((info != 0).any()) else _C2.full(
+        solve(_C2.eye(A.shape[-1], dtype=A.dtype).expand(A.shape), B, left=left).shape, float("nan"), dtype=A.dtype)
+    return _finish(_ex("linalg_solve_ex", ["result", "info"])(X, info), out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.diagonal with defaults for batches of matrices."""
+    return _C2.diagonal(A, offset, dim1, dim2)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """sum(conj(x) * y) along dim, broadcasting x and y."""
+    return _finish((x.conj() * y).sum(dim), out)
+
+
+def vander(x, *, N=None):
+    """Rows [1, x, x^2, ..., x^(N-1)] for x (..., n): increasing powers, as torch.linalg.vander."""
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 1 and N is not None and N < 1:
+        raise RuntimeError(f"N must be greater than 1.")
+    if n == 0:
+        return x.new_ones(tuple(x.shape) + (0,))
+    pows = [_C2.ones_like(x)]
+    for _ in range(1, n):
+        pows.append(pows[-1] * x)
+    return _C2.stack(pows, -1)
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices; the first may be 1-d (a row) and the last 1-d (a column)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        lim = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t.dim() not in lim:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be {'1D or 2D' if len(lim) == 2 else '2D'} but got "
+                               f"{t.dim()}D")
+    first_vec, last_vec = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    ts = [tensors[0].unsqueeze(0) if first_vec else tensors[0]] + tensors[1:-1] + [
+        tensors[-1].unsqueeze(-1) if last_vec else tensors[-1]]
+    r = ts[0]
+    for t in ts[1:]:
+        r = r.mm(t)
+    if first_vec:
+        r = r.squeeze(0)
+    if last_vec:
+        r = r.squeeze(-1)
+    return _finish(r, out)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A seen as a matrix: prod(shape[:ind]) x prod(shape[ind:]); result shape[ind:] + shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows = 1
+    for s in A.shape[:ind]:
+        rows *= s
+    cols = 1
+    for s in A.shape[ind:]:
+        cols *= s
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return _finish(inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind])), out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.dim()) = B."""
+    if dims is not None:
+        nd = A.dim()
+        dims = [d % nd for d in dims]
+        A = A.permute([d for d in range(nd) if d not in dims] + dims)
+    xshape = tuple(A.shape[B.dim():])
+    n = 1
+    for s in xshape:
+        n *= s
+    if B.numel() != n:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(result_shape) == prod(other.shape), "
+                           f"but got {n} != {B.numel()}")
+    return _finish(solve(A.reshape(B.numel(), n), B.reshape(-1)).reshape(xshape), out)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of A in norm p (None or 2: ratio of extreme singular values)."""
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+        return _finish(r, out)
+    return _finish(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
+
+
+# ---- LU (python/ember/_api_math.py: pivoted Doolittle in ember ops, so the factors are differentiable) ----
+_lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+_LUFactor = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+_LUFactorEx = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+_LU = namedtuple("linalg_lu", ["P", "L", "U"])
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """(LU, pivots, info): LAPACK getrf's compact LU with 1-based pivots; info > 0 at a zero pivot."""
+    from ember import _api_math
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    LU, piv, info = _api_math._lu_factor_ex(A)
+    if check_errors and bool((info != 0).any()):
+        raise RuntimeError("torch.linalg.lu_factor_ex: a U diagonal element is zero (the matrix is singular)")
+    return _finish(_LUFactorEx(LU, piv, info), out)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """(LU, pivots) of A = P L U; raises LinAlgError when A is singular, as torch."""
+    LU, piv, info = lu_factor_ex(A, pivot=pivot)
+    if A.shape[-2] == A.shape[-1] and bool((info != 0).any()):
+        bad = int(info.reshape(-1)[(info.reshape(-1) != 0).nonzero()[0, 0]])
+        raise RuntimeError(f"torch.linalg.lu_factor: U[{bad},{bad}] is zero and using it on lu_solve would result "
+                           f"in a division by zero. If you still want to perform the factorization, consider "
+                           f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    return _finish(_LUFactor(LU, piv), out)
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P L U."""
+    from ember import _api_math
+    LU, piv, _ = lu_factor_ex(A, pivot=pivot)
+    P, L, U = _api_math.lu_unpack(LU, piv)
+    return _finish(_LU(P, L, U), out)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    from ember import _api_math
+    return _api_math.lu_solve_linalg(LU, pivots, B, left=left, adjoint=adjoint, out=out)
+
+
+# ---- LDL (LAPACK sytrf/sytrs via ember._C._linalg; values only, as torch) ----
+_LDLFactor = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+_LDLFactorEx = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """(LD, pivots, info): A = L D L^T (L D L^H with hermitian) by Bunch-Kaufman pivoting of A's lower triangle."""
+    LD, piv, info = _L.ldl_factor_ex(A, hermitian)
+    if check_errors and bool((info != 0).any()):
+        bad = int(info.reshape(-1)[(info.reshape(-1) != 0).nonzero()[0, 0]])
+        raise LinAlgError(f"torch.linalg.ldl_factor_ex: The factorization could not be completed because the input "
+                          f"is not invertible (D[{bad},{bad}] is zero).")
+    return _finish(_LDLFactorEx(LD, piv, info), out)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """(LD, pivots); raises LinAlgError when a diagonal block of D is exactly singular."""
+    LD, piv, _ = ldl_factor_ex(A, hermitian=hermitian, check_errors=True)
+    return _finish(_LDLFactor(LD, piv), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B from ldl_factor's result."""
+    if pivots.dtype == _C2.int64:  # torch accepts int64 pivots too
+        pivots = pivots.to(_C2.int32)
+    return _finish(_L.ldl_solve(LD, pivots, B, hermitian), out)
+
+
+# ---- general eigenproblem (LAPACK geev in C++, differentiable) ----
+_Eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors) of a general square matrix, both complex; unit-norm eigenvectors."""
+    return _finish(_Eig(*_L.eig(A)), out)
+
+
+def eigvals(A, *, out=None):
+    """The (complex) eigenvalues of a general square matrix."""
+    return _finish(_L.eigvals(A), out)

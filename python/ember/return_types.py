@@ -41,4 +41,7 @@ def _make(name, fields):
 for _name in ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"):
     _make(_name, ("values", "indices"))
 _make("aminmax", ("min", "max"))
+_make("histogram", ("hist", "bin_edges"))
+_make("histogramdd", ("hist", "bin_edges"))
+_make("triangular_solve", ("solution", "cloned_coefficient"))
 del _name

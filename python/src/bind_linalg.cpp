@@ -86,6 +86,10 @@ void bind_linalg(nb::module_& m) {
   l.def("svdvals", &linalg_svdvals);
   l.def("geqrf", &geqrf, nb::arg("input"));
   l.def("orgqr_values", &orgqr_values, nb::arg("input"), nb::arg("tau"));
+  l.def("eig", &linalg_eig, nb::arg("A"));
+  l.def("eigvals", &linalg_eigvals, nb::arg("A"));
+  l.def("ldl_factor_ex", &ldl_factor_ex, nb::arg("A"), nb::arg("hermitian") = false);
+  l.def("ldl_solve", &ldl_solve, nb::arg("LD"), nb::arg("pivots"), nb::arg("B"), nb::arg("hermitian") = false);
   l.def("eigh", &linalg_eigh, nb::arg("A"), nb::arg("UPLO") = "L");
   l.def("eigvalsh", &linalg_eigvalsh, nb::arg("A"), nb::arg("UPLO") = "L");
   l.def(

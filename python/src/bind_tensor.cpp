@@ -457,6 +457,14 @@ void bind_tensor(nb::module_& m) {
       .def("untyped_storage_ptr",
            [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()->storage()->data()); })
       .def("_storage_id", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()->storage().get()); })
+      // t.untyped_storage() (python/ember/_storage.py): all the bytes of t's storage as a uint8 tensor
+      // that shares them (offset 0, whatever t's own offset and shape).
+      .def("_storage_bytes",
+           [](const Tensor& t) {
+             const Storage& s = t.impl()->storage();
+             auto n = static_cast<int64_t>(s->nbytes());
+             return Tensor(IntrusivePtr<TensorImpl>::make(s, ScalarType::UInt8, Shape{n}, Shape{1}, 0));
+           })
       .def(
           "is_contiguous",
           [](const Tensor& t, nb::handle fmt) {

@@ -51,6 +51,23 @@ def test_forward_matches_torch(op, dtype, sample):
     assert_same(got, expected, rtol=rtol, atol=op.atol if op.atol is not None else rtol)
 
 
+def error_cases():
+    for op in OPS:
+        for i, err in enumerate(op.errors):
+            yield pytest.param(op, err, id=f"{op.name}-{i}")
+
+
+@pytest.mark.parametrize("op,err", list(error_cases()))
+def test_errors_match_torch(op, err):
+    """A row's `errors` (callables lib -> None): ember raises the exception type torch raises."""
+    with pytest.raises(Exception) as te:
+        err(torch)
+    with pytest.raises(Exception) as ee:
+        err(ember)
+    assert type(ee.value).__name__.lstrip("_") == type(te.value).__name__.lstrip("_"), \
+        f"ember raised {type(ee.value).__name__}: {ee.value}; torch raised {type(te.value).__name__}: {te.value}"
+
+
 def grad_cases(dtype="float64"):
     """(op, sample) for every differentiable row whose grad_dtypes include dtype; no empty inputs."""
     for op in OPS:

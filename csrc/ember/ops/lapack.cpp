@@ -32,6 +32,39 @@ extern "C" {
              int* info);                                                                                              \
   void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,           \
                 const int* ldb, T* work, const int* lwork, int* info, size_t);
+// Bunch-Kaufman LDL^T (sytrf/sytrs) for all four types; the complex Hermitian LDL^H ones (hetrf/hetrs) below.
+#define EMBER_LAPACK_LDL_DECL(T, p)                                                                                  \
+  void p##sytrf_(const char* uplo, const int* n, T* a, const int* lda, int* ipiv, T* work, const int* lwork,         \
+                 int* info, size_t);                                                                                 \
+  void p##sytrs_(const char* uplo, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b, \
+                 const int* ldb, int* info, size_t);
+EMBER_LAPACK_LDL_DECL(float, s)
+EMBER_LAPACK_LDL_DECL(double, d)
+EMBER_LAPACK_LDL_DECL(std::complex<float>, c)
+EMBER_LAPACK_LDL_DECL(std::complex<double>, z)
+#undef EMBER_LAPACK_LDL_DECL
+// General eigenproblem: real geev returns eigenvalues as (wr, wi) and conjugate-pair eigenvectors as two
+// real columns; complex geev returns them directly (with a real workspace rwork).
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info, size_t,
+            size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info, size_t,
+            size_t);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<float>* a, const int* lda,
+            std::complex<float>* w, std::complex<float>* vl, const int* ldvl, std::complex<float>* vr, const int* ldvr,
+            std::complex<float>* work, const int* lwork, float* rwork, int* info, size_t, size_t);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, std::complex<double>* a, const int* lda,
+            std::complex<double>* w, std::complex<double>* vl, const int* ldvl, std::complex<double>* vr,
+            const int* ldvr, std::complex<double>* work, const int* lwork, double* rwork, int* info, size_t, size_t);
+void chetrf_(const char* uplo, const int* n, std::complex<float>* a, const int* lda, int* ipiv,
+             std::complex<float>* work, const int* lwork, int* info, size_t);
+void zhetrf_(const char* uplo, const int* n, std::complex<double>* a, const int* lda, int* ipiv,
+             std::complex<double>* work, const int* lwork, int* info, size_t);
+void chetrs_(const char* uplo, const int* n, const int* nrhs, const std::complex<float>* a, const int* lda,
+             const int* ipiv, std::complex<float>* b, const int* ldb, int* info, size_t);
+void zhetrs_(const char* uplo, const int* n, const int* nrhs, const std::complex<double>* a, const int* lda,
+             const int* ipiv, std::complex<double>* b, const int* ldb, int* info, size_t);
 EMBER_LAPACK_DECL(float, s, sorgqr_)
 EMBER_LAPACK_DECL(double, d, dorgqr_)
 EMBER_LAPACK_DECL(std::complex<float>, c, cungqr_)
@@ -1192,6 +1225,240 @@ Tensor orgqr_values(const Tensor& a, const Tensor& tau) {
       EMBER_NOT_IMPLEMENTED("orgqr_values has no derivative: use ember.linalg.householder_product");
     });
   return q;
+}
+
+namespace {
+// LDL wrappers: hermitian picks hetrf/hetrs for complex types (for real ones it is the same as symmetric).
+template <typename T>
+void ldl_trf(bool herm, int n, T* a, int* ipiv, T* work, int lwork, int* info) {
+  char uplo = 'L';
+  if constexpr (std::is_same_v<T, float>) {
+    ssytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  } else if constexpr (std::is_same_v<T, double>) {
+    dsytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    herm ? chetrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1)
+         : csytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  } else {
+    herm ? zhetrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1)
+         : zsytrf_(&uplo, &n, a, &n, ipiv, work, &lwork, info, 1);
+  }
+}
+template <typename T>
+void ldl_trs(bool herm, int n, int nrhs, const T* a, const int* ipiv, T* b, int* info) {
+  char uplo = 'L';
+  if constexpr (std::is_same_v<T, float>) {
+    ssytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  } else if constexpr (std::is_same_v<T, double>) {
+    dsytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    herm ? chetrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1)
+         : csytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  } else {
+    herm ? zhetrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1)
+         : zsytrs_(&uplo, &n, &nrhs, a, &n, ipiv, b, &n, info, 1);
+  }
+}
+
+// torch has no derivative for the LDL functions: a graph through them fails on backward (a RuntimeError, as torch).
+void refuse_grad(const char* name, const char* op, const Tensor& out, const Tensor& a, const Tensor& b = Tensor()) {
+  auto node = b.defined() ? autograd::make_node<LambdaBackward>(a, b) : autograd::make_node<LambdaBackward>(a);
+  if (node)
+    node->record(name, {out}, {}, {}, [op](const TensorList&, const TensorList&) -> TensorList {
+      throw Error(detail::str_cat("derivative for ", op, " is not implemented"));
+    });
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> ldl_factor_ex(const Tensor& a, bool hermitian) {
+  check_square(a, "torch.linalg.ldl_factor_ex", "A", /*complex_ok=*/true);
+  Shape batch = batch_shape(a);
+  int64_t n = a.size(-1), B = nbatch(batch);
+  Tensor ld = fortran_copy(a);
+  Tensor piv = zeros(with(batch, {n}), ScalarType::Int32);
+  Tensor info = zeros(batch, ScalarType::Int32);
+  if (n > 0)
+    dispatch_fc(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        T* A = ld.data<T>() + i * n * n;
+        int inf = 0;
+        T wq;
+        ldl_trf<T>(hermitian, n, A, piv.data<int>() + i * n, &wq, -1, &inf);
+        std::vector<T> work(lwork_of(wq));
+        ldl_trf<T>(hermitian, n, A, piv.data<int>() + i * n, work.data(), static_cast<int>(work.size()), &inf);
+        info.data<int>()[i] = inf;
+      }
+    });
+  {
+    autograd::NoGradGuard g;
+    ld = tril(ld, 0);  // LAPACK leaves the upper triangle as it found it; torch zeroes it
+  }
+  refuse_grad("LinalgLdlFactorExBackward0", "linalg_ldl_factor_ex", ld, a);
+  return {ld, piv, info};
+}
+
+Tensor ldl_solve(const Tensor& ld, const Tensor& pivots, const Tensor& b, bool hermitian) {
+  check_square(ld, "torch.linalg.ldl_solve", "LD", /*complex_ok=*/true);
+  EMBER_CHECK(b.dim() >= 2, "torch.linalg.ldl_solve: B must have at least 2 dimensions.");
+  EMBER_CHECK(pivots.dtype() == ScalarType::Int32, "torch.linalg.ldl_solve: Expected pivots to be integers. Got ",
+              dtype_name(pivots.dtype()));
+  EMBER_CHECK(ld.dtype() == b.dtype(), "torch.linalg.ldl_solve: LD dtype ", dtype_name(ld.dtype()),
+              " does not match b dtype ", dtype_name(b.dtype()));
+  int64_t n = ld.size(-1);
+  EMBER_CHECK(b.size(-2) == n, "torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B (", n,
+              "x", n, " and ", b.size(-2), "x", b.size(-1), ")");
+  Shape batch = broadcast_shapes(batch_shape(ld), batch_shape(b));
+  EMBER_CHECK(Shape(pivots.sizes().begin(), pivots.sizes().end() - 1) == batch_shape(ld) && pivots.size(-1) == n,
+              "torch.linalg.ldl_solve: pivots must have shape (*, n) matching LD");
+  int64_t k = b.size(-1), B = nbatch(batch);
+  Tensor lde, pe, x;
+  {
+    autograd::NoGradGuard g;
+    lde = fortran_copy(expand(ld, with(batch, {n, n})));
+    pe = contiguous(expand(pivots, with(batch, {n})));
+    x = fortran_copy(expand(b, with(batch, {n, k})));
+  }
+  if (n > 0 && k > 0)
+    dispatch_fc(ld.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < B; ++i) {
+        int inf = 0;
+        ldl_trs<T>(hermitian, n, k, lde.data<T>() + i * n * n, pe.data<int>() + i * n, x.data<T>() + i * n * k, &inf);
+      }
+    });
+  refuse_grad("LinalgLdlSolveBackward0", "linalg_ldl_solve", x, ld, b);
+  return x;
+}
+
+namespace {
+// One matrix through geev: A (column-major n x n, overwritten) -> w (n) and, when vr is given, the right
+// eigenvectors written row-major into vr (n x n complex). Real inputs: conjugate pairs are rebuilt from
+// LAPACK's (re, im) column pairs. Returns LAPACK's info.
+template <typename T>
+int geev_one(int n, T* a, std::complex<real_t<T>>* w, std::complex<real_t<T>>* vr) {
+  using R = real_t<T>;
+  using C = std::complex<R>;
+  char jl = 'N', jr = vr ? 'V' : 'N';
+  int info = 0, one = 1, lwork = -1;
+  std::vector<T> v(vr ? static_cast<size_t>(n) * n : 1);
+  T wq;
+  T dummy{};
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    std::vector<T> wr(n), wi(n);
+    auto call = [&](T* work, int lw) {
+      if constexpr (std::is_same_v<T, float>)
+        sgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), &dummy, &one, v.data(), &n, work, &lw, &info, 1, 1);
+      else
+        dgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), &dummy, &one, v.data(), &n, work, &lw, &info, 1, 1);
+    };
+    call(&wq, lwork);
+    std::vector<T> work(lwork_of(wq));
+    call(work.data(), static_cast<int>(work.size()));
+    for (int j = 0; j < n; ++j) w[j] = C(wr[j], wi[j]);
+    if (vr)
+      for (int j = 0; j < n; ++j) {
+        if (wi[j] == 0) {
+          for (int r = 0; r < n; ++r) vr[r * n + j] = C(v[j * n + r], 0);
+        } else if (wi[j] > 0 && j + 1 < n) {  // columns j, j+1 hold re and im of the pair's first vector
+          for (int r = 0; r < n; ++r) {
+            C z(v[j * n + r], v[(j + 1) * n + r]);
+            vr[r * n + j] = z;
+            vr[r * n + j + 1] = std::conj(z);
+          }
+          ++j;
+        }
+      }
+  } else {
+    std::vector<R> rwork(2 * static_cast<size_t>(std::max(n, 1)));
+    auto call = [&](T* work, int lw) {
+      if constexpr (std::is_same_v<T, std::complex<float>>)
+        cgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, v.data(), &n, work, &lw, rwork.data(), &info, 1, 1);
+      else
+        zgeev_(&jl, &jr, &n, a, &n, w, &dummy, &one, v.data(), &n, work, &lw, rwork.data(), &info, 1, 1);
+    };
+    call(&wq, lwork);
+    std::vector<T> work(lwork_of(wq));
+    call(work.data(), static_cast<int>(work.size()));
+    if (vr)
+      for (int j = 0; j < n; ++j)
+        for (int r = 0; r < n; ++r) vr[r * n + j] = v[j * n + r];
+  }
+  return info;
+}
+
+std::pair<Tensor, Tensor> eig_core(const Tensor& a, bool want_vectors, const char* op) {
+  check_float(a, op, false, true);  // integers: RuntimeError, as torch
+  check_square(a, op, "A", true);
+  ScalarType ct = is_complex(a.dtype())
+                      ? a.dtype()
+                      : (a.dtype() == ScalarType::Float32 ? ScalarType::Complex64 : ScalarType::Complex128);
+  Shape batch = batch_shape(a);
+  int64_t n = a.size(-1), B = nbatch(batch);
+  Tensor w = empty(with(batch, {n}), ct);
+  Tensor v = want_vectors ? empty(with(batch, {n, n}), ct) : Tensor();
+  {
+    autograd::NoGradGuard g;
+    if (n > 0) {
+      EMBER_CHECK(item(all(isfinite(a))).to_bool(), op, ": input tensor should not contain infs or NaNs.");
+      Tensor work_a = fortran_copy(a);
+      dispatch_fc(a.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        using C = std::complex<real_t<T>>;
+        for (int64_t i = 0; i < B; ++i) {
+          int info = geev_one<T>(static_cast<int>(n), work_a.data<T>() + i * n * n, w.data<C>() + i * n,
+                                 want_vectors ? v.data<C>() + i * n * n : nullptr);
+          EMBER_CHECK_TYPE(info <= 0, LinAlgError, op,
+                           ": The algorithm failed to converge because the input matrix is ill-conditioned or has "
+                           "too many repeated eigenvalues (error code: ",
+                           info, ").");
+        }
+      });
+    }
+  }
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
+    // A = V diag(L) V^{-1}: gA = V^{-H} (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / E) V^H with
+    // E_ij = conj(L_j - L_i) off the diagonal (the second term keeps the unit-norm gauge of geev's vectors).
+    // The vectors are unique only up to v_i -> e^{i phi} v_i: a loss depending on phi raises, as torch.
+    bool real_input = !is_complex(a.dtype());
+    LambdaBackward::Fn fn = [want_vectors, real_input, op](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor& L = s[0];
+      EMBER_CHECK(want_vectors, op, ": gradients need the eigenvectors; use linalg.eig");
+      const Tensor& V = s[1];
+      Tensor Vh = mH(V);
+      Tensor I = eye_as(L.size(-1), L);
+      Tensor inner = diag_embed(g[0]);
+      Tensor vhgv = matmul(Vh, g[1]);
+      if (!autograd::synthetic_grad_active()) {
+        autograd::NoGradGuard ng;
+        Tensor im = imag(diagonal(vhgv, 0, -2, -1));
+        EMBER_CHECK(L.size(-1) == 0 || item(all(le(abs(im), wrapped(1e-2)))).to_bool(),
+                    "linalg_eig_backward: The eigenvectors in the complex case are specified up to multiplication "
+                    "by e^{i phi}. The specified loss function depends on this quantity, so it is ill-defined.");
+      }
+      Tensor d = re(diagonal(vhgv, 0, -2, -1));
+      Tensor t = sub(vhgv, mul(matmul(Vh, V), unsqueeze(d, -2)));
+      Tensor E = conj(sub(unsqueeze(L, -2), unsqueeze(L, -1)));
+      Tensor F = mul(div(wrapped(1.0), add(E, I)), sub(wrapped(1.0), I));
+      inner = add(inner, mul(t, F));
+      Tensor gA = linalg_solve(Vh, matmul(inner, Vh));
+      return {real_input ? real(gA) : gA};
+    };
+    if (want_vectors)
+      node->record("LinalgEigBackward0", {w, v}, {}, {w, v}, std::move(fn));
+    else
+      node->record("LinalgEigvalsBackward0", {w}, {}, {w}, std::move(fn));
+  }
+  return {w, v};
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> linalg_eig(const Tensor& a) { return eig_core(a, true, "linalg.eig"); }
+
+Tensor linalg_eigvals(const Tensor& a) {
+  // Gradients of the eigenvalues need the eigenvectors: compute them when a graph is being recorded.
+  if (autograd::needs_history({&a})) return eig_core(a, true, "linalg.eigvals").first;
+  return eig_core(a, false, "linalg.eigvals").first;
 }
 
 }  // namespace ember

@@ -676,13 +676,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if grid.shape[-1] != input.dim() - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
                            f"grid with sizes {list(grid.shape)}")
-    if input.dim() == 5:
-        raise NotImplementedError("grid_sample: 5-D (volumetric) inputs are not implemented in ember yet")
+    if input.dim() == 5 and mode == "bicubic":
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if mode == "bicubic":
         raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in ember yet")
     if input.dtype != grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have the same dtype, but input has "
                            f"{input.dtype} and grid has {grid.dtype}")
+    if input.dim() == 5:
+        return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
     x = _grid_source(grid[..., 0], w, padding_mode, align_corners)
@@ -707,6 +709,33 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return out.reshape(n, c, ho, wo)
 
 
+def _grid_sample_3d(input, grid, mode, padding_mode, align_corners):
+    """grid_sample on (N, C, D, H, W) at grid (N, Do, Ho, Wo, 3) locations (x, y, z order): trilinear or nearest."""
+    n, c, d, h, w = input.shape
+    m = grid.shape[1] * grid.shape[2] * grid.shape[3]
+    x = _grid_source(grid[..., 0], w, padding_mode, align_corners)
+    y = _grid_source(grid[..., 1], h, padding_mode, align_corners)
+    z = _grid_source(grid[..., 2], d, padding_mode, align_corners)
+    flat = input.reshape(n, c, d * h * w)
+
+    def tap(zi, yi, xi, weight):
+        valid = ((xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1) & (zi >= 0) & (zi <= d - 1)).to(input.dtype)
+        lin = (zi.clamp(0, d - 1) * h + yi.clamp(0, h - 1)) * w + xi.clamp(0, w - 1)
+        v = flat.gather(2, lin.long().reshape(n, 1, m).expand(n, c, m))
+        return v * (weight * valid).reshape(n, 1, m)
+
+    if mode == "nearest":
+        out = tap(_ember.round(z).detach(), _ember.round(y).detach(), _ember.round(x).detach(), x * 0 + 1)
+    else:
+        x0, y0, z0 = _ember.floor(x).detach(), _ember.floor(y).detach(), _ember.floor(z).detach()
+        out = 0
+        for zi, wz in ((z0, z0 + 1 - z), (z0 + 1, z - z0)):
+            for yi, wy in ((y0, y0 + 1 - y), (y0 + 1, y - y0)):
+                for xi, wx in ((x0, x0 + 1 - x), (x0 + 1, x - x0)):
+                    out = out + tap(zi, yi, xi, wz * wy * wx)
+    return out.reshape((n, c) + tuple(grid.shape[1:4]))
+
+
 __all__ += ["affine_grid", "grid_sample"]
 
 # ---- losses, normalization, dropout, embedding (python/ember/nn/_functional_norm.py) ----
@@ -722,3 +751,28 @@ from ember.nn._functional_attn import (  # noqa: E402,F401
 )
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-d convolution over (time, batch, channel) input with a (width, in, out) weight (ember.conv_tbc)."""
+    from ember._api_extra import conv_tbc as f
+    return f(input, weight, bias, pad)
+
+
+__all__ += ["conv_tbc"]
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...); `options` (torch's chunking
+    settings) only tune memory use and are accepted as is."""
+    if linear_weight.dim() != 2:
+        raise NotImplementedError("linear_cross_entropy: only a 2-d linear_weight (classes x features) is supported")
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    logits = linear(input, linear_weight, linear_bias)
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
+
+
+__all__ += ["linear_cross_entropy"]

@@ -1,0 +1,879 @@
+"""Math functions of torch.*, torch.special and torch.linalg written as compositions of ember ops:
+Bessel I0/I1 (power series, asymptotic expansion for large |x|), the normal distribution's functions,
+the Hurwitz zeta (Euler-Maclaurin), orthogonal polynomials (three-term recurrences), histograms,
+gradient, index_reduce and triangular/Cholesky solves. Autograd flows through the parts where torch
+has a derivative. Checked against torch in tests/python/test_api_names.py.
+"""
+import math
+
+import ember as _E
+from ember import return_types
+
+_SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
+
+
+def _float(x, name=None, half=True):
+    """x as a floating tensor (integers to the default dtype); complex inputs, and float16/bfloat16 where
+    torch has no kernel for them (half=False), raise NotImplementedError naming the op as torch does."""
+    if name is not None and (x.is_complex() or (not half and x.dtype in (_E.float16, _E.bfloat16))):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{str(x.dtype)[6:]}'")
+    return x if x.is_floating_point() else x.to(_E.get_default_dtype())
+
+
+def _bessel_i(x, nu, scaled):
+    """I_nu(|x|) (nu = 0 or 1), times exp(-|x|) when scaled; computed in float64 and cast back."""
+    dt = _float(x, f"i{nu}{'e' if scaled else ''}").dtype
+    ax = x.to(_E.float64).abs()
+    small = _E.minimum(ax, _E.full_like(ax, _SERIES_SWITCH))
+    q = small * small / 4
+    term = _E.ones_like(small) if nu == 0 else small / 2
+    total = term
+    for k in range(1, 80):
+        term = term * q / (k * (k + nu))
+        total = total + term
+    if scaled:
+        total = total * _E.exp(-small)
+    big = _E.maximum(ax, _E.full_like(ax, _SERIES_SWITCH))
+    mu = 4.0 * nu * nu
+    coef = _E.ones_like(big)
+    asym = coef
+    for k in range(1, 25):
+        coef = coef * (-(mu - (2 * k - 1) ** 2)) / (k * 8 * big)
+        asym = asym + coef
+    asym = asym / _E.sqrt(2 * math.pi * big)
+    if not scaled:
+        asym = asym * _E.exp(big)
+    return _E.where(ax < _SERIES_SWITCH, total, asym).to(dt)
+
+
+def i0(input, *, out=None):
+    """Modified Bessel function of the first kind, order 0."""
+    return _finish(_bessel_i(input, 0, False), out)
+
+
+def i0e(input, *, out=None):
+    """exp(-|x|) * i0(x)."""
+    return _finish(_bessel_i(input, 0, True), out)
+
+
+def i1(input, *, out=None):
+    """Modified Bessel function of the first kind, order 1 (odd in x)."""
+    return _finish(_bessel_i(input, 1, False) * _E.sign(input), out)
+
+
+def i1e(input, *, out=None):
+    return _finish(_bessel_i(input, 1, True) * _E.sign(input), out)
+
+
+def _finish(r, out):
+    if out is None:
+        return r
+    out.resize_(r.shape).copy_(r)
+    return out
+
+
+def ndtr(input, *, out=None):
+    """The standard normal CDF."""
+    x = _float(input, "ndtr")
+    return _finish(0.5 * _E.erfc(-x / math.sqrt(2)), out)
+
+
+def ndtri(input, *, out=None):
+    """The inverse of ndtr (the normal quantile function)."""
+    p = _float(input, "ndtri", half=False)
+    x = math.sqrt(2) * _E.erfinv(2 * p - 1)
+    # erfinv(2p - 1) loses the tail (2p - 1 rounds near -1): Newton steps on ndtr, which is accurate there.
+    inside = (p > 0) & (p < 1)
+    for _ in range(2):
+        xs = _E.where(inside, x, _E.zeros_like(x))
+        step = (0.5 * _E.erfc(-xs / math.sqrt(2)) - p) * math.sqrt(2 * math.pi) * _E.exp(xs * xs / 2)
+        x = _E.where(inside, xs - step, x)
+    return _finish(x, out)
+
+
+def erfcx(input, *, out=None):
+    """exp(x^2) * erfc(x), in float64 inside; an asymptotic series where erfc underflows."""
+    x = _float(input, "erfcx", half=False)
+    dt = x.dtype
+    xd = x.to(_E.float64)
+    lim = 25.0
+    direct = _E.exp(_E.minimum(xd, _E.full_like(xd, lim)) ** 2) * _E.erfc(_E.minimum(xd, _E.full_like(xd, lim)))
+    big = _E.maximum(xd, _E.full_like(xd, lim))
+    t = 1 / (2 * big * big)
+    s = _E.ones_like(big)
+    term = s
+    for k in range(1, 12):
+        term = term * (-(2 * k - 1)) * t
+        s = s + term
+    asym = s / (big * math.sqrt(math.pi))
+    return _finish(_E.where(xd < lim, direct, asym).to(dt), out)
+
+
+def log_ndtr(input, *, out=None):
+    """log(ndtr(x)), accurate in both tails."""
+    x = _float(input, "log_ndtr", half=False)
+    dt = x.dtype
+    xd = x.to(_E.float64)
+    neg = _E.minimum(xd, _E.zeros_like(xd))
+    left = _E.log(erfcx(-neg / math.sqrt(2)) / 2) - neg * neg / 2
+    right = _E.log1p(-0.5 * _E.erfc(_E.maximum(xd, _E.zeros_like(xd)) / math.sqrt(2)))
+    return _finish(_E.where(xd < 0, left, right).to(dt), out)
+
+
+def entr(input, *, out=None):
+    """-x ln x for x > 0, 0 at 0, -inf for x < 0."""
+    x = _float(input, "entr")
+    safe = _E.where(x > 0, x, _E.ones_like(x))
+    r = _E.where(x > 0, -x * _E.log(safe), _E.where(x == 0, _E.zeros_like(x), _E.full_like(x, -math.inf)))
+    return _finish(_E.where(_E.isnan(x), x, r), out)
+
+
+def xlog1py(input, other, *, out=None):
+    """x * log1p(y), 0 where x == 0 (unless y is nan)."""
+    if not isinstance(input, _E.Tensor):
+        input = _E.tensor(input, dtype=other.dtype if other.is_floating_point() else _E.get_default_dtype())
+    if not isinstance(other, _E.Tensor):
+        other = _E.tensor(other, dtype=input.dtype if input.is_floating_point() else _E.get_default_dtype())
+    dt = _E.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = _E.get_default_dtype()
+    x, y = input.to(dt), other.to(dt)
+    r = x * _E.log1p(y)
+    return _finish(_E.where((x == 0) & ~_E.isnan(y), _E.zeros_like(r), r), out)
+
+
+def multigammaln(input, p, *, out=None):
+    """The multivariate log-gamma of dimension p: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)."""
+    if p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1 (got {p})")
+    input = _float(input)
+    r = p * (p - 1) / 4 * math.log(math.pi)
+    for j in range(p):
+        r = r + _E.lgamma(input - j / 2)
+    return _finish(r, out)
+
+
+mvlgamma = multigammaln
+
+
+# Bernoulli numbers B_2j / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta.
+_B2J = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330]
+
+
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function sum_k (q + k)^-x for x > 1 (torch.special.zeta(x, q))."""
+    if not isinstance(input, _E.Tensor):
+        input = _E.tensor(float(input), dtype=other.dtype if other.is_floating_point() else _E.get_default_dtype())
+    if not isinstance(other, _E.Tensor):
+        other = _E.tensor(float(other), dtype=input.dtype if input.is_floating_point() else _E.get_default_dtype())
+    dt = _E.result_type(input, other)
+    if not dt.is_floating_point:
+        dt = _E.get_default_dtype()
+    x, q = _E.broadcast_tensors(input.to(_E.float64), other.to(_E.float64))
+    n = 12
+    s = _E.zeros_like(x)
+    for k in range(n):
+        s = s + (q + k) ** (-x)
+    a = q + n
+    s = s + a ** (1 - x) / (x - 1) + a ** (-x) / 2
+    fact = 1.0
+    poch = x  # x (x+1) ... (x + 2j - 2)
+    for j, b in enumerate(_B2J, start=1):
+        fact *= (2 * j - 1) * (2 * j)
+        s = s + b / fact * poch * a ** (-x - 2 * j + 1)
+        poch = poch * (x + 2 * j - 1) * (x + 2 * j)
+    bad_q = (q <= 0) & (q == _E.floor(q))
+    r = _E.where(x == 1, _E.full_like(s, math.inf), s)
+    r = _E.where(x < 1, _E.full_like(s, math.nan), r)
+    r = _E.where(bad_q, _E.full_like(s, math.inf), r)
+    return _finish(r.to(dt), out)
+
+
+def spherical_bessel_j0(input, *, out=None):
+    """sin(x) / x, 1 at 0."""
+    x = _float(input, "spherical_bessel_j0", half=False)
+    safe = _E.where(x == 0, _E.ones_like(x), x)
+    return _finish(_E.where(x == 0, _E.ones_like(x), _E.sin(safe) / safe), out)
+
+
+# ---- orthogonal polynomials: P_n(x) by a three-term recurrence, n a number or a tensor ----
+
+def _poly(x, n, p0, p1, step, name):
+    if not isinstance(x, _E.Tensor):
+        x = _E.tensor(x, dtype=n.dtype if isinstance(n, _E.Tensor) and n.is_floating_point()
+                      else _E.get_default_dtype())
+    if not isinstance(n, _E.Tensor):
+        n = _E.tensor(n)
+    dt = _E.result_type(x, n)
+    if not dt.is_floating_point:
+        dt = _E.get_default_dtype()
+    x, n = _E.broadcast_tensors(x.to(dt), n.to(dt))
+    nmax = int(n.max().item()) if n.numel() else 0
+    prev, cur = p0(x), p1(x)
+    out = _E.where(n == 0, prev, _E.zeros_like(x))
+    out = _E.where(n == 1, cur, out)
+    for k in range(1, nmax):
+        prev, cur = cur, step(x, k, cur, prev)
+        out = _E.where(n == k + 1, cur, out)
+    return out
+
+
+def _ones(x):
+    return _E.ones_like(x)
+
+
+def chebyshev_polynomial_t(input, n, *, out=None):
+    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "t"), out)
+
+
+def chebyshev_polynomial_u(input, n, *, out=None):
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "u"), out)
+
+
+def chebyshev_polynomial_v(input, n, *, out=None):
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "v"), out)
+
+
+def chebyshev_polynomial_w(input, n, *, out=None):
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "w"), out)
+
+
+def _shifted(fn):
+    def shifted(input, n, *, out=None):
+        x = input if isinstance(input, _E.Tensor) else _E.tensor(float(input))
+        return fn(2 * _float(x) - 1, n, out=out)
+    shifted.__name__ = "shifted_" + fn.__name__
+    return shifted
+
+
+shifted_chebyshev_polynomial_t = _shifted(chebyshev_polynomial_t)
+shifted_chebyshev_polynomial_u = _shifted(chebyshev_polynomial_u)
+shifted_chebyshev_polynomial_v = _shifted(chebyshev_polynomial_v)
+shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)
+
+
+def hermite_polynomial_h(input, n, *, out=None):
+    """Physicists' Hermite polynomials: H_{k+1} = 2x H_k - 2k H_{k-1}."""
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "h"), out)
+
+
+def hermite_polynomial_he(input, n, *, out=None):
+    """Probabilists' Hermite polynomials: He_{k+1} = x He_k - k He_{k-1}."""
+    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "he"), out)
+
+
+def laguerre_polynomial_l(input, n, *, out=None):
+    """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1)."""
+    return _finish(_poly(input, n, _ones, lambda x: 1 - x,
+                         lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "l"), out)
+
+
+def legendre_polynomial_p(input, n, *, out=None):
+    """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1)."""
+    return _finish(_poly(input, n, _ones, lambda x: x,
+                         lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), "p"), out)
+
+
+# ---- histograms ----
+
+def _hist_edges(input, bins, range, dim_name="histogram"):
+    if isinstance(bins, _E.Tensor):
+        return bins
+    if range is None:
+        lo = input.min().item() if input.numel() else 0.0
+        hi = input.max().item() if input.numel() else 0.0
+    else:
+        lo, hi = float(range[0]), float(range[1])
+    if lo > hi:
+        raise RuntimeError(f"{dim_name}: min should not exceed max, but got min {lo} max {hi}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _E.linspace(lo, hi, bins + 1, dtype=input.dtype)
+
+
+def _bin_index(x, edges):
+    """Bin of each value (the last bin is closed), -1 outside the edges."""
+    nb = edges.numel() - 1
+    idx = _E.searchsorted(edges, x.contiguous(), right=True) - 1
+    idx = _E.where(x == edges[-1], _E.full_like(idx, nb - 1), idx)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return _E.where(inside, idx, _E.full_like(idx, -1))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """(hist, bin_edges) of the flattened input; bins an int or a tensor of increasing edges."""
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{str(input.dtype)[6:]}'")
+    if isinstance(bins, int) and bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    edges = _hist_edges(input, bins, range)
+    x = input.reshape(-1)
+    idx = _bin_index(x, edges)
+    nb = edges.numel() - 1
+    w = _E.ones_like(x) if weight is None else weight.reshape(-1).to(x.dtype)
+    keep = idx >= 0
+    hist = _E.zeros(nb, dtype=x.dtype).index_add(0, idx[keep], w[keep])
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return return_types.histogram((hist, edges))
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of N points in D dims (input (..., D)); bins an int, a list of ints or of edge tensors."""
+    D = input.shape[-1]
+    x = input.reshape(-1, D)
+    if isinstance(bins, int):
+        bins = [bins] * D
+    edges = []
+    for d in _builtin_range(D):
+        r = None if range is None else (range[2 * d], range[2 * d + 1])
+        edges.append(_hist_edges(x[:, d], bins[d], r, "histogramdd"))
+    sizes = [e.numel() - 1 for e in edges]
+    flat = _E.zeros(x.shape[0], dtype=_E.int64)
+    keep = _E.ones(x.shape[0], dtype=_E.bool)
+    for d in _builtin_range(D):
+        i = _bin_index(x[:, d], edges[d])
+        keep = keep & (i >= 0)
+        flat = flat * sizes[d] + i.clamp(min=0)
+    w = _E.ones(x.shape[0], dtype=x.dtype) if weight is None else weight.reshape(-1).to(x.dtype)
+    n = 1
+    for s in sizes:
+        n *= s
+    hist = _E.zeros(n, dtype=x.dtype).index_add(0, flat[keep], w[keep]).reshape(sizes)
+    if density:
+        vol = _E.ones((), dtype=x.dtype)
+        for d, e in enumerate(edges):
+            shape = [1] * D
+            shape[d] = sizes[d]
+            vol = vol * (e[1:] - e[:-1]).reshape(shape)
+        hist = hist / (hist.sum() * vol)
+    return return_types.histogramdd((hist, edges))
+
+
+_builtin_range = range
+
+
+# ---- gradient, index_reduce ----
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences inside, one-sided (order 1 or 2) at the edges; spacing a number, a list of
+    numbers or a list of coordinate tensors, one per dim."""
+    if edge_order not in (1, 2):
+        raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(_builtin_range(input.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = [d % input.dim() for d in dims]
+    if isinstance(spacing, (int, float)) or (isinstance(spacing, _E.Tensor) and spacing.dim() == 0):
+        spacing = [spacing] * len(dims)
+    spacing = list(spacing)
+    if len(spacing) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or a list of length "
+                           f"{len(dims)} but got a list of length {len(spacing)}")
+    x = _float(input)
+    outs = []
+    for d, h in zip(dims, spacing):
+        n = x.shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError(f"torch.gradient expected each dimension size to be at least edge_order+1")
+        f = lambda a, b: x.narrow(d, a, b - a)  # noqa: E731
+        if isinstance(h, _E.Tensor) and h.dim() == 1:
+            c = h.to(x.dtype)
+            shape = [1] * x.dim()
+            shape[d] = -1
+            dx = (c[1:] - c[:-1])
+            hl, hr = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+            inner = (hl * hl * f(2, n) - hr * hr * f(0, n - 2) + (hr * hr - hl * hl) * f(1, n - 1)) / (
+                hl * hr * (hl + hr))
+            h0, h1 = dx[0], dx[1] if n > 2 else dx[0]
+            hn, hm = dx[-1], dx[-2] if n > 2 else dx[-1]
+        else:
+            h = float(h)
+            inner = (f(2, n) - f(0, n - 2)) / (2 * h)
+            h0 = h1 = hn = hm = h
+        if edge_order == 1:
+            first = (f(1, 2) - f(0, 1)) / h0
+            last = (f(n - 1, n) - f(n - 2, n - 1)) / hn
+        else:
+            a = -(2 * h0 + h1) / (h0 * (h0 + h1))
+            b = (h0 + h1) / (h0 * h1)
+            c2 = -h0 / (h1 * (h0 + h1))
+            first = a * f(0, 1) + b * f(1, 2) + c2 * f(2, 3)
+            a = hn / (hm * (hm + hn))
+            b = -(hn + hm) / (hm * hn)
+            c2 = (2 * hn + hm) / (hn * (hm + hn))
+            last = a * f(n - 3, n - 2) + b * f(n - 2, n - 1) + c2 * f(n - 1, n)
+        outs.append(_E.cat([first, inner, last], d))
+    return tuple(outs)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices along dim folded (prod, mean, amax, amin) into the slices index names."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if index.dtype not in (_E.int64, _E.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {str(index.dtype)[6:]}")
+    d = dim % max(input.dim(), 1)
+    if source.dim() and source.shape[d] != index.numel():
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                         f"source.size(dim) ({source.shape[d]})")
+    shape = [1] * source.dim()
+    if source.dim():
+        shape[d] = -1
+    idx = index.reshape(shape).expand(source.shape) if source.dim() else index.reshape(())
+    return input.scatter_reduce(d, idx.to(_E.int64), source, reduce, include_self=include_self)
+
+
+# ---- triangular and Cholesky solves ----
+
+def _tri(A, upper, unitriangular):
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A.shape[-1]
+        eye = _E.eye(n, dtype=A.dtype)
+        T = T * (1 - eye) + eye
+    return T
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with A X = B (left) or X A = B, A triangular (the other triangle is not read)."""
+    from ember import linalg
+    if A.dim() < 2 or B.dim() < 2:
+        raise RuntimeError(f"linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
+    T = _tri(A, upper, unitriangular)
+    X = linalg.solve(T, B, left=left)
+    return _finish(X, out)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """(solution, cloned_coefficient): X with op(A) X = b, op(A) = A or A^T (deprecated torch API)."""
+    T = _tri(A, upper, unitriangular)
+    if transpose:
+        T = T.mT
+    from ember import linalg
+    X = linalg.solve(T, b)
+    return return_types.triangular_solve((X, A.clone()))
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B for A = L L^H (or U^H U with upper=True), given the factor."""
+    from ember import linalg
+    if B.dim() < 2 or L.dim() < 2:
+        raise RuntimeError("b should have at least 2 dimensions, but has " + str(B.dim()) + " dimensions instead")
+    T = L.triu() if upper else L.tril()
+    Lf = T.mH if upper else T
+    Y = linalg.solve(Lf, B)
+    return _finish(linalg.solve(Lf.mH, Y), out)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
+    if L.dim() < 2:
+        raise RuntimeError(f"cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    n = L.shape[-1]
+    eye = _E.eye(n, dtype=L.dtype).expand(L.shape)
+    return _finish(cholesky_solve(eye, L, upper), out)
+
+
+def nextafter(input, other, *, out=None):
+    """The next representable float after input toward other (float32/float64, after type promotion)."""
+    dt = _E.result_type(input, other)
+    if dt not in (_E.float32, _E.float64):
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{str(dt)[6:]}'")
+    input, other = input.to(dt), other.to(dt)
+    x, y = _E.broadcast_tensors(input, other)
+    it = _E.int32 if x.dtype == _E.float32 else _E.int64
+    tiny = _E.tensor(1, dtype=it).view(x.dtype)  # the smallest positive subnormal
+    bits = x.contiguous().view(it)
+    up = (y > x) == (x >= 0)  # moving away from zero: magnitude (and the bit pattern) grows
+    moved = _E.where(up, bits + 1, bits - 1).view(x.dtype)
+    r = _E.where(x == 0, _E.where(y > 0, tiny.expand(x.shape), -tiny.expand(x.shape)), moved)
+    r = _E.where(x == y, y, r)
+    r = _E.where(_E.isnan(x) | _E.isnan(y), x + y, r)
+    return _finish(r, out)
+
+
+# ---- LU with partial pivoting (Doolittle, one column per step), written with ember ops so that the
+# factors are differentiable; pivots are 1-based as LAPACK's getrf gives them ----
+
+def _lu_factor_ex(A):
+    """(LU, pivots int32 (*, k), info int32 (*)): info = first zero pivot (1-based), 0 when none."""
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if not (A.is_floating_point() or A.is_complex()):
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{str(A.dtype)[6:]}'")
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    LU = A
+    rows = _E.arange(m).expand(batch + (m,)) if m else _E.zeros(batch + (0,), dtype=_E.int64)
+    pivots = []
+    info = _E.zeros(batch, dtype=_E.int32)
+    for j in range(k):
+        p = LU[..., j:, j].abs().argmax(-1) + j  # (*,)
+        pivots.append(p)
+        # swap rows j and p
+        perm = rows.clone()
+        perm = perm.scatter(-1, p.unsqueeze(-1), _E.full(batch + (1,), j, dtype=_E.int64))
+        perm = perm.scatter(-1, _E.full(batch + (1,), j, dtype=_E.int64), p.unsqueeze(-1))
+        LU = LU.gather(-2, perm.unsqueeze(-1).expand(batch + (m, n)))
+        pivot = LU[..., j, j]
+        zero = pivot == 0
+        info = _E.where(zero & (info == 0), _E.full_like(info, j + 1), info)
+        safe = _E.where(zero, _E.ones_like(pivot), pivot)
+        l = LU[..., j + 1:, j] / safe.unsqueeze(-1)
+        l = _E.where(zero.unsqueeze(-1), _E.zeros_like(l), l)
+        below = _E.cat([LU[..., j + 1:, :j], l.unsqueeze(-1),
+                        LU[..., j + 1:, j + 1:] - l.unsqueeze(-1) * LU[..., j:j + 1, j + 1:]], -1)
+        LU = _E.cat([LU[..., :j + 1, :], below], -2)
+    piv = (_E.stack(pivots, -1) + 1).to(_E.int32) if pivots else _E.zeros(batch + (0,), dtype=_E.int32)
+    return LU, piv, info
+
+
+def _permutation(pivots, m):
+    """Row order perm (*, m) with (P^T A)[i] = A[perm[i]], from 1-based sequential swaps."""
+    batch = tuple(pivots.shape[:-1])
+    perm = _E.arange(m).expand(batch + (m,)).clone()
+    for i in range(pivots.shape[-1]):
+        p = (pivots[..., i].to(_E.int64) - 1).unsqueeze(-1)
+        vi = perm[..., i:i + 1].clone()
+        vp = perm.gather(-1, p)
+        perm = perm.scatter(-1, p, vi)
+        perm = perm.scatter(-1, _E.full(batch + (1,), i, dtype=_E.int64), vp)
+    return perm
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) with A = P L U from lu_factor's result."""
+    from ember.linalg import _lu_unpack_result
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    if LU_pivots.dtype != _E.int32:
+        raise RuntimeError(f"lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. "
+                           f"Note: this function is intended to be used with the output produced by "
+                           f"torch.linalg.lu_factor")
+    empty = LU_data.new_empty((0,))
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + _E.eye(m, k, dtype=LU_data.dtype)
+        U = LU_data[..., :k, :].triu()
+    else:
+        L = U = empty
+    if unpack_pivots:
+        perm = _permutation(LU_pivots, m)
+        eye = _E.eye(m, dtype=LU_data.dtype).expand(tuple(perm.shape[:-1]) + (m, m))
+        P = eye.gather(-2, perm.unsqueeze(-1).expand(tuple(perm.shape) + (m,))).mT
+    else:
+        P = empty
+    return _finish(_lu_unpack_result(P, L, U), out)
+
+
+def lu_solve_linalg(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (A^H X = B with adjoint; X A = B with left=False) for A given by lu_factor."""
+    from ember import linalg
+    P, L, U = lu_unpack(LU, pivots)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _finish(lu_solve_linalg(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH, out)
+    if adjoint:  # A^H X = B with A = P L U:  U^H L^H P^T X = B
+        Y = linalg.solve_triangular(U.mH, B, upper=False)
+        Z = linalg.solve_triangular(L.mH, Y, upper=True, unitriangular=True)
+        return _finish(P @ Z, out)
+    Y = linalg.solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+    return _finish(linalg.solve_triangular(U, Y, upper=True), out)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: (A_LU, pivots) or (A_LU, pivots, infos); deprecated in torch for linalg.lu_factor."""
+    if not pivot:
+        raise RuntimeError("lu without pivoting is not implemented on the CPU")
+    LU, piv, info = _lu_factor_ex(A)
+    return (LU, piv, info) if get_infos else (LU, piv)
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve(b, LU_data, LU_pivots): X with A X = b."""
+    return lu_solve_linalg(LU_data, LU_pivots, b, out=out)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k from geqrf's (input, tau); op(Q) = Q^H with
+    transpose=True. Q is formed with linalg.householder_product (differentiable), padded to square."""
+    from ember import linalg
+    if input.dim() < 2 or other.dim() < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    if tau.dim() != input.dim() - 1:
+        raise RuntimeError(f"torch.ormqr: input.dim() - 1 must be equal to tau.dim(), but got "
+                           f"{input.dim() - 1} and {tau.dim()}")
+    m = other.shape[-2] if left else other.shape[-1]
+    if input.shape[-2] != m:
+        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2], but "
+                           f"got {m} and {input.shape[-2]}")
+    if tau.shape[-1] > m:
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-2]")
+    k = input.shape[-1]
+    if k < m:
+        pad = _E.zeros(tuple(input.shape[:-1]) + (m - k,), dtype=input.dtype)
+        square = _E.cat([input, pad], -1)
+    else:
+        square = input[..., :m]
+    Q = linalg.householder_product(square, tau)
+    if transpose:
+        Q = Q.mH
+    return _finish(Q @ other if left else other @ Q, out)
+
+
+# ---- Bessel K (modified, second kind) and J/Y (first and second kind), orders 0 and 1 ----
+# Note [Bessel by quadrature]: K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt; with t = u / sqrt(x) the
+# integrand of exp(x) K_nu is close to exp(-u^2 / 2), and the trapezoidal rule on u in [0, 40] with step 1/4
+# is exact to rounding (the integrand is analytic in a wide strip). Below x = 2 the power series is used.
+# J_n(x) = (1/N) sum_j cos(n tau_j - x sin tau_j), tau_j = 2 pi j / N, is the trapezoidal rule over a full
+# period (error ~ J_{N-n}(x)), so one FFT of exp(-i x sin tau) gives every J_n at once; Y0 and Y1 follow from
+# Neumann series in J_{2k}. Above |x| = 25 Hankel's asymptotic expansion is used. Like torch's, these have no
+# derivative (computed without a graph).
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _bessel_k_series(x, nu):
+    """K_0 or K_1 by the power series (x in (0, 2])."""
+    q = x * x / 4
+    lg = _E.log(x / 2)
+    if nu == 0:
+        term = _E.ones_like(x)
+        i0, s, h = term, _E.zeros_like(x), 0.0
+        for k in range(1, 30):
+            term = term * q / (k * k)
+            h += 1.0 / k
+            i0 = i0 + term
+            s = s + h * term
+        return -(lg + _EULER_GAMMA) * i0 + s
+    term = _E.ones_like(x)  # q^k / (k! (k+1)!)
+    h0, h1 = 0.0, 1.0  # H_k, H_{k+1}
+    i1 = term
+    s = (2 * -_EULER_GAMMA + h0 + h1) * term
+    for k in range(1, 30):
+        term = term * q / (k * (k + 1))
+        h0, h1 = h1, h1 + 1.0 / (k + 1)
+        i1 = i1 + term
+        s = s + (2 * -_EULER_GAMMA + h0 + h1) * term
+    return 1 / x + lg * (x / 2) * i1 - (x / 4) * s
+
+
+def _bessel_k_scaled_quadrature(x, nu):
+    """exp(x) K_nu(x) for x >= 2 (Note [Bessel by quadrature])."""
+    s = _E.sqrt(x)
+    h = 0.25
+    total = 0.5 * _E.ones_like(x)
+    for k in range(1, 161):
+        t = (k * h) / s
+        total = total + _E.exp(-x * (_E.cosh(t) - 1)) * (_E.cosh(nu * t) if nu else 1.0)
+    return total * h / s
+
+
+def _bessel_k(input, nu, scaled, name):
+    x0 = _float(input, name, half=False)
+    with _E.no_grad():
+        x = x0.to(_E.float64)
+        small = _E.where(x < 2, x, _E.full_like(x, 1.0)).clamp(min=1e-300)
+        big = _E.where(x >= 2, x, _E.full_like(x, 2.0))
+        ks = _bessel_k_series(small, nu)
+        kq = _bessel_k_scaled_quadrature(_E.where(_E.isinf(big), _E.full_like(big, 2.0), big), nu)
+        if scaled:
+            ks = ks * _E.exp(small)
+        else:
+            kq = kq * _E.exp(-big)
+        r = _E.where(x < 2, ks, kq)
+        r = _E.where(_E.isinf(x), _E.zeros_like(r), r)
+        r = _E.where(x == 0, _E.full_like(r, math.inf), r)
+        r = _E.where((x < 0) | _E.isnan(x), _E.full_like(r, math.nan), r)
+        return r.to(x0.dtype)
+
+
+def modified_bessel_k0(input, *, out=None):
+    return _finish(_bessel_k(input, 0, False, "modified_bessel_k0"), out)
+
+
+def modified_bessel_k1(input, *, out=None):
+    return _finish(_bessel_k(input, 1, False, "modified_bessel_k1"), out)
+
+
+def scaled_modified_bessel_k0(input, *, out=None):
+    """exp(x) K_0(x)."""
+    return _finish(_bessel_k(input, 0, True, "scaled_modified_bessel_k0"), out)
+
+
+def scaled_modified_bessel_k1(input, *, out=None):
+    return _finish(_bessel_k(input, 1, True, "scaled_modified_bessel_k1"), out)
+
+
+_J_POINTS = 128  # trapezoidal points over the period: enough for |x| <= 25 (Note [Bessel by quadrature])
+_HANKEL_SWITCH = 25.0
+
+
+def _bessel_j_table(x):
+    """J_n(x) for n = 0 .. N/2 - 1, shape x.shape + (N/2,), x float64 with |x| <= 25."""
+    from ember import fft
+    n = _J_POINTS
+    tau = _E.arange(n, dtype=_E.float64) * (2 * math.pi / n)
+    phase = -x.reshape(-1, 1) * _E.sin(tau)
+    z = _E.complex(_E.cos(phase), _E.sin(phase))  # exp(-i x sin tau)
+    # sum_j exp(-i x sin tau_j) exp(+i n tau_j) = N * ifft(...)[n]
+    table = (fft.ifft(z, dim=-1)).real[:, : n // 2]
+    return table.reshape(tuple(x.shape) + (n // 2,))
+
+
+def _hankel(x, nu):
+    """(P, Q) of Hankel's expansion J_nu = sqrt(2 / (pi x)) (P cos chi - Q sin chi), Y_nu = ... (P sin + Q cos)."""
+    mu = 4.0 * nu * nu
+    p, q = _E.ones_like(x), _E.zeros_like(x)
+    a = 1.0
+    for k in range(1, 30):
+        a = a * (mu - (2 * k - 1) ** 2) / (k * 8)
+        term = a / x ** k
+        if k % 2:
+            q = q + (term if (k // 2) % 2 == 0 else -term)
+        else:
+            p = p + (term if (k // 2) % 2 == 0 else -term)
+    return p, q
+
+
+def _bessel_jy(input, kind, nu, name):
+    x0 = _float(input, name, half=False)
+    with _E.no_grad():
+        x = x0.to(_E.float64)
+        ax = x.abs()
+        near = _E.where(ax <= _HANKEL_SWITCH, ax, _E.ones_like(ax)).clamp(min=1e-300)
+        far = _E.where(ax > _HANKEL_SWITCH, ax, _E.full_like(ax, 2 * _HANKEL_SWITCH))
+        far = _E.where(_E.isfinite(far), far, _E.full_like(far, 2 * _HANKEL_SWITCH))
+        J = _bessel_j_table(near)
+        if kind == "j":
+            r_near = J[..., nu]
+        else:
+            k = _E.arange(1, _J_POINTS // 4, dtype=_E.float64)
+            sign = _E.where(k % 2 == 1, -_E.ones_like(k), _E.ones_like(k))  # (-1)^k
+            lg = _E.log(near / 2) + _EULER_GAMMA
+            if nu == 0:
+                r_near = (2 / math.pi) * lg * J[..., 0] - (4 / math.pi) * (sign * J[..., 2::2][..., : k.numel()] / k).sum(-1)
+            else:
+                diff = J[..., 1:-1:2][..., : k.numel()] - J[..., 3::2][..., : k.numel()]
+                r_near = (-(2 / math.pi) * J[..., 0] / near + (2 / math.pi) * lg * J[..., 1]
+                          + (2 / math.pi) * (sign * diff / k).sum(-1))
+        p, q = _hankel(far, nu)
+        chi = far - (nu / 2 + 0.25) * math.pi
+        amp = _E.sqrt(2 / (math.pi * far))
+        r_far = amp * (p * _E.cos(chi) - q * _E.sin(chi)) if kind == "j" else amp * (p * _E.sin(chi) + q * _E.cos(chi))
+        r = _E.where(ax <= _HANKEL_SWITCH, r_near, r_far)
+        if kind == "j":
+            if nu == 1:
+                r = r * _E.sign(x)  # J1 is odd, J0 even
+            r = _E.where(x == 0, _E.full_like(r, 1.0 if nu == 0 else 0.0), r)
+        else:
+            r = _E.where(x == 0, _E.full_like(r, -math.inf), r)
+            r = _E.where(x < 0, _E.full_like(r, math.nan), r)
+        r = _E.where(_E.isinf(x) | _E.isnan(x), _E.full_like(r, math.nan), r)
+        return r.to(x0.dtype)
+
+
+def bessel_j0(input, *, out=None):
+    return _finish(_bessel_jy(input, "j", 0, "bessel_j0"), out)
+
+
+def bessel_j1(input, *, out=None):
+    return _finish(_bessel_jy(input, "j", 1, "bessel_j1"), out)
+
+
+def bessel_y0(input, *, out=None):
+    return _finish(_bessel_jy(input, "y", 0, "bessel_y0"), out)
+
+
+def bessel_y1(input, *, out=None):
+    return _finish(_bessel_jy(input, "y", 1, "bessel_y1"), out)
+
+
+# ---- randomized low-rank SVD / PCA (Halko, Martinsson and Tropp's range finder with power iterations) ----
+
+def _range_finder(A, q, niter, M=None):
+    """An orthonormal basis Q (*, m, q) of the range of A - M, refined by niter power iterations."""
+    from ember import linalg
+    X = A if M is None else A - M
+    R = _E.randn(tuple(X.shape[:-2]) + (X.shape[-1], q), dtype=X.dtype)
+    Q = linalg.qr(X @ R).Q
+    for _ in range(niter):
+        Q = linalg.qr(X.mH @ Q).Q
+        Q = linalg.qr(X @ Q).Q
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) of an approximate rank-q SVD, A - M ~ U diag(S) V^H (V, not V^H, as torch)."""
+    from ember import linalg
+    if q is None:
+        q = 6
+    m, n = A.shape[-2], A.shape[-1]
+    X = A if M is None else A - M
+    if m < n:  # work on the tall side
+        V, S, U = svd_lowrank(X.mH, q, niter)
+        return U, S, V
+    Q = _range_finder(X, q, niter)
+    B = Q.mH @ X
+    Ub, S, Vh = linalg.svd(B, full_matrices=False)
+    return Q @ Ub, S, Vh.mH
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V) of the principal components of A's rows (columns centered unless center=False)."""
+    m, n = A.shape[-2], A.shape[-1]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if niter < 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter)
+    return svd_lowrank(A, q, niter, M=A.mean(-2, keepdim=True))
+
+
+_SEGMENT = {"sum": ("sum", 0.0), "mean": ("mean", math.nan), "max": ("amax", -math.inf), "min": ("amin", math.inf),
+            "prod": ("prod", 1.0)}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduces consecutive segments of data along axis (segment i has lengths[i] elements, or runs from
+    offsets[i] to offsets[i+1]); `initial` joins every segment; empty segments hold initial, or sum 0, prod 1,
+    max -inf, min inf, mean nan."""
+    if reduce not in _SEGMENT:
+        raise RuntimeError(f"segment_reduce(): unsupported reduction {reduce}; expected one of "
+                           f"{', '.join(_SEGMENT)}")
+    if indices is not None:
+        raise NotImplementedError("segment_reduce(): indices is not supported yet; use lengths or offsets")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    if lengths is None:
+        lengths = offsets[..., 1:] - offsets[..., :-1]
+    if lengths.dim() != 1:
+        raise NotImplementedError("segment_reduce(): only 1-d lengths/offsets are supported")
+    axis = axis % max(data.dim(), 1)
+    if axis != lengths.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}.")
+    if int(lengths.sum()) != data.shape[axis]:
+        raise RuntimeError(f"segment_reduce(): Expected all rows of lengths along axis to sum to data.size(lengths"
+                           f".dim()-1) when !unsafe.")
+    how, empty = _SEGMENT[reduce]
+    nseg = lengths.numel()
+    ids = _E.repeat_interleave(_E.arange(nseg), lengths.to(_E.int64))
+    shape = [1] * data.dim()
+    shape[axis] = -1
+    idx = ids.reshape(shape).expand(data.shape)
+    out_shape = list(data.shape)
+    out_shape[axis] = nseg
+    if reduce == "mean":  # torch: (sum + initial) / count, initial alone for an empty segment
+        total = segment_reduce(data, "sum", lengths=lengths, axis=axis, initial=initial)
+        count = lengths.to(data.dtype)
+        if initial is not None:
+            count = count.clamp(min=1)
+        shape_c = [1] * data.dim()
+        shape_c[axis] = -1
+        return total / count.reshape(shape_c)
+    start = _E.full(out_shape, empty if initial is None else initial, dtype=data.dtype)
+    return start.scatter_reduce(axis, idx, data, how, include_self=initial is not None)
