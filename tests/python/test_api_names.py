@@ -4,6 +4,7 @@ and with gradcheck (GRADS), and torch's exception types (ERRORS)."""
 import math
 import warnings
 
+import numpy as np
 import pytest
 
 import ember
@@ -345,7 +346,18 @@ def _rtol(expr):
 
 @pytest.mark.parametrize("expr", CASES)
 def test_matches_torch(expr):
-    _check(_eval(expr, ember), _eval(expr, torch), _rtol(expr))
+    e, t = _eval(expr, ember), _eval(expr, torch)
+    if ("eigvals(" in expr or ").eigenvalues" in expr) and isinstance(t, torch.Tensor) and t.numel():
+        # geev's eigenvalue order depends on rounding inside the QR iterations, which differs between
+        # LAPACK builds and their BLAS kernels (MKL in torch, OpenBLAS here): compare as sorted sets.
+        def canon(a):
+            a = np.asarray(a.numpy() if hasattr(a, "numpy") else a).astype(np.complex128)
+            keys = np.round(a.real, 8) + 1j * np.round(a.imag, 8)
+            order = np.argsort(keys, axis=-1)  # numpy sorts complex by real part, then imaginary part
+            return np.take_along_axis(a, order, axis=-1)
+        np.testing.assert_allclose(canon(e), canon(t), rtol=1e-10, atol=1e-12)
+        return
+    _check(e, t, _rtol(expr))
 
 
 @pytest.mark.parametrize("expr", ERRORS)
