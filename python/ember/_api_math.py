@@ -495,7 +495,7 @@ def lu_solve_linalg(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (A_LU, pivots) or (A_LU, pivots, infos); deprecated in torch for linalg.lu_factor."""
-    LU, piv, info = _E._C._linalg.lu_factor_ex(A, pivot, not get_infos, "torch.linalg.lu_factor_ex")
+    LU, piv, info = _E._C._linalg.lu_factor_ex(A, pivot, False, "torch.lu")  # a zero pivot is no error here
     return _finish((LU, piv, info) if get_infos else (LU, piv), out)
 
 

@@ -1625,9 +1625,8 @@ Tensor linalg_solve_triangular(const Tensor& a, const Tensor& b, bool upper, boo
               " matrices");
   EMBER_CHECK((left ? b.size(-2) : b.size(-1)) == n, op, ": Incompatible shapes of A and B for the equation ",
               left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", b.size(-2), "x", b.size(-1), ")");
-  ScalarType dt = promote_types(a.dtype(), b.dtype());
-  Tensor A = to_dtype(a, dt), B = to_dtype(b, dt);
-  check_float(A, "triangular_solve_cpu", true, true);
+  check_float(a, "triangular_solve_cpu", true, true);
+  Tensor A = a, B = to_dtype(b, a.dtype());  // B takes A's dtype, as torch (no promotion)
   Shape batch = broadcast_shapes(batch_shape(a), batch_shape(b), op);
   return solve_triangular_core(expand(A, with(batch, {n, n})), expand(B, with(batch, {b.size(-2), b.size(-1)})), upper,
                                left, unitriangular);
