@@ -1685,14 +1685,15 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& lu, const Tensor& piv
   Tensor l = none, u = none, p = none;
   if (unpack_data) std::tie(l, u) = lu_parts(lu);
   if (unpack_pivots) {
-    EMBER_CHECK(pivots.dim() >= 1 && pivots.size(-1) == k &&
-                    Shape(pivots.sizes().begin(), pivots.sizes().end() - 1) == batch_shape(lu),
-                "torch.lu_unpack: LU_pivots must have shape LU.shape[:-2] + (min(m, n),) = ",
-                shape_str(with(batch_shape(lu), {k})), ", but got ", pivots.shape_str());
+    EMBER_CHECK(pivots.dim() >= 1 && pivots.size(-1) == k, "torch.lu_unpack: LU_pivots must have min(m, n) = ", k,
+                " entries per matrix, but got shape ", pivots.shape_str());
     check_pivots(pivots, m,
                  "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the "
                  "result of lu_factor?");
-    p = pivots_to_p(pivots, m, lu.dtype());
+    // The pivots' batch broadcasts against LU's, as torch.
+    Shape batch =
+        broadcast_shapes(batch_shape(lu), Shape(pivots.sizes().begin(), pivots.sizes().end() - 1), "torch.lu_unpack");
+    p = pivots_to_p(expand(pivots, with(batch, {k})), m, lu.dtype());
   }
   return {p, l, u};
 }
