@@ -424,46 +424,33 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     return input.scatter_reduce(d, idx.to(_E.int64), source, reduce, include_self=include_self)
 
 
-# ---- triangular and Cholesky solves ----
-
-def _tri(A, upper, unitriangular):
-    T = A.triu() if upper else A.tril()
-    if unitriangular:
-        n = A.shape[-1]
-        eye = _E.eye(n, dtype=A.dtype)
-        T = T * (1 - eye) + eye
-    return T
-
+# ---- triangular and Cholesky solves (BLAS trsm in C++: ember._C._linalg.solve_triangular) ----
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
-    """X with A X = B (left) or X A = B, A triangular (the other triangle is not read)."""
-    from ember import linalg
-    if A.dim() < 2 or B.dim() < 2:
-        raise RuntimeError(f"linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
-    T = _tri(A, upper, unitriangular)
-    X = linalg.solve(T, B, left=left)
-    return _finish(X, out)
+    """X with A X = B (left) or X A = B, A triangular (the other triangle is not read); a zero on the
+    diagonal gives inf/nan, as BLAS trsm."""
+    return _finish(_E._C._linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular), out)
 
 
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(solution, cloned_coefficient): X with op(A) X = b, op(A) = A or A^T (deprecated torch API)."""
-    T = _tri(A, upper, unitriangular)
-    if transpose:
-        T = T.mT
-    from ember import linalg
-    X = linalg.solve(T, b)
-    return return_types.triangular_solve((X, A.clone()))
+    T = A.mT if transpose else A
+    X = _E._C._linalg.solve_triangular(T, b, upper=upper != bool(transpose), unitriangular=unitriangular)
+    return _finish(return_types.triangular_solve((X, A.clone())), out)
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):
-    """X with A X = B for A = L L^H (or U^H U with upper=True), given the factor."""
-    from ember import linalg
-    if B.dim() < 2 or L.dim() < 2:
-        raise RuntimeError("b should have at least 2 dimensions, but has " + str(B.dim()) + " dimensions instead")
-    T = L.triu() if upper else L.tril()
-    Lf = T.mH if upper else T
-    Y = linalg.solve(Lf, B)
-    return _finish(linalg.solve(Lf.mH, Y), out)
+    """X with A X = B for A = L L^H (or U^H U with upper=True), given the factor (its other triangle unread)."""
+    if B.dim() < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.dim()} dimensions instead")
+    if L.dim() < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions instead")
+    if L.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by {L.shape[-1]} matrices")
+    st = _E._C._linalg.solve_triangular
+    if upper:  # A = U^H U: U^H Y = B, then U X = Y
+        return _finish(st(L, st(L.mH, B, upper=False), upper=True), out)
+    return _finish(st(L.mH, st(L, B, upper=False), upper=True), out)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
@@ -493,101 +480,23 @@ def nextafter(input, other, *, out=None):
     return _finish(r, out)
 
 
-# ---- LU with partial pivoting (Doolittle, one column per step), written with ember ops so that the
-# factors are differentiable; pivots are 1-based as LAPACK's getrf gives them ----
-
-def _lu_factor_ex(A):
-    """(LU, pivots int32 (*, k), info int32 (*)): info = first zero pivot (1-based), 0 when none."""
-    if A.dim() < 2:
-        raise RuntimeError(f"linalg.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
-                           f"{list(A.shape)} instead")
-    if not (A.is_floating_point() or A.is_complex()):
-        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{str(A.dtype)[6:]}'")
-    m, n = A.shape[-2], A.shape[-1]
-    k = min(m, n)
-    batch = tuple(A.shape[:-2])
-    LU = A
-    rows = _E.arange(m).expand(batch + (m,)) if m else _E.zeros(batch + (0,), dtype=_E.int64)
-    pivots = []
-    info = _E.zeros(batch, dtype=_E.int32)
-    for j in range(k):
-        p = LU[..., j:, j].abs().argmax(-1) + j  # (*,)
-        pivots.append(p)
-        # swap rows j and p
-        perm = rows.clone()
-        perm = perm.scatter(-1, p.unsqueeze(-1), _E.full(batch + (1,), j, dtype=_E.int64))
-        perm = perm.scatter(-1, _E.full(batch + (1,), j, dtype=_E.int64), p.unsqueeze(-1))
-        LU = LU.gather(-2, perm.unsqueeze(-1).expand(batch + (m, n)))
-        pivot = LU[..., j, j]
-        zero = pivot == 0
-        info = _E.where(zero & (info == 0), _E.full_like(info, j + 1), info)
-        safe = _E.where(zero, _E.ones_like(pivot), pivot)
-        l = LU[..., j + 1:, j] / safe.unsqueeze(-1)
-        l = _E.where(zero.unsqueeze(-1), _E.zeros_like(l), l)
-        below = _E.cat([LU[..., j + 1:, :j], l.unsqueeze(-1),
-                        LU[..., j + 1:, j + 1:] - l.unsqueeze(-1) * LU[..., j:j + 1, j + 1:]], -1)
-        LU = _E.cat([LU[..., :j + 1, :], below], -2)
-    piv = (_E.stack(pivots, -1) + 1).to(_E.int32) if pivots else _E.zeros(batch + (0,), dtype=_E.int32)
-    return LU, piv, info
-
-
-def _permutation(pivots, m):
-    """Row order perm (*, m) with (P^T A)[i] = A[perm[i]], from 1-based sequential swaps."""
-    batch = tuple(pivots.shape[:-1])
-    perm = _E.arange(m).expand(batch + (m,)).clone()
-    for i in range(pivots.shape[-1]):
-        p = (pivots[..., i].to(_E.int64) - 1).unsqueeze(-1)
-        vi = perm[..., i:i + 1].clone()
-        vp = perm.gather(-1, p)
-        perm = perm.scatter(-1, p, vi)
-        perm = perm.scatter(-1, _E.full(batch + (1,), i, dtype=_E.int64), vp)
-    return perm
-
+# ---- LU: LAPACK getrf / getrs in C++ (ember._C._linalg.lu_factor_ex, lu_unpack, lu_solve) ----
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) with A = P L U from lu_factor's result."""
     from ember.linalg import _lu_unpack_result
-    m, n = LU_data.shape[-2], LU_data.shape[-1]
-    k = min(m, n)
-    if LU_pivots.dtype != _E.int32:
-        raise RuntimeError(f"lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. "
-                           f"Note: this function is intended to be used with the output produced by "
-                           f"torch.linalg.lu_factor")
-    empty = LU_data.new_empty((0,))
-    if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + _E.eye(m, k, dtype=LU_data.dtype)
-        U = LU_data[..., :k, :].triu()
-    else:
-        L = U = empty
-    if unpack_pivots:
-        perm = _permutation(LU_pivots, m)
-        eye = _E.eye(m, dtype=LU_data.dtype).expand(tuple(perm.shape[:-1]) + (m, m))
-        P = eye.gather(-2, perm.unsqueeze(-1).expand(tuple(perm.shape) + (m,))).mT
-    else:
-        P = empty
-    return _finish(_lu_unpack_result(P, L, U), out)
+    return _finish(_lu_unpack_result(*_E._C._linalg.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)), out)
 
 
 def lu_solve_linalg(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (A^H X = B with adjoint; X A = B with left=False) for A given by lu_factor."""
-    from ember import linalg
-    P, L, U = lu_unpack(LU, pivots)
-    if not left:  # X A = B  <=>  A^H X^H = B^H
-        return _finish(lu_solve_linalg(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH, out)
-    if adjoint:  # A^H X = B with A = P L U:  U^H L^H P^T X = B
-        Y = linalg.solve_triangular(U.mH, B, upper=False)
-        Z = linalg.solve_triangular(L.mH, Y, upper=True, unitriangular=True)
-        return _finish(P @ Z, out)
-    Y = linalg.solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
-    return _finish(linalg.solve_triangular(U, Y, upper=True), out)
+    return _finish(_E._C._linalg.lu_solve(LU, pivots, B, left=left, adjoint=adjoint), out)
 
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu: (A_LU, pivots) or (A_LU, pivots, infos); deprecated in torch for linalg.lu_factor."""
-    if not pivot:
-        raise RuntimeError("lu without pivoting is not implemented on the CPU")
-    LU, piv, info = _lu_factor_ex(A)
-    return (LU, piv, info) if get_infos else (LU, piv)
+    LU, piv, info = _E._C._linalg.lu_factor_ex(A, pivot, False, "torch.lu")  # a zero pivot is no error here
+    return _finish((LU, piv, info) if get_infos else (LU, piv), out)
 
 
 def lu_solve(b, LU_data, LU_pivots, *, out=None):

@@ -525,7 +525,7 @@ def cond(A, p=None, *, out=None):
     return _finish(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
 
 
-# ---- LU (python/ember/_api_math.py: pivoted Doolittle in ember ops, so the factors are differentiable) ----
+# ---- LU (LAPACK getrf/getrs via ember._C._linalg; differentiable, the backward beside it in lapack.cpp) ----
 _lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
 _LUFactor = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 _LUFactorEx = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -534,32 +534,19 @@ _LU = namedtuple("linalg_lu", ["P", "L", "U"])
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): LAPACK getrf's compact LU with 1-based pivots; info > 0 at a zero pivot."""
-    from ember import _api_math
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    LU, piv, info = _api_math._lu_factor_ex(A)
-    if check_errors and bool((info != 0).any()):
-        raise RuntimeError("torch.linalg.lu_factor_ex: a U diagonal element is zero (the matrix is singular)")
-    return _finish(_LUFactorEx(LU, piv, info), out)
+    return _finish(_LUFactorEx(*_L.lu_factor_ex(A, pivot, check_errors, "torch.linalg.lu_factor_ex")), out)
 
 
 def lu_factor(A, *, pivot=True, out=None):
-    """(LU, pivots) of A = P L U; raises LinAlgError when A is singular, as torch."""
-    LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    if A.shape[-2] == A.shape[-1] and bool((info != 0).any()):
-        bad = int(info.reshape(-1)[(info.reshape(-1) != 0).nonzero()[0, 0]])
-        raise RuntimeError(f"torch.linalg.lu_factor: U[{bad},{bad}] is zero and using it on lu_solve would result "
-                           f"in a division by zero. If you still want to perform the factorization, consider "
-                           f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    """(LU, pivots) of A = P L U; raises when U has a zero on its diagonal, as torch."""
+    LU, piv, _ = _L.lu_factor_ex(A, pivot, True, "torch.linalg.lu_factor")
     return _finish(_LUFactor(LU, piv), out)
 
 
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U."""
-    from ember import _api_math
-    LU, piv, _ = lu_factor_ex(A, pivot=pivot)
-    P, L, U = _api_math.lu_unpack(LU, piv)
-    return _finish(_LU(P, L, U), out)
+    LU, piv, _ = _L.lu_factor_ex(A, pivot, False, "torch.linalg.lu")
+    return _finish(_LU(*_L.lu_unpack(LU, piv)), out)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):

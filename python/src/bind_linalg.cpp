@@ -90,6 +90,14 @@ void bind_linalg(nb::module_& m) {
   l.def("eigvals", &linalg_eigvals, nb::arg("A"));
   l.def("ldl_factor_ex", &ldl_factor_ex, nb::arg("A"), nb::arg("hermitian") = false);
   l.def("ldl_solve", &ldl_solve, nb::arg("LD"), nb::arg("pivots"), nb::arg("B"), nb::arg("hermitian") = false);
+  l.def("solve_triangular", &linalg_solve_triangular, nb::arg("A"), nb::arg("B"), nb::kw_only(), nb::arg("upper"),
+        nb::arg("left") = true, nb::arg("unitriangular") = false);
+  l.def("lu_factor_ex", &linalg_lu_factor_ex, nb::arg("A"), nb::arg("pivot") = true, nb::arg("check_errors") = false,
+        nb::arg("op") = "torch.linalg.lu_factor_ex");
+  l.def("lu_unpack", &lu_unpack, nb::arg("LU_data"), nb::arg("LU_pivots"), nb::arg("unpack_data") = true,
+        nb::arg("unpack_pivots") = true);
+  l.def("lu_solve", &linalg_lu_solve, nb::arg("LU"), nb::arg("pivots"), nb::arg("B"), nb::kw_only(),
+        nb::arg("left") = true, nb::arg("adjoint") = false);
   l.def("eigh", &linalg_eigh, nb::arg("A"), nb::arg("UPLO") = "L");
   l.def("eigvalsh", &linalg_eigvalsh, nb::arg("A"), nb::arg("UPLO") = "L");
   l.def(

@@ -86,11 +86,6 @@ _VMAP_GAPS = {
        "flow under vmap (torch runs a C++ kernel)" for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u",
                                                            "hermite_polynomial_h", "hermite_polynomial_he",
                                                            "laguerre_polynomial_l", "legendre_polynomial_p")},
-    "linalg.lu_factor": "pivoted LU written in ember ops picks each pivot with .item() (data-dependent under vmap)",
-    "linalg.lu_solve": "solves with the pivots of the Python LU, which read values with .item()",
-    "linalg.solve_triangular": "composition over linalg.solve: raises LinAlgError on a singular triangle where torch "
-    "(trsm) returns inf/nan, which the test's shuffled batch entries are",
-    "cholesky_solve": "built on solve_triangular (see there)",
 }
 
 

@@ -4,6 +4,8 @@
 // inputs are copied as clone(A.mT).mT and outputs are returned as such transposed views.
 #include "ember/ops/lapack.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -148,6 +150,9 @@ struct Lapack;
   static void getrf(int m, int n, T* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
   static void getrs(int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {             \
     char tr = 'N';                                                                                                 \
+    p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
+  }                                                                                                                \
+  static void getrs_t(char tr, int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {  \
     p##getrs_(&tr, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
   }                                                                                                                \
   static void potrf(char uplo, int n, T* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }        \
@@ -1459,6 +1464,291 @@ Tensor linalg_eigvals(const Tensor& a) {
   // Gradients of the eigenvalues need the eigenvectors: compute them when a graph is being recorded.
   if (autograd::needs_history({&a})) return eig_core(a, true, "linalg.eigvals").first;
   return eig_core(a, false, "linalg.eigvals").first;
+}
+
+// ---- triangular solves (BLAS trsm) and LU (getrf / getrs) ----
+namespace {
+// Element offset of each matrix of t (..., r, c) in row-major batch order (batch strides may be 0).
+std::vector<int64_t> matrix_offsets(const Tensor& t) {
+  int64_t bd = t.dim() - 2, nb = nbatch(batch_shape(t));
+  std::vector<int64_t> off(static_cast<size_t>(nb), 0);
+  for (int64_t i = 0; i < nb; ++i) {
+    int64_t rem = i, o = 0;
+    for (int64_t d = bd - 1; d >= 0; --d) {
+      o += (rem % t.size(d)) * t.stride(d);
+      rem /= t.size(d);
+    }
+    off[static_cast<size_t>(i)] = o;
+  }
+  return off;
+}
+
+// B <- op(A)^{-1} B (left) or B op(A)^{-1}, row-major; complex pointers go as their real type (OpenBLAS
+// declares them void* or float* depending on the version).
+template <typename T>
+void trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE tr, CBLAS_DIAG diag, int m, int n, const T* a, int lda,
+          T* b, int ldb) {
+  using R = real_t<T>;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_strsm(CblasRowMajor, side, uplo, tr, diag, m, n, 1.0f, a, lda, b, ldb);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dtrsm(CblasRowMajor, side, uplo, tr, diag, m, n, 1.0, a, lda, b, ldb);
+  } else {
+    const T one(1);
+    auto* o = reinterpret_cast<const R*>(&one);
+    auto* ap = reinterpret_cast<const R*>(a);
+    auto* bp = reinterpret_cast<R*>(b);
+    if constexpr (std::is_same_v<T, std::complex<float>>)
+      cblas_ctrsm(CblasRowMajor, side, uplo, tr, diag, m, n, o, ap, lda, bp, ldb);
+    else
+      cblas_ztrsm(CblasRowMajor, side, uplo, tr, diag, m, n, o, ap, lda, bp, ldb);
+  }
+}
+
+// X for same-batch A (*, n, n) and B; B is copied, A read in place when each matrix is row- or
+// column-major with a leading dimension (a column-major A is the row-major A^T, its other triangle).
+Tensor solve_triangular_raw(const Tensor& a, const Tensor& b, bool upper, bool left, bool unit) {
+  autograd::NoGradGuard g;
+  int64_t n = a.size(-1);
+  Tensor x = clone(b, MemoryFormat::Contiguous);
+  int64_t rows = x.size(-2), cols = x.size(-1), nb = nbatch(batch_shape(x));
+  if (nb == 0 || rows == 0 || cols == 0) return x;
+  Tensor A = a;
+  bool rowm = n <= 1 || (A.stride(-1) == 1 && A.stride(-2) >= n);
+  bool colm = !rowm && A.stride(-2) == 1 && A.stride(-1) >= n;
+  if (!rowm && !colm) {
+    A = contiguous(A);
+    rowm = true;
+  }
+  int lda = static_cast<int>(n <= 1 ? 1 : (rowm ? A.stride(-2) : A.stride(-1)));
+  CBLAS_UPLO ul = (upper != colm) ? CblasUpper : CblasLower;
+  CBLAS_TRANSPOSE tr = colm ? CblasTrans : CblasNoTrans;
+  CBLAS_SIDE side = left ? CblasLeft : CblasRight;
+  CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
+  std::vector<int64_t> off = matrix_offsets(A);
+  SerialBlas serial(n * n * std::max(rows, cols) < (int64_t{1} << 18));  // Note [small getrs]
+  dispatch_fc(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* ap = A.data<T>();
+    T* xp = x.data<T>();
+    for (int64_t i = 0; i < nb; ++i)
+      trsm<T>(side, ul, tr, diag, static_cast<int>(rows), static_cast<int>(cols), ap + off[static_cast<size_t>(i)], lda,
+              xp + i * rows * cols, static_cast<int>(cols));
+  });
+  return x;
+}
+
+// Same-batch A and B. X = A^{-1} B: gB = A^{-H} gX, gA = -gB X^H (left); X = B A^{-1}: gB = gX A^{-H},
+// gA = -X^H gB; gA is kept to the triangle that is read (without the diagonal when unitriangular).
+Tensor solve_triangular_core(const Tensor& a, const Tensor& b, bool upper, bool left, bool unit) {
+  Tensor x = solve_triangular_raw(a, b, upper, left, unit);
+  if (auto node = autograd::make_node<LambdaBackward>(a, b)) {
+    node->record("LinalgSolveTriangularBackward0", {x}, {a}, {x},
+                 [upper, left, unit](const TensorList& g, const TensorList& s) -> TensorList {
+                   Tensor gb = solve_triangular_core(mH(s[0]), g[0], !upper, left, unit);
+                   Tensor ga = left ? neg(matmul(gb, mH(s[1]))) : neg(matmul(mH(s[1]), gb));
+                   ga = upper ? triu(ga, unit ? 1 : 0) : tril(ga, unit ? -1 : 0);
+                   return {ga, gb};
+                 });
+  }
+  return x;
+}
+
+// Pivots (*, k) must be getrf's: 1-based row numbers in [1, m].
+void check_pivots(const Tensor& pivots, int64_t m, const char* what) {
+  Tensor p = contiguous(pivots);
+  const int* d = p.data<int>();
+  for (int64_t i = 0, e = p.numel(); i < e; ++i) EMBER_CHECK(d[i] >= 1 && d[i] <= m, what);
+}
+
+// The permutation matrices P (*, m, m) of getrf's sequential row swaps (1-based), A = P L U.
+Tensor pivots_to_p(const Tensor& pivots, int64_t m, ScalarType dt) {
+  autograd::NoGradGuard g;
+  Shape batch(pivots.sizes().begin(), pivots.sizes().end() - 1);
+  int64_t k = pivots.size(-1), nb = nbatch(batch);
+  Tensor piv = contiguous(pivots);
+  Tensor p = zeros(with(batch, {m, m}), dt);
+  std::vector<int64_t> perm(static_cast<size_t>(m));
+  dispatch_fc(dt, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < nb; ++i) {
+      for (int64_t r = 0; r < m; ++r) perm[r] = r;
+      const int* pv = piv.data<int>() + i * k;
+      for (int64_t j = 0; j < k; ++j) std::swap(perm[j], perm[pv[j] - 1]);
+      T* P = p.data<T>() + i * m * m;
+      for (int64_t r = 0; r < m; ++r) P[perm[r] * m + r] = T(1);  // (P^T A)[r] = A[perm[r]]
+    }
+  });
+  return p;
+}
+
+// Square A = P L U: with M = L^{-1} P^T dA U^{-1}, dL = L tril(M, -1) and dU = triu(M) U, so
+// P^T gA = L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H}.
+Tensor lu_square_backward(const Tensor& gl, const Tensor& gu, const Tensor& l, const Tensor& u) {
+  Tensor x = add(tril(matmul(mH(l), gl), -1), triu(matmul(gu, mH(u))));
+  Tensor y = solve_triangular_core(mH(u), x, false, false, false);  // x U^{-H}
+  return solve_triangular_core(mH(l), y, true, true, true);         // L^{-H} y
+}
+
+// P^T gA for A = P L U (L m x k unit lower, U k x n upper). Wide (m < n, U = [U1 U2]): U2 = L^{-1} P^T A2
+// adds -L^{-H} gU2 U2^H to gL and gives gA2 = P L^{-H} gU2. Tall (m > n, L = [L1; L2]): L2 = (P^T A)_2 U^{-1}
+// adds -L2^H gL2 U^{-H} to gU and gives (P^T gA)_2 = gL2 U^{-H}. The square part does the rest.
+Tensor lu_backward(const Tensor& gl, const Tensor& gu, const Tensor& l, const Tensor& u) {
+  int64_t m = l.size(-2), n = u.size(-1);
+  if (m == n) return lu_square_backward(gl, gu, l, u);
+  if (m < n) {
+    Tensor u1 = narrow(u, -1, 0, m), u2 = narrow(u, -1, m, n - m);
+    Tensor gu1 = narrow(gu, -1, 0, m), gu2 = narrow(gu, -1, m, n - m);
+    Tensor gl2 = sub(gl, solve_triangular_core(mH(l), matmul(gu2, mH(u2)), true, true, true));
+    return cat({lu_square_backward(gl2, gu1, l, u1), solve_triangular_core(mH(l), gu2, true, true, true)}, -1);
+  }
+  Tensor l1 = narrow(l, -2, 0, n), l2 = narrow(l, -2, n, m - n);
+  Tensor gl1 = narrow(gl, -2, 0, n), gl2 = narrow(gl, -2, n, m - n);
+  Tensor gu2 = sub(gu, solve_triangular_core(mH(u), matmul(mH(l2), gl2), false, false, false));
+  return cat({lu_square_backward(gl1, gu2, l1, u), solve_triangular_core(mH(u), gl2, false, false, false)}, -2);
+}
+
+// L (m x k, unit diagonal) and U (k x n) of a compact LU, as ember ops (differentiable in lu).
+std::pair<Tensor, Tensor> lu_parts(const Tensor& lu) {
+  int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
+  Tensor l = add(tril(narrow(lu, -1, 0, k), -1), eye(m, k, lu.dtype()));
+  return {l, triu(narrow(lu, -2, 0, k))};
+}
+}  // namespace
+
+Tensor linalg_solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left, bool unitriangular) {
+  const char* op = "linalg.solve_triangular";
+  EMBER_CHECK(a.dim() >= 2, op, ": The input tensor A must have at least 2 dimensions.");
+  EMBER_CHECK(b.dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
+  int64_t n = a.size(-1);
+  EMBER_CHECK(a.size(-2) == n, op, ": A must be batches of square matrices, but they are ", a.size(-2), " by ", n,
+              " matrices");
+  EMBER_CHECK((left ? b.size(-2) : b.size(-1)) == n, op, ": Incompatible shapes of A and B for the equation ",
+              left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", b.size(-2), "x", b.size(-1), ")");
+  check_float(a, "triangular_solve_cpu", true, true);
+  Tensor A = a, B = to_dtype(b, a.dtype());  // B takes A's dtype, as torch (no promotion)
+  Shape batch = broadcast_shapes(batch_shape(a), batch_shape(b), op);
+  return solve_triangular_core(expand(A, with(batch, {n, n})), expand(B, with(batch, {b.size(-2), b.size(-1)})), upper,
+                               left, unitriangular);
+}
+
+std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& a, bool pivot, bool check_errors,
+                                                       const std::string& op) {
+  EMBER_CHECK(a.dim() >= 2, "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: ", a.shape_str(),
+              " instead");
+  check_float(a, "lu_cpu", true, true);
+  EMBER_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
+  Shape batch = batch_shape(a);
+  int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n), nb = nbatch(batch);
+  Tensor lu = fortran_copy(a);
+  Tensor piv = zeros(with(batch, {k}), ScalarType::Int32);
+  Tensor info = zeros(batch, ScalarType::Int32);
+  if (k > 0)
+    dispatch_fc(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t i = 0; i < nb; ++i) {
+        int inf = 0;
+        Lapack<T>::getrf(static_cast<int>(m), static_cast<int>(n), lu.data<T>() + i * m * n, static_cast<int>(m),
+                         piv.data<int>() + i * k, &inf);
+        info.data<int>()[i] = inf;
+      }
+    });
+  if (check_errors)
+    for (int64_t i = 0; i < nb; ++i) {
+      int inf = info.data<int>()[i];
+      EMBER_CHECK(inf <= 0, op, ": U[", inf, ",", inf,
+                  "] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+                  "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
+    }
+  if (auto node = autograd::make_node<LambdaBackward>(a)) {
+    node->record("LinalgLuFactorExBackward0", {lu}, {piv}, {lu},
+                 [](const TensorList& g, const TensorList& s) -> TensorList {
+                   const Tensor& lu = s[1];
+                   int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
+                   auto [l, u] = lu_parts(lu);
+                   Tensor gl = tril(narrow(g[0], -1, 0, k), -1), gu = triu(narrow(g[0], -2, 0, k));
+                   return {matmul(pivots_to_p(s[0], m, lu.dtype()), lu_backward(gl, gu, l, u))};
+                 });
+  }
+  return {lu, piv, info};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& lu, const Tensor& pivots, bool unpack_data,
+                                             bool unpack_pivots) {
+  EMBER_CHECK(lu.dim() >= 2, "torch.lu_unpack: LU_data must have at least 2 dimensions, but got size ", lu.shape_str());
+  check_float(lu, "lu_unpack", true, true);
+  EMBER_CHECK(pivots.dtype() == ScalarType::Int32,
+              "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\nNote: this "
+              "function is intended to be used with the output produced by torch.linalg.lu_factor");
+  int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
+  Tensor none = empty({0}, lu.dtype());
+  Tensor l = none, u = none, p = none;
+  if (unpack_data) std::tie(l, u) = lu_parts(lu);
+  if (unpack_pivots) {
+    EMBER_CHECK(pivots.dim() >= 1 && pivots.size(-1) == k, "torch.lu_unpack: LU_pivots must have min(m, n) = ", k,
+                " entries per matrix, but got shape ", pivots.shape_str());
+    check_pivots(pivots, m,
+                 "pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly pass the "
+                 "result of lu_factor?");
+    // The pivots' batch broadcasts against LU's, as torch.
+    Shape batch =
+        broadcast_shapes(batch_shape(lu), Shape(pivots.sizes().begin(), pivots.sizes().end() - 1), "torch.lu_unpack");
+    p = pivots_to_p(expand(pivots, with(batch, {k})), m, lu.dtype());
+  }
+  return {p, l, u};
+}
+
+Tensor linalg_lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool left, bool adjoint) {
+  const char* op = "linalg.lu_solve";
+  EMBER_CHECK(lu.dim() >= 2, "torch.linalg.lu_solve: The input tensor A must have at least 2 dimensions.");
+  EMBER_CHECK(b.dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
+  int64_t n = lu.size(-1);
+  EMBER_CHECK(lu.size(-2) == n, "torch.linalg.lu_solve: A must be batches of square matrices, but they are ",
+              lu.size(-2), " by ", n, " matrices");
+  check_float(lu, "torch.linalg.lu_solve", false, true);
+  EMBER_CHECK(lu.dtype() == b.dtype(), op, ": Expected LU and B to have the same dtype, but found LU of type ",
+              dtype_name(lu.dtype()), " and B of type ", dtype_name(b.dtype()), " instead");
+  EMBER_CHECK(pivots.dtype() == ScalarType::Int32, op, ": pivots should be a Tensor of scalar type torch.int32");
+  EMBER_CHECK(pivots.dim() >= 1 && pivots.size(-1) == n, op,
+              ": Number of pivots per batch should be same as the dimension of the matrix");
+  EMBER_CHECK(Shape(pivots.sizes().begin(), pivots.sizes().end() - 1) == batch_shape(lu), op,
+              ": Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with shape ",
+              pivots.shape_str(), " instead");
+  EMBER_CHECK((left ? b.size(-2) : b.size(-1)) == n, op, ": Incompatible shapes of A and B for the equation ",
+              left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", b.size(-2), "x", b.size(-1), ")");
+  check_pivots(pivots, n, "linalg.lu_solve: pivots must be between 1 and LU.size(-2) inclusive");
+  if (!left) return mH(linalg_lu_solve(lu, pivots, mH(b), true, !adjoint));
+  if (autograd::needs_history({&lu, &b})) {
+    // A = P L U with L the unit lower and U the upper triangle of lu: two triangular solves, differentiable.
+    Tensor p = pivots_to_p(pivots, n, lu.dtype());
+    if (!adjoint) {
+      Tensor y = linalg_solve_triangular(lu, matmul(mT(p), b), false, true, true);
+      return linalg_solve_triangular(lu, y, true, true, false);
+    }
+    Tensor y = linalg_solve_triangular(mH(lu), b, false, true, false);       // U^H y = B
+    return matmul(p, linalg_solve_triangular(mH(lu), y, true, true, true));  // L^H z = y, X = P z
+  }
+  Shape batch = broadcast_shapes(batch_shape(lu), batch_shape(b), op);
+  int64_t k = b.size(-1), nb = nbatch(batch);
+  Tensor lue, pe, x;
+  {
+    autograd::NoGradGuard g;
+    lue = fortran_copy(expand(lu, with(batch, {n, n})));
+    pe = contiguous(expand(pivots, with(batch, {n})));
+    x = fortran_copy(expand(b, with(batch, {n, k})));
+  }
+  if (n == 0 || k == 0 || nb == 0) return x;
+  SerialBlas serial(n * n * k < (int64_t{1} << 18));  // Note [small getrs]
+  dispatch_fc(lu.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    char tr = !adjoint ? 'N' : (is_complex(lu.dtype()) ? 'C' : 'T');
+    for (int64_t i = 0; i < nb; ++i) {
+      int inf = 0;
+      Lapack<T>::getrs_t(tr, static_cast<int>(n), static_cast<int>(k), lue.data<T>() + i * n * n, static_cast<int>(n),
+                         pe.data<int>() + i * n, x.data<T>() + i * n * k, static_cast<int>(n), &inf);
+    }
+  });
+  return x;
 }
 
 }  // namespace ember
