@@ -25,14 +25,14 @@ float row_lse(const float* x, int64_t n) {
   vf8 acc0 = splat(0.0f), acc1 = acc0;
   int64_t k = 0;
   for (; k + 16 <= n; k += 16) {
-    acc0 += exp8(load8(x + k) - m);
-    acc1 += exp8(load8(x + k + 8) - m);
+    acc0 += exp8_ftz(load8(x + k) - m);
+    acc1 += exp8_ftz(load8(x + k + 8) - m);
   }
-  for (; k + 8 <= n; k += 8) acc0 += exp8(load8(x + k) - m);
+  for (; k + 8 <= n; k += 8) acc0 += exp8_ftz(load8(x + k) - m);
   acc0 += acc1;
   float s = 0;
   for (int j = 0; j < kVecF; ++j) s += acc0[j];
-  for (; k < n; ++k) s += exp_f(x[k] - m);
+  for (; k < n; ++k) s += exp_f_ftz(x[k] - m);
   return m + std::log(s);
 }
 
@@ -71,7 +71,7 @@ void tile_lse(const T* x, int64_t C, int64_t inner, int64_t len, M* lse) {
     nv = len / kVecF;
     for (int64_t c = 0; c < C; ++c)
       for (int64_t v = 0; v < nv; ++v) {
-        vf8 e = exp8(load8(x + c * inner + v * kVecF) - load8(m + v * kVecF));
+        vf8 e = exp8_ftz(load8(x + c * inner + v * kVecF) - load8(m + v * kVecF));
         store8(acc + v * kVecF, load8(acc + v * kVecF) + e);
       }
   }
@@ -193,7 +193,7 @@ void ce_backward(const ClassLossArgs& a, const Tensor& lse_t, const Tensor& g, d
         if constexpr (std::is_same_v<T, float>) {
           vf8 kv = splat(k), a2v = splat(a2), lv = splat(l);
           for (; c + 8 <= C; c += 8) {
-            vf8 d = kv * exp8(load8(row + c) - lv);
+            vf8 d = kv * exp8_ftz(load8(row + c) - lv);
             d -= w ? a2v * load8(w + c) : a2v;
             store8(drow + c, d);
           }
@@ -222,7 +222,7 @@ void ce_backward(const ClassLossArgs& a, const Tensor& lse_t, const Tensor& g, d
         if constexpr (std::is_same_v<T, float>) {
           for (int64_t v = 0; v < nv; ++v) {
             int64_t j = v * kVecF;
-            vf8 e = exp8(load8(base + c * inner + j) - load8(l + j));
+            vf8 e = exp8_ftz(load8(base + c * inner + j) - load8(l + j));
             store8(dbase + c * inner + j, load8(k + j) * e - load8(a2 + j) * wc);
           }
         }

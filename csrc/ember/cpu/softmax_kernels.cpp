@@ -19,20 +19,20 @@ void float_row(const float* x, float* y, int64_t n, bool log) {
   int64_t k = 0;
   if (log) {
     for (; k + 16 <= n; k += 16) {
-      acc0 += exp8(load8(x + k) - m);
-      acc1 += exp8(load8(x + k + 8) - m);
+      acc0 += exp8_ftz(load8(x + k) - m);
+      acc1 += exp8_ftz(load8(x + k + 8) - m);
     }
-    for (; k + 8 <= n; k += 8) acc0 += exp8(load8(x + k) - m);
+    for (; k + 8 <= n; k += 8) acc0 += exp8_ftz(load8(x + k) - m);
   } else {
     for (; k + 16 <= n; k += 16) {
-      vf8 e0 = exp8(load8(x + k) - m), e1 = exp8(load8(x + k + 8) - m);
+      vf8 e0 = exp8_ftz(load8(x + k) - m), e1 = exp8_ftz(load8(x + k + 8) - m);
       store8(y + k, e0);
       store8(y + k + 8, e1);
       acc0 += e0;
       acc1 += e1;
     }
     for (; k + 8 <= n; k += 8) {
-      vf8 e = exp8(load8(x + k) - m);
+      vf8 e = exp8_ftz(load8(x + k) - m);
       store8(y + k, e);
       acc0 += e;
     }
@@ -41,7 +41,7 @@ void float_row(const float* x, float* y, int64_t n, bool log) {
   float s = 0;
   for (int j = 0; j < kVecF; ++j) s += acc0[j];
   for (; k < n; ++k) {
-    float e = exp_f(x[k] - m);
+    float e = exp_f_ftz(x[k] - m);
     if (!log) y[k] = e;
     s += e;
   }
@@ -98,7 +98,7 @@ void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t
     for (int v = 0; v < nv; ++v) m[v] = max_nan(m[v], load8(xb + r * inner + v * 8));
   for (int64_t r = 0; r < R; ++r)
     for (int v = 0; v < nv; ++v) {
-      vf8 e = exp8(load8(xb + r * inner + v * 8) - m[v]);
+      vf8 e = exp8_ftz(load8(xb + r * inner + v * 8) - m[v]);
       if (!log) store8(yb + r * inner + v * 8, e);
       s[v] += e;
     }
@@ -122,7 +122,7 @@ void float_columns(const float* xb, float* yb, int64_t R, int64_t inner, int64_t
       mx = (mx > v || mx != mx) ? mx : v;
     }
     for (int64_t r = 0; r < R; ++r) {
-      float e = exp_f(xb[r * inner + j] - mx);
+      float e = exp_f_ftz(xb[r * inner + j] - mx);
       if (!log) yb[r * inner + j] = e;
       sum += e;
     }
