@@ -6,6 +6,7 @@
 #include "ember/core/checked_math.h"
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
+#include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
 namespace {
@@ -23,6 +24,28 @@ M nan_min(M a, M b) {
     return a < b ? a : b;
   else
     return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
+
+// d/dx of x Phi(x) = Phi(x) + x phi(x); float goes through the vectorizable erf and exp.
+template <typename M>
+EMBER_MATH_INLINE M gelu_grad(M x) {
+  constexpr M kInvSqrt2 = M(0.70710678118654752440), kInvSqrt2Pi = M(0.39894228040143267794);
+  if constexpr (std::is_same_v<M, float>)
+    return 0.5f * (1.0f + math::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * math::exp(-0.5f * x * x);
+  else
+    return M(0.5) * (M(1) + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(M(-0.5) * x * x);
+}
+// The same for 0.5 x (1 + tanh(k (x + c x^3))).
+template <typename M>
+EMBER_MATH_INLINE M gelu_tanh_grad(M x) {
+  constexpr M k = M(0.79788456080286535588), c = M(0.044715);
+  const M x2 = x * x;
+  M t;
+  if constexpr (std::is_same_v<M, float>)
+    t = math::tanh(k * (x + c * x2 * x));
+  else
+    t = std::tanh(k * (x + c * x2 * x));
+  return M(0.5) * (M(1) + t) + M(0.5) * x * (M(1) - t * t) * k * (M(1) + M(3) * c * x2);
 }
 
 template <typename T>
@@ -98,6 +121,16 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
           return (b < 0 || b >= bits) ? static_cast<M>(a < 0 ? -1 : 0) : static_cast<M>(a >> b);
         });
       }
+      break;
+    case PointwiseOp::GeluBackward:
+      if constexpr (kFloat)
+        binary_loop<T, T>(
+            it, [](M g, M x) __attribute__((always_inline))->M { return g * gelu_grad(x); });
+      break;
+    case PointwiseOp::GeluTanhBackward:
+      if constexpr (kFloat)
+        binary_loop<T, T>(
+            it, [](M g, M x) __attribute__((always_inline))->M { return g * gelu_tanh_grad(x); });
       break;
   }
 }

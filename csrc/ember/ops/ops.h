@@ -337,6 +337,9 @@ enum class PointwiseOp : int {
   BitwiseXor,
   LeftShift,
   RightShift,  // integral types only
+  // Fused backward kernels, called by backward formulas when no graph is recorded (a = grad, b = input).
+  GeluBackward,      // grad * (Phi(x) + x phi(x))
+  GeluTanhBackward,  // the same for approximate="tanh"
 };
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out = Tensor(), bool inplace = false);
 const char* pointwise_op_name(PointwiseOp op);

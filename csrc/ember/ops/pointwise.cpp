@@ -60,6 +60,8 @@ Info info(PointwiseOp op) {
     case PointwiseOp::BitwiseXor: return {"bitwise_xor", K::Integral, nullptr};
     case PointwiseOp::LeftShift:  return {"bitwise_left_shift", K::IntegerOnly, nullptr};
     case PointwiseOp::RightShift: return {"bitwise_right_shift", K::IntegerOnly, nullptr};
+    case PointwiseOp::GeluBackward:     return {"gelu_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::GeluTanhBackward: return {"gelu_backward", K::FloatOnly, nullptr};
       // clang-format on
   }
   return {"?", Kind::All, nullptr};

@@ -224,6 +224,9 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(g, where(gt(x, num(0)), num(scale), neg_slope));
     }
     case UnaryOp::Gelu: {
+      // One fused pass when no graph is recorded; the composition below is differentiable (create_graph).
+      if (!autograd::GradMode::is_enabled() && is_floating_point(x.dtype()) && g.dtype() == x.dtype())
+        return pointwise_op(p.p0 == 0 ? PointwiseOp::GeluBackward : PointwiseOp::GeluTanhBackward, g, x);
       if (p.p0 == 0) {  // Phi(x) + x phi(x)
         Tensor cdf = mul(add(erf(mul(x, num(std::numbers::sqrt2 / 2))), num(1)), num(0.5));
         Tensor pdf = mul(exp(mul(sq(x), num(-0.5))), num(0.5 * k2SqrtPi / std::numbers::sqrt2));
