@@ -786,3 +786,16 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         return total / count.reshape(shape_c)
     start = _E.full(out_shape, empty if initial is None else initial, dtype=data.dtype)
     return start.scatter_reduce(axis, idx, data, how, include_self=initial is not None)
+
+
+# Wrong argument types raise TypeError as torch does (ember/_argcheck.py).
+from ember._argcheck import tensor_args as _tensor_args  # noqa: E402
+
+_tensor_args(globals(), """i0 i0e i1 i1e ndtr ndtri erfcx log_ndtr entr multigammaln spherical_bessel_j0
+    modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 scaled_modified_bessel_k1 bessel_j0 bessel_j1
+    bessel_y0 bessel_y1 cholesky_inverse lu_unpack histogram histogramdd gradient""".split())
+_tensor_args(globals(), ["xlog1py", "zeta"], positions=(0, 1), any_of=True)
+_tensor_args(globals(), ["nextafter", "cholesky_solve", "solve_triangular", "triangular_solve", "lu_solve"],
+             positions=(0, 1))
+_tensor_args(globals(), ["index_reduce"], positions=(0, 2, 3))
+mvlgamma = multigammaln  # the alias, after the check was added

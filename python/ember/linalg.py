@@ -594,3 +594,8 @@ def eig(A, *, out=None):
 def eigvals(A, *, out=None):
     """The (complex) eigenvalues of a general square matrix."""
     return _finish(_L.eigvals(A), out)
+
+
+from ember._argcheck import tensor_args as _tensor_args  # noqa: E402
+
+_tensor_args(globals(), ["vecdot"], positions=(0, 1), api_prefix="linalg_")

@@ -244,3 +244,7 @@ def selu_(input):
 def pdist(input, p=2):
     """Pairwise p-norm distances between the rows of a 2-D input (upper triangle, row-major)."""
     return ember.pdist(input, p)
+
+from ember._argcheck import tensor_args as _tensor_args  # noqa: E402
+
+_tensor_args(globals(), ["hardshrink"])

@@ -1,0 +1,26 @@
+"""Argument-type checks for ops written in Python: a wrong type raises TypeError naming the
+argument, as torch's argument parser does, instead of an AttributeError from deep inside."""
+import functools
+
+from ember._C import Tensor
+
+
+def _type_name(a):
+    return type(a).__name__
+
+
+def tensor_args(module_globals, names, positions=(0,), any_of=False, api_prefix=""):
+    """Wraps module_globals[name] for each name: the positional arguments at `positions` must be
+    Tensors (with any_of, at least one of them; the others may be numbers)."""
+    for name in names:
+        fn = module_globals[name]
+
+        def wrapper(*args, __fn=fn, __name=api_prefix + name, **kwargs):
+            present = [i for i in positions if i < len(args)]
+            bad = [i for i in present if not isinstance(args[i], Tensor)]
+            if bad and (not any_of or len(bad) == len(present)):
+                i = bad[0]
+                raise TypeError(f"{__name}(): argument (position {i + 1}) must be Tensor, not {_type_name(args[i])}")
+            return __fn(*args, **kwargs)
+
+        module_globals[name] = functools.wraps(fn)(wrapper)
