@@ -202,7 +202,7 @@ def profile_step(model, opt, loader, out_dir, warmup=1):
                  with_flops=True) as prof:
         with record_function("train_step"):
             step()
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=40))
     path = os.path.join(out_dir, "profile_trace.json")
     prof.export_chrome_trace(path)
     print(f"Chrome trace of the step: {path} (open it in https://ui.perfetto.dev)")
