@@ -132,6 +132,9 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
         binary_loop<T, T>(
             it, [](M g, M x) __attribute__((always_inline))->M { return g * gelu_tanh_grad(x); });
       break;
+    case PointwiseOp::ReluBackward:  // a select, so a NaN gradient where the unit was off gives 0, as torch
+      if constexpr (!kBool) binary_loop<T, T>(it, [](M g, M y) -> M { return y <= M(0) ? M(0) : g; });
+      break;
   }
 }
 

@@ -340,6 +340,7 @@ enum class PointwiseOp : int {
   // Fused backward kernels, called by backward formulas when no graph is recorded (a = grad, b = input).
   GeluBackward,      // grad * (Phi(x) + x phi(x))
   GeluTanhBackward,  // the same for approximate="tanh"
+  ReluBackward,      // b <= 0 ? 0 : grad (b = relu's result), as torch's threshold_backward
 };
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out = Tensor(), bool inplace = false);
 const char* pointwise_op_name(PointwiseOp op);

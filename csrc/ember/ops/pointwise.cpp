@@ -62,6 +62,7 @@ Info info(PointwiseOp op) {
     case PointwiseOp::RightShift: return {"bitwise_right_shift", K::IntegerOnly, nullptr};
     case PointwiseOp::GeluBackward:     return {"gelu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::GeluTanhBackward: return {"gelu_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::ReluBackward:     return {"threshold_backward", K::Numeric, nullptr};
       // clang-format on
   }
   return {"?", Kind::All, nullptr};

@@ -200,7 +200,9 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(g, neg(sq(y)));
     case UnaryOp::NanToNum:
       return mul(g, isfinite(x));
-    case UnaryOp::Relu:
+    case UnaryOp::Relu:  // one pass when no graph is recorded; the product is differentiable (create_graph)
+      if (!autograd::GradMode::is_enabled() && !is_complex(g.dtype()) && g.dtype() == y.dtype())
+        return pointwise_op(PointwiseOp::ReluBackward, g, y);
       return mul(g, gt(y, num(0)));
     case UnaryOp::Relu6:
       return mul(g, logical_and(gt(x, num(0)), lt(x, num(6))));
