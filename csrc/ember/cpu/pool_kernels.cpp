@@ -3,6 +3,7 @@
 #include "ember/cpu/pool_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <vector>
 
@@ -71,10 +72,10 @@ void max_pool_2x2_row(const T* r0, const T* r1, int64_t b0, int64_t iW, int64_t 
   int64_t ow = 0;
 #if defined(__SSE4_1__)
   if constexpr (std::is_same_v<T, float>) {
-    for (; ow + 4 <= oW; ow += 4) {
-      const int64_t c = 2 * ow;
-      const __m128 a0 = _mm_loadu_ps(r0 + c), a1 = _mm_loadu_ps(r0 + c + 4);
-      const __m128 b0v = _mm_loadu_ps(r1 + c), b1v = _mm_loadu_ps(r1 + c + 4);
+    // n (<= 4) outputs from the 8 values of each input row at a and b; c: a's column in the row
+    auto quad = [&](const float* a, const float* b, int64_t c, int64_t o, int n) {
+      const __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + 4);
+      const __m128 b0v = _mm_loadu_ps(b), b1v = _mm_loadu_ps(b + 4);
       const __m128 taps[3] = {_mm_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1)),
                               _mm_shuffle_ps(b0v, b1v, _MM_SHUFFLE(2, 0, 2, 0)),
                               _mm_shuffle_ps(b0v, b1v, _MM_SHUFFLE(3, 1, 3, 1))};
@@ -85,10 +86,25 @@ void max_pool_2x2_row(const T* r0, const T* r1, int64_t b0, int64_t iW, int64_t 
         best = _mm_blendv_ps(best, taps[k], take);
         code = _mm_blendv_ps(code, _mm_castsi128_ps(_mm_set1_epi32(k + 1)), take);
       }
-      _mm_storeu_ps(yr + ow, best);
+      alignas(16) float got[4];
       alignas(16) int32_t won[4];
+      _mm_store_ps(got, best);
       _mm_store_si128(reinterpret_cast<__m128i*>(won), _mm_castps_si128(code));
-      for (int j = 0; j < 4; ++j) ir[ow + j] = b0 + c + 2 * j + (won[j] & 1) + (won[j] >> 1) * iW;
+      for (int j = 0; j < n; ++j) {
+        yr[o + j] = got[j];
+        ir[o + j] = b0 + c + 2 * j + (won[j] & 1) + (won[j] >> 1) * iW;
+      }
+    };
+    for (; ow + 4 <= oW; ow += 4) quad(r0 + 2 * ow, r1 + 2 * ow, 2 * ow, ow, 4);
+    // The last outputs through a padded copy: a scalar tail compiles to branches, which random
+    // data mispredicts (a 7-wide row spent most of its time in a 3-output tail).
+    if (ow < oW) {
+      float ta[8] = {}, tb[8] = {};
+      const int n = static_cast<int>(oW - ow);
+      std::copy(r0 + 2 * ow, r0 + 2 * oW, ta);
+      std::copy(r1 + 2 * ow, r1 + 2 * oW, tb);
+      quad(ta, tb, 2 * ow, ow, n);
+      ow = oW;
     }
   }
 #endif
@@ -152,6 +168,32 @@ void max_pool_impl(const T* x, T* y, int64_t* idx, const PoolGeometry& g) {
   });
 }
 
+// One plane at a time, zeroed just before its scattered adds, so both stay in cache (a zeroed
+// batch followed by a scatter_add pass reads and writes the whole gradient twice).
+template <typename T>
+void max_pool_backward_impl(const T* gy, const int64_t* idx, T* gx, int64_t planes, int64_t in_l, int64_t out_l) {
+  std::atomic<bool> bad{false};
+  parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, in_l + out_l)),
+               [&](int64_t p0, int64_t p1) {
+                 for (int64_t p = p0; p < p1; ++p) {
+                   T* gxp = gx + p * in_l;
+                   const T* gyp = gy + p * out_l;
+                   const int64_t* ip = idx + p * out_l;
+                   std::fill(gxp, gxp + in_l, T(0));
+                   for (int64_t o = 0; o < out_l; ++o) {
+                     const int64_t at = ip[o];
+                     if (static_cast<uint64_t>(at) >= static_cast<uint64_t>(in_l)) {
+                       bad.store(true, std::memory_order_relaxed);
+                       continue;
+                     }
+                     gxp[at] += gyp[o];
+                   }
+                 }
+               });
+  EMBER_CHECK_INDEX(!bad.load(), "max_pool backward: an index is out of range of the input plane of ", in_l,
+                    " elements");
+}
+
 template <typename T>
 inline T divisor(const Taps& td, const Taps& th, const Taps& tw, bool adaptive, bool cip, int64_t override_) {
   if (override_) return T(override_);
@@ -198,6 +240,16 @@ void max_pool(ScalarType dtype, const void* x, void* y, int64_t* idx, const Pool
     max_pool_impl(static_cast<const double*>(x), static_cast<double*>(y), idx, g);
   else
     EMBER_NOT_IMPLEMENTED("max_pool: unsupported dtype ", dtype_name(dtype));
+}
+
+void max_pool_backward(ScalarType dtype, const void* gy, const int64_t* idx, void* gx, int64_t planes, int64_t in_l,
+                       int64_t out_l) {
+  if (dtype == ScalarType::Float32)
+    max_pool_backward_impl(static_cast<const float*>(gy), idx, static_cast<float*>(gx), planes, in_l, out_l);
+  else if (dtype == ScalarType::Float64)
+    max_pool_backward_impl(static_cast<const double*>(gy), idx, static_cast<double*>(gx), planes, in_l, out_l);
+  else
+    EMBER_NOT_IMPLEMENTED("max_pool_backward: unsupported dtype ", dtype_name(dtype));
 }
 
 void avg_pool(ScalarType dtype, const void* x, void* y, const PoolGeometry& g, bool cip, int64_t dv) {

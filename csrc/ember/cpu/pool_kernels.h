@@ -19,6 +19,10 @@ struct PoolGeometry {
 
 // y = max over each window, idx = the flat spatial index of the (first) maximum; NaN wins.
 void max_pool(ScalarType dtype, const void* x, void* y, int64_t* idx, const PoolGeometry& g);
+// The adjoint of max_pool: each plane of gx (in_l elements, overwritten) gets gy's out_l values
+// added at their idx. Indices outside [0, in_l) throw.
+void max_pool_backward(ScalarType dtype, const void* gy, const int64_t* idx, void* gx, int64_t planes, int64_t in_l,
+                       int64_t out_l);
 // y = the window's mean: divisor_override when nonzero, else the window's size counting padding
 // (count_include_pad, windows clipped to the padded input) or only the input's elements.
 // Adaptive windows always divide by their size.

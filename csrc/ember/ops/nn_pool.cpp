@@ -5,7 +5,8 @@
 //
 // Backward formulas: avg pools and im2col/col2im are linear, each pair the other's adjoint
 // (so every derivative order reuses them); max pools scatter the gradient to the argmax with
-// scatter_add, whose own gradient (a gather) gives double backward.
+// scatter_add, whose own gradient (a gather) gives double backward; with no graph recorded they
+// run cpu::max_pool_backward, one pass per plane.
 #include <algorithm>
 #include <string>
 
@@ -76,6 +77,15 @@ Shape out_sizes(const Tensor& x, const PoolArgs& a, IntArrayRef spatial) {
 Tensor max_pool_backward(const Tensor& g, const Tensor& idx, const Shape& x_sizes, int64_t nd) {
   int64_t planes = planes_of(x_sizes, nd), in_l = 1;
   for (int64_t i = 0; i < nd; ++i) in_l *= x_sizes[x_sizes.size() - nd + i];
+  if (!autograd::GradMode::is_enabled() && (g.dtype() == ScalarType::Float32 || g.dtype() == ScalarType::Float64) &&
+      g.device().is_cpu()) {
+    Tensor gc = contiguous(g), ic = contiguous(idx);
+    Tensor gx = empty(x_sizes, g.dtype(), g.device());
+    if (gx.numel() > 0)
+      cpu::max_pool_backward(g.dtype(), gc.data_ptr(), ic.data<int64_t>(), gx.data_ptr(), planes, in_l,
+                             planes > 0 ? gc.numel() / planes : 0);
+    return gx;
+  }
   Tensor z = zeros({planes, in_l}, g.dtype(), g.device());
   return view(scatter_add(z, 1, reshape(idx, {planes, -1}), reshape(g, {planes, -1})), x_sizes);
 }
