@@ -113,3 +113,43 @@ def test_distributed_data_parallel_run(tiny_data, tmp_path):
     assert not any(k.startswith("module.") for k in state) and any(k.endswith("running_mean") for k in state)
     ckpt = ember.load(str(out / "checkpoint.pt"))
     assert ckpt["epoch"] == 1 and ckpt["history"][0]["test_acc"] > 0
+
+
+def _example_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fashion_mnist_example", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_image_batches_normalize_flip_and_shift_each_image():
+    mod = _example_module()
+    rng = np.random.default_rng(1)
+    imgs = rng.integers(0, 256, (40, 6, 5)).astype(np.uint8)
+    targets = ember.arange(40)
+    normalize = lambda a: (a.astype(np.float32) - 255 * mod.MEAN) / (255 * mod.STD)  # noqa: E731
+    plain = mod.ImageBatches(ember.from_numpy(imgs), targets)
+    x, y = ember.utils.data.default_collate(plain.__getitems__([3, 0, 7]))
+    assert x.shape == (3, 1, 6, 5) and y.tolist() == [3, 0, 7]
+    np.testing.assert_allclose(x.numpy()[:, 0], normalize(imgs[[3, 0, 7]]), rtol=1e-6, atol=1e-6)
+    # augmented: every image is its source, maybe mirrored, shifted by at most 2 pixels (zeros come in)
+    ember.manual_seed(0)
+    aug = mod.ImageBatches(ember.from_numpy(imgs), targets, augment=True, shift=2)
+    batch = aug.__getitems__(list(range(40)))
+    padded = np.pad(imgs, ((0, 0), (2, 2), (2, 2)))
+    kinds = set()
+    for i, (xi, yi) in enumerate(batch):
+        assert int(yi) == i and xi.shape == (1, 6, 5)
+        hits = [(f, dy, dx) for f in (0, 1) for dy in range(5) for dx in range(5)
+                if np.allclose(xi.numpy()[0], normalize((padded[i, :, ::-1] if f else padded[i])[dy:dy + 6, dx:dx + 5]),
+                               atol=1e-5)]
+        assert hits, f"image {i} is not a flip/shift of its source"
+        kinds.update(hits)
+    assert {f for f, _, _ in kinds} == {0, 1} and len(kinds) > 10  # both flips and many shifts drawn
+    # a single item and a DataLoader with workers give the same images as direct batches
+    np.testing.assert_allclose(plain[5][0].numpy(), normalize(imgs[5])[None], rtol=1e-6, atol=1e-6)
+    loader = ember.utils.data.DataLoader(plain, batch_size=8, num_workers=2)
+    for i, (xb, yb) in enumerate(loader):
+        np.testing.assert_allclose(xb.numpy()[:, 0], normalize(imgs[8 * i:8 * i + 8]), rtol=1e-6, atol=1e-6)
+        assert yb.tolist() == list(range(8 * i, 8 * i + 8))
