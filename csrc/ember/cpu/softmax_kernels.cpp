@@ -177,7 +177,58 @@ void softmax_t(const T* x, T* y, int64_t outer, int64_t R, int64_t inner, bool l
   });
 }
 
+// One row of the backward: sum first (g y, or g), then the gradient in a second pass.
+void float_backward_row(const float* g, const float* y, float* gx, int64_t n, bool log) {
+  vf8 acc0 = splat(0.0f), acc1 = acc0;
+  int64_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    vf8 g0 = load8(g + k), g1 = load8(g + k + 8);
+    acc0 += log ? g0 : g0 * load8(y + k);
+    acc1 += log ? g1 : g1 * load8(y + k + 8);
+  }
+  for (; k + 8 <= n; k += 8) acc0 += log ? load8(g + k) : load8(g + k) * load8(y + k);
+  acc0 += acc1;
+  float s = 0;
+  for (int j = 0; j < kVecF; ++j) s += acc0[j];
+  for (; k < n; ++k) s += log ? g[k] : g[k] * y[k];
+  const vf8 sv = splat(s);
+  k = 0;
+  if (log) {
+    for (; k + 8 <= n; k += 8) store8(gx + k, load8(g + k) - exp8(load8(y + k)) * sv);
+    for (; k < n; ++k) gx[k] = g[k] - exp_f(y[k]) * s;
+  } else {
+    for (; k + 8 <= n; k += 8) store8(gx + k, load8(y + k) * (load8(g + k) - sv));
+    for (; k < n; ++k) gx[k] = y[k] * (g[k] - s);
+  }
+}
+
+template <typename T>
+void softmax_backward_t(const T* g, const T* y, T* gx, int64_t rows, int64_t R, bool log) {
+  if (rows == 0 || R == 0) return;
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      const T *gr = g + o * R, *yr = y + o * R;
+      T* out = gx + o * R;
+      if constexpr (std::is_same_v<T, float>) {
+        float_backward_row(gr, yr, out, R, log);
+      } else {
+        T s = 0;
+        for (int64_t k = 0; k < R; ++k) s += log ? gr[k] : gr[k] * yr[k];
+        for (int64_t k = 0; k < R; ++k) out[k] = log ? gr[k] - std::exp(yr[k]) * s : yr[k] * (gr[k] - s);
+      }
+    }
+  });
+}
+
 }  // namespace
+
+void EMBER_ISA_KERNEL(softmax_backward_kernel)(const Tensor& g, const Tensor& y, Tensor& gx, int64_t rows, int64_t R,
+                                               bool log) {
+  if (g.dtype() == ScalarType::Float32)
+    softmax_backward_t(g.data<float>(), y.data<float>(), gx.data<float>(), rows, R, log);
+  else
+    softmax_backward_t(g.data<double>(), y.data<double>(), gx.data<double>(), rows, R, log);
+}
 
 void EMBER_ISA_KERNEL(softmax_kernel)(const Tensor& x, Tensor& y, int64_t outer, int64_t R, int64_t inner, bool log,
                                       const char* name) {
