@@ -290,7 +290,10 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
         // Steal the buffer when nothing else refers to it; otherwise copy, so .grad never aliases
         // another tensor (optimizers update it in place). Expanded grads are made dense.
         bool exclusive = g.impl_ptr().use_count() == 1 && g.impl()->storage().use_count() == 1;
-        m.grad = exclusive && g.is_contiguous() ? detach(g) : contiguous(clone(g));
+        if (g.is_contiguous())
+          m.grad = exclusive ? detach(g) : clone(g);
+        else
+          m.grad = contiguous(g);  // a fresh dense copy (one copy, not clone's and then contiguous's)
       }
     } else if (GradMode::is_enabled()) {
       Tensor sum = add(m.grad, g);
