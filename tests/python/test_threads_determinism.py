@@ -100,3 +100,21 @@ def test_training_bit_identical_for_one_and_two_threads():
         ember.set_num_threads(n)
     for a, b in zip(one, two):
         assert (a == b).all()
+
+
+@pytest.mark.parametrize("m,k,n", [(512, 256, 768), (16, 50000, 16), (64, 30000, 64), (1, 8192, 512)])
+def test_float32_matmul_bit_identical_for_any_thread_count(m, k, n):
+    # Note [float32 matmul on oneDNN]: row-major left operands, right ones either way
+    rng = np.random.default_rng(0)
+    a = ember.tensor(rng.standard_normal((m, k)).astype("float32"))
+    b = ember.tensor(rng.standard_normal((k, n)).astype("float32"))
+    threads = ember.get_num_threads()
+    try:
+        for rhs in (b, b.t().contiguous().t()):
+            results = []
+            for t in (1, 2, 3, 4):
+                ember.set_num_threads(t)
+                results.append((a @ rhs).numpy())
+            assert all(np.array_equal(results[0], r) for r in results[1:])
+    finally:
+        ember.set_num_threads(threads)

@@ -426,6 +426,7 @@ struct MatmulEntry {
   size_t scratch_bytes = 0;
 };
 
+// key: B, m, n, k, a's and b's strides, threads, element type (0: bf16, 1: f32), unused.
 std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& key) {
   constexpr size_t kMaxEntries = 512;
   static std::mutex mu;
@@ -436,9 +437,10 @@ std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& k
     if (it != cache.end()) return it->second;
   }
   const int64_t B = key[0], m = key[1], n = key[2], k = key[3];
-  memory::desc a({B, m, k}, dt::bf16, memory::dims{key[4], key[5], key[6]});
-  memory::desc b({B, k, n}, dt::bf16, memory::dims{key[7], key[8], key[9]});
-  memory::desc c({B, m, n}, dt::bf16, memory::dims{m * n, n, 1});
+  const dt type = key[11] == 1 ? dt::f32 : dt::bf16;
+  memory::desc a({B, m, k}, type, memory::dims{key[4], key[5], key[6]});
+  memory::desc b({B, k, n}, type, memory::dims{key[7], key[8], key[9]});
+  memory::desc c({B, m, n}, type, memory::dims{m * n, n, 1});
   auto entry = std::make_shared<MatmulEntry>();
   {
     OmpThreads scope(static_cast<int>(key[10]));
@@ -450,43 +452,50 @@ std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& k
   if (cache.size() >= kMaxEntries) cache.clear();
   return cache.emplace(key, std::move(entry)).first->second;
 }
+
+void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* b, const int64_t b_strides[3], void* c,
+                int64_t B, int64_t m, int64_t n, int64_t k) {
+  std::array<int64_t, 13> key{B,
+                              m,
+                              n,
+                              k,
+                              a_strides[0],
+                              a_strides[1],
+                              a_strides[2],
+                              b_strides[0],
+                              b_strides[1],
+                              b_strides[2],
+                              get_num_threads(),
+                              type == dt::f32 ? 1 : 0,
+                              0};
+  auto e = matmul_entry(key);
+  const dnnl::engine& eng = engine();
+  thread_local dnnl::stream stream(eng);
+  memory am(memory::desc({B, m, k}, type, memory::dims{a_strides[0], a_strides[1], a_strides[2]}), eng,
+            const_cast<void*>(a));
+  memory bm(memory::desc({B, k, n}, type, memory::dims{b_strides[0], b_strides[1], b_strides[2]}), eng,
+            const_cast<void*>(b));
+  memory cm(memory::desc({B, m, n}, type, memory::dims{m * n, n, 1}), eng, c);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+  DataPtr scratch;
+  if (e->scratch_bytes > 0) {
+    scratch = cpu_allocator()->allocate(e->scratch_bytes);
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(memory::desc({static_cast<memory::dim>(e->scratch_bytes)}, dt::u8, tag::a), eng, scratch.ptr));
+  }
+  e->prim.execute(stream, args);
+  stream.wait();
+}
 }  // namespace
 
 void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
                         BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k) {
-  guarded("matmul (bfloat16)", [&] {
-    std::array<int64_t, 13> key{B,
-                                m,
-                                n,
-                                k,
-                                a_strides[0],
-                                a_strides[1],
-                                a_strides[2],
-                                b_strides[0],
-                                b_strides[1],
-                                b_strides[2],
-                                get_num_threads(),
-                                0,
-                                0};
-    auto e = matmul_entry(key);
-    const dnnl::engine& eng = engine();
-    thread_local dnnl::stream stream(eng);
-    memory am(memory::desc({B, m, k}, dt::bf16, memory::dims{a_strides[0], a_strides[1], a_strides[2]}), eng,
-              const_cast<BFloat16*>(a));
-    memory bm(memory::desc({B, k, n}, dt::bf16, memory::dims{b_strides[0], b_strides[1], b_strides[2]}), eng,
-              const_cast<BFloat16*>(b));
-    memory cm(memory::desc({B, m, n}, dt::bf16, memory::dims{m * n, n, 1}), eng, c);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
-    DataPtr scratch;
-    if (e->scratch_bytes > 0) {
-      scratch = cpu_allocator()->allocate(e->scratch_bytes);
-      args.emplace(
-          DNNL_ARG_SCRATCHPAD,
-          memory(memory::desc({static_cast<memory::dim>(e->scratch_bytes)}, dt::u8, tag::a), eng, scratch.ptr));
-    }
-    e->prim.execute(stream, args);
-    stream.wait();
-  });
+  guarded("matmul (bfloat16)", [&] { run_matmul(dt::bf16, a, a_strides, b, b_strides, c, B, m, n, k); });
+}
+
+void onednn_matmul_f32(const float* a, const int64_t a_strides[3], const float* b, const int64_t b_strides[3], float* c,
+                       int64_t B, int64_t m, int64_t n, int64_t k) {
+  guarded("matmul (float32)", [&] { run_matmul(dt::f32, a, a_strides, b, b_strides, c, B, m, n, k); });
 }
 
 }  // namespace ember::cpu
