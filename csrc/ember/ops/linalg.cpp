@@ -100,14 +100,16 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   // small transformer's layers (2048x256 by 256x768 and their gradients) with AVX-512, and on par
   // for large squares. Only with a row-major left operand: with a transposed one (x^T @ g) oneDNN
   // splits k among threads for some shapes, so results would depend on the thread count; row-major
-  // ones measured bit-identical for 1-32 threads (test_threads_determinism.py). Batches keep the
-  // BLAS loop.
-  if (dt == ScalarType::Float32 && B == 1 && m * n * k >= (int64_t(1) << 21) && (a.strides()[2] == 1 || k == 1) &&
+  // ones measured bit-identical for 1-32 threads (test_threads_determinism.py). Batches (bmm of
+  // 64 128x128 products: 1.3x the loop of single-threaded BLAS calls) run as one oneDNN call.
+  if (dt == ScalarType::Float32 && B * m * n * k >= (int64_t(1) << 21) && (a.strides()[2] == 1 || k == 1) &&
       cpu::onednn_enabled() && a.device().is_cpu()) {
     adopt_num_threads();  // oneDNN, like OpenBLAS, runs on this thread's OpenMP count
-    // a size-1 dim's stride is free (0 when expanded): the dense one
-    int64_t as[3] = {m * k, m == 1 ? k : a.strides()[1], k == 1 ? 1 : a.strides()[2]},
-            bs[3] = {k * n, k == 1 ? n : b.strides()[1], n == 1 ? 1 : b.strides()[2]};
+    // a size-1 dim's stride is free (0 when expanded): the dense one; an expanded batch is copied
+    if (B > 1 && a.strides()[0] == 0) a = contiguous(a);
+    if (B > 1 && b.strides()[0] == 0) b = contiguous(b);
+    int64_t as[3] = {B == 1 ? m * k : a.strides()[0], m == 1 ? k : a.strides()[1], k == 1 ? 1 : a.strides()[2]},
+            bs[3] = {B == 1 ? k * n : b.strides()[0], k == 1 ? n : b.strides()[1], n == 1 ? 1 : b.strides()[2]};
     cpu::onednn_matmul_f32(a.data<float>(), as, b.data<float>(), bs, out.data<float>(), B, m, n, k);
     return out;
   }
