@@ -1,5 +1,6 @@
 // Functions and operators: ember.add(...), Tensor.__add__, factories, reductions, matmul.
 #include "common.h"
+#include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
 
 namespace ember::py {
@@ -154,13 +155,32 @@ void bind_ops(nb::module_& m) {
   // reductions: bind_reduce.cpp
 
   // linear algebra
-  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+  // out= for the products: computed first (so out may alias an input, as torch), in out's dtype only.
+  auto product_out = [](const Tensor& r, nb::handle out, const char* op) {
+    if (out.is_none()) return r;
+    Tensor o = nb::cast<Tensor>(out);
+    EMBER_CHECK(!(autograd::GradMode::is_enabled() && autograd::requires_grad(r)), op,
+                "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+                "arguments requires grad.");
+    EMBER_CHECK(o.dtype() == r.dtype(), "Expected out tensor to have dtype ", type_name(r.dtype()), ", but got ",
+                type_name(o.dtype()), " instead");
+    resize_(o, r.sizes());
+    copy_(o, r);
+    return o;
+  };
+  m.def(
+      "matmul", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(matmul(a, b), out, "matmul"); },
+      nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def(
+      "mm", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(mm(a, b), out, "mm"); },
+      nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def(
+      "bmm", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(bmm(a, b), out, "bmm"); },
+      nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
   cls.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
   cls.def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
   cls.def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); });
-  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); });
   cls.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); });
-  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
   cls.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); });
 
   // views and shape functions (ops/view.cpp, ops/copy.cpp): ember.reshape(t, shape) etc.

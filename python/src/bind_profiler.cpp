@@ -85,36 +85,6 @@ struct Patched {
 };
 std::vector<Patched> g_patched;  // for _set_instrumented (measuring what the trampolines cost)
 
-const char* type_name(ScalarType t) {  // torch's "Input type" spellings
-  switch (t) {
-    case ScalarType::Bool:
-      return "bool";
-    case ScalarType::UInt8:
-      return "unsigned char";
-    case ScalarType::Int8:
-      return "signed char";
-    case ScalarType::Int16:
-      return "short int";
-    case ScalarType::Int32:
-      return "int";
-    case ScalarType::Int64:
-      return "long int";
-    case ScalarType::Float16:
-      return "c10::Half";
-    case ScalarType::BFloat16:
-      return "c10::BFloat16";
-    case ScalarType::Float32:
-      return "float";
-    case ScalarType::Float64:
-      return "double";
-    case ScalarType::Complex64:
-      return "c10::complex<float>";
-    case ScalarType::Complex128:
-      return "c10::complex<double>";
-    default:
-      return "";
-  }
-}
 
 bool is_tensor_obj(PyObject* o) { return nb::isinstance<Tensor>(nb::handle(o)); }
 
@@ -581,6 +551,37 @@ void bind_profiler(nb::module_& m) {
       trace.append(nb::make_tuple(std::string(1, t.action), t.addr, t.size, t.ts_ns, t.op, frames_list(t.frames)));
     return nb::make_tuple(blocks, trace);
   });
+}
+
+const char* type_name(ScalarType t) {  // torch's "Input type" spellings (common.h)
+  switch (t) {
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::UInt8:
+      return "unsigned char";
+    case ScalarType::Int8:
+      return "signed char";
+    case ScalarType::Int16:
+      return "short int";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "long int";
+    case ScalarType::Float16:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Float32:
+      return "float";
+    case ScalarType::Float64:
+      return "double";
+    case ScalarType::Complex64:
+      return "c10::complex<float>";
+    case ScalarType::Complex128:
+      return "c10::complex<double>";
+    default:
+      return "";
+  }
 }
 
 }  // namespace ember::py

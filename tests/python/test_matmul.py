@@ -70,3 +70,26 @@ def test_errors():
     same_error(lambda: ember.ones(2, 3) @ ember.ones(3, 2, dtype=ember.float64),
                lambda: torch.ones(2, 3) @ torch.ones(3, 2, dtype=torch.float64))
     same_error(lambda: ember.ones(2, 2, 3) @ ember.ones(3, 2, 5), lambda: torch.ones(2, 2, 3) @ torch.ones(3, 2, 5))
+
+
+@pytest.mark.parametrize("name,sa,sb", [("mm", (3, 4), (4, 5)), ("bmm", (2, 3, 4), (2, 4, 5)),
+                                        ("matmul", (2, 3, 4), (4, 5)), ("matmul", (4,), (4,))])
+def test_products_out(name, sa, sb):
+    a, b = ember.randn(*sa), ember.randn(*sb)
+    ta, tb = torch.tensor(a.numpy()), torch.tensor(b.numpy())
+    for shape in ((0,), (1, 1), (7,)):  # any shape: resized
+        out, tout = ember.empty(*shape), torch.empty(*shape)
+        r = getattr(ember, name)(a, b, out=out)
+        getattr(torch, name)(ta, tb, out=tout)
+        assert r is out
+        assert_same(out, tout)
+    if name == "mm":  # out may alias an input: the product is computed first
+        x = ember.randn(3, 3)
+        y = x @ x
+        ember.mm(x, x, out=x)
+        assert_same(x, torch.tensor(y.numpy()))
+    for bad in (ember.empty(0, dtype=ember.float64),):
+        same_error(lambda: getattr(ember, name)(a, b, out=bad),
+                   lambda: getattr(torch, name)(ta, tb, out=torch.empty(0, dtype=torch.float64)))
+    same_error(lambda: getattr(ember, name)(a.requires_grad_(), b, out=ember.empty(0)),
+               lambda: getattr(torch, name)(ta.requires_grad_(), tb, out=torch.empty(0)))
