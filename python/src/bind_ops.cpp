@@ -169,7 +169,8 @@ void bind_ops(nb::module_& m) {
     return o;
   };
   m.def(
-      "matmul", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(matmul(a, b), out, "matmul"); },
+      "matmul",
+      [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(matmul(a, b), out, "matmul"); },
       nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def(
       "mm", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(mm(a, b), out, "mm"); },

@@ -85,7 +85,6 @@ struct Patched {
 };
 std::vector<Patched> g_patched;  // for _set_instrumented (measuring what the trampolines cost)
 
-
 bool is_tensor_obj(PyObject* o) { return nb::isinstance<Tensor>(nb::handle(o)); }
 
 void append_dims(std::string& s, const Tensor& t) {

@@ -105,8 +105,7 @@ TensorList SumBackward1::apply(TensorList&& grads) {
 namespace {
 // A matrix stored transposed (its .t() is contiguous), as nn.Linear's weight.t() in x @ w.t().
 bool transposed_dense(const Tensor& t) {
-  return t.dim() == 2 && t.sizes()[0] > 1 && t.sizes()[1] > 1 && t.strides()[0] == 1 &&
-         t.strides()[1] == t.sizes()[0];
+  return t.dim() == 2 && t.sizes()[0] > 1 && t.sizes()[1] > 1 && t.strides()[0] == 1 && t.strides()[1] == t.sizes()[0];
 }
 }  // namespace
 
