@@ -74,6 +74,32 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
   // Accumulate R rows of length `inner` for each outer index; parallel over (outer, inner tiles).
   constexpr int64_t kTile = 1024;
   int64_t tiles = (inner + kTile - 1) / kTile;
+  // Few tiles (a bias gradient: sum over 2048 rows of 768) would leave threads idle: the rows are
+  // also cut into chunks, summed in parallel and then in chunk order. Chunks depend on the shape
+  // only, so the result is the same for any thread count (Note [Determinism on CPU]).
+  if (outer * tiles < 16 && R >= 512) {
+    const int64_t rows = std::max<int64_t>(256, (R + 31) / 32), chunks = (R + rows - 1) / rows;
+    std::vector<A> part(static_cast<size_t>(outer * chunks * inner));
+    parallel_for(0, outer * tiles * chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t w = b; w < e; ++w) {
+        int64_t c = w % chunks, t = (w / chunks) % tiles, o = w / (chunks * tiles);
+        int64_t j0 = t * kTile, len = std::min(kTile, inner - j0), r0 = c * rows, r1 = std::min(R, r0 + rows);
+        A* acc = part.data() + (o * chunks + c) * inner + j0;
+        const T* base = x + o * R * inner + j0;
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* row = base + r * inner;
+          for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(static_cast<opmath_t<T>>(row[j]));
+        }
+      }
+    });
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        A total = 0;
+        for (int64_t c = 0; c < chunks; ++c) total += part[(o * chunks + c) * inner + j];
+        out[o * inner + j] = static_cast<O>(total);
+      }
+    return;
+  }
   parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R * kTile, 1)),
                [&](int64_t b, int64_t e) {
                  std::vector<A> acc(kTile);
