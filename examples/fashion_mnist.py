@@ -90,7 +90,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default=None, help="directory with the Fashion-MNIST IDX files "
                    "(default: Debian's /usr/share/datasets/fashion-mnist)")
-    p.add_argument("--epochs", type=int, default=8, help="training epochs (default: 8)")
+    p.add_argument("--epochs", type=int, default=9, help="training epochs (default: 9)")
     p.add_argument("--batch-size", type=int, default=128, help="training batch size (default: 128)")
     p.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw", help="optimizer (default: adamw)")
     p.add_argument("--lr", type=float, default=None,
