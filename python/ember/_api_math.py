@@ -12,6 +12,19 @@ from ember import return_types
 _SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
 
 
+def _torch_type_name(dt):
+    """torch's name of a dtype in its messages ('Half', 'ComplexFloat')."""
+    from ember.fft import _TORCH_NAMES  # noqa: PLC0415
+    return _TORCH_NAMES.get(str(dt)[6:], str(dt)[6:])
+
+
+def _no_kernel_for(dt, name, half=False):
+    """NotImplementedError as torch's dispatch raises for a dtype its CPU kernel lacks: complex, and
+    float16/bfloat16 unless `half`."""
+    if dt.is_complex or (not half and dt in (_E.float16, _E.bfloat16)):
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_torch_type_name(dt)}'")
+
+
 def _float(x, name=None, half=True):
     """x as a floating tensor (integers to the default dtype); complex inputs, and float16/bfloat16 where
     torch has no kernel for them (half=False), raise NotImplementedError naming the op as torch does."""
@@ -135,6 +148,7 @@ def xlog1py(input, other, *, out=None):
     if not isinstance(other, _E.Tensor):
         other = _E.tensor(other, dtype=input.dtype if input.is_floating_point() else _E.get_default_dtype())
     dt = _E.result_type(input, other)
+    _no_kernel_for(dt, "xlog1py", half=True)
     if not dt.is_floating_point:
         dt = _E.get_default_dtype()
     x, y = input.to(dt), other.to(dt)
@@ -146,6 +160,9 @@ def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma of dimension p: p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)."""
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1 (got {p})")
+    if input.dtype == _E.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    _no_kernel_for(input.dtype, "arange", half=True)  # torch's formula starts from an arange in input's dtype
     input = _float(input)
     r = p * (p - 1) / 4 * math.log(math.pi)
     for j in range(p):
@@ -167,6 +184,7 @@ def zeta(input, other, *, out=None):
     if not isinstance(other, _E.Tensor):
         other = _E.tensor(float(other), dtype=input.dtype if input.is_floating_point() else _E.get_default_dtype())
     dt = _E.result_type(input, other)
+    _no_kernel_for(dt, "zeta")
     if not dt.is_floating_point:
         dt = _E.get_default_dtype()
     x, q = _E.broadcast_tensors(input.to(_E.float64), other.to(_E.float64))
@@ -205,6 +223,7 @@ def _poly(x, n, p0, p1, step, name):
     if not isinstance(n, _E.Tensor):
         n = _E.tensor(n)
     dt = _E.result_type(x, n)
+    _no_kernel_for(dt, name)
     if not dt.is_floating_point:
         dt = _E.get_default_dtype()
     x, n = _E.broadcast_tensors(x.to(dt), n.to(dt))
@@ -223,19 +242,19 @@ def _ones(x):
 
 
 def chebyshev_polynomial_t(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "t"), out)
+    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_t"), out)
 
 
 def chebyshev_polynomial_u(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "u"), out)
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_u"), out)
 
 
 def chebyshev_polynomial_v(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "v"), out)
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_v"), out)
 
 
 def chebyshev_polynomial_w(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "w"), out)
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_w"), out)
 
 
 def _shifted(fn):
@@ -254,24 +273,24 @@ shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)
 
 def hermite_polynomial_h(input, n, *, out=None):
     """Physicists' Hermite polynomials: H_{k+1} = 2x H_k - 2k H_{k-1}."""
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "h"), out)
+    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "hermite_polynomial_h"), out)
 
 
 def hermite_polynomial_he(input, n, *, out=None):
     """Probabilists' Hermite polynomials: He_{k+1} = x He_k - k He_{k-1}."""
-    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "he"), out)
+    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "hermite_polynomial_he"), out)
 
 
 def laguerre_polynomial_l(input, n, *, out=None):
     """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1)."""
     return _finish(_poly(input, n, _ones, lambda x: 1 - x,
-                         lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "l"), out)
+                         lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "laguerre_polynomial_l"), out)
 
 
 def legendre_polynomial_p(input, n, *, out=None):
     """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1)."""
     return _finish(_poly(input, n, _ones, lambda x: x,
-                         lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), "p"), out)
+                         lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), "legendre_polynomial_p"), out)
 
 
 # ---- histograms ----
@@ -414,6 +433,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if index.dtype not in (_E.int64, _E.int32):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {str(index.dtype)[6:]}")
     d = dim % max(input.dim(), 1)
+    if input.dim() != source.dim() or any(a != b for i, (a, b) in enumerate(zip(input.shape, source.shape)) if i != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     if source.dim() and source.shape[d] != index.numel():
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
                          f"source.size(dim) ({source.shape[d]})")
@@ -447,6 +469,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         raise RuntimeError(f"u should have at least 2 dimensions, but has {L.dim()} dimensions instead")
     if L.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by {L.shape[-1]} matrices")
+    if B.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_torch_type_name(B.dtype)} "
+                           f"and A of type {_torch_type_name(L.dtype)} instead.")
     st = _E._C._linalg.solve_triangular
     if upper:  # A = U^H U: U^H Y = B, then U X = Y
         return _finish(st(L, st(L.mH, B, upper=False), upper=True), out)
@@ -465,11 +490,11 @@ def cholesky_inverse(L, upper=False, *, out=None):
 def nextafter(input, other, *, out=None):
     """The next representable float after input toward other (float32/float64, after type promotion)."""
     dt = _E.result_type(input, other)
-    if dt not in (_E.float32, _E.float64):
-        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{str(dt)[6:]}'")
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{_torch_type_name(dt)}'")
     input, other = input.to(dt), other.to(dt)
     x, y = _E.broadcast_tensors(input, other)
-    it = _E.int32 if x.dtype == _E.float32 else _E.int64
+    it = {_E.float16: _E.int16, _E.bfloat16: _E.int16, _E.float32: _E.int32}.get(x.dtype, _E.int64)
     tiny = _E.tensor(1, dtype=it).view(x.dtype)  # the smallest positive subnormal
     bits = x.contiguous().view(it)
     up = (y > x) == (x >= 0)  # moving away from zero: magnitude (and the bit pattern) grows
@@ -794,7 +819,10 @@ from ember._argcheck import tensor_args as _tensor_args  # noqa: E402
 _tensor_args(globals(), """i0 i0e i1 i1e ndtr ndtri erfcx log_ndtr entr multigammaln spherical_bessel_j0
     modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 scaled_modified_bessel_k1 bessel_j0 bessel_j1
     bessel_y0 bessel_y1 cholesky_inverse lu_unpack histogram histogramdd gradient""".split())
-_tensor_args(globals(), ["xlog1py", "zeta"], positions=(0, 1), any_of=True)
+_tensor_args(globals(), """xlog1py zeta chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v
+    chebyshev_polynomial_w shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v
+    shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he laguerre_polynomial_l
+    legendre_polynomial_p""".split(), positions=(0, 1), any_of=True)
 _tensor_args(globals(), ["nextafter", "cholesky_solve", "solve_triangular", "triangular_solve", "lu_solve"],
              positions=(0, 1))
 _tensor_args(globals(), ["index_reduce"], positions=(0, 2, 3))

@@ -1,6 +1,7 @@
 """Argument-type checks for ops written in Python: a wrong type raises TypeError naming the
 argument, as torch's argument parser does, instead of an AttributeError from deep inside."""
 import functools
+import numbers
 
 from ember._C import Tensor
 
@@ -18,8 +19,10 @@ def tensor_args(module_globals, names, positions=(0,), any_of=False, api_prefix=
         def wrapper(*args, __fn=fn, __name=api_prefix + name, **kwargs):
             present = [i for i in positions if i < len(args)]
             bad = [i for i in present if not isinstance(args[i], Tensor)]
-            if bad and (not any_of or len(bad) == len(present)):
-                i = bad[0]
+            # with any_of, the others may be numbers, not lists or strings
+            wrong = [i for i in bad if not isinstance(args[i], numbers.Number)] if any_of else bad
+            if wrong or (bad and len(bad) == len(present)):
+                i = (wrong or bad)[0]
                 raise TypeError(f"{__name}(): argument (position {i + 1}) must be Tensor, not {_type_name(args[i])}")
             return __fn(*args, **kwargs)
 

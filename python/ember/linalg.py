@@ -443,6 +443,14 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) along dim, broadcasting x and y."""
+    from ember._api_math import _torch_type_name  # noqa: PLC0415
+    for t in (x, y):
+        if not (t.is_floating_point() or t.is_complex()):
+            raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                               f"{_torch_type_name(t.dtype)}")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_torch_type_name(x.dtype)} and y of type {_torch_type_name(y.dtype)} instead")
     return _finish((x.conj() * y).sum(dim), out)
 
 
@@ -464,8 +472,13 @@ def vander(x, *, N=None):
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices; the first may be 1-d (a row) and the last 1-d (a column)."""
     tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _C2.Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    if any(t.dtype == _C2.bool for t in tensors):
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     for i, t in enumerate(tensors):
         lim = (1, 2) if i in (0, len(tensors) - 1) else (2,)
         if t.dim() not in lim:

@@ -210,8 +210,6 @@ def overlap_case(op, sample, rng):
 # they are still fuzzed for crashes, and their mismatches are printed as KNOWN, not counted as
 # problems. Remove an entry once its op raises as torch does.
 KNOWN_PARITY_GAPS = {
-    "linalg.multi_dot": "non-tensor list entries raise AttributeError, not TypeError",
-    "linalg.vecdot": "mixed dtypes are promoted where torch requires equal dtypes",
     "special.xlog1py": "a Python int beyond int64 is accepted where torch raises OverflowError",
     "special.zeta": "a Python int beyond int64 is accepted where torch raises OverflowError",
     "special.i1": "out= overlapping the input is not refused (Python composition)",

@@ -101,8 +101,8 @@ def _check_float(input, name):
 
 
 def _legacy_name(dtype):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(str(dtype).split(".")[-1], str(dtype))
+    from ember._api_math import _torch_type_name  # noqa: PLC0415
+    return _torch_type_name(dtype)
 
 
 def hardshrink(input, lambd=0.5):
@@ -148,7 +148,7 @@ def one_hot(tensor, num_classes=-1):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim (inputs broadcast)."""
     common = ember.result_type(x1, x2)
-    if not (common.is_floating_point or common.is_complex):
+    if not common.is_floating_point:  # complex too, as torch
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_legacy_name(common)}")
     x1, x2 = ember.broadcast_tensors(x1, x2)
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
