@@ -433,9 +433,17 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
     if (auto n = autograd::make_node<LambdaBackward>(cond, a, b)) {
       n->name_ = "WhereBackward0";
       n->saved = {SavedVariable(cond, false), SavedVariable(a, false), SavedVariable(b, false)};
-      n->fn = [](const TensorList& g, const TensorList& s) -> TensorList {
+      // Only the gradients wanted: masked_fill's value (a 0-d constant) would cost a full reduction.
+      // (forward AD derives its tangents from this function: an input with a tangent is wanted too)
+      auto wanted = [](const Tensor& t) {
+        return autograd::requires_grad(t) ||
+               (autograd::forward_ad::is_active() && autograd::forward_ad::any_has_tangent({&t}));
+      };
+      const bool need_a = wanted(a), need_b = wanted(b);
+      n->fn = [need_a, need_b](const TensorList& g, const TensorList& s) -> TensorList {
         Tensor zero = num(0);
-        return {Tensor(), reduce_to(where(s[0], g[0], zero), s[1]), reduce_to(where(s[0], zero, g[0]), s[2])};
+        return {Tensor(), need_a ? reduce_to(where(s[0], g[0], zero), s[1]) : Tensor(),
+                need_b ? reduce_to(where(s[0], zero, g[0]), s[2]) : Tensor()};
       };
       autograd::set_history(r, n);
     }
