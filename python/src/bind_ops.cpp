@@ -2,6 +2,7 @@
 #include "common.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
+#include "ember/core/type_name.h"
 
 namespace ember::py {
 namespace {
@@ -162,8 +163,8 @@ void bind_ops(nb::module_& m) {
     EMBER_CHECK(!(autograd::GradMode::is_enabled() && autograd::requires_grad(r)), op,
                 "(): functions with out=... arguments don't support automatic differentiation, but one of the "
                 "arguments requires grad.");
-    EMBER_CHECK(o.dtype() == r.dtype(), "Expected out tensor to have dtype ", type_name(r.dtype()), ", but got ",
-                type_name(o.dtype()), " instead");
+    EMBER_CHECK(o.dtype() == r.dtype(), "Expected out tensor to have dtype ", cpp_type_name(r.dtype()), ", but got ",
+                cpp_type_name(o.dtype()), " instead");
     resize_(o, r.sizes());
     copy_(o, r);
     return o;

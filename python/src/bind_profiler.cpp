@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ember/core/memory_stats.h"
+#include "ember/core/type_name.h"
 #include "ember/profiler/profiler.h"
 
 namespace ember::py {
@@ -102,7 +103,7 @@ void describe_arg(PyObject* a, std::string& shapes, std::string& types) {
     const Tensor& t = *nb::inst_ptr<Tensor>(a);
     append_dims(shapes, t);
     types += '\'';
-    types += type_name(t.dtype());
+    types += cpp_type_name(t.dtype());
     types += '\'';
     return;
   }
@@ -550,37 +551,6 @@ void bind_profiler(nb::module_& m) {
       trace.append(nb::make_tuple(std::string(1, t.action), t.addr, t.size, t.ts_ns, t.op, frames_list(t.frames)));
     return nb::make_tuple(blocks, trace);
   });
-}
-
-const char* type_name(ScalarType t) {  // torch's "Input type" spellings (common.h)
-  switch (t) {
-    case ScalarType::Bool:
-      return "bool";
-    case ScalarType::UInt8:
-      return "unsigned char";
-    case ScalarType::Int8:
-      return "signed char";
-    case ScalarType::Int16:
-      return "short int";
-    case ScalarType::Int32:
-      return "int";
-    case ScalarType::Int64:
-      return "long int";
-    case ScalarType::Float16:
-      return "c10::Half";
-    case ScalarType::BFloat16:
-      return "c10::BFloat16";
-    case ScalarType::Float32:
-      return "float";
-    case ScalarType::Float64:
-      return "double";
-    case ScalarType::Complex64:
-      return "c10::complex<float>";
-    case ScalarType::Complex128:
-      return "c10::complex<double>";
-    default:
-      return "";
-  }
 }
 
 }  // namespace ember::py

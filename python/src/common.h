@@ -37,8 +37,6 @@ struct DType {
   ScalarType type;
 };
 nb::object dtype_object(ScalarType t);
-// The C++ type's name torch's messages use ("float", "long int"; bind_profiler.cpp).
-const char* type_name(ScalarType t);
 
 // Python number (bool/int/float/NumPy scalar/0-d Tensor) -> Scalar; false if it is not one.
 bool to_scalar(nb::handle h, Scalar& out);

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "ember/core/error.h"
+#include "ember/core/type_name.h"
 
 namespace ember {
 namespace {
@@ -26,6 +27,14 @@ size_t element_size(ScalarType t) {
   return kSizes[static_cast<int>(t)];
 }
 std::string_view dtype_name(ScalarType t) { return t == S::Undefined ? "undefined" : kNames[static_cast<int>(t)]; }
+
+// The C++ types' names as GCC spells them: libtorch's TypeMeta and torch's messages use these.
+constexpr std::string_view kCppNames[] = {"bool",  "unsigned char", "signed char",         "short int",
+                                          "int",   "long int",      "c10::Half",           "c10::BFloat16",
+                                          "float", "double",        "c10::complex<float>", "c10::complex<double>"};
+std::string_view cpp_type_name(ScalarType t) {
+  return t == S::Undefined ? "nullptr (uninitialized)" : kCppNames[static_cast<int>(t)];
+}
 
 ScalarType complex_for(ScalarType real) {
   if (is_complex(real)) return real;

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include "ember/core/type_name.h"
+
 namespace ember {
 
 std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << c10::toString(t); }
@@ -80,37 +82,7 @@ const char* toString(ScalarType t) {
 }
 
 // The names libtorch's TypeMeta reports (the C++ types' names as GCC spells them).
-std::string_view TypeMeta::name() const {
-  switch (t_) {
-    case ScalarType::Bool:
-      return "bool";
-    case ScalarType::UInt8:
-      return "unsigned char";
-    case ScalarType::Int8:
-      return "signed char";
-    case ScalarType::Int16:
-      return "short int";
-    case ScalarType::Int32:
-      return "int";
-    case ScalarType::Int64:
-      return "long int";
-    case ScalarType::Float16:
-      return "c10::Half";
-    case ScalarType::BFloat16:
-      return "c10::BFloat16";
-    case ScalarType::Float32:
-      return "float";
-    case ScalarType::Float64:
-      return "double";
-    case ScalarType::Complex64:
-      return "c10::complex<float>";
-    case ScalarType::Complex128:
-      return "c10::complex<double>";
-    case ScalarType::Undefined:
-      break;
-  }
-  return "nullptr (uninitialized)";
-}
+std::string_view TypeMeta::name() const { return cpp_type_name(t_); }
 
 std::ostream& operator<<(std::ostream& os, const TypeMeta& t) { return os << t.name(); }
 
