@@ -8,21 +8,16 @@ import math
 
 import ember as _E
 from ember import return_types
+from ember._argcheck import torch_type_name
 
 _SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
-
-
-def _torch_type_name(dt):
-    """torch's name of a dtype in its messages ('Half', 'ComplexFloat')."""
-    from ember.fft import _TORCH_NAMES  # noqa: PLC0415
-    return _TORCH_NAMES.get(str(dt)[6:], str(dt)[6:])
 
 
 def _no_kernel_for(dt, name, half=False):
     """NotImplementedError as torch's dispatch raises for a dtype its CPU kernel lacks: complex, and
     float16/bfloat16 unless `half`."""
     if dt.is_complex or (not half and dt in (_E.float16, _E.bfloat16)):
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_torch_type_name(dt)}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{torch_type_name(dt)}'")
 
 
 def _float(x, name=None, half=True):
@@ -470,8 +465,8 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     if L.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by {L.shape[-1]} matrices")
     if B.dtype != L.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_torch_type_name(B.dtype)} "
-                           f"and A of type {_torch_type_name(L.dtype)} instead.")
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {torch_type_name(B.dtype)} "
+                           f"and A of type {torch_type_name(L.dtype)} instead.")
     st = _E._C._linalg.solve_triangular
     if upper:  # A = U^H U: U^H Y = B, then U X = Y
         return _finish(st(L, st(L.mH, B, upper=False), upper=True), out)
@@ -491,7 +486,7 @@ def nextafter(input, other, *, out=None):
     """The next representable float after input toward other (float32/float64, after type promotion)."""
     dt = _E.result_type(input, other)
     if not dt.is_floating_point:
-        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{_torch_type_name(dt)}'")
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{torch_type_name(dt)}'")
     input, other = input.to(dt), other.to(dt)
     x, y = _E.broadcast_tensors(input, other)
     it = {_E.float16: _E.int16, _E.bfloat16: _E.int16, _E.float32: _E.int32}.get(x.dtype, _E.int64)

@@ -10,6 +10,20 @@ def _type_name(a):
     return type(a).__name__
 
 
+# torch's scalar type names, used in its messages.
+_TORCH_NAMES = {
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble", "int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int",
+    "int64": "Long", "bool": "Bool",
+}
+
+
+def torch_type_name(dtype):
+    """torch's name of a dtype in its messages ('Half', 'ComplexFloat')."""
+    name = str(dtype).split(".")[-1]
+    return _TORCH_NAMES.get(name, name)
+
+
 def tensor_args(module_globals, names, positions=(0,), any_of=False, api_prefix=""):
     """Wraps module_globals[name] for each name: the positional arguments at `positions` must be
     Tensors (with any_of, at least one of them; the others may be numbers)."""

@@ -12,6 +12,7 @@ import operator as _operator
 
 import ember
 from ember import _C
+from ember._argcheck import torch_type_name as _type_name
 
 __all__ = [
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
@@ -20,18 +21,6 @@ __all__ = [
 
 # Normalization modes of the primitives (torch's fft_norm_mode).
 _NONE, _BY_ROOT_N, _BY_N = 0, 1, 2
-
-# torch's scalar type names, used in its messages.
-_TORCH_NAMES = {
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble", "int8": "Char", "uint8": "Byte", "int16": "Short", "int32": "Int",
-    "int64": "Long", "bool": "Bool",
-}
-
-
-def _type_name(dtype):
-    name = str(dtype).split(".")[-1]
-    return _TORCH_NAMES.get(name, name)
 
 
 def _norm_mode(norm, forward):

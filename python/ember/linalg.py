@@ -7,6 +7,7 @@ RuntimeError subclass as in torch.
 from collections import namedtuple
 
 from ember import _C
+from ember._argcheck import torch_type_name
 
 _L = _C._linalg
 LinAlgError = _C.LinAlgError
@@ -443,14 +444,13 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) along dim, broadcasting x and y."""
-    from ember._api_math import _torch_type_name  # noqa: PLC0415
     for t in (x, y):
         if not (t.is_floating_point() or t.is_complex()):
             raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as input. Got "
-                               f"{_torch_type_name(t.dtype)}")
+                               f"{torch_type_name(t.dtype)}")
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
-                           f"{_torch_type_name(x.dtype)} and y of type {_torch_type_name(y.dtype)} instead")
+                           f"{torch_type_name(x.dtype)} and y of type {torch_type_name(y.dtype)} instead")
     return _finish((x.conj() * y).sum(dim), out)
 
 

@@ -102,28 +102,12 @@ TensorList SumBackward1::apply(TensorList&& grads) {
   return {expand(g, self_sizes)};
 }
 
-namespace {
-// A matrix stored transposed (its .t() is contiguous), as nn.Linear's weight.t() in x @ w.t().
-bool transposed_dense(const Tensor& t) {
-  return t.dim() == 2 && t.sizes()[0] > 1 && t.sizes()[1] > 1 && t.strides()[0] == 1 && t.strides()[1] == t.sizes()[0];
-}
-}  // namespace
-
 TensorList MmBackward0::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   auto me = shared_from_this();
   TensorList out(2);
-  // Each gradient in its input's layout (as torch): a transposed input gets the transpose of a
-  // dense product, so the gradient reaching its base (the Linear weight) is dense and .grad takes it
-  // without a copy.
-  if (wants(*this, 0)) {
-    Tensor a = self.unpack(me), b = mat2.unpack(me);
-    out[0] = transposed_dense(a) ? t_(mm(cj(b), t_(g))) : mm(g, cj(t_(b)));
-  }
-  if (wants(*this, 1)) {
-    Tensor a = self.unpack(me), b = mat2.unpack(me);
-    out[1] = transposed_dense(b) ? t_(mm(t_(g), cj(a))) : mm(cj(t_(a)), g);
-  }
+  if (wants(*this, 0)) out[0] = mm(g, cj(t_(mat2.unpack(me))));
+  if (wants(*this, 1)) out[1] = mm(cj(t_(self.unpack(me))), g);
   return out;
 }
 

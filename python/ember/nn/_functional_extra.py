@@ -8,6 +8,7 @@ import warnings
 
 import ember
 from ember import _C
+from ember._argcheck import torch_type_name
 
 __all__ = [
     "softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "rrelu_", "hardshrink", "softshrink", "normalize",
@@ -101,8 +102,7 @@ def _check_float(input, name):
 
 
 def _legacy_name(dtype):
-    from ember._api_math import _torch_type_name  # noqa: PLC0415
-    return _torch_type_name(dtype)
+    return torch_type_name(dtype)
 
 
 def hardshrink(input, lambd=0.5):
