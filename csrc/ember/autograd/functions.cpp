@@ -217,6 +217,25 @@ void check_no_grad_view_inplace(const Tensor& self, std::initializer_list<const 
   if (requires_grad(Tensor(self.impl()->view_base)) || any_requires_grad(others)) check_inplace(self, true);
 }
 
+// Note [Multi-output views] (ops/shape.cpp): torch's error, naming the view's own backward node
+// ("Output 1 of SplitWithSizes"; a select of one such output says "Select").
+void throw_multi_output_view_inplace(const Tensor& view, bool base_modified) {
+  AutogradMetaImpl* m = meta(view);
+  std::string what = "A view was created in no_grad mode and is being modified inplace with grad mode enabled.";
+  if (m && m->grad_fn) {
+    std::string name = m->grad_fn->name();
+    size_t cut = name.rfind("Backward");
+    if (cut != std::string::npos && cut > 0) name.resize(cut);
+    what = detail::str_cat("Output ", m->output_nr, " of ", name, " is a view and ",
+                           base_modified ? "its base or another view of its base has been modified inplace."
+                                         : "is being modified inplace.");
+  }
+  throw Error(detail::str_cat(what,
+                              " This view is the output of a function that returns multiple views. Such functions do "
+                              "not allow the output views to be modified inplace. You should replace the inplace "
+                              "operation by an out-of-place one."));
+}
+
 void check_inplace(const Tensor& self, bool any_input_requires_grad) {
   if (!GradMode::is_enabled()) return;
   if (self.impl()->view_base && self.impl()->view_made_no_grad)
@@ -225,6 +244,7 @@ void check_inplace(const Tensor& self, bool any_input_requires_grad) {
         "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
         "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
         "outside (if you want the inplace to be tracked).");
+  if (self.impl()->view_base && self.impl()->view_multi_output) throw_multi_output_view_inplace(self, false);
   AutogradMetaImpl* m = meta(self);
   if (m && m->requires_grad && !m->grad_fn)
     throw Error("a leaf Variable that requires grad is being used in an in-place operation.");

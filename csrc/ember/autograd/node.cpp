@@ -125,6 +125,10 @@ void regenerate_view_history(const Tensor& view, uint32_t version, bool may_rais
         "clarify your code by moving both the view and the inplace either both inside the no_grad block (if you "
         "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
   }
+  if (impl->view_multi_output && GradMode::is_enabled()) {  // Note [Multi-output views]
+    if (!may_raise) return;
+    throw_multi_output_view_inplace(view, true);
+  }
   // The view's gradient goes to the base's current history through its storage positions
   // (PyTorch's AsStridedBackward0).
   ViewGeometry bg{base.sizes(), base.strides(), base.storage_offset(), base.dtype(),

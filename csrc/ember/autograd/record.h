@@ -57,6 +57,8 @@ Tensor sum_to(const Tensor& grad, IntArrayRef shape);
 // copied into self without recording; then self's history is rebased onto r's node. When self
 // is a view, its base gets a CopySlices node, so `x[:, 0] = y` gives gradients to x's past and y.
 void check_inplace(const Tensor& self, bool any_input_requires_grad);
+// Raises torch's error for an in-place change to an output of split/unbind (Note [Multi-output views]).
+[[noreturn]] void throw_multi_output_view_inplace(const Tensor& view, bool base_modified);
 // Raises torch's error for an in-place op under grad mode on a view made under no_grad, when the
 // op would need history (its base or another input requires grad; Note [View history]).
 void check_no_grad_view_inplace(const Tensor& self, std::initializer_list<const Tensor*> others);

@@ -131,6 +131,9 @@ class TensorImpl : public RefCounted {
   // grad_fn is then rebuilt from the base's new history (autograd::refresh_view_history).
   std::atomic<uint32_t> view_version{0};
   bool view_made_no_grad = false;  // made with grad mode off: in-place use under grad mode raises
+  // An output of split/chunk/unbind (or a view of one), made with grad mode on: in-place use under
+  // grad mode raises, as torch's multi-output views (one backward node serves all the outputs).
+  bool view_multi_output = false;
 
  private:
   void refresh();

@@ -171,16 +171,75 @@ Tensor dstack(const TensorVec& ts) {
   return cat(all_atleast(ts, 3), 2);
 }
 
+// Note [Multi-output views]: split, split_with_sizes, chunk and unbind return views that share
+// one backward node, as torch's SplitBackward0/UnbindBackward0: it puts the outputs' gradients
+// together with one cat (or stack) instead of a zeros tensor plus a copy per output, and the
+// outputs may not be modified in place under grad mode (check_inplace raises torch's error).
+namespace {
+struct MultiViewBackward : Node {
+  std::string name_;
+  Shape in_sizes;
+  int64_t dim = 0;
+  std::vector<int64_t> starts, lengths;
+  bool unbind = false;  // outputs are selects (the dim dropped), not narrows
+  std::string name() const override { return name_; }
+  bool materialize_grads() const override { return false; }  // an unused output costs nothing
+  TensorList apply(TensorList&& grads) override {
+    const Tensor* any = nullptr;
+    bool all = true;
+    for (const Tensor& g : grads) {
+      if (g.defined()) any = any ? any : &g;
+      all = all && g.defined();
+    }
+    if (!any) return {Tensor()};
+    if (all && !grads.empty()) return {unbind ? stack(grads, dim) : cat(grads, dim)};
+    Tensor z = zeros(in_sizes, any->dtype());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) continue;
+      Tensor slot = unbind ? select(z, dim, starts[i]) : narrow(z, dim, starts[i], lengths[i]);
+      copy_(slot, grads[i]);
+    }
+    return {z};
+  }
+};
+
+TensorVec multi_output_views(const Tensor& t, int64_t d, const std::vector<int64_t>& starts,
+                             const std::vector<int64_t>& lengths, bool unbind, const char* name) {
+  const bool grad_mode = GradMode::is_enabled();
+  TensorVec r;
+  {
+    NoGradGuard no_history;  // the views alone; their one node is made below
+    for (size_t i = 0; i < starts.size(); ++i)
+      r.push_back(unbind ? select(t, d, starts[i]) : narrow(t, d, starts[i], lengths[i]));
+  }
+  for (Tensor& v : r) {
+    v.impl()->view_made_no_grad = !grad_mode;
+    v.impl()->view_multi_output = grad_mode;
+  }
+  if (!grad_mode || !requires_grad(t)) return r;
+  auto n = std::make_shared<MultiViewBackward>();
+  n->name_ = name;
+  n->in_sizes = t.sizes();
+  n->dim = d;
+  n->starts = starts;
+  n->lengths = lengths;
+  n->unbind = unbind;
+  n->next_edges = {gradient_edge(t)};
+  for (Tensor& v : r) set_history(v, n);
+  return r;
+}
+}  // namespace
+
 TensorVec split(const Tensor& t, int64_t split_size, int64_t dim) {
   EMBER_CHECK(t.dim() != 0, "split expects at least a 1-dimensional tensor");
   EMBER_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=", split_size);
   int64_t d = wrap_dim(dim, t.dim()), n = t.sizes()[d];
   EMBER_CHECK(split_size > 0 || n == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ",
               n);
-  TensorVec r;
-  if (n == 0) return {narrow(t, d, 0, 0)};
-  for (int64_t s = 0; s < n; s += split_size) r.push_back(narrow(t, d, s, std::min(split_size, n - s)));
-  return r;
+  std::vector<int64_t> starts, lengths;
+  if (n == 0) starts.push_back(0), lengths.push_back(0);
+  for (int64_t s = 0; s < n; s += split_size) starts.push_back(s), lengths.push_back(std::min(split_size, n - s));
+  return multi_output_views(t, d, starts, lengths, false, "SplitBackward0");
 }
 TensorVec split_with_sizes(const Tensor& t, IntArrayRef sizes, int64_t dim) {
   EMBER_CHECK(t.dim() != 0, "split expects at least a 1-dimensional tensor");
@@ -195,13 +254,13 @@ TensorVec split_with_sizes(const Tensor& t, IntArrayRef sizes, int64_t dim) {
               " (input tensor's size at "
               "dimension ",
               d, "), but got split_sizes=", shape_str(sizes));
-  TensorVec r;
+  std::vector<int64_t> starts, lengths;
   int64_t off = 0;
   for (int64_t s : sizes) {
-    r.push_back(narrow(t, d, off, s));
+    starts.push_back(off), lengths.push_back(s);
     off += s;
   }
-  return r;
+  return multi_output_views(t, d, starts, lengths, false, "SplitWithSizesBackward0");
 }
 TensorVec chunk(const Tensor& t, int64_t chunks, int64_t dim) {
   EMBER_CHECK(t.dim() > 0, "chunk expects at least a 1-dimensional tensor");
@@ -247,9 +306,9 @@ TensorVec tensor_split_indices(const Tensor& t, IntArrayRef indices, int64_t dim
 TensorVec unbind(const Tensor& t, int64_t dim) {
   EMBER_CHECK_INDEX(t.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
   int64_t d = wrap_dim(dim, t.dim());
-  TensorVec r;
-  for (int64_t i = 0; i < t.sizes()[d]; ++i) r.push_back(select(t, d, i));
-  return r;
+  std::vector<int64_t> starts(static_cast<size_t>(t.sizes()[d]));
+  std::iota(starts.begin(), starts.end(), int64_t(0));
+  return multi_output_views(t, d, starts, std::vector<int64_t>(starts.size(), 1), true, "UnbindBackward0");
 }
 
 Tensor flip(const Tensor& t, IntArrayRef dims) {

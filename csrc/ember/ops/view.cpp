@@ -21,6 +21,7 @@ Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset, Sc
   impl->is_inference = impl->is_inference || t.impl()->is_inference;
   impl->view_version.store(impl->version(), std::memory_order_relaxed);  // Note [View history]
   impl->view_made_no_grad = !autograd::GradMode::is_enabled();
+  impl->view_multi_output = t.impl()->view_multi_output;
   return Tensor(std::move(impl));
 }
 
@@ -245,7 +246,10 @@ Tensor transpose(const Tensor& t, int64_t d0, int64_t d1) {
 
 Tensor t_(const Tensor& t) {
   EMBER_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", t.dim(), "D");
-  return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
+  Shape sizes = t.sizes(), strides = t.strides();
+  if (t.dim() == 2) std::swap(sizes[0], sizes[1]), std::swap(strides[0], strides[1]);
+  return with_history(t, make_view(t, std::move(sizes), std::move(strides), t.storage_offset()), "TBackward0",
+                      [](const Tensor& g) { return t_(g); });
 }
 
 Tensor movedim(const Tensor& t, IntArrayRef source, IntArrayRef destination) {
