@@ -93,3 +93,77 @@ def test_products_out(name, sa, sb):
                    lambda: getattr(torch, name)(ta, tb, out=torch.empty(0, dtype=torch.float64)))
     same_error(lambda: getattr(ember, name)(a.requires_grad_(), b, out=ember.empty(0)),
                lambda: getattr(torch, name)(ta.requires_grad_(), tb, out=torch.empty(0)))
+
+
+# ---- addmm with beta = alpha = 1 (nn.Linear): torch's AddmmBackward0, the bias inside the GEMM ----
+@pytest.mark.parametrize("rows,cols,out", [(4, 3, 5), (2048, 256, 768)])  # the second takes the fused oneDNN path
+def test_linear_records_addmm_backward_like_torch(rows, cols, out):
+    res = {}
+    for lib in (ember, torch):
+        g = torch.Generator().manual_seed(0)
+        xt, wt, bt, gt = (torch.randn(*s, generator=g) for s in ((rows, cols), (out, cols), (out,), (rows, out)))
+        x, w, b, gy = (lib.tensor(t.tolist(), requires_grad=t is not gt) if lib is ember else
+                       t.clone().requires_grad_(t is not gt) for t in (xt, wt, bt, gt))
+        y = lib.nn.functional.linear(x, w, b)
+        # (torch's accumulator node calls itself "torch::autograd::AccumulateGrad")
+        names = [y.grad_fn.name()] + [f.name().split("::")[-1] if f is not None else None
+                                      for f, _ in y.grad_fn.next_functions]
+        y.backward(gy)
+        res[lib.__name__] = (names, y, x.grad, w.grad, b.grad, w.grad.is_contiguous())
+    e, t = res["ember"], res["torch"]
+    assert e[0][0] == t[0][0] == "AddmmBackward0"
+    assert e[0] == t[0]  # the bias and the input go straight to their accumulators, the weight through t()
+    assert e[5] and t[5]  # the weight's gradient arrives contiguous (computed in the weight's layout)
+    for a, b in zip(e[1:5], t[1:5]):
+        assert_same(a.detach(), b.detach(), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_addmm_gradcheck(dtype):
+    dt = getattr(ember, dtype)
+    a = ember.randn(3, dtype=dt, requires_grad=True)
+    m1 = ember.randn(4, 2, dtype=dt, requires_grad=True)
+    m2 = ember.randn(3, 2, dtype=dt, requires_grad=True)
+    f = lambda a, m1, m2: ember.addmm(a, m1, m2.t())  # noqa: E731 - a transposed mat2, as nn.Linear
+    assert ember.autograd.gradcheck(f, (a, m1, m2))
+    assert ember.autograd.gradgradcheck(f, (a, m1, m2))
+    full = ember.randn(4, 3, dtype=dt, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.addmm, (full, m1, m2.t().contiguous()))
+
+
+def test_addmm_forward_ad():
+    import ember.autograd.forward_ad as fwAD
+    a, m1, m2 = (ember.randn(*s, dtype=ember.float64) for s in ((3,), (4, 2), (2, 3)))
+    ta, t1, t2 = (ember.randn(*s, dtype=ember.float64) for s in ((3,), (4, 2), (2, 3)))
+    with fwAD.dual_level():
+        out = ember.addmm(fwAD.make_dual(a, ta), fwAD.make_dual(m1, t1), fwAD.make_dual(m2, t2))
+        tangent = fwAD.unpack_dual(out).tangent
+    assert ember.allclose(tangent, ta + t1 @ m2 + m1 @ t2)
+
+
+@pytest.mark.parametrize("needs", ["weight", "input"])
+def test_addmm_saved_tensors_checked_only_where_needed(needs):
+    # torch saves mat1 only for mat2's gradient and mat2 only for mat1's: changing the other one in
+    # place after the forward is fine, changing the needed one raises at backward.
+    for lib in (ember, torch):
+        x = lib.randn(4, 3, requires_grad=needs == "input")
+        w = lib.randn(5, 3, requires_grad=needs == "weight")
+        b = lib.randn(5, requires_grad=True)
+        y = lib.nn.functional.linear(x, w, b)
+        with lib.no_grad():
+            (w if needs == "weight" else x).add_(1)  # not needed for the wanted gradient
+        y.sum().backward(retain_graph=True)
+        with lib.no_grad():
+            (x if needs == "weight" else w).add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_addmm_fused_bias_matches_float64():
+    x, w, b = ember.randn(1024, 512), ember.randn(768, 512), ember.randn(768)
+    ref = x.double() @ w.double().t() + b.double()
+    for mat1 in (x, x[:, :].contiguous()):
+        got = ember.addmm(b, mat1, w.t())
+        assert (got.double() - ref).abs().max().item() < 1e-3
+    got = ember.addmm(b, x, w.t().contiguous())  # row-major mat2
+    assert (got.double() - ref).abs().max().item() < 1e-3

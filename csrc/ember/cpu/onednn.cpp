@@ -426,7 +426,7 @@ struct MatmulEntry {
   size_t scratch_bytes = 0;
 };
 
-// key: B, m, n, k, a's and b's strides, threads, element type (0: bf16, 1: f32), unused.
+// key: B, m, n, k, a's and b's strides, threads, element type (0: bf16, 1: f32), with a bias (1) or not.
 std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& key) {
   constexpr size_t kMaxEntries = 512;
   static std::mutex mu;
@@ -444,7 +444,9 @@ std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& k
   auto entry = std::make_shared<MatmulEntry>();
   {
     OmpThreads scope(static_cast<int>(key[10]));
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), user_scratchpad(), engine());
+    auto desc = key[12] ? dnnl::matmul::desc(a, b, memory::desc({1, 1, n}, type, memory::dims{n, n, 1}), c)
+                        : dnnl::matmul::desc(a, b, c);
+    dnnl::matmul::primitive_desc pd(desc, user_scratchpad(), engine());
     entry->prim = dnnl::matmul(pd);
     entry->scratch_bytes = pd.scratchpad_desc().get_size();
   }
@@ -454,7 +456,7 @@ std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& k
 }
 
 void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* b, const int64_t b_strides[3], void* c,
-                int64_t B, int64_t m, int64_t n, int64_t k) {
+                int64_t B, int64_t m, int64_t n, int64_t k, const void* bias = nullptr) {
   std::array<int64_t, 13> key{B,
                               m,
                               n,
@@ -467,7 +469,7 @@ void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* 
                               b_strides[2],
                               get_num_threads(),
                               type == dt::f32 ? 1 : 0,
-                              0};
+                              bias ? 1 : 0};
   auto e = matmul_entry(key);
   const dnnl::engine& eng = engine();
   thread_local dnnl::stream stream(eng);
@@ -477,6 +479,9 @@ void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* 
             const_cast<void*>(b));
   memory cm(memory::desc({B, m, n}, type, memory::dims{m * n, n, 1}), eng, c);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+  if (bias)
+    args.emplace(DNNL_ARG_BIAS,
+                 memory(memory::desc({1, 1, n}, type, memory::dims{n, n, 1}), eng, const_cast<void*>(bias)));
   DataPtr scratch;
   if (e->scratch_bytes > 0) {
     scratch = cpu_allocator()->allocate(e->scratch_bytes);
@@ -494,8 +499,8 @@ void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFl
 }
 
 void onednn_matmul_f32(const float* a, const int64_t a_strides[3], const float* b, const int64_t b_strides[3], float* c,
-                       int64_t B, int64_t m, int64_t n, int64_t k) {
-  guarded("matmul (float32)", [&] { run_matmul(dt::f32, a, a_strides, b, b_strides, c, B, m, n, k); });
+                       int64_t B, int64_t m, int64_t n, int64_t k, const float* bias) {
+  guarded("matmul (float32)", [&] { run_matmul(dt::f32, a, a_strides, b, b_strides, c, B, m, n, k, bias); });
 }
 
 }  // namespace ember::cpu

@@ -253,6 +253,64 @@ Tensor add_product(const char* op, const Tensor& input, const Tensor& prod, cons
   if (!beta.is_bool() && beta.to_complex() == std::complex<double>(0.0)) return p;
   return add(scaled(expand(input, target), beta), p);
 }
+
+// addmm(input, m1, m2) with beta = alpha = 1 (nn.Linear's product) records torch's AddmmBackward0:
+// one node whose input gradient is the column sums, instead of add + expand + mm nodes.
+struct AddmmBackward0 : autograd::Node {
+  using TensorList = autograd::TensorList;
+  autograd::SavedVariable mat1, mat2;
+  Shape self_sizes, out_sizes;
+  bool mat2_transposed = false;  // mat2's layout at forward (column-major)
+  std::string name() const override { return "AddmmBackward0"; }
+  void release_variables() override { mat1.reset(), mat2.reset(); }
+  static Tensor cj(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
+  TensorList apply(TensorList&& grads) override {
+    const Tensor& g = grads[0];
+    auto me = shared_from_this();
+    TensorList out(3);
+    if (next_edges[0].valid()) out[0] = autograd::sum_to(g, self_sizes);
+    if (next_edges[1].valid()) out[1] = mm(g, cj(transpose(mat2.unpack(me), 0, 1)));
+    if (next_edges[2].valid()) {
+      // In mat2's own layout, as torch: a Linear's weight.t() gets (g^T @ mat1)^T, so the weight's
+      // .grad arrives contiguous and AccumulateGrad keeps it without a copy.
+      Tensor m1 = cj(mat1.unpack(me));
+      out[2] = mat2_transposed ? transpose(mm(transpose(g, 0, 1), m1), 0, 1) : mm(transpose(m1, 0, 1), g);
+    }
+    return out;
+  }
+  TensorList jvp(const TensorList& t) override {
+    auto me = shared_from_this();
+    Tensor r;
+    auto acc = [&r](const Tensor& x) { r = r.defined() ? add(r, x) : x; };
+    if (t[0].defined()) acc(expand(t[0], out_sizes));
+    if (t[1].defined()) acc(mm(t[1], mat2.unpack(me)));
+    if (t[2].defined()) acc(mm(mat1.unpack(me), t[2]));
+    return {r};
+  }
+};
+
+// Note [float32 matmul on oneDNN] again: a float32 vector bias goes into the oneDNN product
+// itself, added as each output tile is written (the separate add pass cost ~8% of a small
+// transformer's linear layers). Undefined when it does not apply.
+Tensor addmm_onednn(const Tensor& input, const Tensor& m1, const Tensor& m2) {
+  for (const Tensor* t : {&input, &m1, &m2})
+    if (t->dtype() != ScalarType::Float32 || !t->device().is_cpu()) return {};
+  const int64_t m = m1.sizes()[0], k = m1.sizes()[1], n = m2.sizes()[1];
+  if (!cpu::onednn_enabled() || input.dim() != 1 || k != m2.sizes()[0] || input.sizes()[0] != n ||
+      (n > 1 && input.strides()[0] != 1) || m * n * k < (int64_t(1) << 21))
+    return {};
+  auto la = blas_layout(m, k, m1.strides()[0], m1.strides()[1]);
+  auto lb = blas_layout(k, n, m2.strides()[0], m2.strides()[1]);
+  if (!la || la->trans || !lb) return {};
+  Tensor out = empty({m, n}, ScalarType::Float32);
+  adopt_num_threads();  // oneDNN runs on this thread's OpenMP count
+  // a size-1 dim's stride is free (0 when expanded): the dense one
+  int64_t as[3] = {m * k, m == 1 ? k : m1.strides()[0], k == 1 ? 1 : m1.strides()[1]},
+          bs[3] = {k * n, k == 1 ? n : m2.strides()[0], n == 1 ? 1 : m2.strides()[1]};
+  cpu::onednn_matmul_f32(m1.data<float>(), as, m2.data<float>(), bs, out.data<float>(), 1, m, n, k,
+                         input.data<float>());
+  return out;
+}
 }  // namespace
 
 Tensor mv(const Tensor& a, const Tensor& v) {
@@ -277,7 +335,24 @@ Tensor vdot(const Tensor& a, const Tensor& b) { return dot(is_complex(a.dtype())
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar beta, Scalar alpha) {
   EMBER_AUTOCAST_LOWER(addmm(autocast::to_lower(input), autocast::to_lower(m1), autocast::to_lower(m2), beta, alpha),
                        &input, &m1, &m2)
-  return add_product("addmm", input, mm(m1, m2), beta, alpha);
+  auto is_one = [](const Scalar& s) { return !s.is_bool() && s.to_complex() == std::complex<double>(1.0); };
+  if (!is_one(beta) || !is_one(alpha)) return add_product("addmm", input, mm(m1, m2), beta, alpha);
+  Tensor r;
+  {
+    autograd::NoGradGuard raw;  // the history is the one node below
+    autograd::forward_ad::HideLevelsGuard no_tangent(0);
+    if (m1.dim() == 2 && m2.dim() == 2) r = addmm_onednn(input, m1, m2);
+    if (!r.defined()) r = add_product("addmm", input, mm(m1, m2), beta, alpha);
+  }
+  if (auto node = autograd::make_node<AddmmBackward0>(input, m1, m2)) {
+    node->mat1 = autograd::SavedVariable(m1, false);
+    node->mat2 = autograd::SavedVariable(m2, false);
+    node->self_sizes = input.sizes();
+    node->out_sizes = r.sizes();
+    node->mat2_transposed = m2.strides()[0] == 1 && m2.strides()[1] != 1;
+    autograd::set_history(r, node);
+  }
+  return r;
 }
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, Scalar beta, Scalar alpha) {
   return add_product("addmv", input, mv(mat, vec), beta, alpha);

@@ -29,7 +29,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   if (input.dim() == 2 && bias) {  // torch's addmm path, which needs a matrix weight
     EMBER_CHECK(weight.dim() == 2, "mat2 must be a matrix, got ", weight.dim(), "-D tensor");
     check_bias_expands(*bias, input.sizes()[0], weight);
-    return addmm(*bias, input, transpose(weight, 0, 1));
+    return addmm(*bias, input, t_(weight));
   }
   Tensor out;
   if (weight.dim() == 2 && input.dim() > 2) {
@@ -41,11 +41,11 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
     Tensor rows = reshape(input, Shape{-1, in.back()});
     if (bias && bias->dim() <= 1) {
       check_bias_expands(*bias, rows.sizes()[0], weight);
-      return reshape(addmm(*bias, rows, transpose(weight, 0, 1)), out_shape);
+      return reshape(addmm(*bias, rows, t_(weight)), out_shape);
     }
-    out = reshape(mm(rows, transpose(weight, 0, 1)), out_shape);
+    out = reshape(mm(rows, t_(weight)), out_shape);
   } else {
-    out = weight.dim() == 2 ? matmul(input, transpose(weight, 0, 1)) : matmul(input, weight);
+    out = weight.dim() == 2 ? matmul(input, t_(weight)) : matmul(input, weight);
   }
   if (!bias) return out;
   // The bias is added into the product (as torch's in-place add_): it may not grow the result.
