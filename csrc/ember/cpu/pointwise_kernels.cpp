@@ -30,9 +30,11 @@ M nan_min(M a, M b) {
 template <typename M>
 EMBER_MATH_INLINE M gelu_grad(M x) {
   constexpr M kInvSqrt2 = M(0.70710678118654752440), kInvSqrt2Pi = M(0.39894228040143267794);
-  if constexpr (std::is_same_v<M, float>)
-    return 0.5f * (1.0f + math::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * math::exp(-0.5f * x * x);
-  else
+  if constexpr (std::is_same_v<M, float>) {
+    float e;  // exp(-x^2/2), shared by both terms
+    const float cdf = math::normal_cdf(x, e);
+    return cdf + x * kInvSqrt2Pi * e;
+  } else
     return M(0.5) * (M(1) + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(M(-0.5) * x * x);
 }
 // The same for 0.5 x (1 + tanh(k (x + c x^3))).

@@ -103,18 +103,30 @@ EMBER_MATH_INLINE float erf(float x) {
   const float r = a < 1.0f ? erf_small(x) : big;
   return x != x ? x : r;
 }
-// x * Phi(x) = x/2 * erfc(-x/sqrt2): the tail form keeps relative accuracy for negative x.
-EMBER_MATH_INLINE float gelu(float x) {
-  const float u = x * 0.70710678118654752f;
-  const float a = std::fabs(u);
-  // u^2 = x^2 / 2 from x itself: u's rounding error would grow by u^2 in exp(-u^2).
+// Phi(x), the standard normal CDF, and e = exp(-x^2/2), for gelu and its gradient (which needs both).
+// Phi(x) = erfc(-x/sqrt2)/2 with erfc(a) = exp(-a^2) t Q(2t - 1), t = 1.5/(1.5 + a), for every a >= 0
+// (scripts/fit_erfc.py, relative error 1.3e-7): one range, so no second polynomial per lane, and
+// relative accuracy kept for negative x, where Phi is tiny.
+EMBER_MATH_INLINE float normal_cdf(float x, float& e) {
+  const float a = std::fabs(x) * 0.70710678118654752f;
+  // a^2 = x^2/2 from x itself (a's rounding error would grow by a^2 in exp(-a^2)), as a float plus
+  // its rounding error: exp(-a^2) = exp(-a2) * (1 - a2_lo), a2_lo below an ulp of a2.
   const float x2 = x * x;
-  const float b = a < 1.0f ? 1.0f : a;
-  const float b2 = a < 1.0f ? 1.0f : 0.5f * x2, b2_lo = a < 1.0f ? 0.0f : 0.5f * std::fma(x, x, -x2);
-  const float tail = erfc_tail(b, b2, b2_lo);  // erfc(|u|)
-  const float cdf_big = u > 0 ? 1.0f - 0.5f * tail : 0.5f * tail;
-  const float cdf = a < 1.0f ? 0.5f + 0.5f * erf_small(u) : cdf_big;
-  return x * cdf;
+  const float a2 = 0.5f * x2, a2_lo = a < 20.0f ? 0.5f * std::fma(x, x, -x2) : 0.0f;  // inf - inf for |x| = inf
+  e = math::exp(-a2) * (1.0f - a2_lo);
+  const float t = 1.5f / (1.5f + a);
+  const float s = 2.0f * t - 1.0f;
+  float q = 0.0f;
+#define EMBER_ERFC_COEF(c) q = std::fma(q, s, c);
+#include "ember/cpu/erfcx_coefs_f32.inc"
+#undef EMBER_ERFC_COEF
+  const float half_erfc = 0.5f * e * t * q;  // erfc(|x|/sqrt2) / 2
+  return x > 0.0f ? 1.0f - half_erfc : half_erfc;
+}
+// x * Phi(x)
+EMBER_MATH_INLINE float gelu(float x) {
+  float e;
+  return x * normal_cdf(x, e);
 }
 
 // ---- scalar special functions (float and double) ----
