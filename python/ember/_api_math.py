@@ -8,9 +8,27 @@ import math
 
 import ember as _E
 from ember import return_types
+import functools
+
 from ember._argcheck import torch_type_name
 
 _SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
+
+
+def _vmap_elementwise(fn):
+    """Under vmap, run fn once on the physical values (ember/_functorch/batched.py elementwise); the
+    batched module is imported on first use, as it needs ember fully loaded."""
+    inner = []
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not any(type(a).__name__ == "BatchedTensor" for a in list(args) + list(kwargs.values())):
+            return fn(*args, **kwargs)
+        if not inner:
+            from ember._functorch.batched import elementwise
+            inner.append(elementwise(fn))
+        return inner[0](*args, **kwargs)
+    return wrapper
 
 
 def _no_kernel_for(dt, name, half=False):
@@ -236,18 +254,22 @@ def _ones(x):
     return _E.ones_like(x)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_t(input, n, *, out=None):
     return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_t"), out)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_u(input, n, *, out=None):
     return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_u"), out)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_v(input, n, *, out=None):
     return _finish(_poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_v"), out)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_w(input, n, *, out=None):
     return _finish(_poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_w"), out)
 
@@ -266,22 +288,26 @@ shifted_chebyshev_polynomial_v = _shifted(chebyshev_polynomial_v)
 shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def hermite_polynomial_h(input, n, *, out=None):
     """Physicists' Hermite polynomials: H_{k+1} = 2x H_k - 2k H_{k-1}."""
     return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "hermite_polynomial_h"), out)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def hermite_polynomial_he(input, n, *, out=None):
     """Probabilists' Hermite polynomials: He_{k+1} = x He_k - k He_{k-1}."""
     return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "hermite_polynomial_he"), out)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def laguerre_polynomial_l(input, n, *, out=None):
     """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1)."""
     return _finish(_poly(input, n, _ones, lambda x: 1 - x,
                          lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "laguerre_polynomial_l"), out)
 
 
+@_vmap_elementwise  # n.max().item() picks the recurrence length
 def legendre_polynomial_p(input, n, *, out=None):
     """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1)."""
     return _finish(_poly(input, n, _ones, lambda x: x,

@@ -425,7 +425,7 @@ hardshrink softshrink rrelu conj conj_physical resolve_conj resolve_neg angle re
 clone detach contiguous to type float double half bfloat16 int long short char byte bool cpu type_as
 zeros_like ones_like empty_like full_like requires_grad_ detach_ zero_ fill_ xlogy special_expit
 __neg__ __pos__ __abs__ __invert__ _nn_relu _nn_gelu _nn_silu _nn_elu _nn_leaky_relu _nn_hardtanh _nn_softplus
-_nn_threshold _nn_hardsigmoid _nn_hardswish _nn_mish _nn_celu _nn_selu _nn_relu6 _nn_logsigmoid""".split()
+_nn_threshold _nn_hardsigmoid _nn_hardswish _nn_mish _nn_celu _nn_selu _nn_relu6 _nn_logsigmoid log_sigmoid""".split()
 _BINARY = """add sub subtract rsub mul multiply div divide true_divide floor_divide remainder fmod pow float_power
 atan2 arctan2 maximum minimum fmax fmin hypot copysign nextafter ldexp logaddexp logaddexp2 heaviside
 eq ne lt le gt ge greater less greater_equal less_equal not_equal equal_elementwise
@@ -574,6 +574,22 @@ _RULES["movedim"] = _RULES["moveaxis"] = _dim_op((1, "source", _ALL, 0), (2, "de
 _RULES["diagonal"] = _dim_op((2, "dim1", 0, 0), (3, "dim2", 1, 0))
 _RULES["flip"] = _dim_op((1, "dims", _ALL, 0))
 _RULES["unfold"] = _dim_op((1, "dimension", _ALL, 0))
+
+
+def _dynamic_shape_rule(name, func, args, kwargs, L):
+    if name == "where" and len(args) + len(kwargs) > 1:
+        return _elementwise(name, func, args, kwargs, L)
+    raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                       f"over aten::{name}. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
+                       "need this feature")
+
+
+for _n in ("where", "nonzero", "unique_consecutive"):  # where(cond) alone is nonzero(cond, as_tuple=True)
+    _RULES[_n] = _dynamic_shape_rule
+_RULES["rot90"] = _dim_op((2, "dims", [0, 1], 0))
+_RULES["diag_embed"] = _dim_op((2, "dim1", -2, 1), (3, "dim2", -1, 1))
+for _n in ("_fft_c2c", "_fft_r2c", "_fft_c2r"):  # dims arrive normalized, as a list
+    _RULES[_n] = _dim_op((1, "dim", _ALL, 0))
 _roll_dims = _dim_op((2, "dims", _ALL, 0))
 
 
@@ -662,8 +678,11 @@ def _shape_args(args, kwargs, kw="shape"):
 @_rule("view", "reshape")
 def _reshape_rule(name, func, args, kwargs, L):
     x = args[0]
+    if len(args) == 2 and isinstance(args[1], ember.dtype) and not kwargs and name == "view" and x.dim() > 0:
+        # view(dtype) reinterprets along the last dim only (its size changes with the element size)
+        return BatchedTensor(func(_front(x), args[1]), 0, L)
     if not _only_self_batched(args, kwargs, L) or (len(args) == 2 and not isinstance(args[1], (int, list, tuple))):
-        return _fallback(name, func, args, kwargs, L)  # view(dtype)
+        return _fallback(name, func, args, kwargs, L)  # view(dtype) of a 0-d tensor
     shape = _shape_args(args, kwargs)
     v = x._value
     B = v.shape[x._bdim]
@@ -1095,6 +1114,46 @@ def _fallback_plain(name, func, args, kwargs, L):
     return _fallback(name, func, args, kwargs, L)
 
 
+# ---------------------------------------------------------------- metadata and broadcasting
+def _stand_in(a):
+    """An empty tensor that promotes as the logical `a` does (dtype, and 0-d or not)."""
+    if type(a) is BatchedTensor:
+        return ember.empty(() if a.dim() == 0 else (0,), dtype=a.dtype)
+    if type(a) in (list, tuple):
+        return type(a)(_stand_in(e) for e in a)
+    return a
+
+
+@_rule("result_type", "promote_types", "can_cast")
+def _metadata_rule(name, func, args, kwargs, L):
+    return func(*[_stand_in(a) for a in args], **{k: _stand_in(v) for k, v in kwargs.items()})
+
+
+@_rule("broadcast_tensors")
+def _broadcast_tensors_rule(name, func, args, kwargs, L):
+    ts = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
+    if kwargs or not all(_tensorlike(t) for t in ts):
+        return _fallback(name, func, args, kwargs, L)
+    r = max(t.dim() for t in ts)
+    # every member to rank r + 1 with the batch first; unbatched ones get a size-1 batch dim
+    phys = [_pad(_front(t), r - t.dim()) if _at(t, L) else t.reshape((1,) * (r + 1 - t.dim()) + tuple(t.shape))
+            for t in ts]
+    return tuple(BatchedTensor(o, 0, L) for o in func(*phys))
+
+
+def elementwise(fn):
+    """For Python compositions that are elementwise in their tensor arguments (with broadcasting) but
+    take data-dependent steps (.item()): under vmap they run once on the physical values, the batch
+    dims moved to the front and ranks aligned, instead of failing or looping per sample."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        L = _max_level(args, kwargs)
+        if L == 0 or kwargs.get("out") is not None:
+            return fn(*args, **kwargs)
+        return _elementwise(fn.__name__, wrapper, args, kwargs, L)
+    return wrapper
+
+
 # ---------------------------------------------------------------- ops over the last two dims, any batch
 def _matrix_batch_rule(name, func, args, kwargs, L):
     """linalg ops on (*, m, n): the vmap batch becomes one more leading batch dim."""
@@ -1107,5 +1166,52 @@ def _matrix_batch_rule(name, func, args, kwargs, L):
 for _n in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd",
            "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_pinv", "linalg_matrix_rank",
            "linalg_matrix_power", "inverse", "det", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
-           "matrix_power", "matrix_exp", "tril", "triu"):
+           "matrix_power", "matrix_exp", "tril", "triu", "linalg_lu_factor_ex", "linalg_eigvals", "linalg_eig"):
     _RULES[_n] = _matrix_batch_rule
+
+
+@_rule("linalg_solve_triangular")
+def _solve_triangular_rule(name, func, args, kwargs, L):
+    """A (*, n, n) and B (*, n, k) broadcast their batch dims: both get the vmap batch first and the
+    same rank, as elementwise operands do."""
+    if len(args) != 2 or any(_level_of(v) == L for v in kwargs.values()) or not all(_tensorlike(a) for a in args) \
+            or min(a.dim() for a in args) < 2:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    return _elementwise(name, func, args, kwargs, L)
+
+
+@_rule("trace")
+def _trace_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or kwargs or x.dim() != 2:
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(_front(x).diagonal(0, 1, 2).sum(-1), L)
+
+
+@_rule("fliplr", "flipud")
+def _flip_lr_ud_rule(name, func, args, kwargs, L):
+    x = args[0]
+    need = 2 if name == "fliplr" else 1
+    if len(args) != 1 or kwargs or x.dim() < need:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    return _wrap(_front(x).flip(2 if name == "fliplr" else 1), L)
+
+
+@_rule("msort")
+def _msort_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or kwargs or x.dim() == 0:
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(_front(x).sort(dim=1).values, L)
+
+
+@_rule("repeat", "tile")
+def _repeat_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or kwargs:
+        return _fallback(name, func, args, kwargs, L)
+    reps = tuple(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else tuple(args[1:])
+    if not all(isinstance(r, int) for r in reps) or (name == "repeat" and len(reps) < x.dim()):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    reps = (1,) * (x.dim() - len(reps)) + reps  # tile pads the repeats with leading ones
+    return _wrap(_pad(_front(x), len(reps) - x.dim()).repeat((1,) + reps), L)
