@@ -295,6 +295,7 @@ from ember._api_extra import (  # noqa: E402,F401
     compiled_with_cxx11_abi, set_anomaly_enabled, set_default_tensor_type, get_device_module, thread_safe_generator,
     to_dlpack, nonzero_static, frombuffer, from_file,
 )
+from ember._lobpcg import lobpcg  # noqa: E402,F401
 from ember._api_math import (  # noqa: E402,F401
     i0, mvlgamma, nextafter, histogram, histogramdd, gradient, index_reduce, triangular_solve, cholesky_solve,
     cholesky_inverse, lu, lu_unpack, lu_solve, ormqr, svd_lowrank, pca_lowrank,

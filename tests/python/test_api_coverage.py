@@ -136,8 +136,6 @@ MISSING = {
     "special.airy_ai": "needs Bessel functions of order 1/3 for x < 0 (Ai(-x) = sqrt(x)/3 (J_1/3 + J_-1/3)); "
                        "the quadratures of _api_math.py cover integer orders only",
     # LAPACK drivers ember does not call yet.
-    # Randomized/iterative algorithms written in Python in torch: port after the LAPACK gaps above.
-    "torch.lobpcg": "iterative eigensolver (torch._lobpcg); large port, rarely used",
     # Rare or new entry points.
     "torch.embedding_bag": "aten form returns torch's internal bookkeeping (offset2bag, bag_size, max_indices); "
                            "F.embedding_bag exists",
