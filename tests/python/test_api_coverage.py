@@ -133,8 +133,6 @@ EXCLUDED.update(_names("legacy", "reinforce volatile", "Tensor"))
 # ---- In scope but not in ember yet: name -> why (remove the line when the name lands). ----
 MISSING = {
     # Kernels that need their own numerics in C++ (series/asymptotic/rational approximations per range).
-    "special.airy_ai": "needs Bessel functions of order 1/3 for x < 0 (Ai(-x) = sqrt(x)/3 (J_1/3 + J_-1/3)); "
-                       "the quadratures of _api_math.py cover integer orders only",
     # LAPACK drivers ember does not call yet.
     # Rare or new entry points.
     "torch.embedding_bag": "aten form returns torch's internal bookkeeping (offset2bag, bag_size, max_indices); "
