@@ -279,7 +279,8 @@ from ember._storage import layout, strided, UntypedStorage, TypedStorage  # noqa
 from ember._api_extra import (  # noqa: E402,F401
     dropout, dropout_, alpha_dropout, alpha_dropout_, feature_dropout, feature_dropout_, feature_alpha_dropout,
     feature_alpha_dropout_, native_dropout, batch_norm, instance_norm, layer_norm, group_norm, rms_norm,
-    native_layer_norm, native_batch_norm, native_group_norm, norm_except_dim, embedding,
+    native_layer_norm, native_batch_norm, native_group_norm, norm_except_dim, embedding, embedding_bag,
+    slice_inverse, prepare_multiprocessing_environment,
     embedding_renorm_, bilinear, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle,
     channel_shuffle, native_channel_shuffle, prelu, hardshrink, rrelu, rrelu_, constant_pad_nd, conv_tbc,
     grid_sampler, grid_sampler_2d, grid_sampler_3d, affine_grid_generator, kl_div, binary_cross_entropy_with_logits,
@@ -321,7 +322,7 @@ def _attach_api_methods():
                      ("hardshrink", x.hardshrink), ("prelu", x.prelu), ("unsafe_chunk", x.unsafe_chunk),
                      ("unsafe_split", x.unsafe_split), ("unsafe_split_with_sizes", x.unsafe_split_with_sizes),
                      ("as_strided_scatter", x.as_strided_scatter), ("lu", m.lu), ("lu_solve", m.lu_solve),
-                     ("ormqr", m.ormqr)]:
+                     ("ormqr", m.ormqr), ("slice_inverse", x.slice_inverse)]:
         if not hasattr(T, name):
             setattr(T, name, fn)
     for name in ("i0", "mvlgamma", "nextafter", "index_reduce"):
