@@ -311,9 +311,14 @@ def _attach_api_methods():
     from ember import _api_math as m, _api_extra as x
     T = Tensor
 
-    def inplace(fn):
+    from ember._argcheck import check_out_overlap
+
+    def inplace(fn, elementwise=False):
         def method(self, *args, **kwargs):
-            return self.copy_(fn(self, *args, **kwargs))
+            r = fn(self, *args, **kwargs)
+            if elementwise:  # self is the written-to tensor: an operand partially overlapping it is refused
+                check_out_overlap(self, args)
+            return self.copy_(r)
         method.__name__ = fn.__name__ + "_"
         return method
     for name, fn in [("i0", m.i0), ("mvlgamma", m.mvlgamma), ("nextafter", m.nextafter),
@@ -327,7 +332,7 @@ def _attach_api_methods():
             setattr(T, name, fn)
     for name in ("i0", "mvlgamma", "nextafter", "index_reduce"):
         if not hasattr(T, name + "_"):
-            setattr(T, name + "_", inplace(getattr(m, name)))
+            setattr(T, name + "_", inplace(getattr(m, name), name in ("i0", "nextafter")))
 
     def histogram_method(self, bins=100, *, range=None, weight=None, density=False):
         return m.histogram(self, bins, range=range, weight=weight, density=density)

@@ -10,7 +10,7 @@ import ember as _E
 from ember import return_types
 import functools
 
-from ember._argcheck import torch_type_name
+from ember._argcheck import check_out_overlap, torch_type_name
 
 _SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
 
@@ -74,26 +74,29 @@ def _bessel_i(x, nu, scaled):
 
 def i0(input, *, out=None):
     """Modified Bessel function of the first kind, order 0."""
-    return _finish(_bessel_i(input, 0, False), out)
+    return _finish(_bessel_i(input, 0, False), out, input)
 
 
 def i0e(input, *, out=None):
     """exp(-|x|) * i0(x)."""
-    return _finish(_bessel_i(input, 0, True), out)
+    return _finish(_bessel_i(input, 0, True), out, input)
 
 
 def i1(input, *, out=None):
     """Modified Bessel function of the first kind, order 1 (odd in x)."""
-    return _finish(_bessel_i(input, 1, False) * _E.sign(input), out)
+    return _finish(_bessel_i(input, 1, False) * _E.sign(input), out, input)
 
 
 def i1e(input, *, out=None):
-    return _finish(_bessel_i(input, 1, True) * _E.sign(input), out)
+    return _finish(_bessel_i(input, 1, True) * _E.sign(input), out, input)
 
 
-def _finish(r, out):
+def _finish(r, out, *inputs):
+    """r, or r written into out; `inputs` of an elementwise op: an out= partially overlapping one of
+    them is refused, as torch's TensorIterator does."""
     if out is None:
         return r
+    check_out_overlap(out, inputs)
     out.resize_(r.shape).copy_(r)
     return out
 
@@ -114,7 +117,7 @@ def ndtri(input, *, out=None):
         xs = _E.where(inside, x, _E.zeros_like(x))
         step = (0.5 * _E.erfc(-xs / math.sqrt(2)) - p) * math.sqrt(2 * math.pi) * _E.exp(xs * xs / 2)
         x = _E.where(inside, xs - step, x)
-    return _finish(x, out)
+    return _finish(x, out, input)
 
 
 def erfcx(input, *, out=None):
@@ -132,7 +135,7 @@ def erfcx(input, *, out=None):
         term = term * (-(2 * k - 1)) * t
         s = s + term
     asym = s / (big * math.sqrt(math.pi))
-    return _finish(_E.where(xd < lim, direct, asym).to(dt), out)
+    return _finish(_E.where(xd < lim, direct, asym).to(dt), out, input)
 
 
 def log_ndtr(input, *, out=None):
@@ -143,7 +146,7 @@ def log_ndtr(input, *, out=None):
     neg = _E.minimum(xd, _E.zeros_like(xd))
     left = _E.log(erfcx(-neg / math.sqrt(2)) / 2) - neg * neg / 2
     right = _E.log1p(-0.5 * _E.erfc(_E.maximum(xd, _E.zeros_like(xd)) / math.sqrt(2)))
-    return _finish(_E.where(xd < 0, left, right).to(dt), out)
+    return _finish(_E.where(xd < 0, left, right).to(dt), out, input)
 
 
 def entr(input, *, out=None):
@@ -151,11 +154,23 @@ def entr(input, *, out=None):
     x = _float(input, "entr")
     safe = _E.where(x > 0, x, _E.ones_like(x))
     r = _E.where(x > 0, -x * _E.log(safe), _E.where(x == 0, _E.zeros_like(x), _E.full_like(x, -math.inf)))
-    return _finish(_E.where(_E.isnan(x), x, r), out)
+    return _finish(_E.where(_E.isnan(x), x, r), out, input)
+
+
+def _check_int_range(*values):
+    """torch's argument parser reads a Python int scalar as a 64-bit integer (signed, or unsigned above
+    int64): beyond both it raises OverflowError."""
+    for v in values:
+        if isinstance(v, int) and not isinstance(v, bool):
+            if v > 2 ** 64 - 1:
+                raise OverflowError("int too big to convert")
+            if v < -2 ** 63:
+                raise OverflowError("can't convert negative int to unsigned")
 
 
 def xlog1py(input, other, *, out=None):
     """x * log1p(y), 0 where x == 0 (unless y is nan)."""
+    _check_int_range(input, other)
     if not isinstance(input, _E.Tensor):
         input = _E.tensor(input, dtype=other.dtype if other.is_floating_point() else _E.get_default_dtype())
     if not isinstance(other, _E.Tensor):
@@ -166,7 +181,7 @@ def xlog1py(input, other, *, out=None):
         dt = _E.get_default_dtype()
     x, y = input.to(dt), other.to(dt)
     r = x * _E.log1p(y)
-    return _finish(_E.where((x == 0) & ~_E.isnan(y), _E.zeros_like(r), r), out)
+    return _finish(_E.where((x == 0) & ~_E.isnan(y), _E.zeros_like(r), r), out, input, other)
 
 
 def multigammaln(input, p, *, out=None):
@@ -192,6 +207,7 @@ _B2J = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510
 
 def zeta(input, other, *, out=None):
     """The Hurwitz zeta function sum_k (q + k)^-x for x > 1 (torch.special.zeta(x, q))."""
+    _check_int_range(input, other)
     if not isinstance(input, _E.Tensor):
         input = _E.tensor(float(input), dtype=other.dtype if other.is_floating_point() else _E.get_default_dtype())
     if not isinstance(other, _E.Tensor):
@@ -217,14 +233,14 @@ def zeta(input, other, *, out=None):
     r = _E.where(x == 1, _E.full_like(s, math.inf), s)
     r = _E.where(x < 1, _E.full_like(s, math.nan), r)
     r = _E.where(bad_q, _E.full_like(s, math.inf), r)
-    return _finish(r.to(dt), out)
+    return _finish(r.to(dt), out, input, other)
 
 
 def spherical_bessel_j0(input, *, out=None):
     """sin(x) / x, 1 at 0."""
     x = _float(input, "spherical_bessel_j0", half=False)
     safe = _E.where(x == 0, _E.ones_like(x), x)
-    return _finish(_E.where(x == 0, _E.ones_like(x), _E.sin(safe) / safe), out)
+    return _finish(_E.where(x == 0, _E.ones_like(x), _E.sin(safe) / safe), out, input)
 
 
 # ---- orthogonal polynomials: P_n(x) by a three-term recurrence, n a number or a tensor ----
@@ -256,27 +272,33 @@ def _ones(x):
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_t(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_t"), out)
+    r = _poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_t")
+    return _finish(r, out, input, n)
 
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_u(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_u"), out)
+    r = _poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_u")
+    return _finish(r, out, input, n)
 
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_v(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_v"), out)
+    r = _poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_v")
+    return _finish(r, out, input, n)
 
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def chebyshev_polynomial_w(input, n, *, out=None):
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_w"), out)
+    r = _poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_w")
+    return _finish(r, out, input, n)
 
 
 def _shifted(fn):
     def shifted(input, n, *, out=None):
         x = input if isinstance(input, _E.Tensor) else _E.tensor(float(input))
+        if out is not None:
+            check_out_overlap(out, (input, n))
         return fn(2 * _float(x) - 1, n, out=out)
     shifted.__name__ = "shifted_" + fn.__name__
     return shifted
@@ -291,27 +313,31 @@ shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def hermite_polynomial_h(input, n, *, out=None):
     """Physicists' Hermite polynomials: H_{k+1} = 2x H_k - 2k H_{k-1}."""
-    return _finish(_poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "hermite_polynomial_h"), out)
+    r = _poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "hermite_polynomial_h")
+    return _finish(r, out, input, n)
 
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def hermite_polynomial_he(input, n, *, out=None):
     """Probabilists' Hermite polynomials: He_{k+1} = x He_k - k He_{k-1}."""
-    return _finish(_poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "hermite_polynomial_he"), out)
+    r = _poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "hermite_polynomial_he")
+    return _finish(r, out, input, n)
 
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def laguerre_polynomial_l(input, n, *, out=None):
     """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1)."""
-    return _finish(_poly(input, n, _ones, lambda x: 1 - x,
-                         lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "laguerre_polynomial_l"), out)
+    r = _poly(input, n, _ones, lambda x: 1 - x,
+                         lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "laguerre_polynomial_l")
+    return _finish(r, out, input, n)
 
 
 @_vmap_elementwise  # n.max().item() picks the recurrence length
 def legendre_polynomial_p(input, n, *, out=None):
     """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1)."""
-    return _finish(_poly(input, n, _ones, lambda x: x,
-                         lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), "legendre_polynomial_p"), out)
+    r = _poly(input, n, _ones, lambda x: x,
+                         lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), "legendre_polynomial_p")
+    return _finish(r, out, input, n)
 
 
 # ---- histograms ----
@@ -513,8 +539,7 @@ def nextafter(input, other, *, out=None):
     dt = _E.result_type(input, other)
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for '{torch_type_name(dt)}'")
-    input, other = input.to(dt), other.to(dt)
-    x, y = _E.broadcast_tensors(input, other)
+    x, y = _E.broadcast_tensors(input.to(dt), other.to(dt))
     it = {_E.float16: _E.int16, _E.bfloat16: _E.int16, _E.float32: _E.int32}.get(x.dtype, _E.int64)
     tiny = _E.tensor(1, dtype=it).view(x.dtype)  # the smallest positive subnormal
     bits = x.contiguous().view(it)
@@ -523,7 +548,7 @@ def nextafter(input, other, *, out=None):
     r = _E.where(x == 0, _E.where(y > 0, tiny.expand(x.shape), -tiny.expand(x.shape)), moved)
     r = _E.where(x == y, y, r)
     r = _E.where(_E.isnan(x) | _E.isnan(y), x + y, r)
-    return _finish(r, out)
+    return _finish(r, out, input, other)
 
 
 # ---- LU: LAPACK getrf / getrs in C++ (ember._C._linalg.lu_factor_ex, lu_unpack, lu_solve) ----
@@ -645,20 +670,20 @@ def _bessel_k(input, nu, scaled, name):
 
 
 def modified_bessel_k0(input, *, out=None):
-    return _finish(_bessel_k(input, 0, False, "modified_bessel_k0"), out)
+    return _finish(_bessel_k(input, 0, False, "modified_bessel_k0"), out, input)
 
 
 def modified_bessel_k1(input, *, out=None):
-    return _finish(_bessel_k(input, 1, False, "modified_bessel_k1"), out)
+    return _finish(_bessel_k(input, 1, False, "modified_bessel_k1"), out, input)
 
 
 def scaled_modified_bessel_k0(input, *, out=None):
     """exp(x) K_0(x)."""
-    return _finish(_bessel_k(input, 0, True, "scaled_modified_bessel_k0"), out)
+    return _finish(_bessel_k(input, 0, True, "scaled_modified_bessel_k0"), out, input)
 
 
 def scaled_modified_bessel_k1(input, *, out=None):
-    return _finish(_bessel_k(input, 1, True, "scaled_modified_bessel_k1"), out)
+    return _finish(_bessel_k(input, 1, True, "scaled_modified_bessel_k1"), out, input)
 
 
 _J_POINTS = 128  # trapezoidal points over the period: enough for |x| <= 25 (Note [Bessel by quadrature])
@@ -730,19 +755,19 @@ def _bessel_jy(input, kind, nu, name):
 
 
 def bessel_j0(input, *, out=None):
-    return _finish(_bessel_jy(input, "j", 0, "bessel_j0"), out)
+    return _finish(_bessel_jy(input, "j", 0, "bessel_j0"), out, input)
 
 
 def bessel_j1(input, *, out=None):
-    return _finish(_bessel_jy(input, "j", 1, "bessel_j1"), out)
+    return _finish(_bessel_jy(input, "j", 1, "bessel_j1"), out, input)
 
 
 def bessel_y0(input, *, out=None):
-    return _finish(_bessel_jy(input, "y", 0, "bessel_y0"), out)
+    return _finish(_bessel_jy(input, "y", 0, "bessel_y0"), out, input)
 
 
 def bessel_y1(input, *, out=None):
-    return _finish(_bessel_jy(input, "y", 1, "bessel_y1"), out)
+    return _finish(_bessel_jy(input, "y", 1, "bessel_y1"), out, input)
 
 
 
@@ -867,7 +892,7 @@ def airy_ai(input, *, out=None):
         pos = _airy_asymptotic(ax, False)
         r = _E.where(inside, total, _E.where(xd < 0, neg, pos))
         r = _E.where(_E.isinf(xd), _E.full_like(r, math.nan), r)  # torch: nan at both infinities
-    return _finish(r.to(dt), out)
+    return _finish(r.to(dt), out, input)
 
 # ---- randomized low-rank SVD / PCA (Halko, Martinsson and Tropp's range finder with power iterations) ----
 
