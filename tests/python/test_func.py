@@ -607,3 +607,59 @@ def test_vmap_dynamic_shape_ops_raise_as_torch(f):
         torch.vmap(lambda a: f(torch, a))(x)
     with pytest.raises(RuntimeError, match="dynamic shape"):
         ember.vmap(lambda a: f(ember, a))(E(x))
+
+
+_MORE2 = {
+    "sum_0d": lambda t, x, y: x[0, 0].sum(0), "mean_0d_keep": lambda t, x, y: x[0, 0].mean(-1, keepdim=True),
+    "amax_0d": lambda t, x, y: x[0, 0].amax(), "max_0d_dim": lambda t, x, y: x[0, 0].max(0)[0],
+    "aminmax": lambda t, x, y: t.aminmax(x), "aminmax_dim": lambda t, x, y: t.aminmax(x, dim=1, keepdim=True),
+    "aminmax_keep": lambda t, x, y: t.aminmax(x, keepdim=True),
+    "vector_norm": lambda t, x, y: t.linalg.vector_norm(x, 3, dim=1),
+    "matrix_norm": lambda t, x, y: t.linalg.matrix_norm(x),
+    "hstack": lambda t, x, y: t.hstack([x, y[0, :1].expand(3, 1)]), "vstack": lambda t, x, y: t.vstack([x, y[0]]),
+    "dstack": lambda t, x, y: t.dstack([x, y]), "column_stack": lambda t, x, y: t.column_stack([x[:, 0], y]),
+    "row_stack": lambda t, x, y: t.row_stack([x[0], y]), "hstack_1d": lambda t, x, y: t.hstack([x[0], y[1]]),
+    "addmm": lambda t, x, y: t.addmm(x[:, 0], x, y.T, beta=0.5, alpha=2.0),
+    "addmm_beta0": lambda t, x, y: t.addmm(x[:, :3] * float("nan"), x, y.T, beta=0),
+    "addmv": lambda t, x, y: t.addmv(y[:, 0], x, y[0]), "baddbmm": lambda t, x, y: t.baddbmm(
+        x[:1, :1], x.reshape(2, 3, 2), y.reshape(2, 2, 3)),
+    "addbmm": lambda t, x, y: t.addbmm(x[:1, :1], x.reshape(2, 3, 2), y.reshape(2, 2, 3), alpha=3),
+    "cross": lambda t, x, y: t.linalg.cross(x[:, :3], y[:, 1:]), "cross_dim0": lambda t, x, y: t.linalg.cross(
+        x[:, :3], y[0, :3].unsqueeze(1).expand(3, 3), dim=0),
+    "diag_vec": lambda t, x, y: t.diag(x[0], 1), "diag_mat": lambda t, x, y: t.diag(x, -1),
+    "quantile": lambda t, x, y: t.quantile(x, 0.3), "quantile_dim": lambda t, x, y: t.quantile(x, 0.7, dim=1),
+    "quantile_q": lambda t, x, y: t.quantile(x, t.tensor([0.2, 0.9], dtype=x.dtype), dim=0, keepdim=True),
+    "quantile_q_all_keep": lambda t, x, y: t.quantile(x, t.tensor([0.2, 0.9], dtype=x.dtype), keepdim=True),
+    "nanquantile": lambda t, x, y: t.nanquantile(x, 0.5, dim=-1),
+    "index_add": lambda t, x, y: t.index_add(x, 1, t.tensor([0, 2]), y[:, :2], alpha=2),
+    "index_copy": lambda t, x, y: t.index_copy(x, 0, t.tensor([2, 0]), y[:2]),
+    "index_fill": lambda t, x, y: t.index_fill(x, 1, t.tensor([1, 3]), -1.0),
+}
+
+
+# torch.vmap differs from its own per-sample results here (aminmax(keepdim=True) without dim keeps one dim,
+# addmm with beta=0 propagates input's nan) and has no rule for column_stack: checked against the loop
+_LOOP_ONLY = {"aminmax_keep", "addmm_beta0", "column_stack"}
+
+
+@pytest.mark.parametrize("name", list(_MORE2))
+def test_vmap_more_families_have_rules(name):
+    f = _MORE2[name]
+    x = torch.randn(5, 3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    y = torch.randn(5, 3, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    for in_dims in ((0, 0), (0, None), (None, 0), (1, 2)):
+        xx = x if in_dims[0] is not None else x[0]
+        yy = y if in_dims[1] is not None else y[0]
+        if in_dims == (1, 2):  # batch dims elsewhere than first
+            xx, yy = x.movedim(0, 1), y.movedim(0, 2)
+        _batched.fallback_counts.clear()
+        got = ember.vmap(lambda a, b: f(ember, a, b), in_dims=in_dims)(E(xx), E(yy))
+        if name in _LOOP_ONLY:
+            outs = [f(torch, xx.select(in_dims[0], i) if in_dims[0] is not None else xx,
+                      yy.select(in_dims[1], i) if in_dims[1] is not None else yy) for i in range(5)]
+            exp = tuple(torch.stack(c) for c in zip(*outs)) if isinstance(outs[0], tuple) else torch.stack(outs)
+        else:
+            exp = torch.vmap(lambda a, b: f(torch, a, b), in_dims=in_dims)(xx, yy)
+        close(tuple(got) if isinstance(got, tuple) else got, tuple(exp) if isinstance(exp, tuple) else exp,
+              rtol=1e-9, atol=1e-9)
+        assert _batched.fallback_counts == {}, f"{name} {in_dims} used the fallback: {_batched.fallback_counts}"

@@ -488,7 +488,7 @@ def _reduction(pos, kw="dim", single=False):
         x = args[0]
         if single and (len(args) > 1 and _tensorlike(args[1]) or _tensorlike(kwargs.get("other"))):
             return _elementwise(name, func, args, kwargs, L)  # max(a, b): elementwise
-        if not _only_self_batched(args, kwargs, L) or x.dim() == 0:
+        if not _only_self_batched(args, kwargs, L):
             return _fallback(name, func, args, kwargs, L)
         args, kwargs = list(args), dict(kwargs)
         d, where = _get_arg(args, kwargs, pos, kw, None)
@@ -496,6 +496,16 @@ def _reduction(pos, kw="dim", single=False):
             return _fallback(name, func, args, kwargs, L)
         r = x.dim()
         v = _front(x)
+        if r == 0 and d is not None:  # dim 0 or -1 of a 0-d tensor: reduce a size-1 dim; the result stays 0-d
+            for e in (d if isinstance(d, (list, tuple)) else (d,)):
+                _norm_dim(e, 0)
+            _set_arg(args, kwargs, pos, kw, where, 1)
+            if len(args) > pos + 1 and isinstance(args[pos + 1], bool):
+                args[pos + 1] = False
+            elif "keepdim" in kwargs:
+                kwargs["keepdim"] = False
+            args[0] = v.unsqueeze(1)
+            return _wrap(func(*args, **kwargs), L)
         if d is None:
             keep = kwargs.get("keepdim", args[pos + 1] if len(args) > pos + 1 and isinstance(args[pos + 1], bool)
                               else False)
@@ -1113,6 +1123,134 @@ def _slice(a, L, i):
 def _fallback_plain(name, func, args, kwargs, L):
     return _fallback(name, func, args, kwargs, L)
 
+
+# ---------------------------------------------------------------- more families written with the rules above
+_RULES["_linalg_vector_norm"] = _reduction(2)
+_RULES["_linalg_matrix_norm"] = _dim_op((2, "dim", (-2, -1), 0))
+
+
+@_rule("aminmax")
+def _aminmax_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or not _only_self_batched(args, kwargs, L) or kwargs.get("out") is not None:
+        return _fallback(name, func, args, kwargs, L)
+    d, keep = kwargs.get("dim"), kwargs.get("keepdim", False)
+    v, r = _front(x), x.dim()
+    if d is None or r == 0:
+        if d is not None:
+            _norm_dim(d, 0)  # a 0-d tensor takes dim 0 or -1
+        out = _wrap(func(v.reshape(v.shape[0], -1), dim=1), L)
+        return type(out)(o.reshape(*([1] * r)) for o in out) if keep and d is None else out
+    return _wrap(func(v, dim=_norm_dim(d, r) + 1, keepdim=keep), L)
+
+
+@_rule("hstack", "vstack", "dstack", "column_stack", "row_stack")
+def _stack_family_rule(name, func, args, kwargs, L):
+    """Each is a cat of reshaped members; the reshapes and cat have rules of their own."""
+    ts = args[0] if len(args) == 1 else None
+    if kwargs or type(ts) not in (list, tuple) or not ts or not all(_tensorlike(t) for t in ts):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    if name == "hstack":
+        ts = [t if t.dim() else t.reshape(1) for t in ts]
+        return ember.cat(ts, 0 if ts[0].dim() == 1 else 1)
+    if name in ("vstack", "row_stack"):
+        return ember.cat([t.reshape(1, -1) if t.dim() < 2 else t for t in ts], 0)
+    if name == "column_stack":
+        return ember.cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in ts], 1)
+    shaped = [t.reshape(1, 1, 1) if t.dim() == 0 else t.reshape(1, -1, 1) if t.dim() == 1 else
+              t.unsqueeze(-1) if t.dim() == 2 else t for t in ts]
+    return ember.cat(shaped, 2)
+
+
+_ADD_PRODUCTS = {"addmm": (2, 2, lambda a, b: ember.matmul(a, b)), "addmv": (2, 1, lambda a, b: ember.matmul(a, b)),
+                 "baddbmm": (3, 3, lambda a, b: ember.matmul(a, b)),
+                 "addbmm": (3, 3, lambda a, b: ember.matmul(a, b).sum(0))}
+
+
+@_rule(*_ADD_PRODUCTS)
+def _add_product_rule(name, func, args, kwargs, L):
+    """beta * input + alpha * (product), the product and the sum through their own rules; beta = 0 ignores
+    input (nan and inf included), as the op does."""
+    ra, rb, prod = _ADD_PRODUCTS[name]
+    if len(args) != 3 or set(kwargs) - {"beta", "alpha"} or not all(_tensorlike(a) for a in args) \
+            or args[1].dim() != ra or args[2].dim() != rb:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    p = prod(args[1], args[2])
+    if alpha != 1:
+        p = p * alpha
+    if beta == 0:
+        return p
+    return p + (args[0] if beta == 1 else args[0] * beta)
+
+
+@_rule("linalg_cross")
+def _cross_rule(name, func, args, kwargs, L):
+    if len(args) < 2 or not all(_tensorlike(a) for a in args[:2]) or set(kwargs) - {"dim"}:
+        return _fallback(name, func, args, kwargs, L)
+    d = kwargs.get("dim", args[2] if len(args) > 2 else -1)
+    r = max(args[0].dim(), args[1].dim())
+    if r == 0:
+        return _fallback(name, func, args, kwargs, L)
+    nd = _norm_dim(d, r) + 1
+
+    def conv(a):  # both to rank r + 1 (the op wants equal ranks), the batch first
+        return _pad(_front(a), r - a.dim()) if _at(a, L) else a.reshape((1,) * (r + 1 - a.dim()) + tuple(a.shape))
+    return _wrap(func(conv(args[0]), conv(args[1]), nd), L)
+
+
+@_rule("diag")
+def _diag_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or kwargs or x.dim() not in (1, 2):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    k = args[1] if len(args) > 1 else 0
+    v = _front(x)
+    return _wrap(ember.diag_embed(v, k) if x.dim() == 1 else v.diagonal(k, 1, 2).clone(), L)
+
+
+@_rule("quantile", "nanquantile")
+def _quantile_rule(name, func, args, kwargs, L):
+    """q stays unbatched; a 1-D q puts its dim first in the result, before the batch."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or kwargs.get("out") is not None or x.dim() == 0:
+        return _fallback(name, func, args, kwargs, L)
+    args, kwargs = list(args), dict(kwargs)
+    q = args[1] if len(args) > 1 else kwargs.get("q")
+    d, where = _get_arg(args, kwargs, 2, "dim", None)
+    keep, kwhere = _get_arg(args, kwargs, 3, "keepdim", False)
+    v, r = _front(x), x.dim()
+    if d is None:
+        _set_arg(args, kwargs, 2, "dim", where, 1)
+        if kwhere is not None:
+            _set_arg(args, kwargs, 3, "keepdim", kwhere, False)
+        args[0] = v.reshape(v.shape[0], -1)
+    else:
+        _set_arg(args, kwargs, 2, "dim", where, _norm_dim(d, r) + 1)
+        args[0] = v
+    out = func(*args, **kwargs)
+    vector_q = isinstance(q, Tensor) and q.dim() == 1
+    out = BatchedTensor(out, 1 if vector_q else 0, L)
+    if d is None and keep:
+        out = out.reshape(*((out.shape[0],) if vector_q else ()), *([1] * r))
+    return out
+
+
+@_rule("index_add", "index_copy")
+def _index_add_copy_rule(name, func, args, kwargs, L):
+    """Out of place, with index unbatched: self and source both get the batch first (an unbatched one is
+    expanded), dim shifts by one."""
+    if len(args) != 4 or set(kwargs) - {"alpha"} or _level_of(args[2]) == L or not _tensorlike(args[3]) \
+            or args[0].dim() == 0 or args[0].dim() != args[3].dim():
+        return _fallback(name, func, args, kwargs, L)
+    B = _batch_size(args, kwargs, L)
+
+    def front(a):
+        return _front(a) if _at(a, L) else a.unsqueeze(0).expand(B, *a.shape)
+    return _wrap(func(front(args[0]), _norm_dim(args[1], args[0].dim()) + 1, args[2], front(args[3]), **kwargs), L)
+
+
+_RULES["index_fill"] = _dim_op((1, "dim", _ALL, 0))
 
 # ---------------------------------------------------------------- metadata and broadcasting
 def _stand_in(a):
