@@ -634,6 +634,16 @@ _MORE2 = {
     "index_add": lambda t, x, y: t.index_add(x, 1, t.tensor([0, 2]), y[:, :2], alpha=2),
     "index_copy": lambda t, x, y: t.index_copy(x, 0, t.tensor([2, 0]), y[:2]),
     "index_fill": lambda t, x, y: t.index_fill(x, 1, t.tensor([1, 3]), -1.0),
+    "atleast_1d": lambda t, x, y: t.atleast_1d(x[0, 0]) + y[0, :1], "atleast_2d": lambda t, x, y: t.atleast_2d(x[0]),
+    "atleast_2d_0d": lambda t, x, y: t.atleast_2d(x[0, 0]), "atleast_3d": lambda t, x, y: t.atleast_3d(x),
+    "atleast_3d_1d": lambda t, x, y: t.atleast_3d(x[1]), "atleast_2d_same": lambda t, x, y: t.atleast_2d(x),
+    "meshgrid_ij": lambda t, x, y: t.meshgrid(x[0], y[1, :3], indexing="ij"),
+    "meshgrid_xy": lambda t, x, y: t.meshgrid(x[0], y[1, :3], x[2, :2], indexing="xy"),
+    "cartesian_prod": lambda t, x, y: t.cartesian_prod(x[0], y[1, :3]),
+    "solve": lambda t, x, y: t.linalg.solve(x[:, :3] + 3 * t.eye(3, dtype=x.dtype), y),
+    "solve_vec": lambda t, x, y: t.linalg.solve(x[:, :3] + 3 * t.eye(3, dtype=x.dtype), y[:, 0]),
+    "solve_batch_vec": lambda t, x, y: t.linalg.solve(x[:, :3].reshape(1, 3, 3) + 3 * t.eye(3, dtype=x.dtype),
+                                                      y[:1, :3]),
 }
 
 

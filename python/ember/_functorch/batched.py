@@ -1252,6 +1252,66 @@ def _index_add_copy_rule(name, func, args, kwargs, L):
 
 _RULES["index_fill"] = _dim_op((1, "dim", _ALL, 0))
 
+@_rule("atleast_1d", "atleast_2d", "atleast_3d")
+def _atleast_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or kwargs or not _at(x, L):
+        return _fallback(name, func, args, kwargs, L)
+    n, r = int(name[-2]), x.dim()
+    if r >= n:
+        return x
+    shape = tuple(x.shape)
+    # torch's layouts: a vector becomes a row (1, n) and, in 3-D, (1, n, 1); a matrix gets a trailing 1
+    new = {1: (1,), 2: (1,) + shape if r else (1, 1), 3: (1, 1, 1) if r == 0 else (1,) + shape + (1,) if r == 1
+           else shape + (1,)}[n]
+    return x.reshape(new)
+
+
+@_rule("meshgrid")
+def _meshgrid_rule(name, func, args, kwargs, L):
+    ts = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
+    if set(kwargs) - {"indexing"} or not ts or not all(_tensorlike(t) and t.dim() <= 1 for t in ts):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error or warning
+    indexing = kwargs.get("indexing") or "ij"
+    if indexing not in ("ij", "xy"):
+        return _fallback(name, func, args, kwargs, L)
+    swap = indexing == "xy" and len(ts) >= 2
+    order = [1, 0] + list(range(2, len(ts))) if swap else list(range(len(ts)))
+    sizes = [ts[i].numel() for i in order]
+    outs = []
+    for i, t in enumerate(ts):
+        pos = order.index(i)
+        shape = [1] * len(ts)
+        shape[pos] = -1
+        outs.append(t.reshape(shape).expand(*sizes))
+    return tuple(outs)
+
+
+@_rule("cartesian_prod")
+def _cartesian_prod_rule(name, func, args, kwargs, L):
+    if kwargs or not args or not all(_tensorlike(t) and t.dim() == 1 for t in args):
+        return _fallback(name, func, args, kwargs, L)
+    if len(args) == 1:
+        return args[0] if _at(args[0], L) else _fallback(name, func, args, kwargs, L)
+    grids = ember.meshgrid(*args, indexing="ij")
+    return ember.stack([g.reshape(-1) for g in grids], 1)
+
+
+@_rule("linalg_solve")
+def _solve_rule(name, func, args, kwargs, L):
+    """A (*, n, n) with B a matrix (*, n, k) or, when it is 1-D or A's batch shape plus n, a vector (torch's
+    rule, on logical shapes): batch dims broadcast as elementwise operands do."""
+    left = kwargs.get("left", args[2] if len(args) > 2 else True)
+    if len(args) < 2 or set(kwargs) - {"left"} or left is not True or not all(_tensorlike(a) for a in args[:2]):
+        return _fallback(name, func, args, kwargs, L)
+    A, Bv = args[0], args[1]
+    if A.dim() < 2 or Bv.dim() == 0:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    vector = Bv.dim() == 1 or (Bv.dim() == A.dim() - 1 and tuple(Bv.shape) == tuple(A.shape[:-1]))
+    if vector:
+        return ember.linalg.solve(A, Bv.unsqueeze(-1)).squeeze(-1)
+    return _elementwise(name, func, (A, Bv), {}, L)
+
 # ---------------------------------------------------------------- metadata and broadcasting
 def _stand_in(a):
     """An empty tensor that promotes as the logical `a` does (dtype, and 0-d or not)."""
