@@ -644,6 +644,22 @@ _MORE2 = {
     "solve_vec": lambda t, x, y: t.linalg.solve(x[:, :3] + 3 * t.eye(3, dtype=x.dtype), y[:, 0]),
     "solve_batch_vec": lambda t, x, y: t.linalg.solve(x[:, :3].reshape(1, 3, 3) + 3 * t.eye(3, dtype=x.dtype),
                                                       y[:1, :3]),
+    "geqrf": lambda t, x, y: t.geqrf(x)[0].abs(),
+    "householder_product": lambda t, x, y: t.linalg.householder_product(x.T[:, :3], y[0, :2]),
+    "lu_solve": lambda t, x, y: t.linalg.lu_solve(*t.linalg.lu_factor(x[:, :3] + 3 * t.eye(3, dtype=x.dtype)), y),
+    "repeat_interleave": lambda t, x, y: x.repeat_interleave(2), "repeat_interleave_dim": lambda t, x, y:
+        t.repeat_interleave(x, t.tensor([1, 0, 2]), dim=0),
+    "repeat_interleave_size": lambda t, x, y: x.repeat_interleave(3, dim=-1, output_size=12),
+    "take": lambda t, x, y: t.take(x, t.tensor([[0, -1], [5, 11]])),
+    "take_batched_index": lambda t, x, y: t.take(x, (y.abs() * 3).long().clamp(max=11)),
+    "tensordot": lambda t, x, y: t.tensordot(x, y, dims=([1], [1])), "tensordot_int": lambda t, x, y:
+        t.tensordot(x, y.T, 1), "tensordot_2": lambda t, x, y: t.tensordot(x, y),
+    "bucketize": lambda t, x, y: t.bucketize(x, t.tensor([-1.0, 0.0, 0.5]), right=True),
+    "searchsorted": lambda t, x, y: t.searchsorted(t.tensor([-1.0, 0.0, 0.5]), y),
+    "searchsorted_seq": lambda t, x, y: t.searchsorted(x[0].sort().values, y[1], side="right"),
+    "linalg_norm": lambda t, x, y: t.linalg.norm(x), "linalg_norm_ord": lambda t, x, y: t.linalg.norm(x, 1),
+    "linalg_norm_vec": lambda t, x, y: t.linalg.norm(x[0], 3), "linalg_norm_dim": lambda t, x, y: t.linalg.norm(
+        x, float("inf"), dim=1, keepdim=True), "linalg_norm_keep": lambda t, x, y: t.linalg.norm(x, keepdim=True),
 }
 
 

@@ -1312,6 +1312,144 @@ def _solve_rule(name, func, args, kwargs, L):
         return ember.linalg.solve(A, Bv.unsqueeze(-1)).squeeze(-1)
     return _elementwise(name, func, (A, Bv), {}, L)
 
+def _same_batch_rule(core_ranks):
+    """Ops on several inputs with fixed core ranks (LU (n, n), pivots (n,), B (n, k), ...) and equal batch
+    dims: the vmap batch goes first in every input, unbatched ones expanded to it."""
+    def rule(name, func, args, kwargs, L):
+        ts = args[:len(core_ranks)]
+        if len(ts) != len(core_ranks) or not all(_tensorlike(t) for t in ts) \
+                or any(_level_of(v) == L for v in list(args[len(core_ranks):]) + list(kwargs.values())):
+            return _fallback(name, func, args, kwargs, L)
+        batches = {tuple(t.shape[:t.dim() - c]) for t, c in zip(ts, core_ranks) if t.dim() >= c}
+        if len(batches) != 1 or any(t.dim() < c for t, c in zip(ts, core_ranks)):
+            return _fallback(name, func, args, kwargs, L)  # broadcasting or the op's own error
+        B = _batch_size(args, kwargs, L)
+        phys = [_front(t) if _at(t, L) else t.unsqueeze(0).expand(B, *t.shape) for t in ts]
+        return _wrap(func(*phys, *args[len(core_ranks):], **kwargs), L)
+    return rule
+
+
+_RULES["linalg_orgqr_values"] = _same_batch_rule((2, 1))
+_RULES["linalg_lu_solve"] = _same_batch_rule((2, 1, 2))
+
+
+@_rule("repeat_interleave")
+def _repeat_interleave_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) < 2 or not _only_self_batched(args, kwargs, L) or set(kwargs) - {"dim", "output_size"}:
+        return _fallback(name, func, args, kwargs, L)  # repeat_interleave(repeats) has a data-dependent size
+    args, kwargs = list(args), dict(kwargs)
+    d, where = _get_arg(args, kwargs, 2, "dim", None)
+    v = _front(x)
+    if d is None:  # repeats the flattened input
+        args[0] = v.reshape(v.shape[0], -1)
+        _set_arg(args, kwargs, 2, "dim", where, 1)
+    else:
+        args[0] = v
+        _set_arg(args, kwargs, 2, "dim", where, _norm_dim(d, x.dim()) + 1)
+    return _wrap(func(*args, **kwargs), L)
+
+
+@_rule("take")
+def _take_rule(name, func, args, kwargs, L):
+    """input.flatten()[index]: gathers along the flattened logical dims."""
+    if len(args) != 2 or kwargs or not all(_tensorlike(a) for a in args):
+        return _fallback(name, func, args, kwargs, L)
+    x, idx = args
+    B = _batch_size(args, kwargs, L)
+    flat = _front(x).reshape(B, -1) if _at(x, L) else x.reshape(1, -1).expand(B, x.numel())
+    i = _front(idx) if _at(idx, L) else idx.unsqueeze(0).expand(B, *idx.shape)
+    n = flat.shape[1]
+    i = i.reshape(B, -1)
+    if type(i) is BatchedTensor or type(flat) is BatchedTensor:  # nested levels: bounds are data-dependent there
+        return _fallback(name, func, args, kwargs, L)
+    if i.numel() and (int(i.max()) >= n or int(i.min()) < -n):
+        return _fallback(name, func, args, kwargs, L)  # the op's out-of-range error
+    i = ember.where(i < 0, i + n, i)
+    return BatchedTensor(flat.gather(1, i).reshape(B, *idx.shape), 0, L)
+
+
+@_rule("tensordot")
+def _tensordot_rule(name, func, args, kwargs, L):
+    """tensordot as permute, reshape and matmul of the logical tensors (each with its own rule)."""
+    a, b = args[0], args[1]
+    dims = kwargs.get("dims", args[2] if len(args) > 2 else 2)
+    if len(args) > 3 or set(kwargs) - {"dims"} or not (_tensorlike(a) and _tensorlike(b)):
+        return _fallback(name, func, args, kwargs, L)
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        if dims < 0 or dims > min(a.dim(), b.dim()):
+            return _fallback(name, func, args, kwargs, L)
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    elif isinstance(dims, (list, tuple)) and len(dims) == 2 and all(isinstance(d, (list, tuple, int)) for d in dims):
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(da) != len(db):
+            return _fallback(name, func, args, kwargs, L)
+        try:
+            da, db = [_norm_dim(d, a.dim()) for d in da], [_norm_dim(d, b.dim()) for d in db]
+        except IndexError:
+            return _fallback(name, func, args, kwargs, L)
+    else:
+        return _fallback(name, func, args, kwargs, L)
+    if any(a.shape[i] != b.shape[j] for i, j in zip(da, db)) or len(set(da)) != len(da) or len(set(db)) != len(db):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    fa = [i for i in range(a.dim()) if i not in da]
+    fb = [j for j in range(b.dim()) if j not in db]
+    k = 1
+    for i in da:
+        k *= a.shape[i]
+    sa, sb = [a.shape[i] for i in fa], [b.shape[j] for j in fb]
+    ma = a.permute(*(fa + da)).reshape(-1, k) if a.dim() else a.reshape(1, 1)
+    mb = b.permute(*(db + fb)).reshape(k, -1) if b.dim() else b.reshape(1, 1)
+    return ember.matmul(ma, mb).reshape(tuple(sa + sb))
+
+
+@_rule("bucketize")
+def _bucketize_rule(name, func, args, kwargs, L):
+    x, bounds = args[0], args[1] if len(args) > 1 else kwargs.get("boundaries")
+    if not _at(x, L) or _level_of(bounds) == L or len(args) > 2 or set(kwargs) - {"out_int32", "right"}:
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(func(x._value, bounds, **kwargs), L, x._bdim)  # elementwise in input
+
+
+@_rule("searchsorted")
+def _searchsorted_rule(name, func, args, kwargs, L):
+    if len(args) != 2 or set(kwargs) - {"out_int32", "right", "side"} or not all(_tensorlike(a) for a in args):
+        return _fallback(name, func, args, kwargs, L)
+    seq, vals = args
+    if not _at(seq, L):
+        if seq.dim() != 1:
+            return _fallback(name, func, args, kwargs, L)
+        return _wrap(func(seq, vals._value, **kwargs), L, vals._bdim)  # one sequence: elementwise in values
+    if seq.dim() != 1 or vals.dim() != 1:
+        return _fallback(name, func, args, kwargs, L)
+    B = _batch_size(args, kwargs, L)
+    v = _front(vals) if _at(vals, L) else vals.unsqueeze(0).expand(B, *vals.shape)
+    return _wrap(func(_front(seq), v.contiguous(), **kwargs), L)
+
+
+@_rule("linalg_norm")
+def _linalg_norm_rule(name, func, args, kwargs, L):
+    """linalg.norm(A, ord, dim, keepdim): the dims it reduces, made explicit from the logical rank."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or set(kwargs) - {"ord", "dim", "keepdim"} or len(args) > 4:
+        return _fallback(name, func, args, kwargs, L)
+    ord_ = kwargs.get("ord", args[1] if len(args) > 1 else None)
+    d = kwargs.get("dim", args[2] if len(args) > 2 else None)
+    keep = kwargs.get("keepdim", args[3] if len(args) > 3 else False)
+    v, r = _front(x), x.dim()
+    if d is None:
+        if ord_ is None:  # the 2-norm of all elements
+            out = _wrap(func(v.reshape(v.shape[0], -1), None, 1, False), L)
+            return out.reshape(*([1] * r)) if keep else out
+        if r not in (1, 2):
+            return _fallback(name, func, args, kwargs, L)  # the op's own error
+        d = 0 if r == 1 else (0, 1)
+    try:
+        nd = tuple(_norm_dim(e, r) + 1 for e in d) if isinstance(d, (list, tuple)) else _norm_dim(d, r) + 1
+    except (IndexError, TypeError):
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(func(v, ord_, nd, keep), L)
+
 # ---------------------------------------------------------------- metadata and broadcasting
 def _stand_in(a):
     """An empty tensor that promotes as the logical `a` does (dtype, and 0-d or not)."""
@@ -1364,7 +1502,8 @@ def _matrix_batch_rule(name, func, args, kwargs, L):
 for _n in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd",
            "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_pinv", "linalg_matrix_rank",
            "linalg_matrix_power", "inverse", "det", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
-           "matrix_power", "matrix_exp", "tril", "triu", "linalg_lu_factor_ex", "linalg_eigvals", "linalg_eig"):
+           "matrix_power", "matrix_exp", "tril", "triu", "linalg_lu_factor_ex", "linalg_eigvals", "linalg_eig",
+           "linalg_geqrf"):
     _RULES[_n] = _matrix_batch_rule
 
 
