@@ -279,7 +279,8 @@ from ember._storage import layout, strided, UntypedStorage, TypedStorage  # noqa
 from ember._api_extra import (  # noqa: E402,F401
     dropout, dropout_, alpha_dropout, alpha_dropout_, feature_dropout, feature_dropout_, feature_alpha_dropout,
     feature_alpha_dropout_, native_dropout, batch_norm, instance_norm, layer_norm, group_norm, rms_norm,
-    native_layer_norm, native_batch_norm, native_group_norm, norm_except_dim, embedding,
+    native_layer_norm, native_batch_norm, native_group_norm, norm_except_dim, embedding, embedding_bag,
+    slice_inverse, prepare_multiprocessing_environment,
     embedding_renorm_, bilinear, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle,
     channel_shuffle, native_channel_shuffle, prelu, hardshrink, rrelu, rrelu_, constant_pad_nd, conv_tbc,
     grid_sampler, grid_sampler_2d, grid_sampler_3d, affine_grid_generator, kl_div, binary_cross_entropy_with_logits,
@@ -295,6 +296,7 @@ from ember._api_extra import (  # noqa: E402,F401
     compiled_with_cxx11_abi, set_anomaly_enabled, set_default_tensor_type, get_device_module, thread_safe_generator,
     to_dlpack, nonzero_static, frombuffer, from_file,
 )
+from ember._lobpcg import lobpcg  # noqa: E402,F401
 from ember._api_math import (  # noqa: E402,F401
     i0, mvlgamma, nextafter, histogram, histogramdd, gradient, index_reduce, triangular_solve, cholesky_solve,
     cholesky_inverse, lu, lu_unpack, lu_solve, ormqr, svd_lowrank, pca_lowrank,
@@ -309,9 +311,14 @@ def _attach_api_methods():
     from ember import _api_math as m, _api_extra as x
     T = Tensor
 
-    def inplace(fn):
+    from ember._argcheck import check_out_overlap
+
+    def inplace(fn, elementwise=False):
         def method(self, *args, **kwargs):
-            return self.copy_(fn(self, *args, **kwargs))
+            r = fn(self, *args, **kwargs)
+            if elementwise:  # self is the written-to tensor: an operand partially overlapping it is refused
+                check_out_overlap(self, args)
+            return self.copy_(r)
         method.__name__ = fn.__name__ + "_"
         return method
     for name, fn in [("i0", m.i0), ("mvlgamma", m.mvlgamma), ("nextafter", m.nextafter),
@@ -320,12 +327,12 @@ def _attach_api_methods():
                      ("hardshrink", x.hardshrink), ("prelu", x.prelu), ("unsafe_chunk", x.unsafe_chunk),
                      ("unsafe_split", x.unsafe_split), ("unsafe_split_with_sizes", x.unsafe_split_with_sizes),
                      ("as_strided_scatter", x.as_strided_scatter), ("lu", m.lu), ("lu_solve", m.lu_solve),
-                     ("ormqr", m.ormqr)]:
+                     ("ormqr", m.ormqr), ("slice_inverse", x.slice_inverse)]:
         if not hasattr(T, name):
             setattr(T, name, fn)
     for name in ("i0", "mvlgamma", "nextafter", "index_reduce"):
         if not hasattr(T, name + "_"):
-            setattr(T, name + "_", inplace(getattr(m, name)))
+            setattr(T, name + "_", inplace(getattr(m, name), name in ("i0", "nextafter")))
 
     def histogram_method(self, bins=100, *, range=None, weight=None, density=False):
         return m.histogram(self, bins, range=range, weight=weight, density=density)

@@ -131,6 +131,77 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
                           scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """The aten form of F.embedding_bag: (output, offset2bag, bag_size, max_indices), mode 0/1/2 = sum/mean/max.
+
+    The three bookkeeping tensors are what torch's CPU kernel returns (its backward's inputs), in the
+    indices' dtype: offset2bag is each index's bag, except empty for the sum of a float32/float16/bfloat16
+    weight without padding_idx (torch's fast path keeps none); bag_size counts each bag's non-padding
+    indices (zeros of len(offsets) for sum); max_indices is, for max, the weight row each output element
+    came from (the first one on ties, 0 for an empty bag), bag_size again for mean and zeros for sum."""
+    if not isinstance(offsets, _C.Tensor):
+        raise TypeError(f"embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+                        f"{type(offsets).__name__}")
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if per_sample_weights is not None and mode != 0:
+        raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+    if indices.dtype not in (_E.int64, _E.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {typename(indices)} instead (while checking arguments for "
+                           "embedding_bag)")
+    F = _F()
+    out = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
+                          mode=("sum", "mean", "max")[mode], sparse=sparse, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=padding_idx)
+    it = indices.dtype
+    with _E.no_grad():
+        n = indices.shape[0]
+        nbags = offsets.shape[0] - (1 if include_last_offset else 0)
+        starts = offsets[:nbags].to(_E.int64)
+        # the bag of each position: the last bag whose start is at or before it (the last bag runs to the end)
+        bag = (_E.searchsorted(starts, _E.arange(n), right=True) - 1).clamp_min(0)
+        keep = _E.ones(n, dtype=_E.bool)
+        if padding_idx is not None:
+            pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+            keep = indices != pad
+        if mode == 0:
+            fast = padding_idx is None and weight.dtype in (_E.float32, _E.float16, _E.bfloat16)
+            offset2bag = _E.empty(0, dtype=it) if fast else bag.to(it)
+            zeros = _E.zeros(offsets.shape[0], dtype=it)
+            return out, offset2bag, zeros, zeros.clone()
+        size = _E.zeros(nbags, dtype=_E.int64).index_add_(0, bag, keep.to(_E.int64))
+        if mode == 1:
+            return out, bag.to(it), size.to(it), size.to(it)
+        # max: for each bag and column, the first kept position holding the bag's maximum
+        rows = weight.detach()[indices.to(_E.int64)]
+        d = weight.shape[1]
+        hit = (rows == out.detach()[bag]) & keep.unsqueeze(1)
+        pos = _E.where(hit, _E.arange(n).unsqueeze(1).expand(n, d), _E.full((n, d), n))
+        first = _E.full((nbags, d), n).scatter_reduce(0, bag.unsqueeze(1).expand(n, d), pos, "amin")
+        ext = _E.cat([indices.to(_E.int64), _E.zeros(1, dtype=_E.int64)])  # position n: an empty bag, row 0
+        return out, bag.to(it), size.to(it), ext[first].to(it)
+
+
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of the view src[..., start:end:step (on dim)] as functionalization uses it: a view of
+    input's storage with src's sizes, strides and offset. Only src's geometry matters, as in torch (the
+    slice arguments are type-checked but not used); input's storage must be large enough for it."""
+    for pos, (name, v, opt) in enumerate((("dim", dim, False), ("start", start, True), ("end", end, True),
+                                          ("step", step, False)), start=3):
+        if not ((isinstance(v, int) and not isinstance(v, bool)) or (opt and v is None)):
+            raise TypeError(f"slice_inverse(): argument '{name}' (position {pos}) must be int, not "
+                            f"{type(v).__name__}")
+    return input.as_strided(tuple(src.shape), src.stride(), src.storage_offset())
+
+
+def prepare_multiprocessing_environment(path):
+    """torch's hook run before worker processes start (torch.multiprocessing); torch's own does nothing
+    with `path` on a CPU build, and neither does ember's (no process-wide state needs preparing)."""
+    return None
+
+
 def embedding_renorm_(input, indices, max_norm, norm_type):
     """Rescales, in place, the rows of `input` named by `indices` whose norm exceeds max_norm."""
     from ember import linalg

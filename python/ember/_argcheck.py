@@ -41,3 +41,41 @@ def tensor_args(module_globals, names, positions=(0,), any_of=False, api_prefix=
             return __fn(*args, **kwargs)
 
         module_globals[name] = functools.wraps(fn)(wrapper)
+
+
+def _dense_span(t):
+    """(first byte, end byte) of a non-overlapping and dense tensor; None where torch would not decide
+    (empty, or with gaps or self-overlap: its overlap check gives up on those and lets them through)."""
+    if t.numel() == 0:
+        return None
+    dims = sorted((st, sz) for st, sz in zip(t.stride(), t.shape) if sz != 1)
+    expect = 1
+    for st, sz in dims:
+        if st != expect:
+            return None
+        expect *= sz
+    start = t.data_ptr()
+    return start, start + t.numel() * t.element_size()
+
+
+def check_out_overlap(out, inputs, allow_full=True):
+    """torch's refusal of an out= that shares memory with an input: partially (any op), or at all unless
+    `allow_full` (elementwise ops may write over an input they read element by element)."""
+    if not isinstance(out, Tensor):
+        return
+    o = _dense_span(out)
+    if o is None:
+        return
+    base = out.untyped_storage().data_ptr()
+    for t in inputs:
+        if not isinstance(t, Tensor) or t.untyped_storage().data_ptr() != base:
+            continue
+        s = _dense_span(t)
+        if s is None:
+            continue
+        full = s == o and tuple(t.shape) == tuple(out.shape) and t.stride() == out.stride()
+        if (full and allow_full) or s[1] <= o[0] or o[1] <= s[0]:
+            continue
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                           "refer to a single memory location. Please clone() the tensor before performing the "
+                           "operation.")

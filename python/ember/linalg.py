@@ -135,7 +135,11 @@ def matrix_power(A, n, *, out=None):
 
 def cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along dim (inputs broadcast)."""
-    return _finish(_L.cross(input, other, dim), out)
+    r = _L.cross(input, other, dim)
+    if out is not None:  # torch refuses an out= sharing any memory with an input, even exactly
+        from ember._argcheck import check_out_overlap
+        check_out_overlap(out, (input, other), allow_full=False)
+    return _finish(r, out)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):

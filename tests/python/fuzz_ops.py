@@ -209,12 +209,7 @@ def overlap_case(op, sample, rng):
 # Ops written in Python for API breadth (issue 18) whose error parity with torch is not complete yet:
 # they are still fuzzed for crashes, and their mismatches are printed as KNOWN, not counted as
 # problems. Remove an entry once its op raises as torch does.
-KNOWN_PARITY_GAPS = {
-    "special.xlog1py": "a Python int beyond int64 is accepted where torch raises OverflowError",
-    "special.zeta": "a Python int beyond int64 is accepted where torch raises OverflowError",
-    "special.i1": "out= overlapping the input is not refused (Python composition)",
-    "linalg.cross": "out= overlapping the input is not refused",
-}
+KNOWN_PARITY_GAPS = {}
 
 
 def _python_out_overlap(problem):

@@ -133,21 +133,12 @@ EXCLUDED.update(_names("legacy", "reinforce volatile", "Tensor"))
 # ---- In scope but not in ember yet: name -> why (remove the line when the name lands). ----
 MISSING = {
     # Kernels that need their own numerics in C++ (series/asymptotic/rational approximations per range).
-    "special.airy_ai": "needs Bessel functions of order 1/3 for x < 0 (Ai(-x) = sqrt(x)/3 (J_1/3 + J_-1/3)); "
-                       "the quadratures of _api_math.py cover integer orders only",
     # LAPACK drivers ember does not call yet.
-    # Randomized/iterative algorithms written in Python in torch: port after the LAPACK gaps above.
-    "torch.lobpcg": "iterative eigensolver (torch._lobpcg); large port, rarely used",
     # Rare or new entry points.
-    "torch.embedding_bag": "aten form returns torch's internal bookkeeping (offset2bag, bag_size, max_indices); "
-                           "F.embedding_bag exists",
     "torch.hash_tensor": "returns uint64, a dtype ember does not have yet (xor of the elements' 64-bit patterns)",
     "Tensor.hash_tensor": "see torch.hash_tensor",
-    "torch.slice_inverse": "aten internal of functionalization (the inverse of a slice view)",
-    "Tensor.slice_inverse": "aten internal of functionalization",
     "Tensor.grad_dtype": "new in torch 2.10: the engine would have to cast incoming gradients per leaf",
     "torch.legacy_contiguous_format": "a fourth memory_format value ember's C++ enum does not have",
-    "torch.prepare_multiprocessing_environment": "a torch.distributed/elastic start-up hook",
 }
 
 # Coverage (present / in scope) must stay at or above these, per scope and overall.

@@ -425,7 +425,7 @@ hardshrink softshrink rrelu conj conj_physical resolve_conj resolve_neg angle re
 clone detach contiguous to type float double half bfloat16 int long short char byte bool cpu type_as
 zeros_like ones_like empty_like full_like requires_grad_ detach_ zero_ fill_ xlogy special_expit
 __neg__ __pos__ __abs__ __invert__ _nn_relu _nn_gelu _nn_silu _nn_elu _nn_leaky_relu _nn_hardtanh _nn_softplus
-_nn_threshold _nn_hardsigmoid _nn_hardswish _nn_mish _nn_celu _nn_selu _nn_relu6 _nn_logsigmoid""".split()
+_nn_threshold _nn_hardsigmoid _nn_hardswish _nn_mish _nn_celu _nn_selu _nn_relu6 _nn_logsigmoid log_sigmoid""".split()
 _BINARY = """add sub subtract rsub mul multiply div divide true_divide floor_divide remainder fmod pow float_power
 atan2 arctan2 maximum minimum fmax fmin hypot copysign nextafter ldexp logaddexp logaddexp2 heaviside
 eq ne lt le gt ge greater less greater_equal less_equal not_equal equal_elementwise
@@ -488,7 +488,7 @@ def _reduction(pos, kw="dim", single=False):
         x = args[0]
         if single and (len(args) > 1 and _tensorlike(args[1]) or _tensorlike(kwargs.get("other"))):
             return _elementwise(name, func, args, kwargs, L)  # max(a, b): elementwise
-        if not _only_self_batched(args, kwargs, L) or x.dim() == 0:
+        if not _only_self_batched(args, kwargs, L):
             return _fallback(name, func, args, kwargs, L)
         args, kwargs = list(args), dict(kwargs)
         d, where = _get_arg(args, kwargs, pos, kw, None)
@@ -496,6 +496,16 @@ def _reduction(pos, kw="dim", single=False):
             return _fallback(name, func, args, kwargs, L)
         r = x.dim()
         v = _front(x)
+        if r == 0 and d is not None:  # dim 0 or -1 of a 0-d tensor: reduce a size-1 dim; the result stays 0-d
+            for e in (d if isinstance(d, (list, tuple)) else (d,)):
+                _norm_dim(e, 0)
+            _set_arg(args, kwargs, pos, kw, where, 1)
+            if len(args) > pos + 1 and isinstance(args[pos + 1], bool):
+                args[pos + 1] = False
+            elif "keepdim" in kwargs:
+                kwargs["keepdim"] = False
+            args[0] = v.unsqueeze(1)
+            return _wrap(func(*args, **kwargs), L)
         if d is None:
             keep = kwargs.get("keepdim", args[pos + 1] if len(args) > pos + 1 and isinstance(args[pos + 1], bool)
                               else False)
@@ -574,6 +584,22 @@ _RULES["movedim"] = _RULES["moveaxis"] = _dim_op((1, "source", _ALL, 0), (2, "de
 _RULES["diagonal"] = _dim_op((2, "dim1", 0, 0), (3, "dim2", 1, 0))
 _RULES["flip"] = _dim_op((1, "dims", _ALL, 0))
 _RULES["unfold"] = _dim_op((1, "dimension", _ALL, 0))
+
+
+def _dynamic_shape_rule(name, func, args, kwargs, L):
+    if name == "where" and len(args) + len(kwargs) > 1:
+        return _elementwise(name, func, args, kwargs, L)
+    raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                       f"over aten::{name}. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
+                       "need this feature")
+
+
+for _n in ("where", "nonzero", "unique_consecutive"):  # where(cond) alone is nonzero(cond, as_tuple=True)
+    _RULES[_n] = _dynamic_shape_rule
+_RULES["rot90"] = _dim_op((2, "dims", [0, 1], 0))
+_RULES["diag_embed"] = _dim_op((2, "dim1", -2, 1), (3, "dim2", -1, 1))
+for _n in ("_fft_c2c", "_fft_r2c", "_fft_c2r"):  # dims arrive normalized, as a list
+    _RULES[_n] = _dim_op((1, "dim", _ALL, 0))
 _roll_dims = _dim_op((2, "dims", _ALL, 0))
 
 
@@ -662,8 +688,11 @@ def _shape_args(args, kwargs, kw="shape"):
 @_rule("view", "reshape")
 def _reshape_rule(name, func, args, kwargs, L):
     x = args[0]
+    if len(args) == 2 and isinstance(args[1], ember.dtype) and not kwargs and name == "view" and x.dim() > 0:
+        # view(dtype) reinterprets along the last dim only (its size changes with the element size)
+        return BatchedTensor(func(_front(x), args[1]), 0, L)
     if not _only_self_batched(args, kwargs, L) or (len(args) == 2 and not isinstance(args[1], (int, list, tuple))):
-        return _fallback(name, func, args, kwargs, L)  # view(dtype)
+        return _fallback(name, func, args, kwargs, L)  # view(dtype) of a 0-d tensor
     shape = _shape_args(args, kwargs)
     v = x._value
     B = v.shape[x._bdim]
@@ -1095,6 +1124,372 @@ def _fallback_plain(name, func, args, kwargs, L):
     return _fallback(name, func, args, kwargs, L)
 
 
+# ---------------------------------------------------------------- more families written with the rules above
+_RULES["_linalg_vector_norm"] = _reduction(2)
+_RULES["_linalg_matrix_norm"] = _dim_op((2, "dim", (-2, -1), 0))
+
+
+@_rule("aminmax")
+def _aminmax_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or not _only_self_batched(args, kwargs, L) or kwargs.get("out") is not None:
+        return _fallback(name, func, args, kwargs, L)
+    d, keep = kwargs.get("dim"), kwargs.get("keepdim", False)
+    v, r = _front(x), x.dim()
+    if d is None or r == 0:
+        if d is not None:
+            _norm_dim(d, 0)  # a 0-d tensor takes dim 0 or -1
+        out = _wrap(func(v.reshape(v.shape[0], -1), dim=1), L)
+        return type(out)(o.reshape(*([1] * r)) for o in out) if keep and d is None else out
+    return _wrap(func(v, dim=_norm_dim(d, r) + 1, keepdim=keep), L)
+
+
+@_rule("hstack", "vstack", "dstack", "column_stack", "row_stack")
+def _stack_family_rule(name, func, args, kwargs, L):
+    """Each is a cat of reshaped members; the reshapes and cat have rules of their own."""
+    ts = args[0] if len(args) == 1 else None
+    if kwargs or type(ts) not in (list, tuple) or not ts or not all(_tensorlike(t) for t in ts):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    if name == "hstack":
+        ts = [t if t.dim() else t.reshape(1) for t in ts]
+        return ember.cat(ts, 0 if ts[0].dim() == 1 else 1)
+    if name in ("vstack", "row_stack"):
+        return ember.cat([t.reshape(1, -1) if t.dim() < 2 else t for t in ts], 0)
+    if name == "column_stack":
+        return ember.cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in ts], 1)
+    shaped = [t.reshape(1, 1, 1) if t.dim() == 0 else t.reshape(1, -1, 1) if t.dim() == 1 else
+              t.unsqueeze(-1) if t.dim() == 2 else t for t in ts]
+    return ember.cat(shaped, 2)
+
+
+_ADD_PRODUCTS = {"addmm": (2, 2, lambda a, b: ember.matmul(a, b)), "addmv": (2, 1, lambda a, b: ember.matmul(a, b)),
+                 "baddbmm": (3, 3, lambda a, b: ember.matmul(a, b)),
+                 "addbmm": (3, 3, lambda a, b: ember.matmul(a, b).sum(0))}
+
+
+@_rule(*_ADD_PRODUCTS)
+def _add_product_rule(name, func, args, kwargs, L):
+    """beta * input + alpha * (product), the product and the sum through their own rules; beta = 0 ignores
+    input (nan and inf included), as the op does."""
+    ra, rb, prod = _ADD_PRODUCTS[name]
+    if len(args) != 3 or set(kwargs) - {"beta", "alpha"} or not all(_tensorlike(a) for a in args) \
+            or args[1].dim() != ra or args[2].dim() != rb:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    p = prod(args[1], args[2])
+    if alpha != 1:
+        p = p * alpha
+    if beta == 0:
+        return p
+    return p + (args[0] if beta == 1 else args[0] * beta)
+
+
+@_rule("linalg_cross")
+def _cross_rule(name, func, args, kwargs, L):
+    if len(args) < 2 or not all(_tensorlike(a) for a in args[:2]) or set(kwargs) - {"dim"}:
+        return _fallback(name, func, args, kwargs, L)
+    d = kwargs.get("dim", args[2] if len(args) > 2 else -1)
+    r = max(args[0].dim(), args[1].dim())
+    if r == 0:
+        return _fallback(name, func, args, kwargs, L)
+    nd = _norm_dim(d, r) + 1
+
+    def conv(a):  # both to rank r + 1 (the op wants equal ranks), the batch first
+        return _pad(_front(a), r - a.dim()) if _at(a, L) else a.reshape((1,) * (r + 1 - a.dim()) + tuple(a.shape))
+    return _wrap(func(conv(args[0]), conv(args[1]), nd), L)
+
+
+@_rule("diag")
+def _diag_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or kwargs or x.dim() not in (1, 2):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    k = args[1] if len(args) > 1 else 0
+    v = _front(x)
+    return _wrap(ember.diag_embed(v, k) if x.dim() == 1 else v.diagonal(k, 1, 2).clone(), L)
+
+
+@_rule("quantile", "nanquantile")
+def _quantile_rule(name, func, args, kwargs, L):
+    """q stays unbatched; a 1-D q puts its dim first in the result, before the batch."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or kwargs.get("out") is not None or x.dim() == 0:
+        return _fallback(name, func, args, kwargs, L)
+    args, kwargs = list(args), dict(kwargs)
+    q = args[1] if len(args) > 1 else kwargs.get("q")
+    d, where = _get_arg(args, kwargs, 2, "dim", None)
+    keep, kwhere = _get_arg(args, kwargs, 3, "keepdim", False)
+    v, r = _front(x), x.dim()
+    if d is None:
+        _set_arg(args, kwargs, 2, "dim", where, 1)
+        if kwhere is not None:
+            _set_arg(args, kwargs, 3, "keepdim", kwhere, False)
+        args[0] = v.reshape(v.shape[0], -1)
+    else:
+        _set_arg(args, kwargs, 2, "dim", where, _norm_dim(d, r) + 1)
+        args[0] = v
+    out = func(*args, **kwargs)
+    vector_q = isinstance(q, Tensor) and q.dim() == 1
+    out = BatchedTensor(out, 1 if vector_q else 0, L)
+    if d is None and keep:
+        out = out.reshape(*((out.shape[0],) if vector_q else ()), *([1] * r))
+    return out
+
+
+@_rule("index_add", "index_copy")
+def _index_add_copy_rule(name, func, args, kwargs, L):
+    """Out of place, with index unbatched: self and source both get the batch first (an unbatched one is
+    expanded), dim shifts by one."""
+    if len(args) != 4 or set(kwargs) - {"alpha"} or _level_of(args[2]) == L or not _tensorlike(args[3]) \
+            or args[0].dim() == 0 or args[0].dim() != args[3].dim():
+        return _fallback(name, func, args, kwargs, L)
+    B = _batch_size(args, kwargs, L)
+
+    def front(a):
+        return _front(a) if _at(a, L) else a.unsqueeze(0).expand(B, *a.shape)
+    return _wrap(func(front(args[0]), _norm_dim(args[1], args[0].dim()) + 1, args[2], front(args[3]), **kwargs), L)
+
+
+_RULES["index_fill"] = _dim_op((1, "dim", _ALL, 0))
+
+@_rule("atleast_1d", "atleast_2d", "atleast_3d")
+def _atleast_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or kwargs or not _at(x, L):
+        return _fallback(name, func, args, kwargs, L)
+    n, r = int(name[-2]), x.dim()
+    if r >= n:
+        return x
+    shape = tuple(x.shape)
+    # torch's layouts: a vector becomes a row (1, n) and, in 3-D, (1, n, 1); a matrix gets a trailing 1
+    new = {1: (1,), 2: (1,) + shape if r else (1, 1), 3: (1, 1, 1) if r == 0 else (1,) + shape + (1,) if r == 1
+           else shape + (1,)}[n]
+    return x.reshape(new)
+
+
+@_rule("meshgrid")
+def _meshgrid_rule(name, func, args, kwargs, L):
+    ts = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
+    if set(kwargs) - {"indexing"} or not ts or not all(_tensorlike(t) and t.dim() <= 1 for t in ts):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error or warning
+    indexing = kwargs.get("indexing") or "ij"
+    if indexing not in ("ij", "xy"):
+        return _fallback(name, func, args, kwargs, L)
+    swap = indexing == "xy" and len(ts) >= 2
+    order = [1, 0] + list(range(2, len(ts))) if swap else list(range(len(ts)))
+    sizes = [ts[i].numel() for i in order]
+    outs = []
+    for i, t in enumerate(ts):
+        pos = order.index(i)
+        shape = [1] * len(ts)
+        shape[pos] = -1
+        outs.append(t.reshape(shape).expand(*sizes))
+    return tuple(outs)
+
+
+@_rule("cartesian_prod")
+def _cartesian_prod_rule(name, func, args, kwargs, L):
+    if kwargs or not args or not all(_tensorlike(t) and t.dim() == 1 for t in args):
+        return _fallback(name, func, args, kwargs, L)
+    if len(args) == 1:
+        return args[0] if _at(args[0], L) else _fallback(name, func, args, kwargs, L)
+    grids = ember.meshgrid(*args, indexing="ij")
+    return ember.stack([g.reshape(-1) for g in grids], 1)
+
+
+@_rule("linalg_solve")
+def _solve_rule(name, func, args, kwargs, L):
+    """A (*, n, n) with B a matrix (*, n, k) or, when it is 1-D or A's batch shape plus n, a vector (torch's
+    rule, on logical shapes): batch dims broadcast as elementwise operands do."""
+    left = kwargs.get("left", args[2] if len(args) > 2 else True)
+    if len(args) < 2 or set(kwargs) - {"left"} or left is not True or not all(_tensorlike(a) for a in args[:2]):
+        return _fallback(name, func, args, kwargs, L)
+    A, Bv = args[0], args[1]
+    if A.dim() < 2 or Bv.dim() == 0:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    vector = Bv.dim() == 1 or (Bv.dim() == A.dim() - 1 and tuple(Bv.shape) == tuple(A.shape[:-1]))
+    if vector:
+        return ember.linalg.solve(A, Bv.unsqueeze(-1)).squeeze(-1)
+    return _elementwise(name, func, (A, Bv), {}, L)
+
+def _same_batch_rule(core_ranks):
+    """Ops on several inputs with fixed core ranks (LU (n, n), pivots (n,), B (n, k), ...) and equal batch
+    dims: the vmap batch goes first in every input, unbatched ones expanded to it."""
+    def rule(name, func, args, kwargs, L):
+        ts = args[:len(core_ranks)]
+        if len(ts) != len(core_ranks) or not all(_tensorlike(t) for t in ts) \
+                or any(_level_of(v) == L for v in list(args[len(core_ranks):]) + list(kwargs.values())):
+            return _fallback(name, func, args, kwargs, L)
+        batches = {tuple(t.shape[:t.dim() - c]) for t, c in zip(ts, core_ranks) if t.dim() >= c}
+        if len(batches) != 1 or any(t.dim() < c for t, c in zip(ts, core_ranks)):
+            return _fallback(name, func, args, kwargs, L)  # broadcasting or the op's own error
+        B = _batch_size(args, kwargs, L)
+        phys = [_front(t) if _at(t, L) else t.unsqueeze(0).expand(B, *t.shape) for t in ts]
+        return _wrap(func(*phys, *args[len(core_ranks):], **kwargs), L)
+    return rule
+
+
+_RULES["linalg_orgqr_values"] = _same_batch_rule((2, 1))
+_RULES["linalg_lu_solve"] = _same_batch_rule((2, 1, 2))
+
+
+@_rule("repeat_interleave")
+def _repeat_interleave_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) < 2 or not _only_self_batched(args, kwargs, L) or set(kwargs) - {"dim", "output_size"}:
+        return _fallback(name, func, args, kwargs, L)  # repeat_interleave(repeats) has a data-dependent size
+    args, kwargs = list(args), dict(kwargs)
+    d, where = _get_arg(args, kwargs, 2, "dim", None)
+    v = _front(x)
+    if d is None:  # repeats the flattened input
+        args[0] = v.reshape(v.shape[0], -1)
+        _set_arg(args, kwargs, 2, "dim", where, 1)
+    else:
+        args[0] = v
+        _set_arg(args, kwargs, 2, "dim", where, _norm_dim(d, x.dim()) + 1)
+    return _wrap(func(*args, **kwargs), L)
+
+
+@_rule("take")
+def _take_rule(name, func, args, kwargs, L):
+    """input.flatten()[index]: gathers along the flattened logical dims."""
+    if len(args) != 2 or kwargs or not all(_tensorlike(a) for a in args):
+        return _fallback(name, func, args, kwargs, L)
+    x, idx = args
+    B = _batch_size(args, kwargs, L)
+    flat = _front(x).reshape(B, -1) if _at(x, L) else x.reshape(1, -1).expand(B, x.numel())
+    i = _front(idx) if _at(idx, L) else idx.unsqueeze(0).expand(B, *idx.shape)
+    n = flat.shape[1]
+    i = i.reshape(B, -1)
+    if type(i) is BatchedTensor or type(flat) is BatchedTensor:  # nested levels: bounds are data-dependent there
+        return _fallback(name, func, args, kwargs, L)
+    if i.numel() and (int(i.max()) >= n or int(i.min()) < -n):
+        return _fallback(name, func, args, kwargs, L)  # the op's out-of-range error
+    i = ember.where(i < 0, i + n, i)
+    return BatchedTensor(flat.gather(1, i).reshape(B, *idx.shape), 0, L)
+
+
+@_rule("tensordot")
+def _tensordot_rule(name, func, args, kwargs, L):
+    """tensordot as permute, reshape and matmul of the logical tensors (each with its own rule)."""
+    a, b = args[0], args[1]
+    dims = kwargs.get("dims", args[2] if len(args) > 2 else 2)
+    if len(args) > 3 or set(kwargs) - {"dims"} or not (_tensorlike(a) and _tensorlike(b)):
+        return _fallback(name, func, args, kwargs, L)
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        if dims < 0 or dims > min(a.dim(), b.dim()):
+            return _fallback(name, func, args, kwargs, L)
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    elif isinstance(dims, (list, tuple)) and len(dims) == 2 and all(isinstance(d, (list, tuple, int)) for d in dims):
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(da) != len(db):
+            return _fallback(name, func, args, kwargs, L)
+        try:
+            da, db = [_norm_dim(d, a.dim()) for d in da], [_norm_dim(d, b.dim()) for d in db]
+        except IndexError:
+            return _fallback(name, func, args, kwargs, L)
+    else:
+        return _fallback(name, func, args, kwargs, L)
+    if any(a.shape[i] != b.shape[j] for i, j in zip(da, db)) or len(set(da)) != len(da) or len(set(db)) != len(db):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    fa = [i for i in range(a.dim()) if i not in da]
+    fb = [j for j in range(b.dim()) if j not in db]
+    k = 1
+    for i in da:
+        k *= a.shape[i]
+    sa, sb = [a.shape[i] for i in fa], [b.shape[j] for j in fb]
+    ma = a.permute(*(fa + da)).reshape(-1, k) if a.dim() else a.reshape(1, 1)
+    mb = b.permute(*(db + fb)).reshape(k, -1) if b.dim() else b.reshape(1, 1)
+    return ember.matmul(ma, mb).reshape(tuple(sa + sb))
+
+
+@_rule("bucketize")
+def _bucketize_rule(name, func, args, kwargs, L):
+    x, bounds = args[0], args[1] if len(args) > 1 else kwargs.get("boundaries")
+    if not _at(x, L) or _level_of(bounds) == L or len(args) > 2 or set(kwargs) - {"out_int32", "right"}:
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(func(x._value, bounds, **kwargs), L, x._bdim)  # elementwise in input
+
+
+@_rule("searchsorted")
+def _searchsorted_rule(name, func, args, kwargs, L):
+    if len(args) != 2 or set(kwargs) - {"out_int32", "right", "side"} or not all(_tensorlike(a) for a in args):
+        return _fallback(name, func, args, kwargs, L)
+    seq, vals = args
+    if not _at(seq, L):
+        if seq.dim() != 1:
+            return _fallback(name, func, args, kwargs, L)
+        return _wrap(func(seq, vals._value, **kwargs), L, vals._bdim)  # one sequence: elementwise in values
+    if seq.dim() != 1 or vals.dim() != 1:
+        return _fallback(name, func, args, kwargs, L)
+    B = _batch_size(args, kwargs, L)
+    v = _front(vals) if _at(vals, L) else vals.unsqueeze(0).expand(B, *vals.shape)
+    return _wrap(func(_front(seq), v.contiguous(), **kwargs), L)
+
+
+@_rule("linalg_norm")
+def _linalg_norm_rule(name, func, args, kwargs, L):
+    """linalg.norm(A, ord, dim, keepdim): the dims it reduces, made explicit from the logical rank."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or set(kwargs) - {"ord", "dim", "keepdim"} or len(args) > 4:
+        return _fallback(name, func, args, kwargs, L)
+    ord_ = kwargs.get("ord", args[1] if len(args) > 1 else None)
+    d = kwargs.get("dim", args[2] if len(args) > 2 else None)
+    keep = kwargs.get("keepdim", args[3] if len(args) > 3 else False)
+    v, r = _front(x), x.dim()
+    if d is None:
+        if ord_ is None:  # the 2-norm of all elements
+            out = _wrap(func(v.reshape(v.shape[0], -1), None, 1, False), L)
+            return out.reshape(*([1] * r)) if keep else out
+        if r not in (1, 2):
+            return _fallback(name, func, args, kwargs, L)  # the op's own error
+        d = 0 if r == 1 else (0, 1)
+    try:
+        nd = tuple(_norm_dim(e, r) + 1 for e in d) if isinstance(d, (list, tuple)) else _norm_dim(d, r) + 1
+    except (IndexError, TypeError):
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(func(v, ord_, nd, keep), L)
+
+# ---------------------------------------------------------------- metadata and broadcasting
+def _stand_in(a):
+    """An empty tensor that promotes as the logical `a` does (dtype, and 0-d or not)."""
+    if type(a) is BatchedTensor:
+        return ember.empty(() if a.dim() == 0 else (0,), dtype=a.dtype)
+    if type(a) in (list, tuple):
+        return type(a)(_stand_in(e) for e in a)
+    return a
+
+
+@_rule("result_type", "promote_types", "can_cast")
+def _metadata_rule(name, func, args, kwargs, L):
+    return func(*[_stand_in(a) for a in args], **{k: _stand_in(v) for k, v in kwargs.items()})
+
+
+@_rule("broadcast_tensors")
+def _broadcast_tensors_rule(name, func, args, kwargs, L):
+    ts = list(args[0]) if len(args) == 1 and type(args[0]) in (list, tuple) else list(args)
+    if kwargs or not all(_tensorlike(t) for t in ts):
+        return _fallback(name, func, args, kwargs, L)
+    r = max(t.dim() for t in ts)
+    # every member to rank r + 1 with the batch first; unbatched ones get a size-1 batch dim
+    phys = [_pad(_front(t), r - t.dim()) if _at(t, L) else t.reshape((1,) * (r + 1 - t.dim()) + tuple(t.shape))
+            for t in ts]
+    return tuple(BatchedTensor(o, 0, L) for o in func(*phys))
+
+
+def elementwise(fn):
+    """For Python compositions that are elementwise in their tensor arguments (with broadcasting) but
+    take data-dependent steps (.item()): under vmap they run once on the physical values, the batch
+    dims moved to the front and ranks aligned, instead of failing or looping per sample."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        L = _max_level(args, kwargs)
+        if L == 0 or kwargs.get("out") is not None:
+            return fn(*args, **kwargs)
+        return _elementwise(fn.__name__, wrapper, args, kwargs, L)
+    return wrapper
+
+
 # ---------------------------------------------------------------- ops over the last two dims, any batch
 def _matrix_batch_rule(name, func, args, kwargs, L):
     """linalg ops on (*, m, n): the vmap batch becomes one more leading batch dim."""
@@ -1107,5 +1502,53 @@ def _matrix_batch_rule(name, func, args, kwargs, L):
 for _n in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky", "linalg_qr", "linalg_svd",
            "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_pinv", "linalg_matrix_rank",
            "linalg_matrix_power", "inverse", "det", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
-           "matrix_power", "matrix_exp", "tril", "triu"):
+           "matrix_power", "matrix_exp", "tril", "triu", "linalg_lu_factor_ex", "linalg_eigvals", "linalg_eig",
+           "linalg_geqrf"):
     _RULES[_n] = _matrix_batch_rule
+
+
+@_rule("linalg_solve_triangular")
+def _solve_triangular_rule(name, func, args, kwargs, L):
+    """A (*, n, n) and B (*, n, k) broadcast their batch dims: both get the vmap batch first and the
+    same rank, as elementwise operands do."""
+    if len(args) != 2 or any(_level_of(v) == L for v in kwargs.values()) or not all(_tensorlike(a) for a in args) \
+            or min(a.dim() for a in args) < 2:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    return _elementwise(name, func, args, kwargs, L)
+
+
+@_rule("trace")
+def _trace_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or kwargs or x.dim() != 2:
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(_front(x).diagonal(0, 1, 2).sum(-1), L)
+
+
+@_rule("fliplr", "flipud")
+def _flip_lr_ud_rule(name, func, args, kwargs, L):
+    x = args[0]
+    need = 2 if name == "fliplr" else 1
+    if len(args) != 1 or kwargs or x.dim() < need:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    return _wrap(_front(x).flip(2 if name == "fliplr" else 1), L)
+
+
+@_rule("msort")
+def _msort_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if len(args) != 1 or kwargs or x.dim() == 0:
+        return _fallback(name, func, args, kwargs, L)
+    return _wrap(_front(x).sort(dim=1).values, L)
+
+
+@_rule("repeat", "tile")
+def _repeat_rule(name, func, args, kwargs, L):
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or kwargs:
+        return _fallback(name, func, args, kwargs, L)
+    reps = tuple(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else tuple(args[1:])
+    if not all(isinstance(r, int) for r in reps) or (name == "repeat" and len(reps) < x.dim()):
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    reps = (1,) * (x.dim() - len(reps)) + reps  # tile pads the repeats with leading ones
+    return _wrap(_pad(_front(x), len(reps) - x.dim()).repeat((1,) + reps), L)

@@ -248,3 +248,4 @@ def pdist(input, p=2):
 from ember._argcheck import tensor_args as _tensor_args  # noqa: E402
 
 _tensor_args(globals(), ["hardshrink"])
+_tensor_args(globals(), ["pairwise_distance"], positions=(0, 1))
