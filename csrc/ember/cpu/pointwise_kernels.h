@@ -14,4 +14,8 @@ inline void pointwise_binary_kernel(PointwiseOp op, const TensorIter& it, Scalar
   EMBER_ISA_SELECT(pointwise_binary_kernel)(op, it, compute, name);
 }
 
+// out = cond ? x : y over the iterator (out, cond, x, y); out, x and y of dtype `dt`, cond bool.
+EMBER_DECLARE_ISA_KERNEL(void, where_kernel, (const TensorIter& it, ScalarType dt))
+inline void where_kernel(const TensorIter& it, ScalarType dt) { EMBER_ISA_SELECT(where_kernel)(it, dt); }
+
 }  // namespace ember::cpu

@@ -423,11 +423,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor out) {
   check_number_fits(b, dt);
   auto raw = [&](Tensor o, bool) {
     Tensor x = to_dtype(a, dt), y = to_dtype(b, dt);
-    return ew::run("where", {cond, x, y}, dt, std::move(o), false, [&](const TensorIter& it) {
-      EMBER_DISPATCH_ALL_AND_COMPLEX(dt, "where", [&] {
-        ternary_loop<scalar_t, bool, scalar_t, scalar_t>(it, [](bool c, scalar_t u, scalar_t v) { return c ? u : v; });
-      });
-    });
+    return ew::run("where", {cond, x, y}, dt, std::move(o), false,
+                   [&](const TensorIter& it) { cpu::where_kernel(it, dt); });
   };
   auto record = [&](const Tensor& r) {
     if (auto n = autograd::make_node<LambdaBackward>(cond, a, b)) {
