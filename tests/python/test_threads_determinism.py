@@ -118,3 +118,40 @@ def test_float32_matmul_bit_identical_for_any_thread_count(m, k, n):
             assert all(np.array_equal(results[0], r) for r in results[1:])
     finally:
         ember.set_num_threads(threads)
+
+
+# Note [Deterministic GEMM threading]: products on OpenBLAS (transposed left operands, float64,
+# and every float32 one on CPUs without AVX-512) are cut into bands fixed by the shape.
+_GEMM_CASES = textwrap.dedent("""
+    import numpy as np, ember
+    rng = np.random.default_rng(0)
+    def t(*s, dt="float32"):
+        return ember.tensor(rng.standard_normal(s).astype(dt))
+    cases = [lambda a=t(2048, 768), b=t(2048, 256): a.t() @ b,          # a Linear's weight gradient
+             lambda a=t(512, 256), b=t(256, 768): a @ b,
+             lambda a=t(300, 700, dt="float64"), b=t(700, 900, dt="float64"): a @ b,
+             lambda a=t(16, 50000), b=t(50000, 16): a @ b,
+             lambda a=t(4, 96, 64), b=t(4, 64, 1200): ember.bmm(a, b)]
+    bad = []
+    for i, f in enumerate(cases):
+        outs = []
+        for n in (1, 2, 3, 4, 8):
+            ember.set_num_threads(n)
+            outs.append(f().numpy())
+        if not all(np.array_equal(outs[0], o) for o in outs[1:]):
+            bad.append(i)
+    print("differ:", bad)
+""")
+
+
+@pytest.mark.parametrize("kernels", ["native", "avx2"])
+def test_gemm_bit_identical_for_any_thread_count(kernels):
+    import os
+    env = dict(os.environ)
+    if kernels == "avx2":  # an AVX2-only CPU: oneDNN's AVX2 kernels, OpenBLAS's Haswell ones
+        if ember.backends.cpu.get_cpu_capability() == "DEFAULT":
+            pytest.skip("the CPU has no AVX2")
+        env.update(EMBER_CPU_CAPABILITY="avx2", OPENBLAS_CORETYPE="HASWELL")
+    r = subprocess.run([sys.executable, "-c", _GEMM_CASES], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "differ: []" in r.stdout, r.stdout

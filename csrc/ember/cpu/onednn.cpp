@@ -393,18 +393,26 @@ bool onednn_conv_backward_weight(const float* x, const float* gy, float* gw, con
   return true;
 }
 
-bool onednn_bf16_available() {
-  if (!onednn_enabled()) return false;
-  // oneDNN 2.x runs bfloat16 convolutions with JIT kernels from AVX-512 on (natively with
-  // AVX512_BF16); below that only its slow reference kernels: float32 is then faster.
-  static const bool jit = [] {
+namespace {
+bool has_avx512_core() {
+  static const bool yes = [] {
     engine();  // applies EMBER_CPU_CAPABILITY's limit first
     auto have = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     auto need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     return (have & need) == need;
   }();
-  return jit;
+  return yes;
 }
+}  // namespace
+
+// oneDNN 2.x runs bfloat16 convolutions with JIT kernels from AVX-512 on (natively with
+// AVX512_BF16); below that only its slow reference kernels: float32 is then faster.
+bool onednn_bf16_available() { return onednn_enabled() && has_avx512_core(); }
+
+// Below AVX-512 oneDNN's float32 matmul is its gemm-based one, which splits k among threads by
+// their count (results differed between 2 and 3 threads); its brgemm matmul (AVX-512 on) measured
+// bit-identical for 1-64 threads with row-major left operands.
+bool onednn_matmul_f32_available() { return onednn_enabled() && has_avx512_core(); }
 
 void onednn_conv_forward_bf16(const BFloat16* x, const BFloat16* w, const BFloat16* b, BFloat16* y,
                               const ConvGeometry& g) {

@@ -28,10 +28,13 @@ void onednn_conv_backward_weight_bf16(const BFloat16* x, const BFloat16* gy, BFl
 void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
                         BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k);
 
-// The same in float32 (Note [float32 matmul on oneDNN] in ops/linalg.cpp says when); `bias`, when
+// The same in float32 (Note [float32 matmul on oneDNN] in ops/linalg.cpp says when: only where
+// onednn_matmul_f32_available(), AVX-512 and up); `bias`, when
 // given, is n floats added to every row of c inside the product (addmm's fused path).
 void onednn_matmul_f32(const float* a, const int64_t a_strides[3], const float* b, const int64_t b_strides[3], float* c,
                        int64_t B, int64_t m, int64_t n, int64_t k, const float* bias = nullptr);
+
+bool onednn_matmul_f32_available();
 
 // ember.backends.mkldnn.enabled (as torch.backends.mkldnn): on by default.
 void set_onednn_enabled(bool enabled);

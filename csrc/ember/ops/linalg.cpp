@@ -28,23 +28,25 @@ std::optional<MatLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int
   return std::nullopt;
 }
 
-// C[m,n] = A[m,k] @ B[k,n] for one matrix each; a, b, c point at element [0,0] with given strides.
+// C[m,n] = A[m,k] @ B[k,n] for one matrix each; a, b, c point at element [0,0] with given strides
+// (C's rows `ldc` apart, n when -1).
 template <typename T>
 void gemm_one(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m, int64_t n,
-              int64_t k) {
+              int64_t k, int64_t ldc = -1) {
+  if (ldc < 0) ldc = n;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_complex_v<T>) {
     auto la = blas_layout(m, k, as0, as1), lb = blas_layout(k, n, bs0, bs1);
     if (la && lb && m > 0 && n > 0 && k > 0) {
       auto ta = la->trans ? CblasTrans : CblasNoTrans, tb = lb->trans ? CblasTrans : CblasNoTrans;
       const T one(1), zero(0);
       if constexpr (std::is_same_v<T, float>)
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, la->ld, b, lb->ld, 0.0f, c, n);
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, la->ld, b, lb->ld, 0.0f, c, ldc);
       else if constexpr (std::is_same_v<T, double>)
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, la->ld, b, lb->ld, 0.0, c, n);
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, la->ld, b, lb->ld, 0.0, c, ldc);
       else if constexpr (std::is_same_v<T, std::complex<float>>)
-        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, la->ld, b, lb->ld, &zero, c, n);
+        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, la->ld, b, lb->ld, &zero, c, ldc);
       else
-        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, la->ld, b, lb->ld, &zero, c, n);
+        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, la->ld, b, lb->ld, &zero, c, ldc);
       return;
     }
   }
@@ -57,10 +59,52 @@ void gemm_one(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int
         acc += static_cast<A>(static_cast<opmath_t<T>>(a[i * as0 + p * as1])) *
                static_cast<A>(static_cast<opmath_t<T>>(b[p * bs0 + j * bs1]));
       if constexpr (std::is_same_v<T, bool>)
-        c[i * n + j] = acc != 0;
+        c[i * ldc + j] = acc != 0;
       else
-        c[i * n + j] = static_cast<T>(static_cast<opmath_t<T>>(acc));
+        c[i * ldc + j] = static_cast<T>(static_cast<opmath_t<T>>(acc));
     }
+}
+
+// Note [Deterministic GEMM threading]: OpenBLAS's own threading makes results depend on the
+// thread count (with its Haswell kernels for almost every shape between 1 and 2 threads; on any
+// kernels when it splits a long k). So a product is cut here into pieces fixed by its shape
+// alone, and each piece is one single-threaded BLAS call (BLAS runs single-threaded inside a
+// parallel region, and under OneBlasThread outside one): the same calls for any number of
+// threads, spread over however many there are. The pieces are row (or column, the longer side)
+// bands, a power of two of them (2 or 4 threads share them evenly), at least 128 wide: each
+// band packs the other operand again, so more bands cost more copying.
+struct OneBlasThread {  // OpenBLAS reads the calling thread's OpenMP count
+  int restore = get_num_threads();
+#ifdef _OPENMP
+  OneBlasThread() { omp_set_num_threads(1); }
+  ~OneBlasThread() { omp_set_num_threads(restore); }
+#endif
+};
+
+template <typename T>
+void gemm_blocked(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m,
+                  int64_t n, int64_t k) {
+  const bool by_rows = m >= n;
+  const int64_t len = by_rows ? m : n;
+  int64_t bands = 1;
+  while (bands < 4 && len / (bands * 2) >= 128 && m * n * k / (bands * 2) >= (int64_t(1) << 20)) bands *= 2;
+  const int64_t width = (len + bands - 1) / bands;
+  auto band = [&](int64_t t) {
+    const int64_t lo = t * width, w = std::min(width, len - lo);
+    if (w <= 0) return;
+    if (by_rows)
+      gemm_one<T>(a + lo * as0, as0, as1, b, bs0, bs1, c + lo * n, w, n, k, n);
+    else
+      gemm_one<T>(a, as0, as1, b + lo * bs1, bs0, bs1, c + lo, m, w, k, n);
+  };
+  if (bands == 1 || get_num_threads() == 1 || in_parallel_region()) {
+    OneBlasThread one;
+    for (int64_t t = 0; t < bands; ++t) band(t);
+    return;
+  }
+  parallel_for(0, bands, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) band(t);
+  });
 }
 
 // a: [B, m, k], b: [B, k, n] (any strides) -> contiguous [B, m, n].
@@ -100,10 +144,11 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   // small transformer's layers (2048x256 by 256x768 and their gradients) with AVX-512, and on par
   // for large squares. Only with a row-major left operand: with a transposed one (x^T @ g) oneDNN
   // splits k among threads for some shapes, so results would depend on the thread count; row-major
-  // ones measured bit-identical for 1-32 threads (test_threads_determinism.py). Batches (bmm of
+  // ones measured bit-identical for 1-64 threads (test_threads_determinism.py). Only with
+  // AVX-512: below it oneDNN's gemm-based matmul splits k by thread count. Batches (bmm of
   // 64 128x128 products: 1.3x the loop of single-threaded BLAS calls) run as one oneDNN call.
   if (dt == ScalarType::Float32 && B * m * n * k >= (int64_t(1) << 21) && (a.strides()[2] == 1 || k == 1) &&
-      cpu::onednn_enabled() && a.device().is_cpu()) {
+      cpu::onednn_matmul_f32_available() && a.device().is_cpu()) {
     adopt_num_threads();  // oneDNN, like OpenBLAS, runs on this thread's OpenMP count
     // a size-1 dim's stride is free (0 when expanded): the dense one; an expanded batch is copied
     if (B > 1 && a.strides()[0] == 0) a = contiguous(a);
@@ -118,9 +163,11 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     const scalar_t* pa = a.data<scalar_t>();
     const scalar_t* pb = b.data<scalar_t>();
     scalar_t* pc = out.data<scalar_t>();
+    // Note [Deterministic GEMM threading]: the same bands whichever loop below runs (inside the
+    // batch loop's parallel region each matrix's bands run one after another).
     auto one = [&](int64_t i) {
-      gemm_one<scalar_t>(pa + i * a.strides()[0], a.strides()[1], a.strides()[2], pb + i * b.strides()[0],
-                         b.strides()[1], b.strides()[2], pc + i * m * n, m, n, k);
+      gemm_blocked<scalar_t>(pa + i * a.strides()[0], a.strides()[1], a.strides()[2], pb + i * b.strides()[0],
+                             b.strides()[1], b.strides()[2], pc + i * m * n, m, n, k);
     };
     // One thread per matrix (BLAS runs single-threaded inside a parallel region) unless matrices
     // are big: a loop of threaded GEMMs on 128^3 ran 30x slower than this on a loaded 2-core box.
@@ -296,7 +343,7 @@ Tensor addmm_onednn(const Tensor& input, const Tensor& m1, const Tensor& m2) {
   for (const Tensor* t : {&input, &m1, &m2})
     if (t->dtype() != ScalarType::Float32 || !t->device().is_cpu()) return {};
   const int64_t m = m1.sizes()[0], k = m1.sizes()[1], n = m2.sizes()[1];
-  if (!cpu::onednn_enabled() || input.dim() != 1 || k != m2.sizes()[0] || input.sizes()[0] != n ||
+  if (!cpu::onednn_matmul_f32_available() || input.dim() != 1 || k != m2.sizes()[0] || input.sizes()[0] != n ||
       (n > 1 && input.strides()[0] != 1) || m * n * k < (int64_t(1) << 21))
     return {};
   auto la = blas_layout(m, k, m1.strides()[0], m1.strides()[1]);
