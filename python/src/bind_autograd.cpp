@@ -242,6 +242,16 @@ void bind_autograd(nb::module_& m) {
           },
           [](Tensor& t, nb::handle g) { ag::set_grad(t, g.is_none() ? Tensor() : nb::cast<Tensor>(g)); },
           nb::arg("grad").none())
+      .def_prop_rw(
+          "grad_dtype",
+          [](const Tensor& t) -> nb::object {
+            std::optional<ScalarType> dt = ag::grad_dtype(t);
+            return dt ? nb::cast(*dt) : nb::none();
+          },
+          [](Tensor& t, nb::handle dt) {
+            ag::set_grad_dtype(t, dt.is_none() ? std::nullopt : std::optional<ScalarType>(nb::cast<ScalarType>(dt)));
+          },
+          nb::arg("grad_dtype").none())
       .def_prop_ro("grad_fn", [](const Tensor& t) { return node_object(ag::grad_fn(t)); })
       .def_prop_ro("is_leaf", [](const Tensor& t) { return ag::is_leaf(t); })
       .def_prop_ro("retains_grad",

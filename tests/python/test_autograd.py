@@ -504,3 +504,39 @@ def test_cast_to_integer_or_bool_ends_the_graph():
     (ex * ex.int()).sum().backward()
     (tx * tx.int()).sum().backward()
     assert_same(ex.grad, tx.grad)
+
+
+# ---- Tensor.grad_dtype (torch 2.10): the dtype a leaf's .grad takes ----
+def _grad_dtype_story(lib):
+    out = []
+
+    def step(label, fn):
+        try:
+            r = fn()
+            out.append((label, "ok", str(r).replace("torch.", "").replace("ember.", "")))
+        except Exception as e:  # noqa: BLE001 - the class and message are compared
+            out.append((label, type(e).__name__, str(e)))
+
+    w = lib.ones(3, requires_grad=True)
+    step("default", lambda: w.grad_dtype)
+    step("set float64", lambda: setattr(w, "grad_dtype", lib.float64))
+    step("backward casts", lambda: ((w * 2).sum().backward(), w.grad.dtype, w.grad.tolist())[1:])
+    step("accumulates in float64", lambda: ((w * 3).sum().backward(), w.grad.dtype, w.grad.tolist())[1:])
+    step("assign float32", lambda: setattr(w, "grad", lib.zeros(3)))
+    step("assign float64", lambda: (setattr(w, "grad", lib.zeros(3, dtype=lib.float64)), w.grad.dtype)[1])
+    step("non-leaf", lambda: setattr(w * 1, "grad_dtype", lib.float64))
+    v = lib.ones(3, requires_grad=True)
+    step("own dtype refuses float64 grad", lambda: setattr(v, "grad", lib.zeros(3, dtype=lib.float64)))
+    step("None", lambda: (setattr(v, "grad_dtype", None), v.grad_dtype)[1])
+    step("None allows any", lambda: (setattr(v, "grad", lib.zeros(3, dtype=lib.float64)), v.grad.dtype)[1])
+    h = lib.ones(3, dtype=lib.float16, requires_grad=True)
+    h.grad_dtype = lib.float32
+    step("half leaf, float grads", lambda: ((h.float() * 3).sum().backward(), h.grad.dtype, h.grad.tolist())[1:])
+    step("leaf without grad", lambda: (setattr(lib.ones(2), "grad_dtype", lib.float64), "set")[1])
+    return out
+
+
+def test_grad_dtype_matches_torch():
+    e, t = _grad_dtype_story(ember), _grad_dtype_story(torch)
+    for a, b in zip(e, t):
+        assert a == b

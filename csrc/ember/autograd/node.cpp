@@ -7,6 +7,7 @@
 #include "ember/autograd/functions.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/record.h"
+#include "ember/core/type_name.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/profiler/profiler.h"
@@ -205,10 +206,32 @@ Tensor grad(const Tensor& t) {
   return retained->value;
 }
 
+std::optional<ScalarType> grad_dtype(const Tensor& t) {
+  AutogradMetaImpl* m = meta(t);
+  if (!m) return t.dtype();
+  std::lock_guard<std::mutex> lock(m->mutex);
+  if (m->grad_dtype_any) return std::nullopt;
+  return m->grad_dtype ? *m->grad_dtype : t.dtype();
+}
+
+void set_grad_dtype(const Tensor& t, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(is_leaf(t), "grad_dtype can only be set on leaf tensors.");
+  AutogradMetaImpl& m = meta_or_create(t);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.grad_dtype = dtype;
+  m.grad_dtype_any = !dtype;
+}
+
 void set_grad(const Tensor& t, const Tensor& g) {
   if (g.defined()) {
     EMBER_CHECK(g.sizes() == t.sizes(), "assigned grad has data of a different size");
-    EMBER_CHECK(g.dtype() == t.dtype(), "assigned grad has data of a different type");
+    std::optional<ScalarType> want = grad_dtype(t);
+    EMBER_CHECK(!want || g.dtype() == *want, "attempting to assign a gradient with dtype '", cpp_type_name(g.dtype()),
+                "' to a tensor with grad_dtype '", scalar_type_name(*want),
+                "'. The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                "tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+                "caution. Diverging the dtypes of a tensor and its gradient may break downstream systems that assume "
+                "they match.");
     EMBER_CHECK(g.device() == t.device(), "assigned grad has data located on a different device");
   }
   AutogradMetaImpl& m = meta_or_create(t);
@@ -271,16 +294,19 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   AutogradMetaImpl& m = meta_or_create(variable_);
   std::vector<GradHook> hooks;
   std::vector<std::function<void(const Tensor&)>> post_hooks;
+  std::optional<ScalarType> cast_to;  // Tensor.grad_dtype, when set to a dtype
   {
     std::lock_guard<std::mutex> lock(m.mutex);
     hooks = m.hooks;
     post_hooks = m.post_accumulate_hooks;
+    cast_to = m.grad_dtype;
   }
   for (auto& hook : hooks) {  // outside the lock: Python hooks take the GIL
     Tensor r = hook(g);
     if (r.defined()) g = r;
   }
   if (!g.defined()) return {};
+  if (cast_to && g.dtype() != *cast_to) g = to_dtype(g, *cast_to);
   // Note [Autograd threads]: the read-modify-write of .grad is under the leaf's lock, so
   // concurrent backward passes lose no update; tensors that may own a Python object (the old
   // .grad, the incoming g) are dropped after it.

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,9 @@ struct AutogradMetaImpl : AutogradMeta {
   // Forward-mode tangents, one per dual level (Note [Forward AD]); shared with the level's
   // registry so that leaving the level clears them.
   std::shared_ptr<ForwardGrads> fw;
+  // Tensor.grad_dtype (a leaf's): unset follows the tensor's dtype; any = None (any dtype goes).
+  std::optional<ScalarType> grad_dtype;
+  bool grad_dtype_any = false;
 };
 
 AutogradMetaImpl* meta(const Tensor& t);  // null when the tensor never touched autograd
@@ -152,6 +156,10 @@ Tensor detach(const Tensor& t);  // same data and version counter, no history
 Tensor grad(const Tensor& t);
 void set_grad(const Tensor& t, const Tensor& g);
 void retain_grad(const Tensor& t);
+// Tensor.grad_dtype (torch 2.10): the dtype backward gives a leaf's .grad; nullopt means None
+// (whatever dtype arrives). Settable on leaves only.
+std::optional<ScalarType> grad_dtype(const Tensor& t);
+void set_grad_dtype(const Tensor& t, std::optional<ScalarType> dtype);
 // Tensor.register_hook on a leaf (run by AccumulateGrad) and register_post_accumulate_grad_hook.
 void add_leaf_hook(const Tensor& t, GradHook hook);
 void add_post_accumulate_hook(const Tensor& t, std::function<void(const Tensor&)> hook);

@@ -36,6 +36,14 @@ std::string_view cpp_type_name(ScalarType t) {
   return t == S::Undefined ? "nullptr (uninitialized)" : kCppNames[static_cast<int>(t)];
 }
 
+// libtorch's ScalarType names ("Float", "Long"): its operator<< and some of torch's messages.
+constexpr std::string_view kScalarTypeNames[] = {"Bool",  "Byte",   "Char",         "Short",
+                                                 "Int",   "Long",   "Half",         "BFloat16",
+                                                 "Float", "Double", "ComplexFloat", "ComplexDouble"};
+std::string_view scalar_type_name(ScalarType t) {
+  return t == S::Undefined ? "Undefined" : kScalarTypeNames[static_cast<int>(t)];
+}
+
 ScalarType complex_for(ScalarType real) {
   if (is_complex(real)) return real;
   return real == S::Float64 ? S::Complex128 : S::Complex64;

@@ -7,4 +7,6 @@
 
 namespace ember {
 std::string_view cpp_type_name(ScalarType t);
+// libtorch's ScalarType name ("Float", "Long", "ComplexDouble"), as c10::toString gives it.
+std::string_view scalar_type_name(ScalarType t);
 }  // namespace ember

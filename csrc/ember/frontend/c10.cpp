@@ -49,37 +49,7 @@ std::string Device::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
-const char* toString(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool:
-      return "Bool";
-    case ScalarType::UInt8:
-      return "Byte";
-    case ScalarType::Int8:
-      return "Char";
-    case ScalarType::Int16:
-      return "Short";
-    case ScalarType::Int32:
-      return "Int";
-    case ScalarType::Int64:
-      return "Long";
-    case ScalarType::Float16:
-      return "Half";
-    case ScalarType::BFloat16:
-      return "BFloat16";
-    case ScalarType::Float32:
-      return "Float";
-    case ScalarType::Float64:
-      return "Double";
-    case ScalarType::Complex64:
-      return "ComplexFloat";
-    case ScalarType::Complex128:
-      return "ComplexDouble";
-    case ScalarType::Undefined:
-      break;
-  }
-  return "Undefined";
-}
+const char* toString(ScalarType t) { return ember::scalar_type_name(t).data(); }  // (literals: NUL-ended)
 
 // The names libtorch's TypeMeta reports (the C++ types' names as GCC spells them).
 std::string_view TypeMeta::name() const { return cpp_type_name(t_); }
