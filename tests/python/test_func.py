@@ -600,13 +600,24 @@ def test_vmap_more_ops_have_rules(name):
         assert _batched.fallback_counts == {}, f"{name} used the fallback: {_batched.fallback_counts}"
 
 
-@pytest.mark.parametrize("f", [lambda t, a: t.stack(t.where(a > 0)), lambda t, a: t.nonzero(a)])
+@pytest.mark.parametrize("f", [lambda t, a: t.stack(t.where(a > 0)), lambda t, a: t.nonzero(a),
+                               lambda t, a: t.unique(a), lambda t, a: a.unique(return_counts=True)[1],
+                               lambda t, a: t.masked_select(a, a > 0)])
 def test_vmap_dynamic_shape_ops_raise_as_torch(f):
     x = torch.randn(3, 4, dtype=torch.float64)
-    with pytest.raises(RuntimeError, match="dynamic shape"):
+    with pytest.raises(RuntimeError, match="vmap: ") as te:
         torch.vmap(lambda a: f(torch, a))(x)
-    with pytest.raises(RuntimeError, match="dynamic shape"):
+    with pytest.raises(RuntimeError, match="vmap: ") as ee:
         ember.vmap(lambda a: f(ember, a))(E(x))
+    assert str(ee.value).split(" Attempted")[0] == str(te.value).split(" Attempted")[0]
+
+
+def test_vmap_masked_select_with_an_unbatched_mask():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    mask = torch.tensor([True, False, True, True])
+    exp = torch.vmap(lambda a: torch.masked_select(a, mask))(x)
+    got = ember.vmap(lambda a: ember.masked_select(a, E(mask)))(E(x))
+    assert got.tolist() == exp.tolist()
 
 
 _MORE2 = {

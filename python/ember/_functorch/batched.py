@@ -596,6 +596,24 @@ def _dynamic_shape_rule(name, func, args, kwargs, L):
 
 for _n in ("where", "nonzero", "unique_consecutive"):  # where(cond) alone is nonzero(cond, as_tuple=True)
     _RULES[_n] = _dynamic_shape_rule
+
+
+def _unique_rule(name, func, args, kwargs, L):
+    dim = kwargs.get("dim", args[4] if len(args) > 4 else None)
+    return _dynamic_shape_rule("_unique" if dim is None else "unique_dim", func, args, kwargs, L)
+
+
+def _masked_select_rule(name, func, args, kwargs, L):
+    mask = kwargs.get("mask", args[1] if len(args) > 1 else None)
+    if _level_of(mask) == L:  # each entry would select a different number of elements
+        raise RuntimeError("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+                           "this because for each batch this would return a differently shaped Tensor. Please file an "
+                           "issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
+    return _fallback(name, func, args, kwargs, L)  # only self batched: the same count per entry
+
+
+_RULES["unique"] = _unique_rule
+_RULES["masked_select"] = _masked_select_rule
 _RULES["rot90"] = _dim_op((2, "dims", [0, 1], 0))
 _RULES["diag_embed"] = _dim_op((2, "dim1", -2, 1), (3, "dim2", -1, 1))
 for _n in ("_fft_c2c", "_fft_r2c", "_fft_c2r"):  # dims arrive normalized, as a list
