@@ -249,7 +249,12 @@ void bind_autograd(nb::module_& m) {
             return dt ? nb::cast(*dt) : nb::none();
           },
           [](Tensor& t, nb::handle dt) {
-            ag::set_grad_dtype(t, dt.is_none() ? std::nullopt : std::optional<ScalarType>(nb::cast<ScalarType>(dt)));
+            ScalarType st{};
+            if (!dt.is_none() && !nb::try_cast<ScalarType>(dt, st)) {
+              std::string type = Py_TYPE(dt.ptr())->tp_name;  // torch names the bare class: "str", "Tensor"
+              throw Error("grad_dtype must be a torch.dtype or None, but got " + type.substr(type.rfind('.') + 1));
+            }
+            ag::set_grad_dtype(t, dt.is_none() ? std::nullopt : std::optional<ScalarType>(st));
           },
           nb::arg("grad_dtype").none())
       .def_prop_ro("grad_fn", [](const Tensor& t) { return node_object(ag::grad_fn(t)); })

@@ -533,6 +533,8 @@ def _grad_dtype_story(lib):
     h.grad_dtype = lib.float32
     step("half leaf, float grads", lambda: ((h.float() * 3).sum().backward(), h.grad.dtype, h.grad.tolist())[1:])
     step("leaf without grad", lambda: (setattr(lib.ones(2), "grad_dtype", lib.float64), "set")[1])
+    for bad in ("float", 3, lib.ones(1)):  # not a dtype
+        step(f"set {type(bad).__name__}", lambda bad=bad: setattr(lib.ones(2, requires_grad=True), "grad_dtype", bad))
     return out
 
 
