@@ -111,6 +111,21 @@ TensorList MmBackward0::apply(TensorList&& grads) {
   return out;
 }
 
+TensorList AddmmBackward0::apply(TensorList&& grads) {
+  const Tensor& g = grads[0];
+  auto me = shared_from_this();
+  TensorList out(3);
+  if (wants(*this, 0)) out[0] = sum_to(g, self_sizes);
+  if (wants(*this, 1)) out[1] = mm(g, cj(t_(mat2.unpack(me))));
+  if (wants(*this, 2)) {
+    // A Linear's weight.t() gets (g^T @ mat1)^T, so the weight's .grad arrives contiguous and
+    // AccumulateGrad keeps it without a copy.
+    Tensor m1 = cj(mat1.unpack(me));
+    out[2] = mat2_transposed ? t_(mm(t_(g), m1)) : mm(t_(m1), g);
+  }
+  return out;
+}
+
 TensorList BmmBackward0::apply(TensorList&& grads) {
   const Tensor& g = grads[0];
   auto me = shared_from_this();
@@ -174,6 +189,13 @@ TensorList MmBackward0::jvp(const TensorList& t) {
   auto me = shared_from_this();
   return {add_opt(t[0].defined() ? mm(t[0], mat2.unpack(me)) : Tensor(),
                   t[1].defined() ? mm(self.unpack(me), t[1]) : Tensor())};
+}
+
+TensorList AddmmBackward0::jvp(const TensorList& t) {
+  auto me = shared_from_this();
+  Tensor prod = add_opt(t[1].defined() ? mm(t[1], mat2.unpack(me)) : Tensor(),
+                        t[2].defined() ? mm(mat1.unpack(me), t[2]) : Tensor());
+  return {add_opt(t[0].defined() ? expand(t[0], out_sizes) : Tensor(), prod)};
 }
 
 TensorList BmmBackward0::jvp(const TensorList& t) {

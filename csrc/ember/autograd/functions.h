@@ -24,6 +24,7 @@ EMBER_NODE_NAME(DivBackward0)
 EMBER_NODE_NAME(PowBackward0)
 EMBER_NODE_NAME(SumBackward1)
 EMBER_NODE_NAME(MmBackward0)
+EMBER_NODE_NAME(AddmmBackward0)
 EMBER_NODE_NAME(BmmBackward0)
 EMBER_NODE_NAME(ToCopyBackward0)
 EMBER_NODE_NAME(CloneBackward0)
@@ -71,6 +72,16 @@ struct MmBackward0 : Named<kMmBackward0> {
   TensorList apply(TensorList&& grads) override;
   TensorList jvp(const TensorList& t) override;
   void release_variables() override { self.reset(), mat2.reset(); }
+};
+// addmm with beta = alpha = 1 (nn.Linear's product): self's gradient is the column sums; mat2's
+// comes in mat2's own layout (mat2_transposed, as at forward), as torch's.
+struct AddmmBackward0 : Named<kAddmmBackward0> {
+  SavedVariable mat1, mat2;
+  Shape self_sizes, out_sizes;
+  bool mat2_transposed = false;
+  TensorList apply(TensorList&& grads) override;
+  TensorList jvp(const TensorList& t) override;
+  void release_variables() override { mat1.reset(), mat2.reset(); }
 };
 struct BmmBackward0 : Named<kBmmBackward0> {
   SavedVariable self, mat2;

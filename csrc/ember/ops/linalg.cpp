@@ -301,41 +301,6 @@ Tensor add_product(const char* op, const Tensor& input, const Tensor& prod, cons
   return add(scaled(expand(input, target), beta), p);
 }
 
-// addmm(input, m1, m2) with beta = alpha = 1 (nn.Linear's product) records torch's AddmmBackward0:
-// one node whose input gradient is the column sums, instead of add + expand + mm nodes.
-struct AddmmBackward0 : autograd::Node {
-  using TensorList = autograd::TensorList;
-  autograd::SavedVariable mat1, mat2;
-  Shape self_sizes, out_sizes;
-  bool mat2_transposed = false;  // mat2's layout at forward (column-major)
-  std::string name() const override { return "AddmmBackward0"; }
-  void release_variables() override { mat1.reset(), mat2.reset(); }
-  static Tensor cj(const Tensor& t) { return is_complex(t.dtype()) ? conj(t) : t; }
-  TensorList apply(TensorList&& grads) override {
-    const Tensor& g = grads[0];
-    auto me = shared_from_this();
-    TensorList out(3);
-    if (next_edges[0].valid()) out[0] = autograd::sum_to(g, self_sizes);
-    if (next_edges[1].valid()) out[1] = mm(g, cj(transpose(mat2.unpack(me), 0, 1)));
-    if (next_edges[2].valid()) {
-      // In mat2's own layout, as torch: a Linear's weight.t() gets (g^T @ mat1)^T, so the weight's
-      // .grad arrives contiguous and AccumulateGrad keeps it without a copy.
-      Tensor m1 = cj(mat1.unpack(me));
-      out[2] = mat2_transposed ? transpose(mm(transpose(g, 0, 1), m1), 0, 1) : mm(transpose(m1, 0, 1), g);
-    }
-    return out;
-  }
-  TensorList jvp(const TensorList& t) override {
-    auto me = shared_from_this();
-    Tensor r;
-    auto acc = [&r](const Tensor& x) { r = r.defined() ? add(r, x) : x; };
-    if (t[0].defined()) acc(expand(t[0], out_sizes));
-    if (t[1].defined()) acc(mm(t[1], mat2.unpack(me)));
-    if (t[2].defined()) acc(mm(mat1.unpack(me), t[2]));
-    return {r};
-  }
-};
-
 // Note [float32 matmul on oneDNN] again: a float32 vector bias goes into the oneDNN product
 // itself, added as each output tile is written (the separate add pass cost ~8% of a small
 // transformer's linear layers). Undefined when it does not apply.
@@ -391,7 +356,7 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar bet
     if (m1.dim() == 2 && m2.dim() == 2) r = addmm_onednn(input, m1, m2);
     if (!r.defined()) r = add_product("addmm", input, mm(m1, m2), beta, alpha);
   }
-  if (auto node = autograd::make_node<AddmmBackward0>(input, m1, m2)) {
+  if (auto node = autograd::make_node<autograd::AddmmBackward0>(input, m1, m2)) {
     node->mat1 = autograd::SavedVariable(m1, false);
     node->mat2 = autograd::SavedVariable(m2, false);
     node->self_sizes = input.sizes();
