@@ -131,7 +131,12 @@ _GEMM_CASES = textwrap.dedent("""
              lambda a=t(512, 256), b=t(256, 768): a @ b,
              lambda a=t(300, 700, dt="float64"), b=t(700, 900, dt="float64"): a @ b,
              lambda a=t(16, 50000), b=t(50000, 16): a @ b,
-             lambda a=t(4, 96, 64), b=t(4, 64, 1200): ember.bmm(a, b)]
+             lambda a=t(4, 96, 64), b=t(4, 64, 1200): ember.bmm(a, b),
+             # transposed left operands, float32: one-thread oneDNN pieces with AVX-512
+             lambda a=t(2048, 1024), b=t(2048, 256): a.t() @ b,
+             lambda a=t(30000, 64), b=t(30000, 48): a.t() @ b,                # long k
+             lambda a=t(64, 128, 128), b=t(64, 128, 64): a.transpose(1, 2) @ b,  # attention's backward
+             lambda a=t(7, 128, 96), b=t(7, 128, 80): a.transpose(1, 2) @ b]
     bad = []
     for i, f in enumerate(cases):
         outs = []

@@ -434,21 +434,23 @@ struct MatmulEntry {
   size_t scratch_bytes = 0;
 };
 
-// key: B, m, n, k, a's and b's strides, threads, element type (0: bf16, 1: f32), with a bias (1) or not.
-std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& key) {
+// key: B, m, n, k, a's and b's strides, threads, element type (0: bf16, 1: f32), with a bias (1) or not, c's row
+// stride.
+using MatmulKey = std::array<int64_t, 14>;
+std::shared_ptr<const MatmulEntry> matmul_entry(const MatmulKey& key) {
   constexpr size_t kMaxEntries = 512;
   static std::mutex mu;
-  static auto& cache = *new std::map<std::array<int64_t, 13>, std::shared_ptr<const MatmulEntry>>;
+  static auto& cache = *new std::map<MatmulKey, std::shared_ptr<const MatmulEntry>>;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  const int64_t B = key[0], m = key[1], n = key[2], k = key[3];
+  const int64_t B = key[0], m = key[1], n = key[2], k = key[3], ldc = key[13];
   const dt type = key[11] == 1 ? dt::f32 : dt::bf16;
   memory::desc a({B, m, k}, type, memory::dims{key[4], key[5], key[6]});
   memory::desc b({B, k, n}, type, memory::dims{key[7], key[8], key[9]});
-  memory::desc c({B, m, n}, type, memory::dims{m * n, n, 1});
+  memory::desc c({B, m, n}, type, memory::dims{m * ldc, ldc, 1});
   auto entry = std::make_shared<MatmulEntry>();
   {
     OmpThreads scope(static_cast<int>(key[10]));
@@ -463,21 +465,23 @@ std::shared_ptr<const MatmulEntry> matmul_entry(const std::array<int64_t, 13>& k
   return cache.emplace(key, std::move(entry)).first->second;
 }
 
+// threads: what the primitive is made for (its work split); ldc: c's row stride.
 void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* b, const int64_t b_strides[3], void* c,
-                int64_t B, int64_t m, int64_t n, int64_t k, const void* bias = nullptr) {
-  std::array<int64_t, 13> key{B,
-                              m,
-                              n,
-                              k,
-                              a_strides[0],
-                              a_strides[1],
-                              a_strides[2],
-                              b_strides[0],
-                              b_strides[1],
-                              b_strides[2],
-                              get_num_threads(),
-                              type == dt::f32 ? 1 : 0,
-                              bias ? 1 : 0};
+                int64_t B, int64_t m, int64_t n, int64_t k, const void* bias, int threads, int64_t ldc) {
+  MatmulKey key{B,
+                m,
+                n,
+                k,
+                a_strides[0],
+                a_strides[1],
+                a_strides[2],
+                b_strides[0],
+                b_strides[1],
+                b_strides[2],
+                threads,
+                type == dt::f32 ? 1 : 0,
+                bias ? 1 : 0,
+                ldc};
   auto e = matmul_entry(key);
   const dnnl::engine& eng = engine();
   thread_local dnnl::stream stream(eng);
@@ -485,7 +489,7 @@ void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* 
             const_cast<void*>(a));
   memory bm(memory::desc({B, k, n}, type, memory::dims{b_strides[0], b_strides[1], b_strides[2]}), eng,
             const_cast<void*>(b));
-  memory cm(memory::desc({B, m, n}, type, memory::dims{m * n, n, 1}), eng, c);
+  memory cm(memory::desc({B, m, n}, type, memory::dims{m * ldc, ldc, 1}), eng, c);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
   if (bias)
     args.emplace(DNNL_ARG_BIAS,
@@ -496,6 +500,9 @@ void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* 
     args.emplace(DNNL_ARG_SCRATCHPAD,
                  memory(memory::desc({static_cast<memory::dim>(e->scratch_bytes)}, dt::u8, tag::a), eng, scratch.ptr));
   }
+  // A one-thread primitive runs on this thread alone, inside a parallel region or not.
+  std::optional<OmpThreads> one;
+  if (threads == 1 && !omp_in_parallel()) one.emplace(1);
   e->prim.execute(stream, args);
   stream.wait();
 }
@@ -503,12 +510,20 @@ void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* 
 
 void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
                         BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k) {
-  guarded("matmul (bfloat16)", [&] { run_matmul(dt::bf16, a, a_strides, b, b_strides, c, B, m, n, k); });
+  guarded("matmul (bfloat16)",
+          [&] { run_matmul(dt::bf16, a, a_strides, b, b_strides, c, B, m, n, k, nullptr, get_num_threads(), n); });
 }
 
 void onednn_matmul_f32(const float* a, const int64_t a_strides[3], const float* b, const int64_t b_strides[3], float* c,
                        int64_t B, int64_t m, int64_t n, int64_t k, const float* bias) {
-  guarded("matmul (float32)", [&] { run_matmul(dt::f32, a, a_strides, b, b_strides, c, B, m, n, k, bias); });
+  guarded("matmul (float32)",
+          [&] { run_matmul(dt::f32, a, a_strides, b, b_strides, c, B, m, n, k, bias, get_num_threads(), n); });
+}
+
+void onednn_matmul_f32_one_thread(const float* a, const int64_t a_strides[3], const float* b,
+                                  const int64_t b_strides[3], float* c, int64_t B, int64_t m, int64_t n, int64_t k,
+                                  int64_t ldc) {
+  guarded("matmul (float32)", [&] { run_matmul(dt::f32, a, a_strides, b, b_strides, c, B, m, n, k, nullptr, 1, ldc); });
 }
 
 }  // namespace ember::cpu

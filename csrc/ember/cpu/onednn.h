@@ -36,6 +36,13 @@ void onednn_matmul_f32(const float* a, const int64_t a_strides[3], const float* 
 
 bool onednn_matmul_f32_available();
 
+// The same on this thread alone (a primitive made for one thread, so oneDNN splits no k), callable
+// inside a parallel region: the pieces of Note [Deterministic GEMM threading]. c's rows are ldc
+// apart (its batch stride m * ldc); no bias.
+void onednn_matmul_f32_one_thread(const float* a, const int64_t a_strides[3], const float* b,
+                                  const int64_t b_strides[3], float* c, int64_t B, int64_t m, int64_t n, int64_t k,
+                                  int64_t ldc);
+
 // ember.backends.mkldnn.enabled (as torch.backends.mkldnn): on by default.
 void set_onednn_enabled(bool enabled);
 bool onednn_enabled();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
 #include <sstream>
 
 #include "ember/autograd/functions.h"
@@ -81,6 +82,26 @@ struct OneBlasThread {  // OpenBLAS reads the calling thread's OpenMP count
 #endif
 };
 
+// Float32 pieces of at least this many multiply-adds run on oneDNN's one-thread matmul where it
+// is available (AVX-512): 20-30% faster than OpenBLAS's on the transposed-left weight gradients
+// of a transformer's layers; below this its per-call cost shows.
+constexpr int64_t kOnednnPieceMacs = int64_t(1) << 19;
+
+template <typename T>
+void gemm_piece(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m, int64_t n,
+                int64_t k, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (m * n * k >= kOnednnPieceMacs && cpu::onednn_matmul_f32_available() && blas_layout(m, k, as0, as1) &&
+        blas_layout(k, n, bs0, bs1)) {
+      const int64_t sa[3] = {m * k, m == 1 ? k : as0, k == 1 ? 1 : as1},
+                    sb[3] = {k * n, k == 1 ? n : bs0, n == 1 ? 1 : bs1};
+      cpu::onednn_matmul_f32_one_thread(a, sa, b, sb, c, 1, m, n, k, ldc);
+      return;
+    }
+  }
+  gemm_one<T>(a, as0, as1, b, bs0, bs1, c, m, n, k, ldc);
+}
+
 template <typename T>
 void gemm_blocked(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m,
                   int64_t n, int64_t k) {
@@ -93,18 +114,25 @@ void gemm_blocked(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0,
     const int64_t lo = t * width, w = std::min(width, len - lo);
     if (w <= 0) return;
     if (by_rows)
-      gemm_one<T>(a + lo * as0, as0, as1, b, bs0, bs1, c + lo * n, w, n, k, n);
+      gemm_piece<T>(a + lo * as0, as0, as1, b, bs0, bs1, c + lo * n, w, n, k, n);
     else
-      gemm_one<T>(a, as0, as1, b + lo * bs1, bs0, bs1, c + lo, m, w, k, n);
+      gemm_piece<T>(a, as0, as1, b + lo * bs1, bs0, bs1, c + lo, m, w, k, n);
   };
   if (bands == 1 || get_num_threads() == 1 || in_parallel_region()) {
     OneBlasThread one;
     for (int64_t t = 0; t < bands; ++t) band(t);
     return;
   }
+  std::exception_ptr failure;  // an exception must not leave the parallel region
   parallel_for(0, bands, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t t = lo; t < hi; ++t) band(t);
+    try {
+      for (int64_t t = lo; t < hi; ++t) band(t);
+    } catch (...) {
+#pragma omp critical(ember_gemm_failure)
+      if (!failure) failure = std::current_exception();
+    }
   });
+  if (failure) std::rethrow_exception(failure);
 }
 
 // a: [B, m, k], b: [B, k, n] (any strides) -> contiguous [B, m, n].
@@ -144,7 +172,9 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   // small transformer's layers (2048x256 by 256x768 and their gradients) with AVX-512, and on par
   // for large squares. Only with a row-major left operand: with a transposed one (x^T @ g) oneDNN
   // splits k among threads for some shapes, so results would depend on the thread count; row-major
-  // ones measured bit-identical for 1-64 threads (test_threads_determinism.py). Only with
+  // ones measured bit-identical for 1-64 threads (test_threads_determinism.py). Transposed ones
+  // run below as the fixed pieces of Note [Deterministic GEMM threading], each on oneDNN's
+  // one-thread matmul (gemm_piece; a batch as one call per thread's share of it). Only with
   // AVX-512: below it oneDNN's gemm-based matmul splits k by thread count. Batches (bmm of
   // 64 128x128 products: 1.3x the loop of single-threaded BLAS calls) run as one oneDNN call.
   if (dt == ScalarType::Float32 && B * m * n * k >= (int64_t(1) << 21) && (a.strides()[2] == 1 || k == 1) &&
@@ -175,6 +205,29 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     // batched Householder products ran 10-50x slower on the loaded box with a region per bmm).
     if (B > 1 && B * m * n * k >= (1 << 15) &&
         (m * n * k < (1 << 21) || (B >= get_num_threads() && m * n * k <= (1 << 24)))) {
+      // float32 (transposed-left: row-major ones ran on oneDNN above) as one one-thread oneDNN call
+      // per thread's share of the batch: a call per matrix cost more than the 128x128 products
+      if constexpr (std::is_same_v<scalar_t, float>) {
+        if (B * m * n * k >= kOnednnPieceMacs && a.strides()[0] != 0 && b.strides()[0] != 0 &&
+            cpu::onednn_matmul_f32_available() && a.device().is_cpu()) {
+          const int64_t sa[3] = {a.strides()[0], m == 1 ? k : a.strides()[1], k == 1 ? 1 : a.strides()[2]},
+                        sb[3] = {b.strides()[0], k == 1 ? n : b.strides()[1], n == 1 ? 1 : b.strides()[2]};
+          std::exception_ptr failure;  // an exception must not leave the parallel region
+          parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
+            try {
+              // (the casts only name float as float: this branch is compiled, not taken, for other types)
+              cpu::onednn_matmul_f32_one_thread(reinterpret_cast<const float*>(pa + lo * sa[0]), sa,
+                                                reinterpret_cast<const float*>(pb + lo * sb[0]), sb,
+                                                reinterpret_cast<float*>(pc + lo * m * n), hi - lo, m, n, k, n);
+            } catch (...) {
+#pragma omp critical(ember_gemm_failure)
+              if (!failure) failure = std::current_exception();
+            }
+          });
+          if (failure) std::rethrow_exception(failure);
+          return;
+        }
+      }
       parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) one(i);
       });
