@@ -42,7 +42,7 @@ from ember._C import (  # noqa: F401
     # views and shape functions
     reshape, ravel, permute, transpose, swapaxes, swapdims, t, adjoint, movedim, moveaxis, squeeze, unsqueeze,
     flatten, unflatten, narrow, select, as_strided, broadcast_to, clone,
-    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d, legacy_contiguous_format,
     Generator, default_generator, manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
     rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, rand_like, randn_like, randint_like,
     binomial, _standard_gamma, _standard_gamma_grad, igamma, igammac,

@@ -414,10 +414,26 @@ Tensor matrix_h(const Tensor& t) {
 }
 
 namespace {
-Tensor to_impl(const Tensor& t, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
+// The layout torch's suggest_memory_format names: channels-last only where t is dense in it and not
+// also row-major (a tensor with size-1 dims can be both).
+MemoryFormat suggested_format(const Tensor& t) {
+  if (t.dim() == 4 && is_contiguous(t, MemoryFormat::ChannelsLast) && !t.is_contiguous())
+    return MemoryFormat::ChannelsLast;
+  if (t.dim() == 5 && is_contiguous(t, MemoryFormat::ChannelsLast3d) && !t.is_contiguous())
+    return MemoryFormat::ChannelsLast3d;
+  return MemoryFormat::Contiguous;
+}
+
+Tensor to_impl(const Tensor& t, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy,
+               MemoryFormat format) {
   if (device && !device->is_cpu())
     EMBER_NOT_IMPLEMENTED("Ember was built without CUDA support; cannot move to ", device->str());
-  return to_dtype(t, dtype.value_or(t.dtype()), copy);
+  const ScalarType dt = dtype.value_or(t.dtype());
+  // As torch: t itself when nothing changes and its layout already is the one asked for.
+  if (format == MemoryFormat::Preserve || (!copy && dt == t.dtype() && suggested_format(t) == format))
+    return to_dtype(t, dt, copy);
+  Tensor laid_out = clone(t, format);
+  return dt == t.dtype() ? laid_out : to_dtype(laid_out, dt);
 }
 
 }  // namespace
@@ -539,7 +555,7 @@ void bind_tensor(nb::module_& m) {
       .def(
           "to",
           [](const Tensor& t, nb::handle a, nb::handle b, bool copy, nb::handle dtype_kw, nb::handle device_kw,
-             bool /*non_blocking*/) {
+             bool /*non_blocking*/, nb::handle format) {
             std::optional<ScalarType> dtype;
             std::optional<Device> device;
             for (nb::handle h : {a, b, dtype_kw, device_kw}) {
@@ -552,10 +568,10 @@ void bind_tensor(nb::module_& m) {
               else
                 device = nb::cast<Device>(h);
             }
-            return to_impl(t, dtype, device, copy);
+            return to_impl(t, dtype, device, copy, memory_format_arg(format, MemoryFormat::Preserve, "to"));
           },
           nb::arg("a") = nb::none(), nb::arg("b") = nb::none(), nb::arg("copy") = false, nb::arg("dtype") = nb::none(),
-          nb::arg("device") = nb::none(), nb::arg("non_blocking") = false)
+          nb::arg("device") = nb::none(), nb::arg("non_blocking") = false, nb::arg("memory_format") = nb::none())
       .def("type_as", [](const Tensor& t, const Tensor& o) { return to_dtype(t, o.dtype()); })
       .def("float", [](const Tensor& t) { return to_dtype(t, ScalarType::Float32); })
       .def("double", [](const Tensor& t) { return to_dtype(t, ScalarType::Float64); })
@@ -717,6 +733,8 @@ void bind_tensor(nb::module_& m) {
     g_memory_formats[static_cast<int>(f)] = nb::cast(MemoryFormatObj{f});
     m.attr(std::string(memory_format_name(f)).c_str()) = g_memory_formats[static_cast<int>(f)];
   }
+  // torch keeps this name for old code; it is the contiguous_format object itself.
+  m.attr("legacy_contiguous_format") = g_memory_formats[static_cast<int>(MemoryFormat::Contiguous)];
 }
 
 }  // namespace ember::py

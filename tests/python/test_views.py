@@ -304,7 +304,8 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("fn", ["clone", "to_double", "to_copy", "contiguous", "cl", "cl_clone", "cl3d"])
+@pytest.mark.parametrize("fn", ["clone", "to_double", "to_copy", "contiguous", "cl", "cl_clone", "cl3d", "to_cl",
+                                "to_contig", "to_legacy", "to_double_cl", "to_copy_contig"])
 @pytest.mark.parametrize("layout", list(LAYOUTS), ids=list(LAYOUTS))
 def test_copy_layouts(layout, fn):
     op = {
@@ -315,6 +316,11 @@ def test_copy_layouts(layout, fn):
         "cl": lambda m, t: t.contiguous(memory_format=m.channels_last),
         "cl_clone": lambda m, t: t.clone(memory_format=m.channels_last),
         "cl3d": lambda m, t: t.unsqueeze(-1).contiguous(memory_format=m.channels_last_3d),
+        "to_cl": lambda m, t: t.to(memory_format=m.channels_last),
+        "to_contig": lambda m, t: t.to(memory_format=m.contiguous_format),
+        "to_legacy": lambda m, t: t.to(memory_format=m.legacy_contiguous_format),
+        "to_double_cl": lambda m, t: t.to(m.float64, memory_format=m.channels_last),
+        "to_copy_contig": lambda m, t: t.to(m.float32, copy=True, memory_format=m.contiguous_format),
     }[fn]
     compare_op(LAYOUTS[layout], op)
 
@@ -341,6 +347,19 @@ def test_memory_format_objects():
     assert pickle.loads(pickle.dumps(ember.channels_last)) is ember.channels_last
     with pytest.raises(TypeError):
         ember.zeros(2).contiguous(memory_format=3)
+
+
+def test_to_memory_format_aliases_like_torch():
+    # torch returns the tensor itself when its layout already is the one asked for (no copy)
+    for m in (torch, ember):
+        t = m.zeros(2, 3, 4, 5)
+        assert t.to(memory_format=m.contiguous_format) is t
+        cl = t.contiguous(memory_format=m.channels_last)
+        assert cl.to(memory_format=m.channels_last) is cl
+        assert cl.to(memory_format=m.contiguous_format).is_contiguous()
+        assert m.legacy_contiguous_format is m.contiguous_format
+    with pytest.raises(TypeError):
+        ember.zeros(2).to(memory_format="channels_last")
 
 
 def test_contiguous_returns_same_data():
