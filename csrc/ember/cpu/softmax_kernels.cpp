@@ -12,48 +12,50 @@
 namespace ember::cpu {
 namespace {
 
-// One contiguous float row: y = softmax(x) or log_softmax(x).
+// One contiguous float row: y = softmax(x) or log_softmax(x), in the widest vectors (vfw).
 void float_row(const float* x, float* y, int64_t n, bool log) {
+  constexpr int W = kVecW;
   float m = reduce_contiguous(x, n, ExtremumOp<float, true>{});
-  vf8 acc0 = splat(0.0f), acc1 = acc0;
+  const vfw mv = splatw(m);
+  vfw acc0 = splatw(0.0f), acc1 = acc0;
   int64_t k = 0;
   if (log) {
-    for (; k + 16 <= n; k += 16) {
-      acc0 += exp8_ftz(load8(x + k) - m);
-      acc1 += exp8_ftz(load8(x + k + 8) - m);
+    for (; k + 2 * W <= n; k += 2 * W) {
+      acc0 += expw_ftz(loadw(x + k) - mv);
+      acc1 += expw_ftz(loadw(x + k + W) - mv);
     }
-    for (; k + 8 <= n; k += 8) acc0 += exp8_ftz(load8(x + k) - m);
+    for (; k + W <= n; k += W) acc0 += expw_ftz(loadw(x + k) - mv);
   } else {
-    for (; k + 16 <= n; k += 16) {
-      vf8 e0 = exp8_ftz(load8(x + k) - m), e1 = exp8_ftz(load8(x + k + 8) - m);
-      store8(y + k, e0);
-      store8(y + k + 8, e1);
+    for (; k + 2 * W <= n; k += 2 * W) {
+      vfw e0 = expw_ftz(loadw(x + k) - mv), e1 = expw_ftz(loadw(x + k + W) - mv);
+      storew(y + k, e0);
+      storew(y + k + W, e1);
       acc0 += e0;
       acc1 += e1;
     }
-    for (; k + 8 <= n; k += 8) {
-      vf8 e = exp8_ftz(load8(x + k) - m);
-      store8(y + k, e);
+    for (; k + W <= n; k += W) {
+      vfw e = expw_ftz(loadw(x + k) - mv);
+      storew(y + k, e);
       acc0 += e;
     }
   }
-  acc0 += acc1;
-  float s = 0;
-  for (int j = 0; j < kVecF; ++j) s += acc0[j];
+  float s = lane_sum(acc0 + acc1);
   for (; k < n; ++k) {
     float e = exp_f_ftz(x[k] - m);
     if (!log) y[k] = e;
     s += e;
   }
   if (log) {  // (x - max) - log(sum), as torch: x - (max + log(sum)) loses log(sum) next to a huge max
-    float lg = std::log(s);
+    const float lg = std::log(s);
+    const vfw lgv = splatw(lg);
     k = 0;
-    for (; k + 8 <= n; k += 8) store8(y + k, (load8(x + k) - m) - lg);
+    for (; k + W <= n; k += W) storew(y + k, (loadw(x + k) - mv) - lgv);
     for (; k < n; ++k) y[k] = (x[k] - m) - lg;
   } else {
-    float inv = 1.0f / s;
+    const float inv = 1.0f / s;
+    const vfw invv = splatw(inv);
     k = 0;
-    for (; k + 8 <= n; k += 8) store8(y + k, load8(y + k) * inv);
+    for (; k + W <= n; k += W) storew(y + k, loadw(y + k) * invv);
     for (; k < n; ++k) y[k] *= inv;
   }
 }

@@ -54,6 +54,39 @@ inline vf8 exp8_ftz(vf8 x) {
 }
 inline float exp_f_ftz(float x) { return exp8_ftz(splat(x))[0]; }
 
+// The widest float vector of the ISA level compiled for: 16 lanes where AVX-512 is on, else vf8.
+// For loops bound by arithmetic (exp per element) rather than memory. A lane's value is the same
+// at every width (exp_lanes is one body), so only the order of a sum over lanes differs.
+// (GCC's target pragma of isa_begin.h does not define __AVX512F__: the level says it.)
+#if (defined(EMBER_ISA_LEVEL) && EMBER_ISA_LEVEL == 2) || (!defined(EMBER_ISA_LEVEL) && defined(__AVX512F__))
+using vfw = float __attribute__((vector_size(64)));
+using viw = int32_t __attribute__((vector_size(64)));
+#else
+using vfw = vf8;
+using viw = vi8;
+#endif
+constexpr int kVecW = sizeof(vfw) / sizeof(float);
+inline vfw splatw(float v) { return vfw{} + v; }
+inline vfw loadw(const float* p) {
+  vfw v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void storew(float* p, vfw v) { std::memcpy(p, &v, sizeof(v)); }
+inline vfw expw(vfw x) { return math::exp_lanes<vfw, viw>(x); }
+// exp8_ftz's rule (Note [Subnormal exps in softmax]) at this width.
+inline vfw expw_ftz(vfw x) {
+  const vfw lo = splatw(-87.0f);
+  const viw below = x < lo;
+  const vfw clamped = ((x > lo) | (x != x)) ? x : lo;
+  return below ? splatw(0.0f) : expw(clamped);
+}
+inline float lane_sum(vfw v) {
+  float s = 0;
+  for (int j = 0; j < kVecW; ++j) s += v[j];
+  return s;
+}
+
 // e^x for a kernel's computation type: the float path above, std::exp for double.
 template <typename M>
 inline M exp_any(M x) {

@@ -1,6 +1,6 @@
 // softmax and log_softmax along one dim. The input is read as (outer, R, inner) (Note [Reduction
 // layout]); contiguous rows (inner == 1) take three passes over a row that stays in cache: max,
-// exp and sum, then scale; float rows use the 8-lane exp of cpu/vec_math.h.
+// exp and sum, then scale; float rows use the widest vectors of cpu/vec_math.h (16 lanes with AVX-512).
 #include <cmath>
 #include <limits>
 #include <vector>
