@@ -185,9 +185,10 @@ def test_vmap_common_ops_have_rules(name):
 def test_fallback_is_correct_and_counted():
     x = torch.randn(4, 5, dtype=torch.float64)
     _batched.fallback_counts.clear()
-    got = ember.vmap(lambda a: ember.kron(a, a))(E(x))  # no rule for kron: the slow path
-    close(got, torch.vmap(lambda a: torch.kron(a, a))(x))
-    assert _batched.fallback_counts.get("kron") == 1
+    # no rule for histc (torch.vmap loops over it too): the slow path
+    got = ember.vmap(lambda a: ember.histc(a, bins=4, min=-1, max=1))(E(x))
+    close(got, torch.vmap(lambda a: torch.histc(a, bins=4, min=-1, max=1))(x))
+    assert _batched.fallback_counts.get("histc") == 1
 
 
 # ---------------------------------------------------------------- in_dims / out_dims / pytrees
@@ -351,6 +352,59 @@ def test_vmap_errors():
     _same_error(lambda: ember.vmap(lambda a: a if a.sum() > 0 else -a)(xe),
                 lambda: torch.vmap(lambda a: a if a.sum() > 0 else -a)(xt))
     _same_error(lambda: ember.vmap(lambda: 1)(), lambda: torch.vmap(lambda: 1)())
+
+
+# ---------------------------------------------------------------- rules for indexed writes, kron, combinations, lstsq
+F64, I64 = torch.float64, torch.int64
+
+
+def _rand(*shape, dtype=F64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        return torch.randn(*shape, dtype=dtype, generator=g)
+    return torch.randint(-5, 6, shape, dtype=dtype, generator=g)
+
+
+def _per_sample(f, in_dims, args):
+    """torch's f on each batch entry, stacked: the reference both vmaps must match."""
+    B = next(a.shape[d] for a, d in zip(args, in_dims) if d is not None)
+    outs = [f(torch, *[a if d is None else a.select(d, i) for a, d in zip(args, in_dims)]) for i in range(B)]
+    if isinstance(outs[0], tuple):
+        return tuple(torch.stack([o[j] for o in outs]) for j in range(len(outs[0])))
+    return torch.stack(outs)
+
+
+def _check_rule(f, in_dims, *args, against_torch_vmap=True):
+    """ember.vmap(f) equals the per-sample loop (and torch.vmap) without taking the fallback."""
+    expected = _per_sample(f, in_dims, args)
+    if against_torch_vmap:
+        tv = torch.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(*args)
+        torch.testing.assert_close(tuple(tv) if isinstance(expected, tuple) else tv, expected, rtol=1e-6, atol=1e-6)
+    _batched.fallback_counts.clear()
+    got = ember.vmap(lambda *a: f(ember, *a), in_dims=in_dims)(*E(args))
+    assert _batched.fallback_counts == {}, f"the fallback ran: {_batched.fallback_counts}"
+    close(tuple(got) if isinstance(got, tuple) else got, expected)
+
+
+@pytest.mark.parametrize("dt", [F64, I64])
+def test_vmap_kron_rule(dt):
+    kron = lambda t, a, b: t.kron(a, b)  # noqa: E731
+    _check_rule(kron, (0, 0), _rand(3, 2, 3, dtype=dt), _rand(3, 3, 2, dtype=dt, seed=1))
+    # batched a (batch in dim 1) with an unbatched b of higher rank; the reverse with a negative in_dim
+    _check_rule(kron, (1, None), _rand(2, 3, 4, dtype=dt), _rand(2, 1, 3, dtype=dt, seed=1))
+    _check_rule(lambda t, a, b: a.kron(b), (None, -1), _rand(2, dtype=dt), _rand(2, 2, 3, dtype=dt, seed=1))
+    _check_rule(kron, (0, 0), _rand(3, dtype=dt), _rand(3, dtype=dt, seed=1))  # 0-d samples
+    _check_rule(kron, (0, None), _rand(3, 2, dtype=dt), _rand(2, dtype=F64, seed=1))  # promotes as kron does
+
+
+def test_vmap_combinations_rule():
+    x = _rand(3, 4)
+    _check_rule(lambda t, a: t.combinations(a), (0,), x)
+    _check_rule(lambda t, a: t.combinations(a, 3, with_replacement=True), (1,), _rand(4, 3, dtype=I64))
+    _check_rule(lambda t, a: t.combinations(a, r=0), (0,), x)
+    _check_rule(lambda t, a: t.combinations(a, 5), (0,), x)  # r > n: no combinations, shape (0, 5)
+    _same_error(lambda: ember.vmap(ember.combinations)(E(_rand(3, 2, 2))),
+                lambda: torch.vmap(torch.combinations)(_rand(3, 2, 2)))
 
 
 # ---------------------------------------------------------------- autograd transforms vs torch.func

@@ -337,6 +337,14 @@ class _Unsupported(Exception):
     pass
 
 
+def _inplace_into_unbatched(name):
+    """torch's error for an in-place op that would write batched values into an unbatched self."""
+    return RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+                        "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+                        "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+                        f"out-of-place operators instead of {name}.")
+
+
 def _fallback(name, func, args, kwargs, L):
     """The slow path: one call per batch entry on slices, results stacked along dim 0."""
     fallback_counts[name] = fallback_counts.get(name, 0) + 1
@@ -344,9 +352,7 @@ def _fallback(name, func, args, kwargs, L):
     inplace = (name.endswith("_") and not name.endswith("__")) or name in ("__setitem__",) or \
         (name.startswith("__i") and name.endswith("__") and name not in ("__int__", "__index__", "__invert__"))
     if inplace and args and not _at(args[0], L):
-        raise RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
-                           "`other` in extra_args that has more elements than `self`. This happened due to `other` "
-                           "being vmapped over but `self` not being vmapped over in a vmap.")
+        raise _inplace_into_unbatched(name)
 
     def sl(a, i):
         if _at(a, L):
@@ -1570,3 +1576,35 @@ def _repeat_rule(name, func, args, kwargs, L):
         return _fallback(name, func, args, kwargs, L)  # the op's own error
     reps = (1,) * (x.dim() - len(reps)) + reps  # tile pads the repeats with leading ones
     return _wrap(_pad(_front(x), len(reps) - x.dim()).repeat((1,) + reps), L)
+
+
+# ---------------------------------------------------------------- indexed writes, kron, combinations, lstsq
+@_rule("kron")
+def _kron_rule(name, func, args, kwargs, L):
+    """kron as one broadcast product: both operands padded to a common rank r, a viewed as
+    (a1, 1, a2, 1, ...) and b as (1, b1, 1, b2, ...); the product's pairs of dims merge into a1*b1, ..."""
+    if len(args) != 2 or kwargs or not all(_tensorlike(a) for a in args):
+        return _fallback(name, func, args, kwargs, L)
+    r = max(a.dim() for a in args)
+    shapes = [(1,) * (r - a.dim()) + tuple(a.shape) for a in args]
+
+    def interleaved(t, shape, first):
+        dims = []
+        for s in shape:
+            dims += [s, 1] if first else [1, s]
+        phys = _front(t) if _at(t, L) else t.unsqueeze(0)
+        return phys.reshape((phys.shape[0],) + tuple(dims))
+    prod = interleaved(args[0], shapes[0], True) * interleaved(args[1], shapes[1], False)
+    return BatchedTensor(prod.reshape((prod.shape[0],) + tuple(p * q for p, q in zip(*shapes))), 0, L)
+
+
+@_rule("combinations")
+def _combinations_rule(name, func, args, kwargs, L):
+    """Which positions form each combination depends only on the length: the combinations of
+    arange(n), computed once, select every batch entry's values."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or x.dim() != 1 or len(args) > 3 \
+            or set(kwargs) - {"r", "with_replacement"}:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    positions = func(ember.arange(x.shape[0], device=x.device), *args[1:], **kwargs)
+    return x.index_select(0, positions.reshape(-1)).reshape(tuple(positions.shape))
