@@ -1579,6 +1579,136 @@ def _repeat_rule(name, func, args, kwargs, L):
 
 
 # ---------------------------------------------------------------- indexed writes, kron, combinations, lstsq
+def _batch_rows(B, like, k=0):
+    """arange(B) shaped (B, 1, ..., 1) with k trailing ones: as the first index tensor it sends each batch
+    entry's writes to its own slice."""
+    return ember.arange(B, device=like.device).reshape((B,) + (1,) * k)
+
+
+def _mask_dynamic_shape_error():
+    return RuntimeError("vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+                        "batch over indexing with a boolean mask.")
+
+
+@_rule("index_put", "index_put_")
+def _index_put_rule(name, func, args, kwargs, L):
+    """self[indices] = values (+= with accumulate) for the whole batch in one call: an arange over the
+    batch joins the indices as the first index tensor."""
+    if len(args) > 4 or set(kwargs) - {"indices", "values", "accumulate"}:
+        return _fallback(name, func, args, kwargs, L)
+    x = args[0]
+    indices, _ = _get_arg(args, kwargs, 1, "indices", None)
+    values, _ = _get_arg(args, kwargs, 2, "values", None)
+    accumulate, _ = _get_arg(args, kwargs, 3, "accumulate", False)
+    inplace = name.endswith("_")
+    if inplace and not _at(x, L):
+        raise _inplace_into_unbatched(name)
+    # ember takes None as a full slice (torch refuses it): the per-sample path keeps ember's meaning
+    if type(indices) not in (list, tuple) or not indices or not _tensorlike(values) or _level_of(accumulate) \
+            or not all(_tensorlike(i) for i in indices):
+        return _fallback(name, func, args, kwargs, L)
+    # an unbatched mask is the same positions for every entry: its nonzero() index tensors
+    index_tensors, pos = [], 0
+    for i in indices:
+        if i.dtype in (ember.bool, ember.uint8):
+            if _at(i, L):
+                raise _mask_dynamic_shape_error()
+            if i.dim() == 0 or tuple(i.shape) != tuple(x.shape[pos:pos + i.dim()]):
+                return _fallback(name, func, args, kwargs, L)  # the op's own error
+            index_tensors.extend(i.nonzero().unbind(1))
+            pos += i.dim()
+        else:
+            index_tensors.append(i)
+            pos += 1
+    if pos > x.dim():
+        return _fallback(name, func, args, kwargs, L)  # too many indices: the op's own error
+    try:
+        bshape = tuple(ember.broadcast_shapes(*[tuple(i.shape) for i in index_tensors]))
+    except RuntimeError:
+        return _fallback(name, func, args, kwargs, L)  # indices that do not broadcast: the op's own error
+    B = _batch_size(args, kwargs, L)
+    k = len(bshape)
+    phys_indices = [_batch_rows(B, x, k)] + [_pad(_front(i), k - i.dim()) if _at(i, L) else i for i in index_tensors]
+    # values broadcast against (batch, *index shape, *dims not indexed); an unbatched one gets a size-1 batch
+    # dim, so a value of too high a rank fails as under torch.vmap instead of broadcasting into the batch
+    indexed_rank = k + x.dim() - pos
+    if _at(values, L):
+        pv = _pad(_front(values), indexed_rank - values.dim())
+    else:
+        pv = values.reshape((1,) * max(indexed_rank + 1 - values.dim(), 1) + tuple(values.shape))
+    px = _front(x) if _at(x, L) else x.unsqueeze(0).expand((B,) + tuple(x.shape))
+    out = func(px, tuple(phys_indices), pv, accumulate)
+    return x if inplace else BatchedTensor(out, 0, L)
+
+
+@_rule("put", "put_")
+def _put_rule(name, func, args, kwargs, L):
+    """put indexes self's flattened elements: on the (B, numel) view it is index_put with an arange over
+    the batch as row index, which also bounds-checks each entry's indices within its own row."""
+    if len(args) > 4 or set(kwargs) - {"index", "source", "accumulate"}:
+        return _fallback(name, func, args, kwargs, L)
+    x = args[0]
+    index, _ = _get_arg(args, kwargs, 1, "index", None)
+    source, _ = _get_arg(args, kwargs, 2, "source", None)
+    accumulate, _ = _get_arg(args, kwargs, 3, "accumulate", False)
+    inplace = name.endswith("_")
+    if inplace and not _at(x, L):
+        raise _inplace_into_unbatched(name)
+    if not (_tensorlike(index) and _tensorlike(source)) or _level_of(accumulate) or index.dtype != ember.int64 \
+            or source.dtype != x.dtype:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    m = index.numel()
+    if source.numel() != m:  # torch.vmap's error type (ember's put raises RuntimeError here)
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {m}")
+    B = _batch_size(args, kwargs, L)
+    n = x.numel()
+
+    def rows(t, width):  # (B, width) batched, (1, width) unbatched (broadcast over the batch)
+        return _front(t).reshape(B, width) if _at(t, L) else t.reshape(1, width)
+    flat = rows(x, n) if _at(x, L) else x.reshape(1, n).expand(B, n)
+    out = flat.index_put((_batch_rows(B, flat, 1), rows(index, m)), rows(source, m), accumulate)
+    out = out.reshape((B,) + tuple(x.shape))
+    if inplace:  # the flattened view may be a copy (a moved batch dim): write the result back
+        _front(x).copy_(out)
+        return x
+    return BatchedTensor(out, 0, L)
+
+
+@_rule("masked_scatter", "masked_scatter_")
+def _masked_scatter_rule(name, func, args, kwargs, L):
+    """Position j of the flattened (broadcast) mask takes the source element numbered by the count of
+    Trues before it: a cumsum of the mask gives every position's source index at once, a gather fetches
+    them and where() keeps self where the mask is False. Each step has its own batching rule."""
+    if len(args) > 3 or set(kwargs) - {"mask", "source"}:
+        return _fallback(name, func, args, kwargs, L)
+    x = args[0]
+    mask, _ = _get_arg(args, kwargs, 1, "mask", None)
+    source, _ = _get_arg(args, kwargs, 2, "source", None)
+    inplace = name.endswith("_")
+    if inplace and not _at(x, L):
+        raise _inplace_into_unbatched(name)
+    # an empty source fits only an all-False mask, a data-dependent check: the per-sample path makes it
+    if not (_tensorlike(mask) and _tensorlike(source)) or mask.dtype != ember.bool or source.dtype != x.dtype \
+            or source.numel() == 0:
+        return _fallback(name, func, args, kwargs, L)
+    try:
+        shape = tuple(ember.broadcast_shapes(tuple(x.shape), tuple(mask.shape)))
+    except RuntimeError:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    if inplace and shape != tuple(x.shape):
+        return _fallback(name, func, args, kwargs, L)  # in place, self does not broadcast: the op's error
+    flat_mask = mask.expand(shape).reshape(-1)
+    # a False position's index is never used; clamped it stays in range. A source too short for the
+    # mask's Trues makes the gather raise (RuntimeError, as masked_scatter's own check).
+    source_index = (flat_mask.long().cumsum(0) - 1).clamp(min=0)
+    out = ember.where(mask, source.reshape(-1).gather(0, source_index).reshape(shape), x)
+    if inplace:
+        x.copy_(out)
+        return x
+    return out
+
+
 @_rule("kron")
 def _kron_rule(name, func, args, kwargs, L):
     """kron as one broadcast product: both operands padded to a common rank r, a viewed as
