@@ -541,6 +541,20 @@ def test_vmap_masked_scatter_errors():
         _same_error(lambda: ember.vmap(lambda a: f(ember, a))(E(xs)), lambda: torch.vmap(lambda a: f(torch, a))(xs))
 
 
+@pytest.mark.parametrize("driver", [None, "gels", "gelsd", "gelss"])
+def test_vmap_lstsq_rule(driver):
+    def lstsq(t, a, b):
+        return tuple(t.linalg.lstsq(a, b, driver=driver))
+    A, Bm = _rand(3, 5, 3), _rand(3, 5, 2, seed=1)
+    _check_rule(lstsq, (0, 0), A, Bm)
+    _check_rule(lstsq, (0, None), A, Bm[0])
+    _check_rule(lstsq, (None, 2), A[0], Bm.permute(1, 2, 0))
+    _check_rule(lstsq, (0, 0), A.mT, Bm[:, :3])  # wide: no residuals
+    _check_rule(lstsq, (1, 1), _rand(2, 3, 5, 3), _rand(2, 3, 5, 2, seed=1))  # systems with a batch of their own
+    # a vector right-hand side: torch.vmap reads the batched B as a matrix and raises; per sample it is a vector
+    _check_rule(lstsq, (0, 0), A, Bm[..., 0], against_torch_vmap=False)
+
+
 def test_vmap_nested_rules():
     """Rules at an inner level see physical values that are BatchedTensors of the outer one."""
     x, v = _rand(2, 3, 4, 5), _rand(2, 5)

@@ -1738,3 +1738,21 @@ def _combinations_rule(name, func, args, kwargs, L):
         return _fallback(name, func, args, kwargs, L)  # the op's own error
     positions = func(ember.arange(x.shape[0], device=x.device), *args[1:], **kwargs)
     return x.index_select(0, positions.reshape(-1)).reshape(tuple(positions.shape))
+
+
+@_rule("linalg_lstsq")
+def _lstsq_rule(name, func, args, kwargs, L):
+    """lstsq takes batches of systems: the vmap batch becomes one more leading batch dim of A and B (an
+    unbatched one expanded to it, so B keeps its vector or matrix reading). An output the driver leaves
+    empty comes back (0,); under vmap each entry's is empty: (B, 0)."""
+    if len(args) < 2 or not all(_tensorlike(a) for a in args[:2]) \
+            or any(_level_of(a) == L for a in list(args[2:]) + list(kwargs.values())) \
+            or args[0].dim() < 2 or args[1].dim() < 1:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    B = _batch_size(args, kwargs, L)
+    phys = [_front(t) if _at(t, L) else t.unsqueeze(0).expand((B,) + tuple(t.shape)) for t in args[:2]]
+    outs = func(*phys, *args[2:], **kwargs)
+    wrapped = [BatchedTensor(o if o.dim() and o.shape[0] == B else ember.empty((B, 0), dtype=o.dtype,
+                                                                                device=o.device), 0, L)
+               for o in outs]
+    return type(outs)(wrapped) if type(outs) is not tuple else tuple(wrapped)
