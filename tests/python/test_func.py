@@ -570,6 +570,30 @@ def test_vmap_nested_rules():
         close(got, exp)
 
 
+_ZERO_D = {
+    "softmax": lambda t, a: t.softmax(a, 0), "log_softmax": lambda t, a: a.log_softmax(-1),
+    "cumsum": lambda t, a: t.cumsum(a, 0), "cumprod": lambda t, a: a.cumprod(-1, dtype=t.float32),
+    "cummax": lambda t, a: tuple(t.cummax(a, 0)), "cummin": lambda t, a: tuple(a.cummin(-1)),
+    "logcumsumexp": lambda t, a: t.logcumsumexp(a, 0), "sort": lambda t, a: tuple(a.sort(descending=True)),
+    "argsort": lambda t, a: t.argsort(a, dim=0), "mode": lambda t, a: tuple(t.mode(a, 0, keepdim=True)),
+    "kthvalue": lambda t, a: tuple(a.kthvalue(1)), "flip": lambda t, a: t.flip(a, (0,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_ZERO_D))
+def test_vmap_zero_d_samples_of_dim_ops(name):
+    """A 0-d sample runs as one of size 1 (dim 0 or -1), the results 0-d again."""
+    # torch.vmap's flip raises IndexError on 0-d samples that torch.flip itself takes
+    _check_rule(_ZERO_D[name], (0,), _rand(4), against_torch_vmap=name != "flip")
+
+
+def test_vmap_zero_d_sample_dim_out_of_range():
+    _same_error(lambda: ember.vmap(lambda a: ember.cumsum(a, 1))(E(_rand(4))),
+                lambda: torch.vmap(lambda a: torch.cumsum(a, 1))(_rand(4)))
+    _same_error(lambda: ember.vmap(lambda a: a.sort(-2))(E(_rand(4))),
+                lambda: torch.vmap(lambda a: a.sort(-2))(_rand(4)))
+
+
 # ---------------------------------------------------------------- autograd transforms vs torch.func
 def _f1(t):
     return lambda x: (t.sin(x) * x).sum() + (x ** 3).mean()

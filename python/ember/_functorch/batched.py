@@ -548,10 +548,14 @@ _RULES["vector_norm"] = _reduction(2)
 _RULES["linalg_vector_norm"] = _reduction(2)
 
 
-def _dim_op(*specs, fallback_0d=True):
-    """Ops whose dims (each spec: (position, keyword, default, extra rank)) are shifted by one."""
+def _dim_op(*specs, fallback_0d=True, zero_d_as_1d=False):
+    """Ops whose dims (each spec: (position, keyword, default, extra rank)) are shifted by one.
+    zero_d_as_1d: ops that give a 0-d input's shape back (softmax, cumsum, sort, ...) run a 0-d sample as
+    one of size 1 (dim 0 or -1 becomes 1) and drop that dim from the results."""
     def rule(name, func, args, kwargs, L):
         x = args[0]
+        if zero_d_as_1d and x.dim() == 0 and _only_self_batched(args, kwargs, L):
+            return _zero_d_as_1d(specs, name, func, args, kwargs, L)
         if not _only_self_batched(args, kwargs, L) or (fallback_0d and x.dim() == 0):
             return _fallback(name, func, args, kwargs, L)
         args, kwargs = list(args), dict(kwargs)
@@ -575,20 +579,48 @@ def _dim_op(*specs, fallback_0d=True):
     return rule
 
 
+def _zero_d_as_1d(specs, name, func, args, kwargs, L):
+    args, kwargs = list(args), dict(kwargs)
+    for pos, kw, default, extra in specs:
+        d, where = _get_arg(args, kwargs, pos, kw, default)
+        if d is _ALL or d is None or isinstance(d, bool):
+            return _fallback(name, func, args, kwargs, L)  # the op's own error
+        if isinstance(d, (list, tuple)):
+            nd = type(d)(_norm_dim(e, 0) + 1 for e in d)
+        else:
+            nd = _norm_dim(d, 0) + 1
+        if where is None:
+            kwargs[kw] = nd
+        else:
+            _set_arg(args, kwargs, pos, kw, where, nd)
+    args[0] = _front(args[0]).unsqueeze(1)
+    out = func(*args, **kwargs)
+
+    def drop(o):  # keepdim leaves the size-1 dim, a reduction over it does not
+        return o.squeeze(1) if o.dim() == 2 else o
+    if isinstance(out, tuple):
+        vals = [drop(o) for o in out]
+        return _wrap(type(out)(vals) if type(out) is not tuple else tuple(vals), L)
+    return _wrap(drop(out), L)
+
+
+_SHAPE_KEEPING = {"softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "cumsum", "cumprod", "cummax",
+                  "cummin", "logcumsumexp"}
 for _n in ("softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "cumsum", "cumprod", "cummax", "cummin",
            "logcumsumexp", "unbind", "select", "narrow", "narrow_copy", "unflatten", "glu", "index_select"):
-    _RULES[_n] = _dim_op((1, "dim", 0 if _n == "unbind" else (-1 if _n == "glu" else _ALL), 0))
+    _RULES[_n] = _dim_op((1, "dim", 0 if _n == "unbind" else (-1 if _n == "glu" else _ALL), 0),
+                         zero_d_as_1d=_n in _SHAPE_KEEPING)
 for _n in ("sort", "argsort", "mode"):
-    _RULES[_n] = _dim_op((1, "dim", -1, 0))
-for _n in ("topk", "kthvalue"):
-    _RULES[_n] = _dim_op((2, "dim", -1, 0))
+    _RULES[_n] = _dim_op((1, "dim", -1, 0), zero_d_as_1d=True)
+_RULES["topk"] = _dim_op((2, "dim", -1, 0))  # a 0-d sample: topk(k=0) keeps it 0-d, torch.vmap asserts
+_RULES["kthvalue"] = _dim_op((2, "dim", -1, 0), zero_d_as_1d=True)
 for _n in ("split", "chunk", "tensor_split", "split_with_sizes"):
     _RULES[_n] = _dim_op((2, "dim", 0, 0))
 _RULES["unsqueeze"] = _dim_op((1, "dim", _ALL, 1), fallback_0d=False)
 _RULES["transpose"] = _RULES["swapaxes"] = _RULES["swapdims"] = _dim_op((1, "dim0", _ALL, 0), (2, "dim1", _ALL, 0))
 _RULES["movedim"] = _RULES["moveaxis"] = _dim_op((1, "source", _ALL, 0), (2, "destination", _ALL, 0))
 _RULES["diagonal"] = _dim_op((2, "dim1", 0, 0), (3, "dim2", 1, 0))
-_RULES["flip"] = _dim_op((1, "dims", _ALL, 0))
+_RULES["flip"] = _dim_op((1, "dims", _ALL, 0), zero_d_as_1d=True)
 _RULES["unfold"] = _dim_op((1, "dimension", _ALL, 0))
 
 
