@@ -185,9 +185,10 @@ def test_vmap_common_ops_have_rules(name):
 def test_fallback_is_correct_and_counted():
     x = torch.randn(4, 5, dtype=torch.float64)
     _batched.fallback_counts.clear()
-    got = ember.vmap(lambda a: ember.kron(a, a))(E(x))  # no rule for kron: the slow path
-    close(got, torch.vmap(lambda a: torch.kron(a, a))(x))
-    assert _batched.fallback_counts.get("kron") == 1
+    # no rule for histc (torch.vmap loops over it too): the slow path
+    got = ember.vmap(lambda a: ember.histc(a, bins=4, min=-1, max=1))(E(x))
+    close(got, torch.vmap(lambda a: torch.histc(a, bins=4, min=-1, max=1))(x))
+    assert _batched.fallback_counts.get("histc") == 1
 
 
 # ---------------------------------------------------------------- in_dims / out_dims / pytrees
@@ -351,6 +352,246 @@ def test_vmap_errors():
     _same_error(lambda: ember.vmap(lambda a: a if a.sum() > 0 else -a)(xe),
                 lambda: torch.vmap(lambda a: a if a.sum() > 0 else -a)(xt))
     _same_error(lambda: ember.vmap(lambda: 1)(), lambda: torch.vmap(lambda: 1)())
+
+
+# ---------------------------------------------------------------- rules for indexed writes, kron, combinations, lstsq
+F64, I64 = torch.float64, torch.int64
+
+
+def _rand(*shape, dtype=F64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        return torch.randn(*shape, dtype=dtype, generator=g)
+    return torch.randint(-5, 6, shape, dtype=dtype, generator=g)
+
+
+def _per_sample(f, in_dims, args):
+    """torch's f on each batch entry, stacked: the reference both vmaps must match."""
+    B = next(a.shape[d] for a, d in zip(args, in_dims) if d is not None)
+    outs = [f(torch, *[a if d is None else a.select(d, i) for a, d in zip(args, in_dims)]) for i in range(B)]
+    if isinstance(outs[0], tuple):
+        return tuple(torch.stack([o[j] for o in outs]) for j in range(len(outs[0])))
+    return torch.stack(outs)
+
+
+def _check_rule(f, in_dims, *args, against_torch_vmap=True):
+    """ember.vmap(f) equals the per-sample loop (and torch.vmap) without taking the fallback."""
+    expected = _per_sample(f, in_dims, args)
+    if against_torch_vmap:
+        tv = torch.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(*args)
+        torch.testing.assert_close(tuple(tv) if isinstance(expected, tuple) else tv, expected, rtol=1e-6, atol=1e-6)
+    _batched.fallback_counts.clear()
+    got = ember.vmap(lambda *a: f(ember, *a), in_dims=in_dims)(*E(args))
+    assert _batched.fallback_counts == {}, f"the fallback ran: {_batched.fallback_counts}"
+    close(tuple(got) if isinstance(got, tuple) else got, expected)
+
+
+def _check_writes_through(f, in_dims, x, *rest):
+    """An in-place op on a batched input changes the caller's tensor, as torch.vmap does."""
+    xt, xe = x.clone(), E(x)
+    torch.vmap(lambda *a: f(torch, *a), in_dims=in_dims)(xt, *rest)
+    _batched.fallback_counts.clear()
+    ember.vmap(lambda *a: f(ember, *a), in_dims=in_dims)(xe, *E(rest))
+    assert _batched.fallback_counts == {}, f"the fallback ran: {_batched.fallback_counts}"
+    assert not torch.equal(xt, x)
+    close(xe, xt)
+
+
+@pytest.mark.parametrize("dt", [F64, I64])
+def test_vmap_kron_rule(dt):
+    kron = lambda t, a, b: t.kron(a, b)  # noqa: E731
+    _check_rule(kron, (0, 0), _rand(3, 2, 3, dtype=dt), _rand(3, 3, 2, dtype=dt, seed=1))
+    # batched a (batch in dim 1) with an unbatched b of higher rank; the reverse with a negative in_dim
+    _check_rule(kron, (1, None), _rand(2, 3, 4, dtype=dt), _rand(2, 1, 3, dtype=dt, seed=1))
+    _check_rule(lambda t, a, b: a.kron(b), (None, -1), _rand(2, dtype=dt), _rand(2, 2, 3, dtype=dt, seed=1))
+    _check_rule(kron, (0, 0), _rand(3, dtype=dt), _rand(3, dtype=dt, seed=1))  # 0-d samples
+    _check_rule(kron, (0, None), _rand(3, 2, dtype=dt), _rand(2, dtype=F64, seed=1))  # promotes as kron does
+
+
+def test_vmap_combinations_rule():
+    x = _rand(3, 4)
+    _check_rule(lambda t, a: t.combinations(a), (0,), x)
+    _check_rule(lambda t, a: t.combinations(a, 3, with_replacement=True), (1,), _rand(4, 3, dtype=I64))
+    _check_rule(lambda t, a: t.combinations(a, r=0), (0,), x)
+    _check_rule(lambda t, a: t.combinations(a, 5), (0,), x)  # r > n: no combinations, shape (0, 5)
+    _same_error(lambda: ember.vmap(ember.combinations)(E(_rand(3, 2, 2))),
+                lambda: torch.vmap(torch.combinations)(_rand(3, 2, 2)))
+
+
+def _idx(t, values):
+    return t.tensor(values)
+
+
+def _lib_dtype(t, dt):
+    """The dtype named as the torch dtype `dt`, in library t."""
+    return getattr(t, str(dt).split(".")[-1])
+
+
+@pytest.mark.parametrize("dt", [F64, I64])
+def test_vmap_index_put_rule(dt):
+    one = lambda t: t.ones((), dtype=_lib_dtype(t, dt))  # noqa: E731
+    # batched self, unbatched indices and values
+    _check_rule(lambda t, a: a.index_put((_idx(t, [0, 2]), _idx(t, [1, -1])), one(t)), (0,), _rand(3, 4, 5, dtype=dt))
+    # unbatched self with batched values; with a batched (2-D) index, the batch in its last dim
+    _check_rule(lambda t, a, v: a.index_put((_idx(t, [0, 2]),), v), (None, 0), _rand(4, 5, dtype=dt),
+                _rand(3, 5, dtype=dt, seed=1))
+    index = torch.randint(-4, 4, (2, 2, 3), generator=torch.Generator().manual_seed(2))
+    _check_rule(lambda t, a, i: t.index_put(a, (i, _idx(t, [[0], [4]])), one(t) * 7), (None, -1),
+                _rand(4, 5, dtype=dt), index)
+    # everything batched, accumulating over repeated indices
+    index = torch.randint(-4, 4, (3, 6), generator=torch.Generator().manual_seed(3))
+    _check_rule(lambda t, a, i, v: a.index_put((i,), v, accumulate=True), (0, 0, 1), _rand(3, 4, 5, dtype=dt),
+                index, _rand(6, 3, 5, dtype=dt, seed=1))
+    # unbatched boolean masks (1-D and 2-D): the same positions in every entry
+    _check_rule(lambda t, a: a.index_put((_idx(t, [True, False, True, False]), _idx(t, [1, 3])), one(t)), (0,),
+                _rand(3, 4, 5, dtype=dt))
+    mask = _rand(4, 5, seed=4) > 0
+    _check_rule(lambda t, a, v: a.index_put((E(mask) if t is ember else mask,), v), (0, None),
+                _rand(3, 4, 5, dtype=dt), _rand(int(mask.sum()), dtype=dt, seed=1))
+    # in place: on a batched self (a clone, and the caller's tensor itself, the batch in dim 1)
+    _check_rule(lambda t, a, v: t.index_put_(a.clone(), (_idx(t, [1, 1]),), v, accumulate=True), (0, 0),
+                _rand(3, 4, 5, dtype=dt), _rand(3, 5, dtype=dt, seed=1))
+    _check_writes_through(lambda t, a, v: a.index_put_((_idx(t, [0, 3]),), v), (1, 0), _rand(4, 3, 5, dtype=dt),
+                          _rand(3, 2, 5, dtype=dt, seed=1))
+
+
+def test_vmap_index_put_errors():
+    x, v = _rand(4, 5), _rand(3, 5)
+    # in place into an unbatched self from batched values or indices
+    err = _same_error(lambda: ember.vmap(lambda b: E(x).index_put_((ember.tensor([0]),), b))(E(v)),
+                      lambda: torch.vmap(lambda b: x.clone().index_put_((torch.tensor([0]),), b))(v))
+    assert isinstance(err, RuntimeError)
+    _same_error(lambda: ember.vmap(lambda i: E(x).index_put_((i,), ember.tensor(1.0, dtype=ember.float64)))(
+                    ember.tensor([[0], [1], [2]])),
+                lambda: torch.vmap(lambda i: x.clone().index_put_((i,), torch.tensor(1.0, dtype=F64)))(
+                    torch.tensor([[0], [1], [2]])))
+    # a batched boolean mask selects a different count per entry
+    masks = _rand(3, 4) > 0
+    _same_error(lambda: ember.vmap(lambda m: E(x).index_put((m,), ember.tensor(1.0, dtype=ember.float64)))(E(masks)),
+                lambda: torch.vmap(lambda m: x.index_put((m,), torch.tensor(1.0, dtype=F64)))(masks))
+    xs = _rand(3, 4, 5)
+    for f in (lambda t, a: a.index_put((_idx(t, [0, 2]),), t.ones(1, 2, 5, dtype=a.dtype)),  # values of too high rank
+              lambda t, a: a.index_put((_idx(t, [4]),), t.ones((), dtype=a.dtype)),  # out of range
+              lambda t, a: a.index_put((_idx(t, [0]),), t.ones(()))):  # values of another dtype
+        _same_error(lambda: ember.vmap(lambda a: f(ember, a))(E(xs)), lambda: torch.vmap(lambda a: f(torch, a))(xs))
+
+
+@pytest.mark.parametrize("dt", [F64, I64])
+def test_vmap_put_rule(dt):
+    _check_rule(lambda t, a: a.put(_idx(t, [0, 5, -1]), t.ones(3, dtype=_lib_dtype(t, dt))), (0,),
+                _rand(3, 4, 5, dtype=dt))
+    # unbatched self, batched source, accumulating over repeated indices
+    _check_rule(lambda t, a, s: t.put(a, _idx(t, [1, 1, -20, 7]), s, accumulate=True), (None, 0),
+                _rand(4, 5, dtype=dt), _rand(3, 4, dtype=dt, seed=1))
+    # a batched 2-D index (batch in dim 1) into a batched self whose batch is in its last dim
+    index = torch.randint(-20, 20, (2, 3, 2), generator=torch.Generator().manual_seed(2))
+    _check_rule(lambda t, a, i: a.put(i, t.ones(2, 2, dtype=_lib_dtype(t, dt))), (-1, 1), _rand(4, 5, 3, dtype=dt),
+                index)
+    _check_rule(lambda t, a, i, s: a.clone().put_(i, s), (0, 0, 0), _rand(3, 4, 5, dtype=dt),
+                torch.randint(0, 20, (3, 4), generator=torch.Generator().manual_seed(3)), _rand(3, 4, dtype=dt))
+    # in place on the caller's tensor, batch in dim 1: the flattened view is a copy, written back
+    _check_writes_through(lambda t, a, s: a.put_(_idx(t, [0, 19]), s), (1, 0), _rand(4, 3, 5, dtype=dt),
+                          _rand(3, 2, dtype=dt, seed=1))
+
+
+def test_vmap_put_errors():
+    x, s = _rand(4, 5), _rand(3, 2)
+    err = _same_error(lambda: ember.vmap(lambda b: E(x).put_(ember.tensor([0, 1]), b))(E(s)),
+                      lambda: torch.vmap(lambda b: x.clone().put_(torch.tensor([0, 1]), b))(s))
+    assert isinstance(err, RuntimeError)
+    xs = _rand(3, 4, 5)
+    for f in (lambda t, a: a.put(_idx(t, [20]), t.ones(1, dtype=a.dtype)),  # out of range
+              lambda t, a: a.put(_idx(t, [-21]), t.ones(1, dtype=a.dtype)),
+              lambda t, a: a.put(_idx(t, [0, 1]), t.ones(3, dtype=a.dtype)),  # index and source sizes differ
+              lambda t, a: a.put(_idx(t, [0]), t.ones(1))):  # source of another dtype
+        _same_error(lambda: ember.vmap(lambda a: f(ember, a))(E(xs)), lambda: torch.vmap(lambda a: f(torch, a))(xs))
+
+
+@pytest.mark.parametrize("dt", [F64, I64])
+def test_vmap_masked_scatter_rule(dt):
+    row_mask = lambda t: _idx(t, [[True, False, True, True, False]])  # noqa: E731
+    # batched self; unbatched mask broadcasting over it and unbatched source
+    _check_rule(lambda t, a: a.masked_scatter(row_mask(t), t.arange(20).to(_lib_dtype(t, dt))), (0,),
+                _rand(3, 4, 5, dtype=dt))
+    # unbatched self, batched mask and source; batched source alone (2-D, batch in dim 1)
+    masks = _rand(3, 4, 5, seed=2) > 0
+    _check_rule(lambda t, a, m, s: t.masked_scatter(a, m, s), (None, 0, 0), _rand(4, 5, dtype=dt), masks,
+                _rand(3, 20, dtype=dt, seed=1))
+    _check_rule(lambda t, a, s: a.masked_scatter(row_mask(t), s), (None, 1), _rand(4, 5, dtype=dt),
+                _rand(4, 3, 3, dtype=dt, seed=1))
+    # a mask of higher rank than self: out of place, self broadcasts to it
+    _check_rule(lambda t, a, m: a.masked_scatter(m, t.arange(40).to(_lib_dtype(t, dt))), (0, None),
+                _rand(3, 4, 5, dtype=dt), masks[:2])
+    _check_rule(lambda t, a, m, s: a.clone().masked_scatter_(m, s), (0, 0, None), _rand(3, 4, 5, dtype=dt), masks,
+                _rand(20, dtype=dt, seed=1))
+    _check_writes_through(lambda t, a, s: a.masked_scatter_(row_mask(t), s), (2, 0), _rand(4, 5, 3, dtype=dt),
+                          _rand(3, 12, dtype=dt, seed=1))
+
+
+def test_vmap_masked_scatter_errors():
+    x, s = _rand(4, 5), _rand(3, 20)
+    mask = _rand(4, 5, seed=2) > 0
+    err = _same_error(lambda: ember.vmap(lambda b: E(x).masked_scatter_(E(mask), b))(E(s)),
+                      lambda: torch.vmap(lambda b: x.clone().masked_scatter_(mask, b))(s))
+    assert isinstance(err, RuntimeError)
+    xs = _rand(3, 4, 5)
+    for f in (lambda t, a: a.masked_scatter(t.ones(4, 5, dtype=t.bool), t.ones(3, dtype=a.dtype)),  # source too short
+              lambda t, a: a.masked_scatter(t.ones(5, dtype=t.bool), t.ones(20)),  # source of another dtype
+              lambda t, a: a.clone().masked_scatter_(t.ones(2, 4, 5, dtype=t.bool), a.flatten().repeat(2))):
+        _same_error(lambda: ember.vmap(lambda a: f(ember, a))(E(xs)), lambda: torch.vmap(lambda a: f(torch, a))(xs))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsd", "gelss"])
+def test_vmap_lstsq_rule(driver):
+    def lstsq(t, a, b):
+        return tuple(t.linalg.lstsq(a, b, driver=driver))
+    A, Bm = _rand(3, 5, 3), _rand(3, 5, 2, seed=1)
+    _check_rule(lstsq, (0, 0), A, Bm)
+    _check_rule(lstsq, (0, None), A, Bm[0])
+    _check_rule(lstsq, (None, 2), A[0], Bm.permute(1, 2, 0))
+    _check_rule(lstsq, (0, 0), A.mT, Bm[:, :3])  # wide: no residuals
+    _check_rule(lstsq, (1, 1), _rand(2, 3, 5, 3), _rand(2, 3, 5, 2, seed=1))  # systems with a batch of their own
+    # a vector right-hand side: torch.vmap reads the batched B as a matrix and raises; per sample it is a vector
+    _check_rule(lstsq, (0, 0), A, Bm[..., 0], against_torch_vmap=False)
+
+
+def test_vmap_nested_rules():
+    """Rules at an inner level see physical values that are BatchedTensors of the outer one."""
+    x, v = _rand(2, 3, 4, 5), _rand(2, 5)
+    cases = [(lambda t, a, b: a.index_put((_idx(t, [0, 3]),), b), (0, None)),
+             (lambda t, a, b: a.put(_idx(t, [1, -1]), b[:2]), (0, None)),
+             (lambda t, a, b: a.masked_scatter(a > 0, b.repeat(4)), (0, None)),
+             (lambda t, a, b: t.kron(a[0], b), (None, 0))]
+    for f, inner in cases:
+        exp = torch.vmap(torch.vmap(lambda a, b: f(torch, a, b), in_dims=inner), in_dims=(0, 0))(x, v)
+        _batched.fallback_counts.clear()
+        got = ember.vmap(ember.vmap(lambda a, b: f(ember, a, b), in_dims=inner), in_dims=(0, 0))(E(x), E(v))
+        assert _batched.fallback_counts == {}, f"the fallback ran: {_batched.fallback_counts}"
+        close(got, exp)
+
+
+_ZERO_D = {
+    "softmax": lambda t, a: t.softmax(a, 0), "log_softmax": lambda t, a: a.log_softmax(-1),
+    "cumsum": lambda t, a: t.cumsum(a, 0), "cumprod": lambda t, a: a.cumprod(-1, dtype=t.float32),
+    "cummax": lambda t, a: tuple(t.cummax(a, 0)), "cummin": lambda t, a: tuple(a.cummin(-1)),
+    "logcumsumexp": lambda t, a: t.logcumsumexp(a, 0), "sort": lambda t, a: tuple(a.sort(descending=True)),
+    "argsort": lambda t, a: t.argsort(a, dim=0), "mode": lambda t, a: tuple(t.mode(a, 0, keepdim=True)),
+    "kthvalue": lambda t, a: tuple(a.kthvalue(1)), "flip": lambda t, a: t.flip(a, (0,)),
+}
+
+
+@pytest.mark.parametrize("name", list(_ZERO_D))
+def test_vmap_zero_d_samples_of_dim_ops(name):
+    """A 0-d sample runs as one of size 1 (dim 0 or -1), the results 0-d again."""
+    # torch.vmap's flip raises IndexError on 0-d samples that torch.flip itself takes
+    _check_rule(_ZERO_D[name], (0,), _rand(4), against_torch_vmap=name != "flip")
+
+
+def test_vmap_zero_d_sample_dim_out_of_range():
+    _same_error(lambda: ember.vmap(lambda a: ember.cumsum(a, 1))(E(_rand(4))),
+                lambda: torch.vmap(lambda a: torch.cumsum(a, 1))(_rand(4)))
+    _same_error(lambda: ember.vmap(lambda a: a.sort(-2))(E(_rand(4))),
+                lambda: torch.vmap(lambda a: a.sort(-2))(_rand(4)))
 
 
 # ---------------------------------------------------------------- autograd transforms vs torch.func

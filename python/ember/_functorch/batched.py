@@ -337,6 +337,14 @@ class _Unsupported(Exception):
     pass
 
 
+def _inplace_into_unbatched(name):
+    """torch's error for an in-place op that would write batched values into an unbatched self."""
+    return RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+                        "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+                        "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+                        f"out-of-place operators instead of {name}.")
+
+
 def _fallback(name, func, args, kwargs, L):
     """The slow path: one call per batch entry on slices, results stacked along dim 0."""
     fallback_counts[name] = fallback_counts.get(name, 0) + 1
@@ -344,9 +352,7 @@ def _fallback(name, func, args, kwargs, L):
     inplace = (name.endswith("_") and not name.endswith("__")) or name in ("__setitem__",) or \
         (name.startswith("__i") and name.endswith("__") and name not in ("__int__", "__index__", "__invert__"))
     if inplace and args and not _at(args[0], L):
-        raise RuntimeError(f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
-                           "`other` in extra_args that has more elements than `self`. This happened due to `other` "
-                           "being vmapped over but `self` not being vmapped over in a vmap.")
+        raise _inplace_into_unbatched(name)
 
     def sl(a, i):
         if _at(a, L):
@@ -542,10 +548,14 @@ _RULES["vector_norm"] = _reduction(2)
 _RULES["linalg_vector_norm"] = _reduction(2)
 
 
-def _dim_op(*specs, fallback_0d=True):
-    """Ops whose dims (each spec: (position, keyword, default, extra rank)) are shifted by one."""
+def _dim_op(*specs, fallback_0d=True, zero_d_as_1d=False):
+    """Ops whose dims (each spec: (position, keyword, default, extra rank)) are shifted by one.
+    zero_d_as_1d: ops that give a 0-d input's shape back (softmax, cumsum, sort, ...) run a 0-d sample as
+    one of size 1 (dim 0 or -1 becomes 1) and drop that dim from the results."""
     def rule(name, func, args, kwargs, L):
         x = args[0]
+        if zero_d_as_1d and x.dim() == 0 and _only_self_batched(args, kwargs, L):
+            return _zero_d_as_1d(specs, name, func, args, kwargs, L)
         if not _only_self_batched(args, kwargs, L) or (fallback_0d and x.dim() == 0):
             return _fallback(name, func, args, kwargs, L)
         args, kwargs = list(args), dict(kwargs)
@@ -569,20 +579,48 @@ def _dim_op(*specs, fallback_0d=True):
     return rule
 
 
+def _zero_d_as_1d(specs, name, func, args, kwargs, L):
+    args, kwargs = list(args), dict(kwargs)
+    for pos, kw, default, extra in specs:
+        d, where = _get_arg(args, kwargs, pos, kw, default)
+        if d is _ALL or d is None or isinstance(d, bool):
+            return _fallback(name, func, args, kwargs, L)  # the op's own error
+        if isinstance(d, (list, tuple)):
+            nd = type(d)(_norm_dim(e, 0) + 1 for e in d)
+        else:
+            nd = _norm_dim(d, 0) + 1
+        if where is None:
+            kwargs[kw] = nd
+        else:
+            _set_arg(args, kwargs, pos, kw, where, nd)
+    args[0] = _front(args[0]).unsqueeze(1)
+    out = func(*args, **kwargs)
+
+    def drop(o):  # keepdim leaves the size-1 dim, a reduction over it does not
+        return o.squeeze(1) if o.dim() == 2 else o
+    if isinstance(out, tuple):
+        vals = [drop(o) for o in out]
+        return _wrap(type(out)(vals) if type(out) is not tuple else tuple(vals), L)
+    return _wrap(drop(out), L)
+
+
+_SHAPE_KEEPING = {"softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "cumsum", "cumprod", "cummax",
+                  "cummin", "logcumsumexp"}
 for _n in ("softmax", "log_softmax", "_softmax", "_log_softmax", "softmin", "cumsum", "cumprod", "cummax", "cummin",
            "logcumsumexp", "unbind", "select", "narrow", "narrow_copy", "unflatten", "glu", "index_select"):
-    _RULES[_n] = _dim_op((1, "dim", 0 if _n == "unbind" else (-1 if _n == "glu" else _ALL), 0))
+    _RULES[_n] = _dim_op((1, "dim", 0 if _n == "unbind" else (-1 if _n == "glu" else _ALL), 0),
+                         zero_d_as_1d=_n in _SHAPE_KEEPING)
 for _n in ("sort", "argsort", "mode"):
-    _RULES[_n] = _dim_op((1, "dim", -1, 0))
-for _n in ("topk", "kthvalue"):
-    _RULES[_n] = _dim_op((2, "dim", -1, 0))
+    _RULES[_n] = _dim_op((1, "dim", -1, 0), zero_d_as_1d=True)
+_RULES["topk"] = _dim_op((2, "dim", -1, 0))  # a 0-d sample: topk(k=0) keeps it 0-d, torch.vmap asserts
+_RULES["kthvalue"] = _dim_op((2, "dim", -1, 0), zero_d_as_1d=True)
 for _n in ("split", "chunk", "tensor_split", "split_with_sizes"):
     _RULES[_n] = _dim_op((2, "dim", 0, 0))
 _RULES["unsqueeze"] = _dim_op((1, "dim", _ALL, 1), fallback_0d=False)
 _RULES["transpose"] = _RULES["swapaxes"] = _RULES["swapdims"] = _dim_op((1, "dim0", _ALL, 0), (2, "dim1", _ALL, 0))
 _RULES["movedim"] = _RULES["moveaxis"] = _dim_op((1, "source", _ALL, 0), (2, "destination", _ALL, 0))
 _RULES["diagonal"] = _dim_op((2, "dim1", 0, 0), (3, "dim2", 1, 0))
-_RULES["flip"] = _dim_op((1, "dims", _ALL, 0))
+_RULES["flip"] = _dim_op((1, "dims", _ALL, 0), zero_d_as_1d=True)
 _RULES["unfold"] = _dim_op((1, "dimension", _ALL, 0))
 
 
@@ -1570,3 +1608,183 @@ def _repeat_rule(name, func, args, kwargs, L):
         return _fallback(name, func, args, kwargs, L)  # the op's own error
     reps = (1,) * (x.dim() - len(reps)) + reps  # tile pads the repeats with leading ones
     return _wrap(_pad(_front(x), len(reps) - x.dim()).repeat((1,) + reps), L)
+
+
+# ---------------------------------------------------------------- indexed writes, kron, combinations, lstsq
+def _batch_rows(B, like, k=0):
+    """arange(B) shaped (B, 1, ..., 1) with k trailing ones: as the first index tensor it sends each batch
+    entry's writes to its own slice."""
+    return ember.arange(B, device=like.device).reshape((B,) + (1,) * k)
+
+
+def _mask_dynamic_shape_error():
+    return RuntimeError("vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+                        "batch over indexing with a boolean mask.")
+
+
+@_rule("index_put", "index_put_")
+def _index_put_rule(name, func, args, kwargs, L):
+    """self[indices] = values (+= with accumulate) for the whole batch in one call: an arange over the
+    batch joins the indices as the first index tensor."""
+    if len(args) > 4 or set(kwargs) - {"indices", "values", "accumulate"}:
+        return _fallback(name, func, args, kwargs, L)
+    x = args[0]
+    indices, _ = _get_arg(args, kwargs, 1, "indices", None)
+    values, _ = _get_arg(args, kwargs, 2, "values", None)
+    accumulate, _ = _get_arg(args, kwargs, 3, "accumulate", False)
+    inplace = name.endswith("_")
+    if inplace and not _at(x, L):
+        raise _inplace_into_unbatched(name)
+    # ember takes None as a full slice (torch refuses it): the per-sample path keeps ember's meaning
+    if type(indices) not in (list, tuple) or not indices or not _tensorlike(values) or _level_of(accumulate) \
+            or not all(_tensorlike(i) for i in indices):
+        return _fallback(name, func, args, kwargs, L)
+    # an unbatched mask is the same positions for every entry: its nonzero() index tensors
+    index_tensors, pos = [], 0
+    for i in indices:
+        if i.dtype in (ember.bool, ember.uint8):
+            if _at(i, L):
+                raise _mask_dynamic_shape_error()
+            if i.dim() == 0 or tuple(i.shape) != tuple(x.shape[pos:pos + i.dim()]):
+                return _fallback(name, func, args, kwargs, L)  # the op's own error
+            index_tensors.extend(i.nonzero().unbind(1))
+            pos += i.dim()
+        else:
+            index_tensors.append(i)
+            pos += 1
+    if pos > x.dim():
+        return _fallback(name, func, args, kwargs, L)  # too many indices: the op's own error
+    try:
+        bshape = tuple(ember.broadcast_shapes(*[tuple(i.shape) for i in index_tensors]))
+    except RuntimeError:
+        return _fallback(name, func, args, kwargs, L)  # indices that do not broadcast: the op's own error
+    B = _batch_size(args, kwargs, L)
+    k = len(bshape)
+    phys_indices = [_batch_rows(B, x, k)] + [_pad(_front(i), k - i.dim()) if _at(i, L) else i for i in index_tensors]
+    # values broadcast against (batch, *index shape, *dims not indexed); an unbatched one gets a size-1 batch
+    # dim, so a value of too high a rank fails as under torch.vmap instead of broadcasting into the batch
+    indexed_rank = k + x.dim() - pos
+    if _at(values, L):
+        pv = _pad(_front(values), indexed_rank - values.dim())
+    else:
+        pv = values.reshape((1,) * max(indexed_rank + 1 - values.dim(), 1) + tuple(values.shape))
+    px = _front(x) if _at(x, L) else x.unsqueeze(0).expand((B,) + tuple(x.shape))
+    out = func(px, tuple(phys_indices), pv, accumulate)
+    return x if inplace else BatchedTensor(out, 0, L)
+
+
+@_rule("put", "put_")
+def _put_rule(name, func, args, kwargs, L):
+    """put indexes self's flattened elements: on the (B, numel) view it is index_put with an arange over
+    the batch as row index, which also bounds-checks each entry's indices within its own row."""
+    if len(args) > 4 or set(kwargs) - {"index", "source", "accumulate"}:
+        return _fallback(name, func, args, kwargs, L)
+    x = args[0]
+    index, _ = _get_arg(args, kwargs, 1, "index", None)
+    source, _ = _get_arg(args, kwargs, 2, "source", None)
+    accumulate, _ = _get_arg(args, kwargs, 3, "accumulate", False)
+    inplace = name.endswith("_")
+    if inplace and not _at(x, L):
+        raise _inplace_into_unbatched(name)
+    if not (_tensorlike(index) and _tensorlike(source)) or _level_of(accumulate) or index.dtype != ember.int64 \
+            or source.dtype != x.dtype:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    m = index.numel()
+    if source.numel() != m:  # torch.vmap's error type (ember's put raises RuntimeError here)
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {m}")
+    B = _batch_size(args, kwargs, L)
+    n = x.numel()
+
+    def rows(t, width):  # (B, width) batched, (1, width) unbatched (broadcast over the batch)
+        return _front(t).reshape(B, width) if _at(t, L) else t.reshape(1, width)
+    flat = rows(x, n) if _at(x, L) else x.reshape(1, n).expand(B, n)
+    out = flat.index_put((_batch_rows(B, flat, 1), rows(index, m)), rows(source, m), accumulate)
+    out = out.reshape((B,) + tuple(x.shape))
+    if inplace:  # the flattened view may be a copy (a moved batch dim): write the result back
+        _front(x).copy_(out)
+        return x
+    return BatchedTensor(out, 0, L)
+
+
+@_rule("masked_scatter", "masked_scatter_")
+def _masked_scatter_rule(name, func, args, kwargs, L):
+    """Position j of the flattened (broadcast) mask takes the source element numbered by the count of
+    Trues before it: a cumsum of the mask gives every position's source index at once, a gather fetches
+    them and where() keeps self where the mask is False. Each step has its own batching rule."""
+    if len(args) > 3 or set(kwargs) - {"mask", "source"}:
+        return _fallback(name, func, args, kwargs, L)
+    x = args[0]
+    mask, _ = _get_arg(args, kwargs, 1, "mask", None)
+    source, _ = _get_arg(args, kwargs, 2, "source", None)
+    inplace = name.endswith("_")
+    if inplace and not _at(x, L):
+        raise _inplace_into_unbatched(name)
+    # an empty source fits only an all-False mask, a data-dependent check: the per-sample path makes it
+    if not (_tensorlike(mask) and _tensorlike(source)) or mask.dtype != ember.bool or source.dtype != x.dtype \
+            or source.numel() == 0:
+        return _fallback(name, func, args, kwargs, L)
+    try:
+        shape = tuple(ember.broadcast_shapes(tuple(x.shape), tuple(mask.shape)))
+    except RuntimeError:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    if inplace and shape != tuple(x.shape):
+        return _fallback(name, func, args, kwargs, L)  # in place, self does not broadcast: the op's error
+    flat_mask = mask.expand(shape).reshape(-1)
+    # a False position's index is never used; clamped it stays in range. A source too short for the
+    # mask's Trues makes the gather raise (RuntimeError, as masked_scatter's own check).
+    source_index = (flat_mask.long().cumsum(0) - 1).clamp(min=0)
+    out = ember.where(mask, source.reshape(-1).gather(0, source_index).reshape(shape), x)
+    if inplace:
+        x.copy_(out)
+        return x
+    return out
+
+
+@_rule("kron")
+def _kron_rule(name, func, args, kwargs, L):
+    """kron as one broadcast product: both operands padded to a common rank r, a viewed as
+    (a1, 1, a2, 1, ...) and b as (1, b1, 1, b2, ...); the product's pairs of dims merge into a1*b1, ..."""
+    if len(args) != 2 or kwargs or not all(_tensorlike(a) for a in args):
+        return _fallback(name, func, args, kwargs, L)
+    r = max(a.dim() for a in args)
+    shapes = [(1,) * (r - a.dim()) + tuple(a.shape) for a in args]
+
+    def interleaved(t, shape, first):
+        dims = []
+        for s in shape:
+            dims += [s, 1] if first else [1, s]
+        phys = _front(t) if _at(t, L) else t.unsqueeze(0)
+        return phys.reshape((phys.shape[0],) + tuple(dims))
+    prod = interleaved(args[0], shapes[0], True) * interleaved(args[1], shapes[1], False)
+    return BatchedTensor(prod.reshape((prod.shape[0],) + tuple(p * q for p, q in zip(*shapes))), 0, L)
+
+
+@_rule("combinations")
+def _combinations_rule(name, func, args, kwargs, L):
+    """Which positions form each combination depends only on the length: the combinations of
+    arange(n), computed once, select every batch entry's values."""
+    x = args[0]
+    if not _only_self_batched(args, kwargs, L) or x.dim() != 1 or len(args) > 3 \
+            or set(kwargs) - {"r", "with_replacement"}:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    positions = func(ember.arange(x.shape[0], device=x.device), *args[1:], **kwargs)
+    return x.index_select(0, positions.reshape(-1)).reshape(tuple(positions.shape))
+
+
+@_rule("linalg_lstsq")
+def _lstsq_rule(name, func, args, kwargs, L):
+    """lstsq takes batches of systems: the vmap batch becomes one more leading batch dim of A and B (an
+    unbatched one expanded to it, so B keeps its vector or matrix reading). An output the driver leaves
+    empty comes back (0,); under vmap each entry's is empty: (B, 0)."""
+    if len(args) < 2 or not all(_tensorlike(a) for a in args[:2]) \
+            or any(_level_of(a) == L for a in list(args[2:]) + list(kwargs.values())) \
+            or args[0].dim() < 2 or args[1].dim() < 1:
+        return _fallback(name, func, args, kwargs, L)  # the op's own error
+    B = _batch_size(args, kwargs, L)
+    phys = [_front(t) if _at(t, L) else t.unsqueeze(0).expand((B,) + tuple(t.shape)) for t in args[:2]]
+    outs = func(*phys, *args[2:], **kwargs)
+    wrapped = [BatchedTensor(o if o.dim() and o.shape[0] == B else ember.empty((B, 0), dtype=o.dtype,
+                                                                                device=o.device), 0, L)
+               for o in outs]
+    return type(outs)(wrapped) if type(outs) is not tuple else tuple(wrapped)
