@@ -83,9 +83,10 @@ struct OneBlasThread {  // OpenBLAS reads the calling thread's OpenMP count
 };
 
 // Float32 pieces of at least this many multiply-adds run on oneDNN's one-thread matmul where it
-// is available (AVX-512): 20-30% faster than OpenBLAS's on the transposed-left weight gradients
-// of a transformer's layers; below this its per-call cost shows.
-constexpr int64_t kOnednnPieceMacs = int64_t(1) << 19;
+// is available (AVX-512): 2-26% faster than OpenBLAS's on the transposed-left weight gradients
+// of a transformer's layers. Below it oneDNN's per-call cost shows (a 100^3 product: 0.76-0.87x
+// OpenBLAS's speed).
+constexpr int64_t kOnednnPieceMacs = int64_t(1) << 21;
 
 template <typename T>
 void gemm_piece(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m, int64_t n,
@@ -100,6 +101,22 @@ void gemm_piece(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, i
     }
   }
   gemm_one<T>(a, as0, as1, b, bs0, bs1, c, m, n, k, ldc);
+}
+
+// parallel_for whose body may throw (a oneDNN failure): an exception must not leave the parallel
+// region, so the first one is kept and rethrown after it.
+template <typename F>
+void parallel_for_rethrow(int64_t begin, int64_t end, const F& f) {
+  std::exception_ptr failure;
+  parallel_for(begin, end, 1, [&](int64_t lo, int64_t hi) {
+    try {
+      f(lo, hi);
+    } catch (...) {
+#pragma omp critical(ember_gemm_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
 }
 
 template <typename T>
@@ -123,16 +140,9 @@ void gemm_blocked(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0,
     for (int64_t t = 0; t < bands; ++t) band(t);
     return;
   }
-  std::exception_ptr failure;  // an exception must not leave the parallel region
-  parallel_for(0, bands, 1, [&](int64_t lo, int64_t hi) {
-    try {
-      for (int64_t t = lo; t < hi; ++t) band(t);
-    } catch (...) {
-#pragma omp critical(ember_gemm_failure)
-      if (!failure) failure = std::current_exception();
-    }
+  parallel_for_rethrow(0, bands, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) band(t);
   });
-  if (failure) std::rethrow_exception(failure);
 }
 
 // a: [B, m, k], b: [B, k, n] (any strides) -> contiguous [B, m, n].
@@ -212,19 +222,12 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
             cpu::onednn_matmul_f32_available() && a.device().is_cpu()) {
           const int64_t sa[3] = {a.strides()[0], m == 1 ? k : a.strides()[1], k == 1 ? 1 : a.strides()[2]},
                         sb[3] = {b.strides()[0], k == 1 ? n : b.strides()[1], n == 1 ? 1 : b.strides()[2]};
-          std::exception_ptr failure;  // an exception must not leave the parallel region
-          parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
-            try {
-              // (the casts only name float as float: this branch is compiled, not taken, for other types)
-              cpu::onednn_matmul_f32_one_thread(reinterpret_cast<const float*>(pa + lo * sa[0]), sa,
-                                                reinterpret_cast<const float*>(pb + lo * sb[0]), sb,
-                                                reinterpret_cast<float*>(pc + lo * m * n), hi - lo, m, n, k, n);
-            } catch (...) {
-#pragma omp critical(ember_gemm_failure)
-              if (!failure) failure = std::current_exception();
-            }
+          parallel_for_rethrow(0, B, [&](int64_t lo, int64_t hi) {
+            // (the casts only name float as float: this branch is compiled, not taken, for other types)
+            cpu::onednn_matmul_f32_one_thread(reinterpret_cast<const float*>(pa + lo * sa[0]), sa,
+                                              reinterpret_cast<const float*>(pb + lo * sb[0]), sb,
+                                              reinterpret_cast<float*>(pc + lo * m * n), hi - lo, m, n, k, n);
           });
-          if (failure) std::rethrow_exception(failure);
           return;
         }
       }
