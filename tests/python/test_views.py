@@ -654,3 +654,20 @@ def test_random_regroupings(case):
     compare_op(make, lambda m, t: t.reshape(target))
     compare_op(make, lambda m, t: t.flatten(1) if t.dim() > 1 else t.flatten())
     compare_op(make, lambda m, t: t.clone())
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape,perm", [((16, 128, 4, 64), (0, 2, 1, 3)), ((7, 333, 3, 37), (0, 2, 1, 3)),
+                                        ((5, 4099, 9), (1, 0, 2)), ((3, 50001), (0, 1)), ((257, 3, 131), (2, 1, 0))])
+def test_large_permuted_copies_split_across_threads(threads, shape, perm):
+    # TensorIter.for_each_2d hands copy runs of whole rows; thread ranges start and end mid-row here
+    import numpy as np
+    n = ember.get_num_threads()
+    src = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    try:
+        ember.set_num_threads(threads)
+        t = ember.tensor(src).permute(*perm)
+        for out in (t.contiguous(), t.to(ember.float64), t.reshape(-1)):
+            assert np.array_equal(out.numpy(), src.transpose(perm).reshape(out.shape).astype(out.numpy().dtype))
+    finally:
+        ember.set_num_threads(n)

@@ -189,6 +189,48 @@ void TensorIter::walk(RowLoop loop, int64_t begin, int64_t end) const {
   }
 }
 
+void TensorIter::walk_2d(Loop2d loop, int64_t begin, int64_t end) const {
+  const int nt = ntensors_;
+  const int64_t inner = shape_[0];
+  std::array<char*, kMaxOperands> ptr;
+  if (ndim_ < 2) {  // one row
+    for (int k = 0; k < nt; ++k) ptr[k] = data_[k] + begin * strides_[k];
+    loop(ptr.data(), strides_, end - begin, 1, strides_ + nt);
+    return;
+  }
+  int64_t counter[kMaxDims] = {0};
+  int64_t row = begin / inner, col = begin % inner;
+  for (int k = 0; k < nt; ++k) ptr[k] = data_[k] + col * strides_[k];
+  for (int64_t d = 1, r = row; d < ndim_; ++d) {
+    counter[d] = r % shape_[d];
+    r /= shape_[d];
+    for (int k = 0; k < nt; ++k) ptr[k] += counter[d] * strides_[d * nt + k];
+  }
+  int64_t remaining = end - begin;
+  while (remaining > 0) {
+    // A partial row (the range starts or ends inside one) alone, else whole rows to dim 1's end.
+    const bool whole = col == 0 && remaining >= inner;
+    const int64_t n = whole ? inner : std::min(inner - col, remaining);
+    const int64_t rows = whole ? std::min(shape_[1] - counter[1], remaining / inner) : 1;
+    loop(ptr.data(), strides_, n, rows, strides_ + nt);
+    remaining -= n * rows;
+    if (remaining <= 0) break;
+    for (int k = 0; k < nt; ++k) ptr[k] += rows * strides_[nt + k] - col * strides_[k];
+    col = 0;
+    counter[1] += rows;
+    for (int64_t d = 1; counter[d] >= shape_[d] && d + 1 < ndim_; ++d) {  // carry into the outer dims
+      for (int k = 0; k < nt; ++k) ptr[k] += strides_[(d + 1) * nt + k] - counter[d] * strides_[d * nt + k];
+      counter[d] = 0;
+      ++counter[d + 1];
+    }
+  }
+}
+
+void TensorIter::for_each_2d(Loop2d loop, int64_t grain) const {
+  if (numel_ == 0) return;
+  parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { walk_2d(loop, b, e); });
+}
+
 void TensorIter::for_each(RowLoop loop, int64_t grain) const {
   if (numel_ == 0) return;
   parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { walk(loop, b, e); });

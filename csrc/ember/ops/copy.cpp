@@ -63,19 +63,23 @@ void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
     using out_t = scalar_t;
     EMBER_DISPATCH_ALL_AND_COMPLEX(src, "copy_", [&] {
       using in_t = scalar_t;
-      it.for_each([](char** d, const int64_t* s, int64_t n) {
-        if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
-          auto* o = reinterpret_cast<out_t*>(d[0]);
-          auto* i = reinterpret_cast<const in_t*>(d[1]);
-          if constexpr (std::is_same_v<out_t, in_t>) {
-            std::memcpy(o, i, n * sizeof(out_t));
+      it.for_each_2d([](char** d, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
+        for (int64_t r = 0; r < rows; ++r) {
+          char* dst = d[0] + r * outer[0];
+          const char* src = d[1] + r * outer[1];
+          if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
+            auto* o = reinterpret_cast<out_t*>(dst);
+            auto* i = reinterpret_cast<const in_t*>(src);
+            if constexpr (std::is_same_v<out_t, in_t>) {
+              std::memcpy(o, i, n * sizeof(out_t));
+            } else {
+              for (int64_t k = 0; k < n; ++k) o[k] = convert<out_t>(i[k]);
+            }
           } else {
-            for (int64_t k = 0; k < n; ++k) o[k] = convert<out_t>(i[k]);
+            for (int64_t k = 0; k < n; ++k)
+              *reinterpret_cast<out_t*>(dst + k * s[0]) =
+                  convert<out_t>(*reinterpret_cast<const in_t*>(src + k * s[1]));
           }
-        } else {
-          for (int64_t k = 0; k < n; ++k)
-            *reinterpret_cast<out_t*>(d[0] + k * s[0]) =
-                convert<out_t>(*reinterpret_cast<const in_t*>(d[1] + k * s[1]));
         }
       });
     });
