@@ -379,6 +379,7 @@ Tensor addmm_onednn(const Tensor& input, const Tensor& m1, const Tensor& m2) {
 }  // namespace
 
 Tensor mv(const Tensor& a, const Tensor& v) {
+  (void)a.size(0);  // torch sizes the result first: a 0-d matrix is an IndexError
   EMBER_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
   EMBER_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input (", a.sizes()[0], "), mat (", dims_str(a),
               "), vec (", v.sizes()[0], ")");
@@ -420,16 +421,22 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar bet
   return r;
 }
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, Scalar beta, Scalar alpha) {
+  // Checked here: mv's own first check (mat.size(0)) is an IndexError torch's addmv does not raise.
+  EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ", input.dim(), ", ", mat.dim(),
+              ", ", vec.dim());
   return add_product("addmv", input, mv(mat, vec), beta, alpha);
 }
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
   EMBER_AUTOCAST_LOWER(baddbmm(autocast::to_lower(input), autocast::to_lower(b1), autocast::to_lower(b2), beta, alpha),
                        &input, &b1, &b2)
+  // torch sizes the result from these dims first, so a 0-d or 2-d operand is an IndexError.
+  (void)b1.size(0), (void)b1.size(1), (void)b2.size(2);
   return add_product("baddbmm", input, bmm(b1, b2), beta, alpha);
 }
 Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
   EMBER_AUTOCAST_LOWER(addbmm(autocast::to_lower(input), autocast::to_lower(b1), autocast::to_lower(b2), beta, alpha),
                        &input, &b1, &b2)
+  (void)b1.size(1), (void)b2.size(2);  // the result's dims first, as torch (IndexError for a 0-d or 2-d operand)
   EMBER_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   EMBER_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   EMBER_CHECK(b1.sizes()[0] == b2.sizes()[0], "batch1 and batch2 must have same number of batches, got ", b1.sizes()[0],
