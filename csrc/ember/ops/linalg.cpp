@@ -707,13 +707,21 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   std::vector<bool> ca(a.dim(), false), cb(b.dim(), false);
   Shape pa, pb, out;
   int64_t k = 1;
+  Tensor A = a, B = b;
   for (size_t i = 0; i < dims_a.size(); ++i) {
     int64_t da = wrap_dim(dims_a[i], a.dim(), false), db = wrap_dim(dims_b[i], b.dim(), false);
-    EMBER_CHECK(a.sizes()[da] == b.sizes()[db], "contracted dimensions need to match, but first has size ",
-                a.sizes()[da], " in dim ", da, " and second has size ", b.sizes()[db], " in dim ", db);
+    int64_t sa = A.sizes()[da], sb = B.sizes()[db];
+    if (sa != sb) {  // a size-1 side broadcasts (torch): the other is summed over its dim first
+      EMBER_CHECK(sa == 1 || sb == 1, "contracted dimensions need to match, but first has size ", sa, " in dim ",
+                  dims_a[i], " and second has size ", sb, " in dim ", dims_b[i]);
+      if (sb == 1)
+        A = sum(A, std::vector<int64_t>{da}, true);
+      else
+        B = sum(B, std::vector<int64_t>{db}, true);
+    }
     EMBER_CHECK(!ca[da] && !cb[db], "tensordot: a dimension appears twice in dims");
     ca[da] = cb[db] = true;
-    k *= a.sizes()[da];
+    k *= A.sizes()[da];
   }
   int64_t fa = 1, fb = 1;
   for (int64_t d = 0; d < a.dim(); ++d)
@@ -722,7 +730,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   for (size_t i = 0; i < dims_b.size(); ++i) pb.push_back(wrap_dim(dims_b[i], b.dim()));
   for (int64_t d = 0; d < b.dim(); ++d)
     if (!cb[d]) pb.push_back(d), out.push_back(b.sizes()[d]), fb *= b.sizes()[d];
-  Tensor r = mm(reshape(permute(a, pa), Shape{fa, k}), reshape(permute(b, pb), Shape{k, fb}));
+  Tensor r = mm(reshape(permute(A, pa), Shape{fa, k}), reshape(permute(B, pb), Shape{k, fb}));
   return reshape(r, out);
 }
 
@@ -730,7 +738,8 @@ Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims) {
   EMBER_CHECK(dims >= 0, "tensordot expects dims >= 0, but got dims=", dims);
   EMBER_CHECK(dims <= a.dim() && dims <= b.dim(), "tensordot expects dims < ndim_a or ndim_b, but got dims=", dims);
   Shape da, db;
-  for (int64_t i = 0; i < dims; ++i) da.push_back(a.dim() - dims + i), db.push_back(i);
+  for (int64_t i = 0; i < dims; ++i)
+    da.push_back(i - dims), db.push_back(i);  // a's dims counted from the end, as torch
   return tensordot(a, b, da, db);
 }
 
