@@ -479,6 +479,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
     if index.dtype not in (_E.int64, _E.int32):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {str(index.dtype)[6:]}")
+    if source.dim() == 0 and input.dim() > 0:  # torch reads source.size(dim) first
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = dim % max(input.dim(), 1)
     if input.dim() != source.dim() or any(a != b for i, (a, b) in enumerate(zip(input.shape, source.shape)) if i != d):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "

@@ -205,7 +205,17 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector ord-norm of x over `dim` (all elements when None): ord 0 counts nonzeros,
     inf/-inf take the largest/smallest absolute value, other ord give sum(|x|**ord)**(1/ord).
     `dtype` casts x first. (Reduction family: python/src/bind_reduce.cpp.)"""
+    if type(ord) not in (int, float):
+        ord = _ord_number(ord)
     return _C._linalg_vector_norm(x, float(ord), dim, keepdim, dtype=dtype, out=out)
+
+
+def _ord_number(ord):
+    """torch's parser takes a Number (a 0-d tensor too) for vector_norm's ord: a string, even 'inf',
+    None or a tensor of other shapes is a TypeError, never float()'s ValueError."""
+    if isinstance(ord, (str, bytes)) or ord is None or (isinstance(ord, _C.Tensor) and ord.dim() != 0):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
+    return ord
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):

@@ -217,7 +217,15 @@ void bind_index(nb::module_& m) {
 
   // ---- splitting (views) ----
   auto split_f = [](const Tensor& t, nb::handle s, int64_t dim) { return to_tuple(split_any(t, s, dim)); };
-  m.def("split", split_f, nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0);
+  m.def(
+      "split",
+      [split_f](nb::handle t, nb::handle s, int64_t dim) {
+        if (!nb::isinstance<Tensor>(t))  // torch.split is Python calling tensor.split
+          throw nb::attribute_error(
+              detail::str_cat("'", Py_TYPE(t.ptr())->tp_name, "' object has no attribute 'split'").c_str());
+        return split_f(nb::cast<const Tensor&>(t), s, dim);
+      },
+      nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0);
   cls.def("split", split_f, nb::arg("split_size"), nb::arg("dim") = 0);
   auto split_ws = [](const Tensor& t, nb::handle s, int64_t dim) {
     return to_tuple(split_with_sizes(t, int_or_ints(s, "split_with_sizes"), dim));

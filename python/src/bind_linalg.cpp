@@ -34,6 +34,72 @@ std::optional<double> opt_double(nb::handle h) {
   return nb::cast<double>(h);
 }
 
+// torch.tensordot parses dims in Python before its kernel, so its exception classes for bad input
+// are those of that code: RuntimeError for a dims of another kind or an out-of-range int, ValueError
+// for a sequence that is not a pair, TypeError for a pair member that is not a list of ints, and
+// AttributeError for a non-tensor operand with an int dims (whose ndim it reads).
+Tensor tensordot_py(nb::handle a, nb::handle b, nb::handle dims) {
+  auto as_tensor = [](nb::handle h, const char* arg, int pos) -> const Tensor& {
+    if (!nb::isinstance<Tensor>(h))
+      throw nb::type_error(detail::str_cat("tensordot(): argument '", arg, "' (position ", pos,
+                                           ") must be Tensor, not ", Py_TYPE(h.ptr())->tp_name)
+                               .c_str());
+    return nb::cast<const Tensor&>(h);
+  };
+  auto by_count = [&](int64_t n, nb::handle shown) {
+    if (n < 0) throw Error(detail::str_cat("tensordot expects dims >= 0, but got dims=", nb::str(shown).c_str()));
+    for (nb::handle h : {a, b})
+      if (!nb::isinstance<Tensor>(h))
+        throw nb::attribute_error(
+            detail::str_cat("'", Py_TYPE(h.ptr())->tp_name, "' object has no attribute 'dim'").c_str());
+    return tensordot(nb::cast<const Tensor&>(a), nb::cast<const Tensor&>(b), n);
+  };
+  bool is_tensor = nb::isinstance<Tensor>(dims);
+  if (PyLong_Check(dims.ptr())) {  // True/False too: torch takes them as 1/0
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(dims.ptr(), &overflow);
+    if (overflow > 0)
+      throw Error(detail::str_cat("tensordot expects dims < ndim_a or ndim_b, but got dims=", nb::str(dims).c_str()));
+    return by_count(overflow < 0 ? -1 : n, dims);
+  }
+  if (!is_tensor && !PyList_Check(dims.ptr()) && !PyTuple_Check(dims.ptr()))
+    throw Error(detail::str_cat(
+        "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] containing two lists, but "
+        "got dims=",
+        nb::str(dims).c_str()));
+  nb::object seq = nb::borrow(dims);  // owned: a converted tensor must outlive the loop below
+  if (is_tensor) {
+    const Tensor& d = nb::cast<const Tensor&>(dims);
+    if (d.numel() <= 1) return by_count(item(d).to_int(), dims);
+    seq = dims.attr("tolist")();
+  }
+  std::vector<nb::object> pair;
+  for (nb::handle h : seq) pair.push_back(nb::borrow(h));
+  if (pair.size() < 2)
+    throw nb::value_error(detail::str_cat("not enough values to unpack (expected 2, got ", pair.size(), ")").c_str());
+  if (pair.size() > 2) throw nb::value_error("too many values to unpack (expected 2)");
+  const Tensor& ta = as_tensor(a, "input", 1);
+  const Tensor& tb = as_tensor(b, "other", 2);
+  auto as_list = [](nb::handle h, const char* arg) {
+    if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr()))
+      throw nb::type_error(detail::str_cat("tensordot(): argument '", arg, "' (position 3) must be tuple of ints, not ",
+                                           Py_TYPE(h.ptr())->tp_name)
+                               .c_str());
+    Shape s;
+    for (nb::handle x : h) {
+      if (!PyLong_Check(x.ptr()) || PyBool_Check(x.ptr()))
+        throw nb::type_error(detail::str_cat("tensordot(): argument '", arg,
+                                             "' (position 3) must be tuple of ints, but found element of type ",
+                                             Py_TYPE(x.ptr())->tp_name, " at pos ", s.size())
+                                 .c_str());
+      s.push_back(nb::cast<int64_t>(x));
+    }
+    return s;
+  };
+  Shape dims_a = as_list(pair[0], "dims_self");  // in order: the first bad list is the one reported
+  return tensordot(ta, tb, dims_a, as_list(pair[1], "dims_other"));
+}
+
 }  // namespace
 
 void bind_linalg(nb::module_& m) {
@@ -49,31 +115,7 @@ void bind_linalg(nb::module_& m) {
   def_add_product<&baddbmm>(m, cls, "baddbmm", "batch1", "batch2");
   def_add_product<&addbmm>(m, cls, "addbmm", "batch1", "batch2");
   m.def("einsum", [](const std::string& eq, nb::args ops) { return einsum(eq, tensor_list(ops, "einsum")); });
-  m.def(
-      "tensordot",
-      [](const Tensor& a, const Tensor& b, nb::handle dims) {
-        if (nb::isinstance<nb::int_>(dims)) return tensordot(a, b, nb::cast<int64_t>(dims));
-        nb::object seq = nb::borrow(dims);  // owned: a converted tensor must outlive the loop below
-        if (nb::isinstance<Tensor>(dims)) {
-          Tensor d = nb::cast<Tensor>(dims);
-          if (d.dim() == 0) return tensordot(a, b, item(d).to_int());
-          seq = dims.attr("tolist")();
-        }
-        std::vector<nb::object> pair;
-        for (nb::handle h : seq) pair.push_back(nb::borrow(h));
-        if (pair.size() != 2) throw nb::value_error("tensordot expects dims to be an int or a pair of lists");
-        auto as_list = [](nb::handle h) {
-          if (nb::isinstance<nb::int_>(h)) return Shape{nb::cast<int64_t>(h)};
-          Shape s;
-          for (nb::handle x : h) {
-            if (!nb::isinstance<nb::int_>(x)) throw nb::type_error("tensordot expects dims to contain ints");
-            s.push_back(nb::cast<int64_t>(x));
-          }
-          return s;
-        };
-        return tensordot(a, b, as_list(pair[0]), as_list(pair[1]));
-      },
-      nb::arg("a"), nb::arg("b"), nb::arg("dims") = 2);
+  m.def("tensordot", &tensordot_py, nb::arg("a"), nb::arg("b"), nb::arg("dims").none() = 2);
 
   nb::module_ l = m.def_submodule("_linalg", "LAPACK-backed functions wrapped by ember.linalg");
   l.def("inv", &linalg_inv);

@@ -235,10 +235,26 @@ NB_NOINLINE PyObject* observed_call(VectorCall orig, PyObject* self, PyObject* c
   return r;
 }
 
+// Note [Int overflow is ValueError] (common.h): on a failed call only.
+NB_NOINLINE PyObject* retype_int_overflow(PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  PyObject* big = g_int_overflow_arg;
+  g_int_overflow_arg = nullptr;
+  if (!big || !PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (args[i] == big) {
+      PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+      break;
+    }
+  return nullptr;
+}
+
 template <int K>
 PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  if (!prof::active()) return g_orig[K](self, args, nargsf, kwnames);
-  return observed_call(g_orig[K], self, args, nargsf, kwnames);
+  PyObject* r =
+      prof::active() ? observed_call(g_orig[K], self, args, nargsf, kwnames) : g_orig[K](self, args, nargsf, kwnames);
+  if (__builtin_expect(r == nullptr, 0)) return retype_int_overflow(args, nargsf, kwnames);
+  return r;
 }
 const VectorCall g_trampolines[kMaxKinds] = {trampoline<0>, trampoline<1>, trampoline<2>, trampoline<3>,
                                              trampoline<4>, trampoline<5>, trampoline<6>, trampoline<7>};

@@ -80,6 +80,12 @@ int64_t int_arg(nb::handle h, const char* name, const char* arg = "dim") {
       (!PyLong_Check(h.ptr()) && !(PyIndex_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && !nb::isinstance<Tensor>(h))))
     throw ember::TypeError(
         detail::str_cat(name, "(): argument '", arg, "' must be int, not ", Py_TYPE(h.ptr())->tp_name));
+  if (PyLong_Check(h.ptr())) {  // an int beyond int64: torch's parser raises ValueError
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow) throw ember::ValueError("Overflow when unpacking long long");
+    return v;
+  }
   return index_to_int64(h.ptr());
 }
 
@@ -144,7 +150,6 @@ nb::object unique_result(const std::tuple<Tensor, Tensor, Tensor>& r, bool inver
 Tensor norm_any(const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb::handle dtype) {
   double pd;
   if (p.is_none()) return norm(t, std::string("fro"), dims_arg(dim), keepdim, opt_dtype(dtype));
-  if (PyLong_Check(p.ptr()) && !PyBool_Check(p.ptr())) index_to_int64(p.ptr());  // OverflowError as torch's parser
   if (as_double(p, pd)) return norm(t, pd, dims_arg(dim), keepdim, opt_dtype(dtype));
   if (nb::isinstance<nb::str>(p)) return norm(t, nb::cast<std::string>(p), dims_arg(dim), keepdim, opt_dtype(dtype));
   throw ember::TypeError(
@@ -185,8 +190,8 @@ nb::object max_min(bool is_max, const Tensor& t, nb::handle dim, nb::handle keep
 
 nb::object median_any(bool nan, const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
   const char* name = nan ? "nanmedian" : "median";
-  if (dim.is_none()) return (write_out(out, nan ? nanmedian(t) : median(t), name));
-  int64_t d = int_arg(dim, name);
+  if (!given(dim)) return (write_out(out, nan ? nanmedian(t) : median(t), name));
+  int64_t d = int_arg(dim, name);  // an explicit None too is a TypeError, as torch's overloads
   return write_out_pair(out, nan ? nanmedian(t, d, keepdim) : median(t, d, keepdim), name, name);
 }
 
@@ -357,12 +362,15 @@ void bind_reduce(nb::module_& m) {
   // ---- norms ----
   m.def(
       "norm",
-      [](const Tensor& t, nb::handle p, nb::handle dim, bool keepdim, nb::handle out, nb::handle dtype) {
-        return write_out(out, norm_any(t, p, dim, keepdim, dtype), "norm");
+      [](nb::handle input, nb::handle p, nb::handle dim, bool keepdim, nb::handle out, nb::handle dtype) {
+        if (!nb::isinstance<Tensor>(input))  // torch.norm is Python that reads input.layout first
+          throw nb::attribute_error(
+              detail::str_cat("'", Py_TYPE(input.ptr())->tp_name, "' object has no attribute 'layout'").c_str());
+        return write_out(out, norm_any(nb::cast<const Tensor&>(input), p, dim, keepdim, dtype), "norm");
       },
-      nb::arg("input"), nb::arg("p") = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false, nb::arg("out") = none,
-      nb::arg("dtype") = none);
-  cls.def("norm", &norm_any, nb::arg("p") = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false,
+      nb::arg("input"), nb::arg("p").none() = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false,
+      nb::arg("out") = none, nb::arg("dtype") = none);
+  cls.def("norm", &norm_any, nb::arg("p").none() = "fro", nb::arg("dim") = none, nb::arg("keepdim") = false,
           nb::arg("dtype") = none);
   m.def(
       "_linalg_vector_norm",
@@ -537,11 +545,12 @@ void bind_reduce(nb::module_& m) {
         [nan](const Tensor& t, nb::handle dim, bool keepdim, nb::handle out) {
           return median_any(nan, t, dim, keepdim, out);
         },
-        nb::arg("input"), nb::arg("dim") = none, nb::arg("keepdim") = false, nb::kw_only(), nb::arg("out") = none);
+        nb::arg("input"), nb::arg("dim").none() = unset, nb::arg("keepdim") = false, nb::kw_only(),
+        nb::arg("out") = none);
     cls.def(
         name,
         [nan](const Tensor& t, nb::handle dim, bool keepdim) { return median_any(nan, t, dim, keepdim, nb::none()); },
-        nb::arg("dim") = none, nb::arg("keepdim") = false);
+        nb::arg("dim").none() = unset, nb::arg("keepdim") = false);
   }
   auto mode_f = [](const Tensor& t, int64_t dim, bool keepdim, nb::handle out) {
     return write_out_pair(out, mode(t, dim, keepdim), "mode", "mode");

@@ -14,6 +14,14 @@ namespace nb = nanobind;
 // expected, so `x.sum(True)` is a TypeError rather than a reduction over dim 1. nanobind accepts
 // any int subclass, so every binding file sees this stricter int64_t caster (all of them include
 // this header before binding anything). Tensors other than 0-d ones are refused likewise.
+//
+// Note [Int overflow is ValueError]: an int beyond int64 in an int slot is torch's ValueError
+// ("Overflow when unpacking long long"), but a caster can only fail, and nanobind then raises its
+// TypeError. The caster records the int that did not fit; the op trampolines (bind_profiler.cpp)
+// turn a TypeError from a call given that very int into torch's ValueError.
+namespace ember::py {
+extern PyObject* g_int_overflow_arg;  // borrowed, only compared; written and read under the GIL
+}
 NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
 template <>
@@ -23,7 +31,9 @@ struct type_caster<int64_t> {
     if (PyBool_Check(src.ptr())) return false;
     // Of tensors, only 0-d ones are ints to torch's parser (their __index__ takes any one-element tensor).
     if (nb::isinstance<ember::Tensor>(src) && nb::cast<const ember::Tensor&>(src).dim() != 0) return false;
-    return NB_CALL(load_i64)(NB_CTX_C(cleanup), src.ptr(), flags, &value);
+    if (NB_CALL(load_i64)(NB_CTX_C(cleanup), src.ptr(), flags, &value)) return true;
+    if (PyLong_Check(src.ptr())) ember::py::g_int_overflow_arg = src.ptr();  // Note [Int overflow is ValueError]
+    return false;
   }
   static handle from_cpp(int64_t v, rv_policy, cleanup_list*) noexcept { return PyLong_FromLongLong(v); }
 };

@@ -85,6 +85,8 @@ Tensor tensor_arg(nb::handle h, const char* op_name) {
       detail::str_cat(op_name, "(): argument 'other' must be Tensor or Number, not ", Py_TYPE(h.ptr())->tp_name));
 }
 
+PyObject* g_int_overflow_arg = nullptr;  // Note [Int overflow is ValueError] (common.h)
+
 int64_t index_to_int64(PyObject* o) {
   Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_OverflowError);
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();  // OverflowError, as torch's parser

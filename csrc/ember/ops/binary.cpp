@@ -152,6 +152,8 @@ Tensor binary_op_raw(BinaryOp op, const Tensor& a, const Tensor& b, Tensor out, 
   }
   if (op == BinaryOp::DivFloor && common == ScalarType::Bool)
     EMBER_NOT_IMPLEMENTED("\"div_floor_cpu\" not implemented for 'Bool'");
+  if (op == BinaryOp::Remainder && common == ScalarType::Bool)  // x % False divides by zero; as floor_divide, fmod
+    EMBER_NOT_IMPLEMENTED("\"remainder_cpu\" not implemented for 'Bool'");
   if (op == BinaryOp::Add || op == BinaryOp::Sub) {
     EMBER_CHECK(!(is_integral(common, true) && (alpha.is_floating() || alpha.is_complex())),
                 "For integral input tensors, argument alpha must not be a floating point number.");

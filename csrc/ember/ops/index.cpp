@@ -85,8 +85,14 @@ TensorVec expand_masks(const Tensor& t, const TensorVec& indices) {
   return out;
 }
 
-// `idx` must already be expanded (expand_masks).
-Plan make_plan(const Tensor& t, const TensorVec& idx) {
+[[noreturn]] void throw_value_shape(const Tensor& values, IntArrayRef out_sizes) {
+  throw Error(detail::str_cat("shape mismatch: value tensor of shape ", values.shape_str(),
+                              " cannot be broadcast to indexing result of shape ", shape_str(out_sizes)));
+}
+
+// `idx` must already be expanded (expand_masks). With `values` (index_put), their shape is checked
+// against the result's before any index is: torch reports a shape mismatch first.
+Plan make_plan(const Tensor& t, const TensorVec& idx, const Tensor* values = nullptr) {
   std::vector<int64_t> adv, pre_dims, post_dims;
   for (int64_t d = 0; d < t.dim(); ++d)
     if (idx[d].defined()) adv.push_back(d);
@@ -108,6 +114,16 @@ Plan make_plan(const Tensor& t, const TensorVec& idx) {
     }
   }
   Plan p;
+  for (int64_t d : pre_dims) p.out_sizes.push_back(t.sizes()[d]);
+  p.out_sizes.insert(p.out_sizes.end(), b.begin(), b.end());
+  for (int64_t d : post_dims) p.out_sizes.push_back(t.sizes()[d]);
+  if (values) {
+    const Shape& vs = values->sizes();
+    size_t nv = vs.size(), no = p.out_sizes.size();
+    bool fits = nv <= no;
+    for (size_t i = 0; fits && i < nv; ++i) fits = vs[nv - 1 - i] == 1 || vs[nv - 1 - i] == p.out_sizes[no - 1 - i];
+    if (!fits) throw_value_shape(*values, p.out_sizes);
+  }
   int64_t nb = numel_of(b);
   p.mid.assign(nb, 0);
   for (int64_t d : adv) {
@@ -134,9 +150,6 @@ Plan make_plan(const Tensor& t, const TensorVec& idx) {
   }
   p.pre = dim_offsets(t, pre_dims);
   p.post = dim_offsets(t, post_dims);
-  for (int64_t d : pre_dims) p.out_sizes.push_back(t.sizes()[d]);
-  p.out_sizes.insert(p.out_sizes.end(), b.begin(), b.end());
-  for (int64_t d : post_dims) p.out_sizes.push_back(t.sizes()[d]);
   return p;
 }
 
@@ -219,14 +232,13 @@ void reduce_into(const Plan& p, const T* v, T* dst, IndexReduce mode) {
 
 // Writes values (broadcast to the index result) into t without autograd.
 void put_raw(const Tensor& t, const TensorVec& idx, const Tensor& values, IndexReduce mode) {
-  Plan p = make_plan(t, idx);
+  Plan p = make_plan(t, idx, &values);
   if (numel_of(p.out_sizes) == 0) return;
   Tensor v;
   try {
     v = contiguous(cast_to(expand(values, p.out_sizes), t.dtype()));
   } catch (const Error&) {
-    throw Error(detail::str_cat("shape mismatch: value tensor of shape ", values.shape_str(),
-                                " cannot be broadcast to indexing result of shape ", shape_str(p.out_sizes)));
+    throw_value_shape(values, p.out_sizes);
   }
   if (mode == IndexReduce::None) {
     move_elements(t.element_size(), p, static_cast<const char*>(v.data_ptr()), static_cast<char*>(t.data_ptr()), true);
@@ -1146,6 +1158,17 @@ void check_index_source(const Tensor& t, int64_t dim, const Tensor& ix, const Te
   EMBER_CHECK(src.dtype() == t.dtype(), op, "(): self (", dtype_name(t.dtype()), ") and source (",
               dtype_name(src.dtype()), ") must have the same scalar type");
   bool copy = std::string_view(op) == "index_copy_";
+  if (copy && src.dim() == 0) {  // one slice, which fits a self whose slices are 0-d (a 0-d or 1-d self)
+    EMBER_CHECK_INDEX(ix.numel() == 1, "index_copy_(): When source is scalar, index should have one element (got ",
+                      ix.numel(), ")");
+    std::string slice;
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (d != dim) slice += (slice.empty() ? "" : " ") + std::to_string(t.sizes()[d]);
+    EMBER_CHECK(slice.empty(),
+                "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: ",
+                slice, " at dimension ", dim, " and source slice shape:  at dimension 0.");
+    return;
+  }
   if (t.dim() == 0 || src.dim() == 0) {
     bool ok = t.dim() == 0 && (copy ? src.dim() <= 1 : src.dim() == 0);
     EMBER_CHECK(
@@ -1305,11 +1328,11 @@ Tensor take_along_dim(const Tensor& t, const Tensor& idx, std::optional<int64_t>
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "torch.take_along_dim(): dtype of indices should be Long but got ",
               dtype_name(idx.dtype()));
   if (!dim) return gather(reshape(t, {-1}), 0, reshape(idx, {-1}));  // no wrapping: negatives raise
-  int64_t d = wrap_dim(*dim, t.dim(), false);
   EMBER_CHECK(t.dim() == idx.dim(),
               "torch.take_along_dim(): input and indices should have the same number of "
               "dimensions, but got ",
               t.dim(), " dimensions for input, and ", idx.dim(), " dimensions for indices");
+  int64_t d = wrap_dim(*dim, t.dim(), false);  // after the rank check, as torch
   Shape ts = t.sizes(), is = idx.sizes();
   ts[d] = 1, is[d] = 1;
   Shape b = broadcast_shapes(ts, is, "take_along_dim");
@@ -1336,10 +1359,10 @@ Tensor put(const Tensor& t, const Tensor& idx, const Tensor& source, bool accumu
               " and source.dtype = ", dtype_name(source.dtype()));
   EMBER_CHECK(idx.dtype() == ScalarType::Int64, "put_(): Expected a long tensor for index, but got ",
               dtype_name(idx.dtype()));
-  EMBER_CHECK(idx.numel() == source.numel(),
-              "put_(): Expected source and index to have the same number of elements, "
-              "but got source.numel() = ",
-              source.numel(), ", index.numel() = ", idx.numel());
+  EMBER_CHECK_INDEX(idx.numel() == source.numel(),
+                    "put_(): Expected source and index to have the same number of elements, "
+                    "but got source.numel() = ",
+                    source.numel(), ", index.numel() = ", idx.numel());
   Tensor r = index_put(reshape(t, {-1}), {reshape(idx, {-1})}, reshape(source, {-1}), accumulate);
   return reshape(r, t.sizes());
 }

@@ -18,6 +18,7 @@
 #include "ember/autograd/synthetic_grad.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/core/type_name.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 
@@ -254,6 +255,18 @@ void check_float(const Tensor& a, const char* op, bool ints_not_implemented = fa
 void check_matrix(const Tensor& a, const char* op, const char* name = "A", bool complex_ok = false) {
   EMBER_CHECK(a.dim() >= 2, op, ": The input tensor ", name, " must have at least 2 dimensions.");
   check_float(a, op, false, complex_ok);
+}
+// torch's own checks for half/bfloat16 in some ops come before the generic not-implemented one.
+bool float_double_or_complex(ScalarType t) {
+  return t == ScalarType::Float32 || t == ScalarType::Float64 || is_complex(t);
+}
+void check_not_low_precision(const Tensor& a, const char* op) {
+  ScalarType t = a.dtype();
+  EMBER_CHECK(t != ScalarType::Float16 && t != ScalarType::BFloat16, op, ": Low precision dtypes not supported. Got ",
+              scalar_type_name(t));
+}
+void check_float_or_double(const Tensor& a) {  // lstsq, matrix_rank
+  EMBER_CHECK(float_double_or_complex(a.dtype()), "This function doesn't handle types other than float and double");
 }
 void check_square(const Tensor& a, const char* op, const char* name = "A", bool complex_ok = false) {
   check_matrix(a, op, name, complex_ok);
@@ -702,6 +715,11 @@ Tensor matrix_norm(const Tensor& a, const std::string& ord_str, double ord, int6
   int64_t nd = a.dim();
   d0 = wrap_dim(d0, nd), d1 = wrap_dim(d1, nd);
   EMBER_CHECK(d0 != d1, "linalg.matrix_norm: dims must be different. Got (", d0, ", ", d1, ")");
+  if (a.dtype() == ScalarType::Float16 || a.dtype() == ScalarType::BFloat16) {
+    if (ord_str == "nuc" || std::abs(ord) == 2) check_not_low_precision(a, "linalg.matrix_norm");  // SVD norms
+    // Accumulated in float, as torch's reductions (extreme() reads float and double only).
+    return to_dtype(matrix_norm(to_dtype(a, ScalarType::Float32), ord_str, ord, d0, d1, keepdim), a.dtype());
+  }
   auto restore = [&](Tensor r) {  // r has the two dims reduced away
     if (!keepdim) return r;
     int64_t lo = std::min(d0, d1), hi = std::max(d0, d1);
@@ -765,6 +783,7 @@ Tensor det_backward(const Tensor& g, const Tensor& a, const Tensor& det, const T
 
 // ---------------------------------------------------------------------------------------------
 Tensor linalg_inv(const Tensor& a) {
+  check_not_low_precision(a, "linalg.inv");
   check_square(a, "linalg.inv", "A", true);
   return inv_core(a);
 }
@@ -795,6 +814,7 @@ Tensor linalg_det(const Tensor& a) {
 }
 
 std::pair<Tensor, Tensor> linalg_slogdet(const Tensor& a) {
+  check_not_low_precision(a, "linalg.slogdet");
   check_square(a, "linalg.slogdet", "A", true);
   Shape batch = batch_shape(a);
   int64_t n = a.size(-1);
@@ -945,7 +965,10 @@ Tensor linalg_eigvalsh(const Tensor& a, const std::string& uplo) {
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond,
                                                         const std::string& driver) {
+  check_float_or_double(a);
   check_matrix(a, "torch.linalg.lstsq", "A", true);
+  EMBER_CHECK(b.dim() >= 1, "torch.linalg.lstsq: other must have at least 1 dimension.");
+  check_float_or_double(b);
   check_float(b, "torch.linalg.lstsq", false, true);
   EMBER_CHECK(a.dtype() == b.dtype(), "torch.linalg.lstsq: Expected input and other to have the same dtype, but got ",
               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
@@ -1067,6 +1090,9 @@ Tensor kept_mask(const Tensor& s_abs, double at, double rt) {
 }  // namespace
 
 Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  EMBER_CHECK(a.dim() >= 2 && float_double_or_complex(a.dtype()), "linalg.pinv(", scalar_type_name(a.dtype()), "{",
+              a.shape_str(),
+              "}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types");
   check_matrix(a, "linalg.pinv", "A", true);
   if (hermitian) check_square(a, "linalg.eigh", "A", true);  // torch's hermitian path is eigh's
   auto [at, rt] = tolerances(a, atol, rtol);
@@ -1084,6 +1110,7 @@ Tensor linalg_pinv(const Tensor& a, std::optional<double> atol, std::optional<do
 }
 
 Tensor linalg_matrix_rank(const Tensor& a, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  check_float_or_double(a);
   check_matrix(a, "linalg.matrix_rank", "A", true);
   if (hermitian) check_square(a, "linalg.eigh", "A", true);
   autograd::NoGradGuard g;
@@ -1126,6 +1153,8 @@ Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
   int64_t d = wrap_dim(dim, static_cast<int64_t>(shape.size()));
   EMBER_CHECK(a.size(d) == 3 && b.size(d) == 3, "linalg.cross: inputs dimension ", dim, " must have length 3. Got ",
               a.size(d), " and ", b.size(d));
+  if (a.dtype() == ScalarType::Bool)
+    EMBER_NOT_IMPLEMENTED("\"cross\" not implemented for 'Bool'");  // as torch's kernel
   Tensor out = empty(shape, a.dtype());
   {
     autograd::NoGradGuard g;
@@ -1152,7 +1181,9 @@ Tensor linalg_cross(const Tensor& a, const Tensor& b, int64_t dim) {
 
 Tensor linalg_norm(const Tensor& a, std::optional<double> ord, const std::string& ord_str, OptDims dims, bool keepdim) {
   // Complex: vector norms and the fro/1/inf matrix norms work on the moduli; nuc/2 need the SVD.
-  if (!is_complex(a.dtype())) check_float(a, "linalg.norm");
+  // Half/bfloat16 go on: vector_norm and matrix_norm take them (torch refuses only the SVD norms).
+  if (!is_complex(a.dtype()) && a.dtype() != ScalarType::Float16 && a.dtype() != ScalarType::BFloat16)
+    check_float(a, "linalg.norm");
   bool matrix = !ord_str.empty() || (dims && dims->size() == 2) || (!dims && ord && a.dim() == 2);
   if (dims)
     EMBER_CHECK(dims->size() == 1 || dims->size() == 2,

@@ -382,6 +382,7 @@ Tensor addmm_onednn(const Tensor& input, const Tensor& m1, const Tensor& m2) {
 }  // namespace
 
 Tensor mv(const Tensor& a, const Tensor& v) {
+  (void)a.size(0);  // torch sizes the result first: a 0-d matrix is an IndexError
   EMBER_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
   EMBER_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input (", a.sizes()[0], "), mat (", dims_str(a),
               "), vec (", v.sizes()[0], ")");
@@ -423,16 +424,22 @@ Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, Scalar bet
   return r;
 }
 Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, Scalar beta, Scalar alpha) {
+  // Checked here: mv's own first check (mat.size(0)) is an IndexError torch's addmv does not raise.
+  EMBER_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ", input.dim(), ", ", mat.dim(),
+              ", ", vec.dim());
   return add_product("addmv", input, mv(mat, vec), beta, alpha);
 }
 Tensor baddbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
   EMBER_AUTOCAST_LOWER(baddbmm(autocast::to_lower(input), autocast::to_lower(b1), autocast::to_lower(b2), beta, alpha),
                        &input, &b1, &b2)
+  // torch sizes the result from these dims first, so a 0-d or 2-d operand is an IndexError.
+  (void)b1.size(0), (void)b1.size(1), (void)b2.size(2);
   return add_product("baddbmm", input, bmm(b1, b2), beta, alpha);
 }
 Tensor addbmm(const Tensor& input, const Tensor& b1, const Tensor& b2, Scalar beta, Scalar alpha) {
   EMBER_AUTOCAST_LOWER(addbmm(autocast::to_lower(input), autocast::to_lower(b1), autocast::to_lower(b2), beta, alpha),
                        &input, &b1, &b2)
+  (void)b1.size(1), (void)b2.size(2);  // the result's dims first, as torch (IndexError for a 0-d or 2-d operand)
   EMBER_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   EMBER_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
   EMBER_CHECK(b1.sizes()[0] == b2.sizes()[0], "batch1 and batch2 must have same number of batches, got ", b1.sizes()[0],
@@ -703,13 +710,21 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   std::vector<bool> ca(a.dim(), false), cb(b.dim(), false);
   Shape pa, pb, out;
   int64_t k = 1;
+  Tensor A = a, B = b;
   for (size_t i = 0; i < dims_a.size(); ++i) {
     int64_t da = wrap_dim(dims_a[i], a.dim(), false), db = wrap_dim(dims_b[i], b.dim(), false);
-    EMBER_CHECK(a.sizes()[da] == b.sizes()[db], "contracted dimensions need to match, but first has size ",
-                a.sizes()[da], " in dim ", da, " and second has size ", b.sizes()[db], " in dim ", db);
+    int64_t sa = A.sizes()[da], sb = B.sizes()[db];
+    if (sa != sb) {  // a size-1 side broadcasts (torch): the other is summed over its dim first
+      EMBER_CHECK(sa == 1 || sb == 1, "contracted dimensions need to match, but first has size ", sa, " in dim ",
+                  dims_a[i], " and second has size ", sb, " in dim ", dims_b[i]);
+      if (sb == 1)
+        A = sum(A, std::vector<int64_t>{da}, true);
+      else
+        B = sum(B, std::vector<int64_t>{db}, true);
+    }
     EMBER_CHECK(!ca[da] && !cb[db], "tensordot: a dimension appears twice in dims");
     ca[da] = cb[db] = true;
-    k *= a.sizes()[da];
+    k *= A.sizes()[da];
   }
   int64_t fa = 1, fb = 1;
   for (int64_t d = 0; d < a.dim(); ++d)
@@ -718,7 +733,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntArrayRef dims_a, IntArrayR
   for (size_t i = 0; i < dims_b.size(); ++i) pb.push_back(wrap_dim(dims_b[i], b.dim()));
   for (int64_t d = 0; d < b.dim(); ++d)
     if (!cb[d]) pb.push_back(d), out.push_back(b.sizes()[d]), fb *= b.sizes()[d];
-  Tensor r = mm(reshape(permute(a, pa), Shape{fa, k}), reshape(permute(b, pb), Shape{k, fb}));
+  Tensor r = mm(reshape(permute(A, pa), Shape{fa, k}), reshape(permute(B, pb), Shape{k, fb}));
   return reshape(r, out);
 }
 
@@ -726,7 +741,8 @@ Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims) {
   EMBER_CHECK(dims >= 0, "tensordot expects dims >= 0, but got dims=", dims);
   EMBER_CHECK(dims <= a.dim() && dims <= b.dim(), "tensordot expects dims < ndim_a or ndim_b, but got dims=", dims);
   Shape da, db;
-  for (int64_t i = 0; i < dims; ++i) da.push_back(a.dim() - dims + i), db.push_back(i);
+  for (int64_t i = 0; i < dims; ++i)
+    da.push_back(i - dims), db.push_back(i);  // a's dims counted from the end, as torch
   return tensordot(a, b, da, db);
 }
 

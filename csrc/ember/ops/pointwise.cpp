@@ -112,6 +112,8 @@ ScalarType binary_compute_dtype(const Info& inf, ScalarType common) {
 }
 
 Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
+  // Shapes before dtypes, as torch's iterator: a size mismatch outranks a dtype without a kernel.
+  if (!(a.sizes() == b.sizes())) broadcast_shapes(a.sizes(), b.sizes());
   ScalarType compute = binary_compute_dtype(inf, result_type(a, b));
   ScalarType result = inf.kind == Kind::Logical ? ScalarType::Bool : compute;
   auto nonzero = [](const Tensor& t) { return ne(t, scalar_tensor(Scalar(0), std::nullopt, /*wrapped=*/true)); };

@@ -387,7 +387,7 @@ Tensor repeat_interleave_indices(const Tensor& repeats) {
 }
 Tensor repeat_interleave(const Tensor& t, const Tensor& repeats, std::optional<int64_t> dim) {
   Tensor x = dim ? t : reshape(t, {-1});
-  int64_t d = dim ? wrap_dim(*dim, t.dim()) : 0;
+  int64_t d = dim ? wrap_dim(*dim, t.dim(), false) : 0;  // torch: a dim of a 0-d input is an IndexError
   if (x.dim() == 0) x = reshape(x, {1});
   int64_t n = x.sizes()[d];
   Tensor reps = repeats;

@@ -79,9 +79,20 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _C.softplus(input, beta, threshold)
 
 
+def _no_tensor_method(input, name):
+    """torch's Python-level functionals call a Tensor method of input first: for anything else the
+    error is that method's AttributeError (the caller re-raises a TypeError from a real tensor)."""
+    return AttributeError(f"'{type(input).__name__}' object has no attribute '{name}'")
+
+
 def softsign(input):
     """input / (1 + |input|)."""
-    return _C.softsign(input)
+    try:
+        return _C.softsign(input)
+    except TypeError:
+        if isinstance(input, _C.Tensor):
+            raise
+        raise _no_tensor_method(input, "abs") from None
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -135,7 +146,13 @@ def tanh(input):
 
 def tanhshrink(input):
     """input - tanh(input)."""
-    return input - _C.tanh(input)
+    try:
+        t = _C.tanh(input)
+    except TypeError:
+        if isinstance(input, _C.Tensor):
+            raise
+        raise _no_tensor_method(input, "tanh") from None
+    return input - t
 
 from ember.nn._pad import pad  # noqa: E402,F401
 
