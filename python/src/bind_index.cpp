@@ -120,9 +120,10 @@ TensorVec tensor_split_any(const Tensor& t, nb::handle s, int64_t dim) {
   return tensor_split_indices(t, int_or_ints(s, "tensor_split"), dim);
 }
 Shape dims_of(nb::args args) {
-  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return int_or_ints(args[0], "dims");
+  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) return int_or_ints(args[0], "flip");
+  // ints one by one (x.flip(0, 1)): an int-list argument to torch
   Shape r;
-  for (nb::handle h : args) r.push_back(nb::cast<int64_t>(h));
+  for (nb::handle h : args) r.push_back(list_element(h, "flip", "dims", r.size() + 1));
   return r;
 }
 // index_put's `indices`: a tuple/list of tensors (None allowed).
@@ -244,8 +245,13 @@ void bind_index(nb::module_& m) {
 
   // ---- reordering and repetition ----
   m.def(
-      "flip", [](const Tensor& t, nb::handle dims) { return flip(t, int_or_ints(dims, "flip")); }, nb::arg("input"),
-      nb::arg("dims"));
+      "flip",
+      [](const Tensor& t, nb::handle dims) {
+        // torch.flip's dims is an int list (torch refuses a bare int, with a TypeError as for an overflow)
+        return flip(
+            t, PyLong_Check(dims.ptr()) ? Shape{list_element(dims, "flip", "dims", 1)} : int_or_ints(dims, "flip"));
+      },
+      nb::arg("input"), nb::arg("dims"));
   cls.def("flip", [](const Tensor& t, nb::args dims) { return flip(t, dims_of(dims)); });
   auto fliplr = [](const Tensor& t) {
     EMBER_CHECK(t.dim() >= 2, "Input must be >= 2-d.");

@@ -342,6 +342,19 @@ Shape sizes_args_or_kw(nb::args args, nb::kwargs kw, const char* kw_name, const 
   return sizes_from_args(args, op);
 }
 
+// One int of an int-list argument: beyond int64 it is torch's TypeError for the list, not the
+// ValueError of a plain int slot (Note [Int overflow is ValueError] in common.h).
+int64_t list_element(nb::handle h, const char* op, const char* arg, size_t pos) {
+  int64_t v;
+  if (nb::try_cast<int64_t>(h, v)) return v;
+  if (PyLong_Check(h.ptr())) {
+    g_int_overflow_arg = nullptr;
+    throw ember::TypeError(detail::str_cat(op, "(): argument '", arg, "' failed to unpack the object at pos ", pos,
+                                           " with error \"Overflow when unpacking long long\""));
+  }
+  return nb::cast<int64_t>(h);  // nanobind's TypeError for a non-int
+}
+
 // An int or a sequence of ints (movedim's source/destination).
 Shape int_or_ints(nb::handle h, const char* op) {
   if (PyLong_Check(h.ptr())) return Shape{nb::cast<int64_t>(h)};

@@ -65,6 +65,7 @@ int64_t index_to_int64(PyObject* o);  // an int or __index__ object; OverflowErr
 MemoryFormat memory_format_arg(nb::handle h, MemoryFormat dflt, const char* op);  // None -> dflt
 Shape sizes_args_or_kw(nb::args args, nb::kwargs kw, const char* kw_name, const char* op);
 Shape int_or_ints(nb::handle h, const char* op);
+int64_t list_element(nb::handle h, const char* op, const char* arg, size_t pos);
 int64_t narrow_start(nb::handle h);                          // int or 0-d integer tensor
 Tensor reverse_dims(const Tensor& t);                        // x.T
 Tensor matrix_transpose(const Tensor& t, const char* name);  // x.mT, x.mH, x.adjoint()
