@@ -156,20 +156,29 @@ TensorIter::TensorIter(Tensor& out, std::initializer_list<Tensor> inputs, Scalar
   }
 }
 
+namespace {
+// The walk's start at element `begin`: the multi-index over the outer dims (counter), each
+// operand's pointer, and the column within the first row (returned).
+int64_t seek(int64_t begin, int nt, int64_t ndim, const int64_t* shape, const int64_t* strides, char* const* data,
+             int64_t* counter, char** ptr) {
+  const int64_t row = begin / shape[0], col = begin % shape[0];
+  for (int k = 0; k < nt; ++k) ptr[k] = data[k] + col * strides[k];
+  for (int64_t d = 1, r = row; d < ndim; ++d) {
+    counter[d] = r % shape[d];
+    r /= shape[d];
+    for (int k = 0; k < nt; ++k) ptr[k] += counter[d] * strides[d * nt + k];
+  }
+  return col;
+}
+}  // namespace
+
 void TensorIter::walk(RowLoop loop, int64_t begin, int64_t end) const {
   const int nt = ntensors_;
   const int64_t ndim = ndim_;
   const int64_t inner = shape_[0];
-  // Multi-index of `begin` over the outer dims.
   int64_t counter[kMaxDims] = {0};
   std::array<char*, kMaxOperands> ptr;
-  int64_t row = begin / inner, col = begin % inner;
-  for (int k = 0; k < nt; ++k) ptr[k] = data_[k] + col * strides_[k];
-  for (int64_t d = 1, r = row; d < ndim; ++d) {
-    counter[d] = r % shape_[d];
-    r /= shape_[d];
-    for (int k = 0; k < nt; ++k) ptr[k] += counter[d] * strides_[d * nt + k];
-  }
+  int64_t col = seek(begin, nt, ndim, shape_, strides_, data_.data(), counter, ptr.data());
   int64_t remaining = end - begin;
   while (remaining > 0) {
     int64_t n = std::min(inner - col, remaining);
@@ -199,13 +208,7 @@ void TensorIter::walk_2d(Loop2d loop, int64_t begin, int64_t end) const {
     return;
   }
   int64_t counter[kMaxDims] = {0};
-  int64_t row = begin / inner, col = begin % inner;
-  for (int k = 0; k < nt; ++k) ptr[k] = data_[k] + col * strides_[k];
-  for (int64_t d = 1, r = row; d < ndim_; ++d) {
-    counter[d] = r % shape_[d];
-    r /= shape_[d];
-    for (int k = 0; k < nt; ++k) ptr[k] += counter[d] * strides_[d * nt + k];
-  }
+  int64_t col = seek(begin, nt, ndim_, shape_, strides_, data_.data(), counter, ptr.data());
   int64_t remaining = end - begin;
   while (remaining > 0) {
     // A partial row (the range starts or ends inside one) alone, else whole rows to dim 1's end.
