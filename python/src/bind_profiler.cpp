@@ -251,6 +251,9 @@ NB_NOINLINE PyObject* retype_int_overflow(PyObject* const* args, size_t nargsf, 
 
 template <int K>
 PyObject* trampoline(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  // A record left by an earlier call (an overload that failed before another matched) must not
+  // meet this call's arguments: the borrowed pointer may name a freed int's reused address.
+  g_int_overflow_arg = nullptr;
   PyObject* r =
       prof::active() ? observed_call(g_orig[K], self, args, nargsf, kwnames) : g_orig[K](self, args, nargsf, kwnames);
   if (__builtin_expect(r == nullptr, 0)) return retype_int_overflow(args, nargsf, kwnames);
