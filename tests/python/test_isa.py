@@ -96,3 +96,37 @@ def test_unknown_level_is_ignored_with_a_warning():
     out, err = run_probe("sse9")
     assert out["capability"] == ember._C._get_cpu_capability_supported()
     assert "ignoring EMBER_CPU_CAPABILITY" in err
+
+
+def test_16_lane_float_math_gives_the_element_loops_floats():
+    # Note [16-lane float math] (csrc/ember/cpu/unary_math.h): at the AVX-512 level contiguous
+    # float32 runs of these ops go through explicit 16-lane code, strided ones element by element
+    # through the float code every level compiles; both must give the same float for every input.
+    # (At other levels both layouts run the same code, and this holds trivially.)
+    import numpy as np
+    F = ember.nn.functional
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.integers(0, 2**32, size=1 << 20, dtype=np.uint64).astype(np.uint32).view(np.float32),
+                        np.linspace(-12, 12, 40001, dtype=np.float32),
+                        np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 0.625, -0.625, 1.0, -1.0,
+                                  10.0, -10.0, 88.7, 89.0, -87.5, -103.9, -104.0, 28.28427, -28.28427],
+                                 np.float32)])
+    g = rng.standard_normal(x.size).astype(np.float32)
+    dense = ember.from_numpy(x)
+    strided = ember.from_numpy(np.stack([x, x], 1))[:, 0]
+    g_dense, g_strided = ember.from_numpy(g), ember.from_numpy(np.stack([g, g], 1))[:, 0]
+    assert dense.is_contiguous() and not strided.is_contiguous()
+
+    def gelu_grad(t, gt):
+        t = t.detach().requires_grad_()
+        F.gelu(t).backward(gt)
+        return t.grad
+
+    def same_bits(a, b):
+        a, b = a.contiguous().numpy(), b.contiguous().numpy()
+        return int(((a.view(np.uint32) != b.view(np.uint32)) & ~(np.isnan(a) & np.isnan(b))).sum())
+
+    for name, f in [("exp", ember.exp), ("sigmoid", ember.sigmoid), ("silu", F.silu), ("gelu", F.gelu),
+                    ("tanh", ember.tanh), ("erf", ember.erf)]:
+        assert same_bits(f(dense), f(strided)) == 0, name
+    assert same_bits(gelu_grad(dense, g_dense), gelu_grad(strided, g_strided)) == 0, "gelu backward"

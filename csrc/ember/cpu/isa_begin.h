@@ -20,6 +20,9 @@
 #include <limits>
 #include <type_traits>
 #include <vector>
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>  // for the AVX-512 level's 16-lane paths (EMBER_AVX512_LANES)
+#endif
 
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
@@ -39,4 +42,10 @@
 // GCC's tuning for most AVX-512 CPUs prefers: 512-bit ones lower the clock on several Intel CPUs.
 #pragma GCC target( \
     "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe,avx512f,avx512bw,avx512cd,avx512dq,avx512vl,prefer-vector-width=256")
+// The 16-lane paths (EMBER_AVX512_LANES) pass __m512 by value between inlined functions, which
+// GCC flags as an ABI change (-Wpsabi; each level has its own copies, nothing crosses a call),
+// and GCC 12's AVX-512 intrinsics start from a self-initialized "undefined" vector that
+// -Wmaybe-uninitialized reports.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif

@@ -49,5 +49,49 @@ void binary_loop(const TensorIter& it, const F& f) {
   });
 }
 
+#ifdef EMBER_AVX512_LANES
+// Float loops for an op with a 16-lane form f16 that gives f's float for every input (Note
+// [16-lane float math] in unary_math.h): contiguous runs go 16 at a time (a masked tail included),
+// strided ones element by element with f.
+template <typename F16, typename F>
+void unary_loop16(const TensorIter& it, const F16& f16, const F& f) {
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
+      auto* o = reinterpret_cast<float*>(d[0]);
+      auto* a = reinterpret_cast<const float*>(d[1]);
+      int64_t k = 0;
+      for (; k + 16 <= n; k += 16) _mm512_storeu_ps(o + k, f16(_mm512_loadu_ps(a + k)));
+      if (k < n) {
+        const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
+        _mm512_mask_storeu_ps(o + k, m, f16(_mm512_maskz_loadu_ps(m, a + k)));
+      }
+    } else {
+      for (int64_t k = 0; k < n; ++k)
+        *reinterpret_cast<float*>(d[0] + k * s[0]) = f(*reinterpret_cast<const float*>(d[1] + k * s[1]));
+    }
+  });
+}
+template <typename F16, typename F>
+void binary_loop16(const TensorIter& it, const F16& f16, const F& f) {
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float) && s[2] == sizeof(float)) {
+      auto* o = reinterpret_cast<float*>(d[0]);
+      auto* a = reinterpret_cast<const float*>(d[1]);
+      auto* b = reinterpret_cast<const float*>(d[2]);
+      int64_t k = 0;
+      for (; k + 16 <= n; k += 16) _mm512_storeu_ps(o + k, f16(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k)));
+      if (k < n) {
+        const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
+        _mm512_mask_storeu_ps(o + k, m, f16(_mm512_maskz_loadu_ps(m, a + k), _mm512_maskz_loadu_ps(m, b + k)));
+      }
+    } else {
+      for (int64_t k = 0; k < n; ++k)
+        *reinterpret_cast<float*>(d[0] + k * s[0]) =
+            f(*reinterpret_cast<const float*>(d[1] + k * s[1]), *reinterpret_cast<const float*>(d[2] + k * s[2]));
+    }
+  });
+}
+#endif
+
 }  // namespace EMBER_ISA_NS
 }  // namespace ember

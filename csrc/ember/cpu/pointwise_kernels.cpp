@@ -33,10 +33,17 @@ EMBER_MATH_INLINE M gelu_grad(M x) {
   if constexpr (std::is_same_v<M, float>) {
     float e;  // exp(-x^2/2), shared by both terms
     const float cdf = math::normal_cdf(x, e);
-    return cdf + x * kInvSqrt2Pi * e;
+    return cdf + x * kInvSqrt2Pi * e;  // contracted: fma(x * kInvSqrt2Pi, e, cdf), as gelu_grad16
   } else
     return M(0.5) * (M(1) + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(M(-0.5) * x * x);
 }
+#ifdef EMBER_AVX512_LANES
+EMBER_MATH_INLINE __m512 gelu_grad16(__m512 x) {  // gelu_grad<float> (Note [16-lane float math])
+  __m512 e;
+  const __m512 cdf = math::normal_cdf16(x, e);
+  return _mm512_fmadd_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.39894228040143267794f)), e, cdf);
+}
+#endif
 // The same for 0.5 x (1 + tanh(k (x + c x^3))).
 template <typename M>
 EMBER_MATH_INLINE M gelu_tanh_grad(M x) {
@@ -55,6 +62,14 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
   using M = opmath_t<T>;
   constexpr bool kFloat = !std::is_integral_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
+#ifdef EMBER_AVX512_LANES
+  if constexpr (std::is_same_v<T, float>) {
+    if (op == PointwiseOp::GeluBackward)  // Note [16-lane float math]
+      return binary_loop16(
+          it, [](__m512 g, __m512 x) { return _mm512_mul_ps(g, gelu_grad16(x)); },
+          [](float g, float x) { return g * gelu_grad(x); });
+  }
+#endif
   switch (op) {
     case PointwiseOp::Atan2:
       if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });

@@ -57,8 +57,7 @@ inline float exp_f_ftz(float x) { return exp8_ftz(splat(x))[0]; }
 // The widest float vector of the ISA level compiled for: 16 lanes where AVX-512 is on, else vf8.
 // For loops bound by arithmetic (exp per element) rather than memory. A lane's value is the same
 // at every width (exp_lanes is one body), so only the order of a sum over lanes differs.
-// (GCC's target pragma of isa_begin.h does not define __AVX512F__: the level says it.)
-#if (defined(EMBER_ISA_LEVEL) && EMBER_ISA_LEVEL == 2) || (!defined(EMBER_ISA_LEVEL) && defined(__AVX512F__))
+#ifdef EMBER_AVX512_LANES
 using vfw = float __attribute__((vector_size(64)));
 using viw = int32_t __attribute__((vector_size(64)));
 #else
