@@ -422,3 +422,20 @@ def test_digamma_and_polygamma_differentiate_three_times():
     assert_same(k, torch.polygamma(2, xt))
     assert ember.digamma(x).grad_fn.name() == "DigammaBackward0"
     assert ember.polygamma(2, x).grad_fn.name() == "PolygammaBackward0"
+
+
+def test_bool_bytes_other_than_0_and_1_read_as_true():
+    # A bool tensor's memory may hold any byte (a uint8 tensor viewed as bool, an uninitialized
+    # empty()); as in torch every nonzero byte is True, in elementwise ops, casts and sums alike.
+    b = ember.tensor([0, 1, 190, 2, 255], dtype=ember.uint8).view(ember.bool)
+    t = ember.ones(5, dtype=ember.bool)
+    want = [False, True, True, True, True]
+    assert (b & t).tolist() == want and (b | ~t).tolist() == want and (b == t).tolist() == want
+    assert (b ^ t).tolist() == [not w for w in want] and ember.logical_not(b).tolist() == [not w for w in want]
+    assert b.to(ember.float32).tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert b.int().tolist() == [0, 1, 1, 1, 1] and b.long().cumsum(0).tolist() == [0, 1, 2, 3, 4]
+    assert b.sum().item() == 4 and b.sum(0).item() == 4 and b.float().mean().item() == pytest.approx(0.8)
+    assert b.any().item() and not b.all().item() and b.prod().item() == 0
+    assert ember.where(b, 1.0, 0.0).tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
+    strided = ember.tensor([190, 0, 0, 0, 2, 0], dtype=ember.uint8).view(ember.bool)[::2]
+    assert strided.to(ember.float32).tolist() == [1.0, 0.0, 1.0] and strided.sum().item() == 2

@@ -71,4 +71,16 @@ struct OpMath<BFloat16> {
 };
 template <typename T>
 using opmath_t = typename OpMath<T>::type;
+
+// An element as type M. A bool is read as its byte (!= 0), as torch's c10::load does: its memory
+// may hold other bytes (an uninitialized empty() tensor, a uint8 tensor viewed as bool), and
+// loading such a byte as a C++ bool is undefined (UBSan: "invalid bool load"; GCC then passes
+// the byte through, so a bool 190 became 190.0 in a float copy).
+template <typename M, typename T>
+inline M load_as(const T* p) {
+  if constexpr (std::is_same_v<T, bool>)
+    return static_cast<M>(*reinterpret_cast<const uint8_t*>(p) != 0);
+  else
+    return static_cast<M>(*p);
+}
 }  // namespace ember

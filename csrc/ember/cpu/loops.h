@@ -15,11 +15,11 @@ void unary_loop(const TensorIter& it, const F& f) {
     auto* o = reinterpret_cast<out_t*>(d[0]);
     auto* a = reinterpret_cast<const in_t*>(d[1]);
     if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
-      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(static_cast<M>(a[k])));
+      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(load_as<M>(a + k)));
     } else {
       for (int64_t k = 0; k < n; ++k)
         *reinterpret_cast<out_t*>(d[0] + k * s[0]) =
-            static_cast<out_t>(f(static_cast<M>(*reinterpret_cast<const in_t*>(d[1] + k * s[1]))));
+            static_cast<out_t>(f(load_as<M>(reinterpret_cast<const in_t*>(d[1] + k * s[1]))));
     }
   });
 }
@@ -33,18 +33,18 @@ void binary_loop(const TensorIter& it, const F& f) {
     auto* b = reinterpret_cast<const in_t*>(d[2]);
     constexpr int64_t so = sizeof(out_t), si = sizeof(in_t);
     if (s[0] == so && s[1] == si && s[2] == si) {
-      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(static_cast<M>(a[k]), static_cast<M>(b[k])));
+      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(load_as<M>(a + k), load_as<M>(b + k)));
     } else if (s[0] == so && s[1] == si && s[2] == 0) {
-      const M bv = static_cast<M>(*b);
-      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(static_cast<M>(a[k]), bv));
+      const M bv = load_as<M>(b);
+      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(load_as<M>(a + k), bv));
     } else if (s[0] == so && s[1] == 0 && s[2] == si) {
-      const M av = static_cast<M>(*a);
-      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(av, static_cast<M>(b[k])));
+      const M av = load_as<M>(a);
+      for (int64_t k = 0; k < n; ++k) o[k] = static_cast<out_t>(f(av, load_as<M>(b + k)));
     } else {
       for (int64_t k = 0; k < n; ++k)
         *reinterpret_cast<out_t*>(d[0] + k * s[0]) =
-            static_cast<out_t>(f(static_cast<M>(*reinterpret_cast<const in_t*>(d[1] + k * s[1])),
-                                 static_cast<M>(*reinterpret_cast<const in_t*>(d[2] + k * s[2]))));
+            static_cast<out_t>(f(load_as<M>(reinterpret_cast<const in_t*>(d[1] + k * s[1])),
+                                 load_as<M>(reinterpret_cast<const in_t*>(d[2] + k * s[2]))));
     }
   });
 }

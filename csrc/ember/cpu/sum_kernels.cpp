@@ -40,8 +40,8 @@ A sum_contiguous(const T* p, int64_t n) {
   A acc[8] = {};
   int64_t k = 0;
   for (; k + 8 <= n; k += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += static_cast<A>(static_cast<opmath_t<T>>(p[k + j]));
-  for (; k < n; ++k) acc[0] += static_cast<A>(static_cast<opmath_t<T>>(p[k]));
+    for (int j = 0; j < 8; ++j) acc[j] += static_cast<A>(load_as<opmath_t<T>>(p + k + j));
+  for (; k < n; ++k) acc[0] += static_cast<A>(load_as<opmath_t<T>>(p + k));
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
@@ -88,7 +88,7 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
         const T* base = x + o * R * inner + j0;
         for (int64_t r = r0; r < r1; ++r) {
           const T* row = base + r * inner;
-          for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(static_cast<opmath_t<T>>(row[j]));
+          for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(load_as<opmath_t<T>>(row + j));
         }
       }
     });
@@ -109,7 +109,7 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
                    const T* base = x + o * R * inner + j0;
                    for (int64_t r = 0; r < R; ++r) {
                      const T* row = base + r * inner;
-                     for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(static_cast<opmath_t<T>>(row[j]));
+                     for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(load_as<opmath_t<T>>(row + j));
                    }
                    O* dst = out + o * inner + j0;
                    for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<O>(acc[j]);

@@ -73,12 +73,12 @@ void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
             if constexpr (std::is_same_v<out_t, in_t>) {
               std::memcpy(o, i, n * sizeof(out_t));
             } else {
-              for (int64_t k = 0; k < n; ++k) o[k] = convert<out_t>(i[k]);
+              for (int64_t k = 0; k < n; ++k) o[k] = convert<out_t>(load_as<in_t>(i + k));
             }
           } else {
             for (int64_t k = 0; k < n; ++k)
               *reinterpret_cast<out_t*>(dst + k * s[0]) =
-                  convert<out_t>(*reinterpret_cast<const in_t*>(src + k * s[1]));
+                  convert<out_t>(load_as<in_t>(reinterpret_cast<const in_t*>(src + k * s[1])));
           }
         }
       });
