@@ -446,3 +446,26 @@ def test_gumbel_softmax_inplace_variants_pdist_skip_init():
         enn.utils.skip_init(enn.Flatten)
     with pytest.warns(FutureWarning):
         enn.init.eye(ember.empty(2, 2))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("log", [False, True])
+def test_half_precision_softmax_backward_is_computed_in_float(dtype, log):
+    # The fused backward row (float accumulation, one rounding at the end) for 16-bit floats, as
+    # torch's CPU kernel: checked against float64 on the same rounded inputs.
+    import numpy as np
+    rng = np.random.default_rng(1)
+    dt = getattr(ember, dtype)
+    x = ember.from_numpy(rng.standard_normal((6, 5, 77)).astype(np.float32)).to(dt).requires_grad_()
+    g = ember.from_numpy(rng.standard_normal((6, 5, 77)).astype(np.float32)).to(dt)
+    y = (ember.log_softmax if log else ember.softmax)(x, -1)
+    (gx,) = ember.autograd.grad(y, x, g)
+    assert gx.dtype == dt
+    gd, yd = g.double().numpy(), y.detach().double().numpy()  # yd: the saved output the kernel reads
+    if log:
+        want = gd - np.exp(yd) * gd.sum(-1, keepdims=True)
+    else:
+        want = yd * (gd - (gd * yd).sum(-1, keepdims=True))
+    half_ulp = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11  # relative, of the one final rounding
+    err = np.abs(gx.double().numpy() - want)
+    assert (err <= half_ulp * np.abs(want) + 1e-5).all(), err.max()

@@ -50,44 +50,79 @@ void binary_loop(const TensorIter& it, const F& f) {
 }
 
 #ifdef EMBER_AVX512_LANES
-// Float loops for an op with a 16-lane form f16 that gives f's float for every input (Note
-// [16-lane float math] in unary_math.h): contiguous runs go 16 at a time (a masked tail included),
-// strided ones element by element with f.
-template <typename F16, typename F>
+// 16 elements of T (float or bfloat16) as floats, and back: all 16, or the lanes of mask m. A
+// bfloat16 is rounded as BFloat16(float) rounds (to nearest even; NaN -> 0x7fc0).
+template <typename T>
+inline __m512 load16(const T* p, __mmask16 m = 0xffff) {
+  if constexpr (std::is_same_v<T, float>) {
+    return m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+  } else {
+    static_assert(std::is_same_v<T, BFloat16>);
+    const __m256i h =
+        m == 0xffff ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)) : _mm256_maskz_loadu_epi16(m, p);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+}
+template <typename T>
+inline void store16(T* p, __m512 v, __mmask16 m = 0xffff) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (m == 0xffff)
+      _mm512_storeu_ps(p, v);
+    else
+      _mm512_mask_storeu_ps(p, m, v);
+  } else {
+    static_assert(std::is_same_v<T, BFloat16>);
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, _mm512_set1_epi32(0x7fc0));
+    const __m256i h = _mm512_cvtepi32_epi16(r);
+    if (m == 0xffff)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+    else
+      _mm256_mask_storeu_epi16(p, m, h);
+  }
+}
+inline __mmask16 tail_mask16(int64_t left) { return static_cast<__mmask16>((1u << left) - 1); }
+
+// Loops for an op with a 16-lane form f16 that gives f's float for every input (Note [16-lane
+// float math] in unary_math.h), over float or bfloat16 elements (computed in float, as the
+// element loops do): contiguous runs go 16 at a time (a masked tail included), strided ones
+// element by element with f.
+template <typename T, typename F16, typename F>
 void unary_loop16(const TensorIter& it, const F16& f16, const F& f) {
   it.for_each([&](char** d, const int64_t* s, int64_t n) {
-    if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
-      auto* o = reinterpret_cast<float*>(d[0]);
-      auto* a = reinterpret_cast<const float*>(d[1]);
+    if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
+      auto* o = reinterpret_cast<T*>(d[0]);
+      auto* a = reinterpret_cast<const T*>(d[1]);
       int64_t k = 0;
-      for (; k + 16 <= n; k += 16) _mm512_storeu_ps(o + k, f16(_mm512_loadu_ps(a + k)));
-      if (k < n) {
-        const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
-        _mm512_mask_storeu_ps(o + k, m, f16(_mm512_maskz_loadu_ps(m, a + k)));
-      }
+      for (; k + 16 <= n; k += 16) store16(o + k, f16(load16(a + k)));
+      if (k < n) store16(o + k, f16(load16(a + k, tail_mask16(n - k))), tail_mask16(n - k));
     } else {
       for (int64_t k = 0; k < n; ++k)
-        *reinterpret_cast<float*>(d[0] + k * s[0]) = f(*reinterpret_cast<const float*>(d[1] + k * s[1]));
+        *reinterpret_cast<T*>(d[0] + k * s[0]) =
+            static_cast<T>(f(static_cast<float>(*reinterpret_cast<const T*>(d[1] + k * s[1]))));
     }
   });
 }
-template <typename F16, typename F>
+template <typename T, typename F16, typename F>
 void binary_loop16(const TensorIter& it, const F16& f16, const F& f) {
   it.for_each([&](char** d, const int64_t* s, int64_t n) {
-    if (s[0] == sizeof(float) && s[1] == sizeof(float) && s[2] == sizeof(float)) {
-      auto* o = reinterpret_cast<float*>(d[0]);
-      auto* a = reinterpret_cast<const float*>(d[1]);
-      auto* b = reinterpret_cast<const float*>(d[2]);
+    if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {
+      auto* o = reinterpret_cast<T*>(d[0]);
+      auto* a = reinterpret_cast<const T*>(d[1]);
+      auto* b = reinterpret_cast<const T*>(d[2]);
       int64_t k = 0;
-      for (; k + 16 <= n; k += 16) _mm512_storeu_ps(o + k, f16(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k)));
+      for (; k + 16 <= n; k += 16) store16(o + k, f16(load16(a + k), load16(b + k)));
       if (k < n) {
-        const __mmask16 m = static_cast<__mmask16>((1u << (n - k)) - 1);
-        _mm512_mask_storeu_ps(o + k, m, f16(_mm512_maskz_loadu_ps(m, a + k), _mm512_maskz_loadu_ps(m, b + k)));
+        const __mmask16 m = tail_mask16(n - k);
+        store16(o + k, f16(load16(a + k, m), load16(b + k, m)), m);
       }
     } else {
       for (int64_t k = 0; k < n; ++k)
-        *reinterpret_cast<float*>(d[0] + k * s[0]) =
-            f(*reinterpret_cast<const float*>(d[1] + k * s[1]), *reinterpret_cast<const float*>(d[2] + k * s[2]));
+        *reinterpret_cast<T*>(d[0] + k * s[0]) =
+            static_cast<T>(f(static_cast<float>(*reinterpret_cast<const T*>(d[1] + k * s[1])),
+                             static_cast<float>(*reinterpret_cast<const T*>(d[2] + k * s[2]))));
     }
   });
 }

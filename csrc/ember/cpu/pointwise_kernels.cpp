@@ -63,9 +63,9 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
   constexpr bool kFloat = !std::is_integral_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
 #ifdef EMBER_AVX512_LANES
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
     if (op == PointwiseOp::GeluBackward)  // Note [16-lane float math]
-      return binary_loop16(
+      return binary_loop16<T>(
           it, [](__m512 g, __m512 x) { return _mm512_mul_ps(g, gelu_grad16(x)); },
           [](float g, float x) { return g * gelu_grad(x); });
   }

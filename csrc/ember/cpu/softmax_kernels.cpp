@@ -213,6 +213,13 @@ void softmax_backward_t(const T* g, const T* y, T* gx, int64_t rows, int64_t R, 
       T* out = gx + o * R;
       if constexpr (std::is_same_v<T, float>) {
         float_backward_row(gr, yr, out, R, log);
+      } else if constexpr (std::is_same_v<opmath_t<T>, float>) {  // 16-bit floats: in float, rounded once
+        thread_local std::vector<float> buf;
+        buf.resize(3 * R);
+        float *gf = buf.data(), *yf = gf + R, *xf = yf + R;
+        for (int64_t k = 0; k < R; ++k) gf[k] = static_cast<float>(gr[k]), yf[k] = static_cast<float>(yr[k]);
+        float_backward_row(gf, yf, xf, R, log);
+        for (int64_t k = 0; k < R; ++k) out[k] = static_cast<T>(xf[k]);
       } else {
         T s = 0;
         for (int64_t k = 0; k < R; ++k) s += log ? gr[k] : gr[k] * yr[k];
@@ -226,10 +233,9 @@ void softmax_backward_t(const T* g, const T* y, T* gx, int64_t rows, int64_t R, 
 
 void EMBER_ISA_KERNEL(softmax_backward_kernel)(const Tensor& g, const Tensor& y, Tensor& gx, int64_t rows, int64_t R,
                                                bool log) {
-  if (g.dtype() == ScalarType::Float32)
-    softmax_backward_t(g.data<float>(), y.data<float>(), gx.data<float>(), rows, R, log);
-  else
-    softmax_backward_t(g.data<double>(), y.data<double>(), gx.data<double>(), rows, R, log);
+  EMBER_DISPATCH_FLOAT(g.dtype(), "softmax_backward", [&] {
+    softmax_backward_t(g.data<scalar_t>(), y.data<scalar_t>(), gx.data<scalar_t>(), rows, R, log);
+  });
 }
 
 void EMBER_ISA_KERNEL(softmax_kernel)(const Tensor& x, Tensor& y, int64_t outer, int64_t R, int64_t inner, bool log,

@@ -117,28 +117,28 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     break;
 
 #ifdef EMBER_AVX512_LANES
-  // float32 ops with a 16-lane form giving the same floats (Note [16-lane float math])
-  if constexpr (std::is_same_v<T, float>) {
+  // float32 and bfloat16 ops with a 16-lane form giving the same floats (Note [16-lane float math])
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
     switch (op) {
       case UnaryOp::Exp:
-        return unary_loop16(
+        return unary_loop16<T>(
             it, [](__m512 x) { return math::exp16(x); }, [](float x) { return math::exp(x); });
       case UnaryOp::Sigmoid:
-        return unary_loop16(
+        return unary_loop16<T>(
             it, [](__m512 x) { return math::sigmoid16(x); }, [](float x) { return math::sigmoid(x); });
       case UnaryOp::Silu:
-        return unary_loop16(
+        return unary_loop16<T>(
             it, [](__m512 x) { return _mm512_mul_ps(x, math::sigmoid16(x)); },
             [](float x) { return x * math::sigmoid(x); });
       case UnaryOp::Tanh:
-        return unary_loop16(
+        return unary_loop16<T>(
             it, [](__m512 x) { return math::tanh16(x); }, [](float x) { return math::tanh(x); });
       case UnaryOp::Erf:
-        return unary_loop16(
+        return unary_loop16<T>(
             it, [](__m512 x) { return math::erf16(x); }, [](float x) { return math::erf(x); });
       case UnaryOp::Gelu:
         if (p0 == 0)
-          return unary_loop16(
+          return unary_loop16<T>(
               it, [](__m512 x) { return math::gelu16(x); }, [](float x) { return math::gelu(x); });
         break;
       default:

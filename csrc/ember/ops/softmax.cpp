@@ -39,8 +39,8 @@ Tensor softmax_impl(const Tensor& t, int64_t dim, std::optional<ScalarType> dtyp
                 // One fused pass over contiguous rows when no graph is recorded; the composition
                 // below is differentiable (create_graph).
                 if (!autograd::GradMode::is_enabled() && dims[0] == y.dim() - 1 && y.dim() > 0 &&
-                    (y.dtype() == ScalarType::Float32 || y.dtype() == ScalarType::Float64) &&
-                    g[0].dtype() == y.dtype() && g[0].sizes() == y.sizes() && y.is_contiguous()) {
+                    is_floating_point(y.dtype()) && g[0].dtype() == y.dtype() && g[0].sizes() == y.sizes() &&
+                    y.is_contiguous()) {
                   Tensor gc = contiguous(g[0]);
                   Tensor gx = empty(y.sizes(), y.dtype());
                   const int64_t R = y.sizes().back();
