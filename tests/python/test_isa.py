@@ -130,3 +130,28 @@ def test_16_lane_float_math_gives_the_element_loops_floats():
                     ("tanh", ember.tanh), ("erf", ember.erf)]:
         assert same_bits(f(dense), f(strided)) == 0, name
     assert same_bits(gelu_grad(dense, g_dense), gelu_grad(strided, g_strided)) == 0, "gelu backward"
+
+
+def test_16_lane_bfloat16_math_gives_the_element_loops_bits():
+    # The same paths over bfloat16 (loaded as floats, rounded back as BFloat16(float) rounds):
+    # every one of the 65536 inputs, contiguous against strided.
+    import numpy as np
+    F = ember.nn.functional
+    x = (np.arange(65536, dtype=np.uint32) << 16).view(np.float32)
+    g = np.random.default_rng(0).standard_normal(65536).astype(np.float32)
+    dense, strided = ember.from_numpy(x).bfloat16(), ember.from_numpy(np.stack([x, x], 1)).bfloat16()[:, 0]
+    g_dense, g_strided = ember.from_numpy(g).bfloat16(), ember.from_numpy(np.stack([g, g], 1)).bfloat16()[:, 0]
+    assert not strided.is_contiguous()
+
+    def bits(t):
+        return t.contiguous().view(ember.int16).numpy()
+
+    def gelu_grad(t, gt):
+        t = t.detach().requires_grad_()
+        F.gelu(t).backward(gt)
+        return t.grad
+
+    for name, f in [("exp", ember.exp), ("sigmoid", ember.sigmoid), ("silu", F.silu), ("gelu", F.gelu),
+                    ("tanh", ember.tanh), ("erf", ember.erf)]:
+        assert (bits(f(dense)) == bits(f(strided))).all(), name
+    assert (bits(gelu_grad(dense, g_dense)) == bits(gelu_grad(strided, g_strided))).all(), "gelu backward"
