@@ -84,6 +84,29 @@ inline void store16(T* p, __m512 v, __mmask16 m = 0xffff) {
   }
 }
 inline __mmask16 tail_mask16(int64_t left) { return static_cast<__mmask16>((1u << left) - 1); }
+#endif
+
+// A contiguous row of T as floats, and back (T: float, or a 16-bit float rounded as T(float)).
+template <typename T>
+void row_to_float(const T* x, float* y, int64_t n) {
+  int64_t k = 0;
+#ifdef EMBER_AVX512_LANES
+  if constexpr (std::is_same_v<T, BFloat16>)
+    for (; k + 16 <= n; k += 16) _mm512_storeu_ps(y + k, load16(x + k));
+#endif
+  for (; k < n; ++k) y[k] = static_cast<float>(x[k]);
+}
+template <typename T>
+void row_from_float(const float* x, T* y, int64_t n) {
+  int64_t k = 0;
+#ifdef EMBER_AVX512_LANES
+  if constexpr (std::is_same_v<T, BFloat16>)
+    for (; k + 16 <= n; k += 16) store16(y + k, _mm512_loadu_ps(x + k));
+#endif
+  for (; k < n; ++k) y[k] = static_cast<T>(x[k]);
+}
+
+#ifdef EMBER_AVX512_LANES
 
 // Loops for an op with a 16-lane form f16 that gives f's float for every input (Note [16-lane
 // float math] in unary_math.h), over float or bfloat16 elements (computed in float, as the

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ember/cpu/isa_begin.h"
+#include "ember/cpu/loops.h"
 #include "ember/cpu/reduce_kernels.h"
 #include "ember/cpu/vec_math.h"
 
@@ -67,9 +68,9 @@ void generic_row(const T* x, T* y, int64_t n, bool log, std::vector<float>& buf)
     float_row(x, y, n, log);
   } else if constexpr (std::is_same_v<opmath_t<T>, float>) {
     buf.resize(2 * n);
-    for (int64_t k = 0; k < n; ++k) buf[k] = static_cast<float>(x[k]);
+    row_to_float(x, buf.data(), n);
     float_row(buf.data(), buf.data() + n, n, log);
-    for (int64_t k = 0; k < n; ++k) y[k] = static_cast<T>(buf[n + k]);
+    row_from_float(buf.data() + n, y, n);
   } else {
     using M = opmath_t<T>;
     M m = reduce_contiguous(x, n, ExtremumOp<T, true>{});
@@ -217,9 +218,10 @@ void softmax_backward_t(const T* g, const T* y, T* gx, int64_t rows, int64_t R, 
         thread_local std::vector<float> buf;
         buf.resize(3 * R);
         float *gf = buf.data(), *yf = gf + R, *xf = yf + R;
-        for (int64_t k = 0; k < R; ++k) gf[k] = static_cast<float>(gr[k]), yf[k] = static_cast<float>(yr[k]);
+        row_to_float(gr, gf, R);
+        row_to_float(yr, yf, R);
         float_backward_row(gf, yf, xf, R, log);
-        for (int64_t k = 0; k < R; ++k) out[k] = static_cast<T>(xf[k]);
+        row_from_float(xf, out, R);
       } else {
         T s = 0;
         for (int64_t k = 0; k < R; ++k) s += log ? gr[k] : gr[k] * yr[k];
