@@ -509,9 +509,9 @@ void run_matmul(dt type, const void* a, const int64_t a_strides[3], const void* 
 }  // namespace
 
 void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
-                        BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k) {
+                        BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k, const BFloat16* bias) {
   guarded("matmul (bfloat16)",
-          [&] { run_matmul(dt::bf16, a, a_strides, b, b_strides, c, B, m, n, k, nullptr, get_num_threads(), n); });
+          [&] { run_matmul(dt::bf16, a, a_strides, b, b_strides, c, B, m, n, k, bias, get_num_threads(), n); });
 }
 
 void onednn_matmul_f32(const float* a, const int64_t a_strides[3], const float* b, const int64_t b_strides[3], float* c,

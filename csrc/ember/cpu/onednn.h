@@ -25,8 +25,9 @@ void onednn_conv_backward_weight_bf16(const BFloat16* x, const BFloat16* gy, BFl
 // float32 accumulation, on oneDNN's matmul (AVX512_BF16 dot products where the CPU has them).
 // Strides in elements; batch strides must not be 0 unless B is 1. Only when
 // onednn_bf16_available().
+// `bias`, when given, is n bfloat16 values added to every row in float before c is rounded.
 void onednn_matmul_bf16(const BFloat16* a, const int64_t a_strides[3], const BFloat16* b, const int64_t b_strides[3],
-                        BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k);
+                        BFloat16* c, int64_t B, int64_t m, int64_t n, int64_t k, const BFloat16* bias = nullptr);
 
 // The same in float32 (Note [float32 matmul on oneDNN] in ops/linalg.cpp says when: only where
 // onednn_matmul_f32_available(), AVX-512 and up); `bias`, when
