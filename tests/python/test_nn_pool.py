@@ -485,3 +485,23 @@ def test_fractional_max_pool_empty_outputs_and_batches():
         ve, ie = getattr(EF, name)(xe, 2, output_size=out, return_indices=True)
         vt, it = getattr(TF, name)(xt, 2, output_size=out, return_indices=True)
         assert tuple(ve.shape) == tuple(vt.shape) and tuple(ie.shape) == tuple(it.shape)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_max_pool_backward_adds_in_float(dt):
+    # Overlapping windows (kernel 3, stride 1) send several gradients to one input; the 16-bit
+    # kernel adds them in float and rounds once, so the result is the float32 gradient rounded.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    g = rng.standard_normal((2, 3, 7, 7)).astype(np.float32)
+    lo = getattr(ember, dt)
+    xe = ember.tensor(x).to(lo).requires_grad_()
+    ge = ember.tensor(g).to(lo)
+    (gx,) = ember.autograd.grad(EF.max_pool2d(xe, 3, stride=1), xe, ge)
+    x32 = xe.detach().float().requires_grad_()
+    (want,) = ember.autograd.grad(EF.max_pool2d(x32, 3, stride=1), x32, ge.float())
+    assert gx.dtype == lo
+    np.testing.assert_array_equal(gx.float().numpy(), want.to(lo).float().numpy())
+    xt = torch.tensor(xe.detach().float().numpy()).to(getattr(torch, dt)).requires_grad_()
+    (gt,) = torch.autograd.grad(TF.max_pool2d(xt, 3, stride=1), xt, torch.tensor(g).to(getattr(torch, dt)))
+    np.testing.assert_allclose(gx.float().numpy(), gt.float().numpy(), rtol=2e-2, atol=2e-2)

@@ -11,6 +11,7 @@
 #include <smmintrin.h>
 #endif
 
+#include "ember/core/dispatch.h"
 #include "ember/core/error.h"
 #include "ember/core/parallel.h"
 
@@ -175,19 +176,26 @@ void max_pool_backward_impl(const T* gy, const int64_t* idx, T* gx, int64_t plan
   std::atomic<bool> bad{false};
   parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, in_l + out_l)),
                [&](int64_t p0, int64_t p1) {
+                 // 16-bit floats add in a float plane, rounded once (overlapping windows add
+                 // several gradients into one input)
+                 using M = opmath_t<T>;
+                 std::vector<M> acc(std::is_same_v<M, T> ? 0 : in_l);
                  for (int64_t p = p0; p < p1; ++p) {
                    T* gxp = gx + p * in_l;
+                   M* ap = std::is_same_v<M, T> ? reinterpret_cast<M*>(gxp) : acc.data();
                    const T* gyp = gy + p * out_l;
                    const int64_t* ip = idx + p * out_l;
-                   std::fill(gxp, gxp + in_l, T(0));
+                   std::fill(ap, ap + in_l, M(0));
                    for (int64_t o = 0; o < out_l; ++o) {
                      const int64_t at = ip[o];
                      if (static_cast<uint64_t>(at) >= static_cast<uint64_t>(in_l)) {
                        bad.store(true, std::memory_order_relaxed);
                        continue;
                      }
-                     gxp[at] += gyp[o];
+                     ap[at] += static_cast<M>(gyp[o]);
                    }
+                   if constexpr (!std::is_same_v<M, T>)
+                     for (int64_t i = 0; i < in_l; ++i) gxp[i] = static_cast<T>(ap[i]);
                  }
                });
   EMBER_CHECK_INDEX(!bad.load(), "max_pool backward: an index is out of range of the input plane of ", in_l,
@@ -248,6 +256,10 @@ void max_pool_backward(ScalarType dtype, const void* gy, const int64_t* idx, voi
     max_pool_backward_impl(static_cast<const float*>(gy), idx, static_cast<float*>(gx), planes, in_l, out_l);
   else if (dtype == ScalarType::Float64)
     max_pool_backward_impl(static_cast<const double*>(gy), idx, static_cast<double*>(gx), planes, in_l, out_l);
+  else if (dtype == ScalarType::BFloat16)
+    max_pool_backward_impl(static_cast<const BFloat16*>(gy), idx, static_cast<BFloat16*>(gx), planes, in_l, out_l);
+  else if (dtype == ScalarType::Float16)
+    max_pool_backward_impl(static_cast<const Half*>(gy), idx, static_cast<Half*>(gx), planes, in_l, out_l);
   else
     EMBER_NOT_IMPLEMENTED("max_pool_backward: unsupported dtype ", dtype_name(dtype));
 }

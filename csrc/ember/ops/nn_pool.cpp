@@ -77,8 +77,7 @@ Shape out_sizes(const Tensor& x, const PoolArgs& a, IntArrayRef spatial) {
 Tensor max_pool_backward(const Tensor& g, const Tensor& idx, const Shape& x_sizes, int64_t nd) {
   int64_t planes = planes_of(x_sizes, nd), in_l = 1;
   for (int64_t i = 0; i < nd; ++i) in_l *= x_sizes[x_sizes.size() - nd + i];
-  if (!autograd::GradMode::is_enabled() && (g.dtype() == ScalarType::Float32 || g.dtype() == ScalarType::Float64) &&
-      g.device().is_cpu()) {
+  if (!autograd::GradMode::is_enabled() && is_floating_point(g.dtype()) && g.device().is_cpu()) {
     Tensor gc = contiguous(g), ic = contiguous(idx);
     Tensor gx = empty(x_sizes, g.dtype(), g.device());
     if (gx.numel() > 0)
