@@ -505,3 +505,17 @@ def test_half_max_pool_backward_adds_in_float(dt):
     xt = torch.tensor(xe.detach().float().numpy()).to(getattr(torch, dt)).requires_grad_()
     (gt,) = torch.autograd.grad(TF.max_pool2d(xt, 3, stride=1), xt, torch.tensor(g).to(getattr(torch, dt)))
     np.testing.assert_allclose(gx.float().numpy(), gt.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("dt", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(2, 3, 28, 28), (1, 1, 9, 7), (3, 2, 16, 33), (1, 1, 2, 2)])
+def test_2x2_max_pool_values_and_indices_match_torch(dt, shape):
+    # The vector 2x2 path (bfloat16 read as it is): ties, NaNs and row tails as torch picks them.
+    x = np.round(np.random.default_rng(0).standard_normal(shape).astype(np.float32) * 4) / 4
+    if shape[-1] > 2:
+        x.flat[::7] = np.nan
+    vt, it = TF.max_pool2d(torch.tensor(x).to(getattr(torch, dt)), 2, return_indices=True)
+    ve, ie = EF.max_pool2d(ember.tensor(x).to(getattr(ember, dt)), 2, return_indices=True)
+    assert ve.dtype == getattr(ember, dt)
+    np.testing.assert_array_equal(ie.numpy(), it.numpy())
+    np.testing.assert_array_equal(ve.float().numpy(), vt.float().numpy())

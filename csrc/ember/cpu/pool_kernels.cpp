@@ -72,11 +72,21 @@ template <typename T>
 void max_pool_2x2_row(const T* r0, const T* r1, int64_t b0, int64_t iW, int64_t oW, T* yr, int64_t* ir) {
   int64_t ow = 0;
 #if defined(__SSE4_1__)
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
+    // 8 values from p as two float vectors (a bfloat16 is the high half of its float)
+    auto load8 = [](const T* p, __m128& lo, __m128& hi) {
+      if constexpr (std::is_same_v<T, float>) {
+        lo = _mm_loadu_ps(p), hi = _mm_loadu_ps(p + 4);
+      } else {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), z = _mm_setzero_si128();
+        lo = _mm_castsi128_ps(_mm_unpacklo_epi16(z, v)), hi = _mm_castsi128_ps(_mm_unpackhi_epi16(z, v));
+      }
+    };
     // n (<= 4) outputs from the 8 values of each input row at a and b; c: a's column in the row
-    auto quad = [&](const float* a, const float* b, int64_t c, int64_t o, int n) {
-      const __m128 a0 = _mm_loadu_ps(a), a1 = _mm_loadu_ps(a + 4);
-      const __m128 b0v = _mm_loadu_ps(b), b1v = _mm_loadu_ps(b + 4);
+    auto quad = [&](const T* a, const T* b, int64_t c, int64_t o, int n) {
+      __m128 a0, a1, b0v, b1v;
+      load8(a, a0, a1);
+      load8(b, b0v, b1v);
       const __m128 taps[3] = {_mm_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1)),
                               _mm_shuffle_ps(b0v, b1v, _MM_SHUFFLE(2, 0, 2, 0)),
                               _mm_shuffle_ps(b0v, b1v, _MM_SHUFFLE(3, 1, 3, 1))};
@@ -87,12 +97,32 @@ void max_pool_2x2_row(const T* r0, const T* r1, int64_t b0, int64_t iW, int64_t 
         best = _mm_blendv_ps(best, taps[k], take);
         code = _mm_blendv_ps(code, _mm_castsi128_ps(_mm_set1_epi32(k + 1)), take);
       }
+      if (n == 4) {  // all in vectors: the winners' values, and their indices c + 2j + column + row * iW
+        if constexpr (std::is_same_v<T, float>) {
+          _mm_storeu_ps(yr + o, best);
+        } else {  // the winning elements' own bits back (exact: they were bfloat16)
+          const __m128i h = _mm_packus_epi32(_mm_srli_epi32(_mm_castps_si128(best), 16), _mm_setzero_si128());
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(yr + o), h);
+        }
+        const __m128i won = _mm_castps_si128(code);
+        const __m128i off =
+            _mm_add_epi32(_mm_add_epi32(_mm_set_epi32(6, 4, 2, 0), _mm_and_si128(won, _mm_set1_epi32(1))),
+                          _mm_mullo_epi32(_mm_srli_epi32(won, 1), _mm_set1_epi32(static_cast<int32_t>(iW))));
+        const __m128i base = _mm_set1_epi64x(b0 + c);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(ir + o), _mm_add_epi64(base, _mm_cvtepi32_epi64(off)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(ir + o + 2),
+                         _mm_add_epi64(base, _mm_cvtepi32_epi64(_mm_srli_si128(off, 8))));
+        return;
+      }
       alignas(16) float got[4];
       alignas(16) int32_t won[4];
       _mm_store_ps(got, best);
       _mm_store_si128(reinterpret_cast<__m128i*>(won), _mm_castps_si128(code));
       for (int j = 0; j < n; ++j) {
-        yr[o + j] = got[j];
+        if constexpr (std::is_same_v<T, float>)
+          yr[o + j] = got[j];
+        else  // the winning element's own bits back (exact: it was a bfloat16)
+          yr[o + j].x = static_cast<uint16_t>(detail::f32_bits(got[j]) >> 16);
         ir[o + j] = b0 + c + 2 * j + (won[j] & 1) + (won[j] >> 1) * iW;
       }
     };
@@ -100,7 +130,7 @@ void max_pool_2x2_row(const T* r0, const T* r1, int64_t b0, int64_t iW, int64_t 
     // The last outputs through a padded copy: a scalar tail compiles to branches, which random
     // data mispredicts (a 7-wide row spent most of its time in a 3-output tail).
     if (ow < oW) {
-      float ta[8] = {}, tb[8] = {};
+      T ta[8] = {}, tb[8] = {};
       const int n = static_cast<int>(oW - ow);
       std::copy(r0 + 2 * ow, r0 + 2 * oW, ta);
       std::copy(r1 + 2 * ow, r1 + 2 * oW, tb);
@@ -139,13 +169,16 @@ void max_pool_2x2(const T* x, T* y, int64_t* idx, const PoolGeometry& g) {
   });
 }
 
+bool is_2x2_pool(const PoolGeometry& g) {
+  return !g.adaptive && g.in[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.k[1] == 2 && g.k[2] == 2 &&
+         g.stride[1] == 2 && g.stride[2] == 2 && g.pad[1] == 0 && g.pad[2] == 0 && g.dil[1] == 1 && g.dil[2] == 1 &&
+         2 * g.out[1] <= g.in[1] && 2 * g.out[2] <= g.in[2];
+}
+
 template <typename T>
 void max_pool_impl(const T* x, T* y, int64_t* idx, const PoolGeometry& g) {
   const int64_t iH = g.in[1], iW = g.in[2];
-  if (!g.adaptive && g.in[0] == 1 && g.out[0] == 1 && g.k[0] == 1 && g.k[1] == 2 && g.k[2] == 2 && g.stride[1] == 2 &&
-      g.stride[2] == 2 && g.pad[1] == 0 && g.pad[2] == 0 && g.dil[1] == 1 && g.dil[2] == 1 && 2 * g.out[1] <= iH &&
-      2 * g.out[2] <= iW)
-    return max_pool_2x2(x, y, idx, g);
+  if (is_2x2_pool(g)) return max_pool_2x2(x, y, idx, g);
   for_each_output(g, Kind::Max, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
     // As torch: start from -inf at the window's first tap; a larger value or any NaN takes over.
     T best = -std::numeric_limits<T>::infinity();
@@ -241,11 +274,22 @@ void avg_pool_backward_impl(const T* gy, T* gx, const PoolGeometry& g, bool cip,
 
 }  // namespace
 
+bool max_pool_takes_bf16(const PoolGeometry& g) {
+#if defined(__SSE4_1__)
+  return is_2x2_pool(g);
+#else
+  (void)g;
+  return false;
+#endif
+}
+
 void max_pool(ScalarType dtype, const void* x, void* y, int64_t* idx, const PoolGeometry& g) {
   if (dtype == ScalarType::Float32)
     max_pool_impl(static_cast<const float*>(x), static_cast<float*>(y), idx, g);
   else if (dtype == ScalarType::Float64)
     max_pool_impl(static_cast<const double*>(x), static_cast<double*>(y), idx, g);
+  else if (dtype == ScalarType::BFloat16 && max_pool_takes_bf16(g))
+    max_pool_2x2(static_cast<const BFloat16*>(x), static_cast<BFloat16*>(y), idx, g);
   else
     EMBER_NOT_IMPLEMENTED("max_pool: unsupported dtype ", dtype_name(dtype));
 }

@@ -18,6 +18,9 @@ struct PoolGeometry {
 };
 
 // y = max over each window, idx = the flat spatial index of the (first) maximum; NaN wins.
+// Whether max_pool takes bfloat16 as it is for this geometry (2x2 windows, stride 2: a max
+// selects, so no float copy is needed); otherwise callers pass float32.
+bool max_pool_takes_bf16(const PoolGeometry& g);
 void max_pool(ScalarType dtype, const void* x, void* y, int64_t* idx, const PoolGeometry& g);
 // The adjoint of max_pool: each plane of gx (in_l elements, overwritten) gets gy's out_l values
 // added at their idx. Indices outside [0, in_l) throw.

@@ -95,11 +95,13 @@ std::tuple<Tensor, Tensor> max_pool_run(const Tensor& x, const PoolArgs& a, cons
   Tensor y, idx;
   {
     autograd::NoGradGuard raw;
-    ScalarType ct = compute_dtype(x.dtype(), op);
+    const auto geo = geometry(a, x.sizes(), ys);
+    ScalarType ct =
+        x.dtype() == ScalarType::BFloat16 && cpu::max_pool_takes_bf16(geo) ? x.dtype() : compute_dtype(x.dtype(), op);
     Tensor xc = prepared(x, ct);
     y = empty(ys, ct, x.device());
     idx = empty(ys, ScalarType::Int64, x.device());
-    if (y.numel() > 0) cpu::max_pool(ct, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>(), geometry(a, x.sizes(), ys));
+    if (y.numel() > 0) cpu::max_pool(ct, xc.data_ptr(), y.data_ptr(), idx.data<int64_t>(), geo);
     y = finished(y, x.dtype());
   }
   if (auto n = autograd::make_node<LambdaBackward>(x)) {
