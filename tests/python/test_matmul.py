@@ -1,4 +1,5 @@
 """matmul/mm against torch for every broadcasting case, dtypes, layouts and errors."""
+import numpy as np
 import pytest
 
 import ember
@@ -167,3 +168,26 @@ def test_addmm_fused_bias_matches_float64():
         assert (got.double() - ref).abs().max().item() < 1e-3
     got = ember.addmm(b, x, w.t().contiguous())  # row-major mat2
     assert (got.double() - ref).abs().max().item() < 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_attention_head_operands_fold_with_their_layout(dtype):
+    # q @ k^T and att @ v on head views of one (B, T, 3C) tensor: batch dims that do not merge, and
+    # a column-major k^T (copied column-major when folded). Values and gradients as torch's.
+    x = np.random.default_rng(0).standard_normal((2, 5, 3 * 12)).astype(dtype)
+
+    def heads(lib, t):
+        q, k, v = t.split(12, dim=2)
+        q, k, v = (u.reshape(2, 5, 3, 4).transpose(1, 2) for u in (q, k, v))
+        att = lib.matmul(q, k.transpose(-2, -1)).softmax(-1)
+        return lib.matmul(att, v)
+
+    xe = ember.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    ye, yt = heads(ember, xe), heads(torch, xt)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    g = np.random.default_rng(1).standard_normal(tuple(yt.shape)).astype(dtype)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)

@@ -335,8 +335,19 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape ea = batch, eb = batch;
   ea.insert(ea.end(), {m, k});
   eb.insert(eb.end(), {k, n});
-  Tensor A3 = reshape(expand(A, ea), Shape{nb, m, k});
-  Tensor B3 = reshape(expand(Bt, eb), Shape{nb, k, n});
+  // Folding the batch dims copies an operand whose batch dims do not merge (attention's heads,
+  // B x H of a (B, T, H, d) tensor). A column-major one (k^T) is copied column-major: the copy
+  // then runs along its contiguous dim, and bmm takes the transposed result as it is (q @ k^T of
+  // 64 128x64 heads: 1.34 -> 0.9 ms).
+  auto fold = [nb](const Tensor& t, const Shape& full, int64_t r, int64_t c) {
+    Tensor e = expand(t, full);
+    const int64_t d = e.dim();
+    if (r > 1 && c > 1 && e.strides()[d - 2] == 1 && e.strides()[d - 1] != 1)
+      return transpose(reshape(transpose(e, d - 2, d - 1), Shape{nb, c, r}), 1, 2);
+    return reshape(e, Shape{nb, r, c});
+  };
+  Tensor A3 = fold(A, ea, m, k);
+  Tensor B3 = fold(Bt, eb, k, n);
   Tensor C = bmm(A3, B3);
   Shape out = batch;
   if (da > 1) out.push_back(m);
