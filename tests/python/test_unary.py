@@ -437,5 +437,7 @@ def test_bool_bytes_other_than_0_and_1_read_as_true():
     assert b.sum().item() == 4 and b.sum(0).item() == 4 and b.float().mean().item() == pytest.approx(0.8)
     assert b.any().item() and not b.all().item() and b.prod().item() == 0
     assert ember.where(b, 1.0, 0.0).tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert ember.where(b, ember.ones(5), ember.zeros(5)).tolist() == [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert ember.zeros(5).masked_fill(b, 2.0).tolist() == [0.0, 2.0, 2.0, 2.0, 2.0]
     strided = ember.tensor([190, 0, 0, 0, 2, 0], dtype=ember.uint8).view(ember.bool)[::2]
     assert strided.to(ember.float32).tolist() == [1.0, 0.0, 1.0] and strided.sum().item() == 2

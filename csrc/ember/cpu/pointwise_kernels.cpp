@@ -168,22 +168,23 @@ void EMBER_ISA_KERNEL(where_kernel)(const TensorIter& it, ScalarType dt) {
   EMBER_DISPATCH_ALL_AND_COMPLEX(dt, "where", [&] {
     using T = scalar_t;
     it.for_each([](char** d, const int64_t* s, int64_t n) {
+      // the condition read as bytes (!= 0), as load_as does: any nonzero byte is true
       auto* o = reinterpret_cast<T*>(d[0]);
-      const bool* c = reinterpret_cast<const bool*>(d[1]);
+      const uint8_t* c = reinterpret_cast<const uint8_t*>(d[1]);
       const T* x = reinterpret_cast<const T*>(d[2]);
       const T* y = reinterpret_cast<const T*>(d[3]);
       constexpr int64_t e = sizeof(T);
       if (s[0] == e && s[1] == 1 && s[2] == e && s[3] == e) {
-        for (int64_t k = 0; k < n; ++k) o[k] = c[k] ? x[k] : y[k];
+        for (int64_t k = 0; k < n; ++k) o[k] = c[k] != 0 ? x[k] : y[k];
       } else if (s[0] == e && s[1] == 1 && s[2] == 0 && s[3] == e) {  // masked_fill and its backward
         const T xv = *x;
-        for (int64_t k = 0; k < n; ++k) o[k] = c[k] ? xv : y[k];
+        for (int64_t k = 0; k < n; ++k) o[k] = c[k] != 0 ? xv : y[k];
       } else if (s[0] == e && s[1] == 1 && s[2] == e && s[3] == 0) {
         const T yv = *y;
-        for (int64_t k = 0; k < n; ++k) o[k] = c[k] ? x[k] : yv;
+        for (int64_t k = 0; k < n; ++k) o[k] = c[k] != 0 ? x[k] : yv;
       } else {
         for (int64_t k = 0; k < n; ++k)
-          *reinterpret_cast<T*>(d[0] + k * s[0]) = *reinterpret_cast<const bool*>(d[1] + k * s[1])
+          *reinterpret_cast<T*>(d[0] + k * s[0]) = *reinterpret_cast<const uint8_t*>(d[1] + k * s[1]) != 0
                                                        ? *reinterpret_cast<const T*>(d[2] + k * s[2])
                                                        : *reinterpret_cast<const T*>(d[3] + k * s[3]);
       }
