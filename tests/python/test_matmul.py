@@ -191,3 +191,17 @@ def test_attention_head_operands_fold_with_their_layout(dtype):
     ye.backward(ember.tensor(g))
     yt.backward(torch.tensor(g))
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_mm_gradient_of_a_transposed_weight_comes_in_its_layout():
+    # x @ w.t() (a Linear without bias): w's gradient is computed as (g^T x), so .grad is dense
+    # without a transposing copy; values as torch's, complex included.
+    for dtype in ("float64", "complex128"):
+        x = np.random.default_rng(0).standard_normal((5, 3)).astype(dtype)
+        w = np.random.default_rng(1).standard_normal((4, 3)).astype(dtype)
+        g = np.random.default_rng(2).standard_normal((5, 4)).astype(dtype)
+        we, wt = ember.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+        (ember.tensor(x) @ we.t()).backward(ember.tensor(g))
+        (torch.tensor(x) @ wt.t()).backward(torch.tensor(g))
+        assert we.grad.is_contiguous()
+        np.testing.assert_allclose(we.grad.numpy(), wt.grad.numpy(), rtol=1e-12, atol=1e-12)

@@ -69,6 +69,7 @@ struct SumBackward1 : Named<kSumBackward1> {
 };
 struct MmBackward0 : Named<kMmBackward0> {
   SavedVariable self, mat2;
+  bool mat2_transposed = false;  // as AddmmBackward0's: mat2's gradient comes in mat2's layout
   TensorList apply(TensorList&& grads) override;
   TensorList jvp(const TensorList& t) override;
   void release_variables() override { self.reset(), mat2.reset(); }

@@ -282,6 +282,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   if (auto n = autograd::make_node<autograd::MmBackward0>(a, b)) {
     n->self = autograd::SavedVariable(a, false);
     n->mat2 = autograd::SavedVariable(b, false);
+    n->mat2_transposed = b.strides()[0] == 1 && b.strides()[1] != 1;
     autograd::set_history(r, n);
   }
   return r;
