@@ -209,14 +209,14 @@ template <typename T>
 void softmax_backward_t(const T* g, const T* y, T* gx, int64_t rows, int64_t R, bool log) {
   if (rows == 0 || R == 0) return;
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+    // 16-bit floats: a chunk's rows in float, each rounded once at the end
+    std::vector<float> buf(std::is_same_v<opmath_t<T>, float> && !std::is_same_v<T, float> ? 3 * R : 0);
     for (int64_t o = b; o < e; ++o) {
       const T *gr = g + o * R, *yr = y + o * R;
       T* out = gx + o * R;
       if constexpr (std::is_same_v<T, float>) {
         float_backward_row(gr, yr, out, R, log);
-      } else if constexpr (std::is_same_v<opmath_t<T>, float>) {  // 16-bit floats: in float, rounded once
-        thread_local std::vector<float> buf;
-        buf.resize(3 * R);
+      } else if constexpr (std::is_same_v<opmath_t<T>, float>) {
         float *gf = buf.data(), *yf = gf + R, *xf = yf + R;
         row_to_float(gr, gf, R);
         row_to_float(yr, yf, R);

@@ -339,7 +339,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   // Folding the batch dims copies an operand whose batch dims do not merge (attention's heads,
   // B x H of a (B, T, H, d) tensor). A column-major one (k^T) is copied column-major: the copy
   // then runs along its contiguous dim, and bmm takes the transposed result as it is (q @ k^T of
-  // 64 128x64 heads: 1.34 -> 0.9 ms).
+  // 64 128x64 heads: 1.34 -> 1.01 ms, torch 1.34).
   auto fold = [nb](const Tensor& t, const Shape& full, int64_t r, int64_t c) {
     Tensor e = expand(t, full);
     const int64_t d = e.dim();
