@@ -165,6 +165,60 @@ def test_trajectory_matches_torch(config, dtype):
     compare_state(eo, to, dtype)
 
 
+# Two chunks of the fused step (Note [Fused optimizer step]: 2^14 elements) plus a tail that no
+# vector width divides: the vectorized element loops, their remainders and the chunk seams. The
+# gradients hold zeros, and tiny and huge values, so Rprop's sign cases and the divisions see them.
+BIG = 2 * (1 << 14) + 45
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("config", CONFIGS, ids=[_id(c) for c in CONFIGS])
+def test_large_parameter_matches_torch(config, dtype):
+    name, kw = config
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(BIG)
+    t = torch.tensor(a, dtype=getattr(torch, dtype)).requires_grad_()
+    e = ember.tensor(a, dtype=getattr(ember, dtype)).requires_grad_()
+    to = getattr(torch.optim, name)([t], **kw)
+    eo = getattr(eoptim, name)([e], **kw)
+    for step in range(4):
+        g = rng.standard_normal(BIG) * rng.choice([0.0, 1e-30, 1.0, 1e3], size=BIG, p=[0.1, 0.05, 0.8, 0.05])
+        t.grad = torch.tensor(g, dtype=t.dtype)
+        e.grad = ember.tensor(g, dtype=e.dtype)
+        to.step()
+        eo.step()
+        assert_close(e, t, dtype, f"{name} step {step}")
+    compare_state(eo, to, dtype)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "Adamax", "NAdam", "RAdam", "Adagrad", "RMSprop", "Adadelta", "ASGD",
+                                  "Rprop"])
+def test_nonfinite_gradients_match_torch(name):
+    """NaN and inf gradients inside vector bodies and in the tail give torch's NaN/inf pattern."""
+    rng = np.random.default_rng(3)
+    n = 1000
+    a = rng.standard_normal(n)
+    t = torch.tensor(a, dtype=torch.float32).requires_grad_()
+    e = ember.tensor(a, dtype=ember.float32).requires_grad_()
+    kw = dict(momentum=0.9) if name == "SGD" else {}
+    to = getattr(torch.optim, name)([t], **kw)
+    eo = getattr(eoptim, name)([e], **kw)
+    for step in range(3):
+        g = rng.standard_normal(n)
+        g[[5, 17, 998]] = np.nan
+        g[[9, 40, 999]] = np.inf
+        g[[11, 997]] = -np.inf
+        t.grad = torch.tensor(g, dtype=torch.float32)
+        e.grad = ember.tensor(g, dtype=ember.float32)
+        to.step()
+        eo.step()
+        tv, ev = t.detach().numpy(), e.detach().numpy()
+        np.testing.assert_array_equal(np.isnan(ev), np.isnan(tv), err_msg=f"{name} step {step}")
+        np.testing.assert_array_equal(np.isposinf(ev), np.isposinf(tv), err_msg=f"{name} step {step}")
+        fin = np.isfinite(tv)
+        np.testing.assert_allclose(ev[fin], tv[fin], rtol=2e-5, atol=2e-6)
+
+
 @pytest.mark.parametrize("config", CONFIGS[1:2] + CONFIGS[8:9] + CONFIGS[21:22] + CONFIGS[32:33] + CONFIGS[38:39],
                          ids=_id)
 def test_state_dict_crosses_both_ways(config):

@@ -6,6 +6,7 @@
 
 // Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/optim/kernel.h"
 
 namespace ember::optim {
 using detail::lerp;
@@ -78,17 +79,25 @@ void EMBER_ISA_KERNEL(adamax_step)(const TensorList& params, const TensorList& g
       "adamax", params, grads, {&exp_avgs, &exp_infs}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
         const T wd = static_cast<T>(o.weight_decay), w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2);
         const T eps = static_cast<T>(o.eps), neg_clr = static_cast<T>(-clr[i]);
-        T *m = q.s[0], *u = q.s[1];
-        for (int64_t k = 0; k < len; ++k) {
-          T g = o.maximize ? -q.g[k] : q.g[k];
-          if (o.weight_decay != 0) g = g + wd * q.p[k];
-          T mk = lerp(m[k], g, w1, w1 < T(0.5));
-          T a = u[k] * b2, b = std::abs(g) + eps;
-          T uk = (a >= b || std::isnan(a)) ? a : b;  // amax propagates NaN
-          m[k] = mk;
-          u[k] = uk;
-          q.p[k] = q.p[k] + neg_clr * mk / uk;
-        }
+        T* __restrict m = q.s[0];
+        T* __restrict u = q.s[1];
+        T* __restrict pp = q.p;
+        const T* __restrict gp = q.g;
+        const bool small = w1 < T(0.5);
+        static_if(o.maximize, [&](auto kMax) {
+          static_if(o.weight_decay != 0, [&](auto kWd) {
+            for (int64_t k = 0; k < len; ++k) {
+              T g = kMax ? -gp[k] : gp[k];
+              if constexpr (kWd) g = g + wd * pp[k];
+              T mk = lerp(m[k], g, w1, small);
+              T a = u[k] * b2, b = std::abs(g) + eps;
+              T uk = (a >= b || std::isnan(a)) ? a : b;  // amax propagates NaN
+              m[k] = mk;
+              u[k] = uk;
+              pp[k] = pp[k] + neg_clr * mk / uk;
+            }
+          });
+        });
       });
 }
 
@@ -119,24 +128,34 @@ void EMBER_ISA_KERNEL(nadam_step)(const TensorList& params, const TensorList& gr
         const T w1 = static_cast<T>(1 - o.beta1), b2 = static_cast<T>(o.beta2), w2 = static_cast<T>(1 - o.beta2);
         const T eps = static_cast<T>(o.eps), bc = static_cast<T>(bc2[i]);
         const T cg = static_cast<T>(c_grad[i]), ca = static_cast<T>(c_avg[i]);
-        T *m = q.s[0], *v = q.s[1];
-        for (int64_t k = 0; k < len; ++k) {
-          T g = o.maximize ? -q.g[k] : q.g[k];
-          T p = q.p[k];
-          if (o.weight_decay != 0) {
-            if (o.decoupled_weight_decay)
-              p = p * decay;
-            else
-              g = g + wd * p;
-          }
-          T mk = lerp(m[k], g, w1, w1 < T(0.5));
-          T vk = v[k] * b2 + w2 * g * g;
-          m[k] = mk;
-          v[k] = vk;
-          T denom = std::sqrt(vk / bc) + eps;
-          p = p + cg * g / denom;
-          q.p[k] = p + ca * mk / denom;
-        }
+        T* __restrict m = q.s[0];
+        T* __restrict v = q.s[1];
+        T* __restrict pp = q.p;
+        const T* __restrict gp = q.g;
+        const bool small = w1 < T(0.5);
+        static_if(o.maximize, [&](auto kMax) {
+          static_if(o.weight_decay != 0, [&](auto kWd) {
+            static_if(o.decoupled_weight_decay, [&](auto kDecoupled) {
+              for (int64_t k = 0; k < len; ++k) {
+                T g = kMax ? -gp[k] : gp[k];
+                T p = pp[k];
+                if constexpr (kWd) {
+                  if constexpr (kDecoupled)
+                    p = p * decay;
+                  else
+                    g = g + wd * p;
+                }
+                T mk = lerp(m[k], g, w1, small);
+                T vk = v[k] * b2 + w2 * g * g;
+                m[k] = mk;
+                v[k] = vk;
+                T denom = std::sqrt(vk / bc) + eps;
+                p = p + cg * g / denom;
+                pp[k] = p + ca * mk / denom;
+              }
+            });
+          });
+        });
       });
 }
 
@@ -162,28 +181,40 @@ void EMBER_ISA_KERNEL(radam_step)(const TensorList& params, const TensorList& gr
         const T eps = static_cast<T>(o.eps), b1c = static_cast<T>(bc1[i]), lr = static_cast<T>(o.lr);
         const T b2s = static_cast<T>(bc2_sqrt[i]), r = static_cast<T>(rect[i]);
         const bool rectify = rect[i] >= 0;
-        T *m = q.s[0], *v = q.s[1];
-        for (int64_t k = 0; k < len; ++k) {
-          T g = o.maximize ? -q.g[k] : q.g[k];
-          T p = q.p[k];
-          if (o.weight_decay != 0) {
-            if (o.decoupled_weight_decay)
-              p = p * decay;
-            else
-              g = g + wd * p;
-          }
-          T mk = lerp(m[k], g, w1, w1 < T(0.5));
-          T vk = v[k] * b2 + w2 * g * g;
-          m[k] = mk;
-          v[k] = vk;
-          T corrected = mk / b1c;
-          if (rectify) {
-            T adaptive = b2s / (std::sqrt(vk) + eps);
-            q.p[k] = p - corrected * lr * adaptive * r;
-          } else {
-            q.p[k] = p - corrected * lr;
-          }
-        }
+        T* __restrict m = q.s[0];
+        T* __restrict v = q.s[1];
+        T* __restrict pp = q.p;
+        const T* __restrict gp = q.g;
+        const bool small = w1 < T(0.5);
+        static_if(o.maximize, [&](auto kMax) {
+          static_if(o.weight_decay != 0, [&](auto kWd) {
+            static_if(o.decoupled_weight_decay, [&](auto kDecoupled) {
+              static_if(rectify, [&](auto kRectify) {
+                for (int64_t k = 0; k < len; ++k) {
+                  T g = kMax ? -gp[k] : gp[k];
+                  T p = pp[k];
+                  if constexpr (kWd) {
+                    if constexpr (kDecoupled)
+                      p = p * decay;
+                    else
+                      g = g + wd * p;
+                  }
+                  T mk = lerp(m[k], g, w1, small);
+                  T vk = v[k] * b2 + w2 * g * g;
+                  m[k] = mk;
+                  v[k] = vk;
+                  T corrected = mk / b1c;
+                  if constexpr (kRectify) {
+                    T adaptive = b2s / (std::sqrt(vk) + eps);
+                    pp[k] = p - corrected * lr * adaptive * r;
+                  } else {
+                    pp[k] = p - corrected * lr;
+                  }
+                }
+              });
+            });
+          });
+        });
       });
 }
 

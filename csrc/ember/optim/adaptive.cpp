@@ -5,6 +5,7 @@
 
 // Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/optim/kernel.h"
 
 namespace ember::optim {
 
@@ -16,15 +17,17 @@ void EMBER_ISA_KERNEL(adagrad_step)(const TensorList& params, const TensorList& 
   for (size_t i = 0; i < n; ++i) clr[i] = o.lr / (1 + (step[i] - 1) * o.lr_decay);
   detail::run("adagrad", params, grads, {&state_sums}, [&]<typename T>(T, int64_t i, detail::Ptrs<T> q, int64_t len) {
     const T wd = static_cast<T>(o.weight_decay), eps = static_cast<T>(o.eps), neg_clr = static_cast<T>(-clr[i]);
-    T* sum = q.s[0];
+    T* __restrict sum = q.s[0];
+    T* __restrict pp = q.p;
+    const T* __restrict gp = q.g;
     detail::static_if(o.maximize, [&](auto kMax) {
       detail::static_if(o.weight_decay != 0, [&](auto kWd) {
         for (int64_t k = 0; k < len; ++k) {
-          T g = kMax ? -q.g[k] : q.g[k];
-          if constexpr (kWd) g = g + wd * q.p[k];
+          T g = kMax ? -gp[k] : gp[k];
+          if constexpr (kWd) g = g + wd * pp[k];
           T s = sum[k] + g * g;
           sum[k] = s;
-          q.p[k] = q.p[k] + neg_clr * g / (std::sqrt(s) + eps);
+          pp[k] = pp[k] + neg_clr * g / (std::sqrt(s) + eps);
         }
       });
     });
@@ -43,22 +46,25 @@ void EMBER_ISA_KERNEL(rmsprop_step)(const TensorList& params, const TensorList& 
   auto body = [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
     const T wd = static_cast<T>(o.weight_decay), eps = static_cast<T>(o.eps), alpha = static_cast<T>(o.alpha);
     const T w = static_cast<T>(1 - o.alpha), mom = static_cast<T>(o.momentum), neg_lr = static_cast<T>(-o.lr);
-    T* sq = q.s[0];
-    T* buf = use_momentum ? q.s[1] : nullptr;
-    T* gavg = o.centered ? q.s[use_momentum ? 2 : 1] : nullptr;
+    const bool small = w < T(0.5);
+    T* __restrict sq = q.s[0];
+    T* __restrict buf = use_momentum ? q.s[1] : nullptr;
+    T* __restrict gavg = o.centered ? q.s[use_momentum ? 2 : 1] : nullptr;
+    T* __restrict pp = q.p;
+    const T* __restrict gp = q.g;
     detail::static_if(o.maximize, [&](auto kMax) {
       detail::static_if(o.weight_decay != 0, [&](auto kWd) {
         detail::static_if(o.centered, [&](auto kCen) {
           detail::static_if(use_momentum, [&](auto kMom) {
             for (int64_t k = 0; k < len; ++k) {
-              T g = kMax ? -q.g[k] : q.g[k];
-              if constexpr (kWd) g = g + wd * q.p[k];
+              T g = kMax ? -gp[k] : gp[k];
+              if constexpr (kWd) g = g + wd * pp[k];
               T s = sq[k] * alpha + w * g * g;
               sq[k] = s;
               T avg;
               if constexpr (kCen) {
                 T ga = gavg[k];
-                ga = detail::lerp(ga, g, w, w < T(0.5));
+                ga = detail::lerp(ga, g, w, small);
                 gavg[k] = ga;
                 avg = std::sqrt(s + T(-1) * ga * ga);
               } else {
@@ -68,9 +74,9 @@ void EMBER_ISA_KERNEL(rmsprop_step)(const TensorList& params, const TensorList& 
               if constexpr (kMom) {
                 T b = buf[k] * mom + g / avg;
                 buf[k] = b;
-                q.p[k] = q.p[k] + neg_lr * b;
+                pp[k] = pp[k] + neg_lr * b;
               } else {
-                q.p[k] = q.p[k] + neg_lr * g / avg;
+                pp[k] = pp[k] + neg_lr * g / avg;
               }
             }
           });
@@ -98,17 +104,24 @@ void EMBER_ISA_KERNEL(adadelta_step)(const TensorList& params, const TensorList&
               [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
                 const T wd = static_cast<T>(o.weight_decay), eps = static_cast<T>(o.eps), rho = static_cast<T>(o.rho);
                 const T w = static_cast<T>(1 - o.rho), neg_lr = static_cast<T>(-o.lr);
-                T *sq = q.s[0], *acc = q.s[1];
-                for (int64_t k = 0; k < len; ++k) {
-                  T g = o.maximize ? -q.g[k] : q.g[k];
-                  if (o.weight_decay != 0) g = g + wd * q.p[k];
-                  T s = sq[k] * rho + w * g * g;
-                  sq[k] = s;
-                  T std_ = std::sqrt(s + eps);
-                  T delta = std::sqrt(acc[k] + eps) / std_ * g;
-                  acc[k] = acc[k] * rho + w * delta * delta;
-                  q.p[k] = q.p[k] + neg_lr * delta;
-                }
+                T* __restrict sq = q.s[0];
+                T* __restrict acc = q.s[1];
+                T* __restrict pp = q.p;
+                const T* __restrict gp = q.g;
+                detail::static_if(o.maximize, [&](auto kMax) {
+                  detail::static_if(o.weight_decay != 0, [&](auto kWd) {
+                    for (int64_t k = 0; k < len; ++k) {
+                      T g = kMax ? -gp[k] : gp[k];
+                      if constexpr (kWd) g = g + wd * pp[k];
+                      T s = sq[k] * rho + w * g * g;
+                      sq[k] = s;
+                      T std_ = std::sqrt(s + eps);
+                      T delta = std::sqrt(acc[k] + eps) / std_ * g;
+                      acc[k] = acc[k] * rho + w * delta * delta;
+                      pp[k] = pp[k] + neg_lr * delta;
+                    }
+                  });
+                });
               });
 }
 

@@ -5,6 +5,7 @@
 
 // Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/optim/kernel.h"
 
 namespace ember::optim {
 
@@ -23,16 +24,18 @@ void EMBER_ISA_KERNEL(asgd_step)(const TensorList& params, const TensorList& gra
     const T wd = static_cast<T>(o.weight_decay), decay = static_cast<T>(1 - o.lambd * eta[i]);
     const T neg_eta = static_cast<T>(-eta[i]), m = static_cast<T>(mu[i]);
     const bool copy = mu[i] == 1;
-    T* ax = q.s[0];
+    T* __restrict ax = q.s[0];
+    T* __restrict pp = q.p;
+    const T* __restrict gp = q.g;
     detail::static_if(o.maximize, [&](auto kMax) {
       detail::static_if(o.weight_decay != 0, [&](auto kWd) {
         detail::static_if(copy, [&](auto kCopy) {
           for (int64_t k = 0; k < len; ++k) {
-            T g = kMax ? -q.g[k] : q.g[k];
-            if constexpr (kWd) g = g + wd * q.p[k];
-            T p = q.p[k] * decay;
+            T g = kMax ? -gp[k] : gp[k];
+            if constexpr (kWd) g = g + wd * pp[k];
+            T p = pp[k] * decay;
             p = p + neg_eta * g;
-            q.p[k] = p;
+            pp[k] = p;
             ax[k] = kCopy ? p : ax[k] + (p - ax[k]) * m;
           }
         });
@@ -57,20 +60,25 @@ void EMBER_ISA_KERNEL(rprop_step)(const TensorList& params, const TensorList& gr
               [&]<typename T>(T, int64_t, detail::Ptrs<T> q, int64_t len) {
                 const T up = static_cast<T>(o.etaplus), down = static_cast<T>(o.etaminus);
                 const T lo = static_cast<T>(o.step_size_min), hi = static_cast<T>(o.step_size_max);
-                T *prev = q.s[0], *size = q.s[1];
-                for (int64_t k = 0; k < len; ++k) {
-                  T g = o.maximize ? -q.g[k] : q.g[k];
-                  T prod = g * prev[k];
-                  T factor = prod > 0 ? up : prod < 0 ? down : T(1);  // NaN products keep the factor 1... as sign(NaN)
-                  if (std::isnan(prod)) factor = prod;
-                  T s = size[k] * factor;
-                  s = std::isnan(s) ? s : std::min(std::max(s, lo), hi);
-                  size[k] = s;
-                  if (factor == down) g = 0;
-                  T sg = g > 0 ? T(1) : g < 0 ? T(-1) : g;  // sign keeps 0 and NaN
-                  q.p[k] = q.p[k] + T(-1) * sg * s;
-                  prev[k] = g;
-                }
+                T* __restrict prev = q.s[0];
+                T* __restrict size = q.s[1];
+                T* __restrict pp = q.p;
+                const T* __restrict gp = q.g;
+                detail::static_if(o.maximize, [&](auto kMax) {
+                  for (int64_t k = 0; k < len; ++k) {
+                    T g = kMax ? -gp[k] : gp[k];
+                    T prod = g * prev[k];
+                    // torch's sign is 0 for NaN: a NaN product (a NaN gradient) keeps the step size
+                    T factor = prod > 0 ? up : prod < 0 ? down : T(1);
+                    T s = size[k] * factor;
+                    s = std::isnan(s) ? s : std::min(std::max(s, lo), hi);
+                    size[k] = s;
+                    if (factor == down) g = 0;
+                    T sg = g > 0 ? T(1) : g < 0 ? T(-1) : T(0);  // torch's sign: 0 for 0 and NaN
+                    pp[k] = pp[k] + T(-1) * sg * s;
+                    prev[k] = g;
+                  }
+                });
               });
 }
 

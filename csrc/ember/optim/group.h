@@ -2,7 +2,6 @@
 #pragma once
 #include <array>
 #include <initializer_list>
-#include <type_traits>
 #include <vector>
 
 #include "ember/core/error.h"
@@ -27,26 +26,6 @@ struct Ptrs {
   const T* g;
   std::array<T*, kMaxStates> s;
 };
-
-// Calls f(std::true_type) or f(std::false_type): options become compile-time constants inside
-// the element loops, which GCC only vectorizes without branches (loop unswitching does not reach
-// that many invariant conditions).
-template <typename F>
-inline void static_if(bool b, const F& f) {
-  if (b)
-    f(std::true_type{});
-  else
-    f(std::false_type{});
-}
-
-// torch's lerp: start + w * (end - start) for w < 0.5, else end - (end - start) * (1 - w).
-// `small` is w < 0.5, computed once; both forms are evaluated so the loop stays branch-free.
-template <typename T>
-inline T lerp(T start, T end, T w, bool small) {
-  T a = start + w * (end - start);
-  T b = end - (end - start) * (T(1) - w);
-  return small ? a : b;
-}
 
 // Checks one group and makes its state tensors usable by the element loop.
 struct Prepared {

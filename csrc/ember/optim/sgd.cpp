@@ -4,6 +4,7 @@
 
 // Kernel code from here on: compiled once per ISA level (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/optim/kernel.h"
 
 namespace ember::optim {
 
