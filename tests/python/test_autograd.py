@@ -542,3 +542,31 @@ def test_grad_dtype_matches_torch():
     e, t = _grad_dtype_story(ember), _grad_dtype_story(torch)
     for a, b in zip(e, t):
         assert a == b
+
+
+def test_accumulated_grad_never_aliases_a_live_tensor():
+    """.grad takes a gradient's buffer only when nothing else can reach it (AccumulateGrad)."""
+    # a transposed view of a tensor the caller keeps: copied
+    x = ember.randn(3, 4, requires_grad=True)
+    g = ember.randn(4, 3)
+    (x * 1).backward(g.t())
+    x.grad.add_(1)
+    assert not ember.equal(x.grad, g.t()) and ember.allclose(x.grad - 1, g.t())
+    # a view whose base is dead but another view of it lives: copied
+    x = ember.randn(4, requires_grad=True)
+    base = ember.randn(2, 4)
+    first, second = base[0], base[1]
+    del base
+    kept = (first.clone(), second.clone())
+    (x * 1).backward(first)
+    x.grad.mul_(0)
+    assert ember.equal(first, kept[0]) and ember.equal(second, kept[1])
+    # part of a dead buffer: copied, so .grad does not keep the whole buffer
+    x = ember.randn(4, requires_grad=True)
+    (x * 1).backward(ember.randn(1000)[:4])
+    assert x.grad.untyped_storage().nbytes() == 16
+    # a Linear's weight gradient (a transposed view of a dead product) is taken, dense
+    lin = ember.nn.Linear(8, 16)
+    lin(ember.randn(32, 8)).sum().backward()
+    w = lin.weight.grad
+    assert w.is_contiguous() and w.untyped_storage().nbytes() == w.numel() * 4

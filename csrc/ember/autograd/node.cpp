@@ -289,6 +289,20 @@ void add_post_accumulate_hook(const Tensor& t, std::function<void(const Tensor&)
 
 // ---- AccumulateGrad ----
 
+namespace {
+// Whether g is the only tensor that can reach its buffer, so .grad may take the buffer itself.
+// A view of a dead temporary counts (a Linear's weight gradient arrives as t(t(g^T x))): its base,
+// kept only by the view, holds the storage's other reference. A view of part of a buffer does
+// not: taking it would keep the whole buffer alive as .grad.
+bool exclusive_buffer(const Tensor& g) {
+  if (g.impl_ptr().use_count() != 1) return false;
+  const IntrusivePtr<TensorImpl>& base = g.impl()->view_base;
+  if (base && base.use_count() != 1) return false;
+  const Storage& st = g.impl()->storage();
+  return st.use_count() == (base ? 2u : 1u) && static_cast<size_t>(g.numel()) * element_size(g.dtype()) == st->nbytes();
+}
+}  // namespace
+
 TensorList AccumulateGrad::apply(TensorList&& grads) {
   Tensor g = std::move(grads[0]);
   AutogradMetaImpl& m = meta_or_create(variable_);
@@ -319,7 +333,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
       } else {
         // Steal the buffer when nothing else refers to it; otherwise copy, so .grad never aliases
         // another tensor (optimizers update it in place). Expanded grads are made dense.
-        bool exclusive = g.impl_ptr().use_count() == 1 && g.impl()->storage().use_count() == 1;
+        bool exclusive = exclusive_buffer(g);
         if (g.is_contiguous())
           m.grad = exclusive ? detach(g) : clone(g);
         else
