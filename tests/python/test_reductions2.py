@@ -571,3 +571,27 @@ def test_large_inputs_match_torch(shape, dim):
     if e.numel() <= 300000:
         assert_same(e.cumsum(dim), t.cumsum(dim), rtol=1e-4, atol=1e-3)
         assert_same(e.sort(dim).values, t.sort(dim).values)
+
+
+@pytest.mark.parametrize("shape,dim", [((2048, 768), 0), ((777, 200), 0), ((3, 600, 130), 1), ((5000, 64), 0),
+                                        ((2, 100, 1100), 1)])
+def test_float32_column_sums_accurate_and_thread_independent(shape, dim):
+    """Sums down columns (a bias gradient) add 64 rows per float lane, then in double: within a
+    few float ulps of the float64 sum, and bit-identical for any thread count."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(shape) * rng.choice([1e-3, 1.0, 1e3], size=shape)).astype(np.float32)
+    x = ember.from_numpy(a)
+    ref = a.astype(np.float64).sum(axis=dim)
+    scale = np.abs(a).astype(np.float64).sum(axis=dim)
+    threads = ember.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2, 3):
+            ember.set_num_threads(n)
+            results.append(x.sum(dim).numpy())
+    finally:
+        ember.set_num_threads(threads)
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    assert np.all(np.abs(results[0] - ref) <= 8 * np.finfo(np.float32).eps * scale + 1e-30)

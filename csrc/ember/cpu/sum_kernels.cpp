@@ -45,6 +45,35 @@ A sum_contiguous(const T* p, int64_t n) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
+// acc[j] += sum of rows r0..r1 of column j (j < len), rows `stride` apart. Float columns go 64 at
+// a time through eight 8-float register accumulators, each adding at most 64 rows before its
+// block total joins the double sum: the blocking of sum_contiguous, so vector speed with the same
+// error bound (a double per element ran at half the width with a load and store of acc per row:
+// a bias gradient over 2048 rows of 256 took 1.7x torch's time). Other types, and the columns
+// past the last multiple of 64, add each element in A.
+template <typename T, typename A>
+void add_column_sums(const T* base, int64_t stride, int64_t r0, int64_t r1, int64_t len, A* acc) {
+  int64_t j0 = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int64_t kRows = 64, kCols = 64;
+    for (; j0 + kCols <= len; j0 += kCols)
+      for (int64_t rb = r0; rb < r1; rb += kRows) {
+        vf8 a[8];
+        for (auto& v : a) v = splat(0.0f);
+        for (int64_t r = rb, re = std::min(r1, rb + kRows); r < re; ++r) {
+          const float* row = base + r * stride + j0;
+          for (int u = 0; u < 8; ++u) a[u] += load8(row + u * kVecF);
+        }
+        for (int u = 0; u < 8; ++u)
+          for (int l = 0; l < kVecF; ++l) acc[j0 + u * kVecF + l] += static_cast<A>(a[u][l]);
+      }
+  }
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* row = base + r * stride;
+    for (int64_t j = j0; j < len; ++j) acc[j] += static_cast<A>(load_as<opmath_t<T>>(row + j));
+  }
+}
+
 // x: contiguous (outer, R, inner) in type T; returns contiguous (outer, inner) in type O.
 template <typename T, typename O>
 void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
@@ -84,12 +113,7 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
       for (int64_t w = b; w < e; ++w) {
         int64_t c = w % chunks, t = (w / chunks) % tiles, o = w / (chunks * tiles);
         int64_t j0 = t * kTile, len = std::min(kTile, inner - j0), r0 = c * rows, r1 = std::min(R, r0 + rows);
-        A* acc = part.data() + (o * chunks + c) * inner + j0;
-        const T* base = x + o * R * inner + j0;
-        for (int64_t r = r0; r < r1; ++r) {
-          const T* row = base + r * inner;
-          for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(load_as<opmath_t<T>>(row + j));
-        }
+        add_column_sums(x + o * R * inner + j0, inner, r0, r1, len, part.data() + (o * chunks + c) * inner + j0);
       }
     });
     for (int64_t o = 0; o < outer; ++o)
@@ -106,11 +130,7 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
                  for (int64_t w = b; w < e; ++w) {
                    int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
                    std::fill(acc.begin(), acc.begin() + len, A(0));
-                   const T* base = x + o * R * inner + j0;
-                   for (int64_t r = 0; r < R; ++r) {
-                     const T* row = base + r * inner;
-                     for (int64_t j = 0; j < len; ++j) acc[j] += static_cast<A>(load_as<opmath_t<T>>(row + j));
-                   }
+                   add_column_sums(x + o * R * inner + j0, inner, 0, R, len, acc.data());
                    O* dst = out + o * inner + j0;
                    for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<O>(acc[j]);
                  }
