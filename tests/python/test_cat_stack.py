@@ -87,3 +87,26 @@ def test_gradients_through_stack_and_cat():
     assert ember.stack(xs).grad_fn is not None
     with ember.no_grad():
         assert ember.stack(xs).grad_fn is None
+
+
+def test_cat_row_pass_uneven_empty_and_gradients():
+    """Big contiguous inputs cut into output rows (one pass, a memcpy per input row): uneven
+    widths, an empty piece, the legacy 1-d empty input, and the gradients back to each input."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal((128, 300)).astype(np.float32), np.zeros((128, 0), np.float32),
+              rng.standard_normal((128, 501)).astype(np.float32), np.zeros(0, np.float32),
+              rng.standard_normal((128, 7)).astype(np.float32)]
+    e = [ember.from_numpy(a).requires_grad_() for a in arrays]
+    t = [torch.from_numpy(a).requires_grad_() for a in arrays]
+    r, ref = ember.cat(e, 1), torch.cat(t, 1)
+    np.testing.assert_array_equal(r.detach().numpy(), ref.detach().numpy())
+    g = rng.standard_normal(tuple(ref.shape)).astype(np.float32)
+    r.backward(ember.from_numpy(g))
+    ref.backward(torch.from_numpy(g))
+    for a, b in zip(e, t):
+        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+    # three (B, T, C) gradients into (B, T, 3C), as the qkv split's backward
+    x = ember.from_numpy(rng.standard_normal((8, 128, 96)).astype(np.float32)).requires_grad_()
+    gs = [rng.standard_normal((8, 128, 32)).astype(np.float32) for _ in range(3)]
+    ember.autograd.backward(list(x.split(32, 2)), [ember.from_numpy(v) for v in gs])
+    np.testing.assert_array_equal(x.grad.numpy(), np.concatenate(gs, 2))
