@@ -10,6 +10,10 @@ out = {"capability": ember.backends.cpu.get_cpu_capability()}
 
 
 def put(name, t):
+    if isinstance(t, (list, tuple)):  # several results: each as its own entry
+        for i, v in enumerate(t):
+            put(f"{name}.{i}", v)
+        return
     out[name] = [str(t.dtype), (ember.view_as_real(t) if t.is_complex() else t).tolist()]
 
 
@@ -41,6 +45,19 @@ for fdt in ("float32", "float64", "float16", "bfloat16"):
     put(f"sum_dim1_{fdt}", xt.sum(dim=1))
     put(f"mean_{fdt}", x[:n].mean())
     put(f"amax_{fdt}", xt.amax(dim=1))
+    # cpu/reductions.cpp: extremes with NaN, values and indices, products, norms, logsumexp
+    put(f"amin_all_{fdt}", x.amin())
+    put(f"amax_clean_{fdt}", x[:n].amax())
+    put(f"max_dim_{fdt}", list(x[: 61 * 17].reshape(61, 17).max(dim=1)))
+    put(f"argmin_{fdt}", x[:n].argmin())
+    put(f"argmax_nc_{fdt}", xt.argmax(dim=0))
+    put(f"prod_{fdt}", (x[:n] / 40 + 1).reshape(61, 17).prod(dim=1))
+    put(f"nansum_{fdt}", x.nansum())
+    for ord_ in (1, 2, 3.5, math.inf):
+        put(f"norm{ord_}_{fdt}", ember.linalg.vector_norm(x[:n], ord_))
+    put(f"logsumexp_{fdt}", x[:n].reshape(61, 17).logsumexp(dim=1))
+    put(f"logsumexp_first_{fdt}", x[:n].reshape(61, 17).logsumexp(dim=0))
+    put(f"all_any_{fdt}", [x.all(), (x > 30).any(dim=0), ember.count_nonzero(x > 0)])
     m = x[:n].reshape(61, 17)
     put(f"softmax_last_{fdt}", ember.softmax(m, dim=1))
     put(f"softmax_first_{fdt}", ember.softmax(m, dim=0))

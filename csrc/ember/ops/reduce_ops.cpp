@@ -8,9 +8,9 @@
 
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
-#include "ember/cpu/loops.h"
-#include "ember/cpu/reduce_kernels.h"
-#include "ember/cpu/vec_math.h"
+#include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
+#include "ember/cpu/reductions.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
@@ -30,117 +30,6 @@ using reduce_detail::reduced_count;
 using reduce_detail::reduced_shape;
 using Mask = std::vector<bool>;
 
-template <typename T>
-using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
-
-// ---- reducers (interface in cpu/reduce_kernels.h) ----
-
-template <typename T, typename O>
-struct NanSumOp {
-  using acc_t = double;
-  cpu::vf8 vmap(cpu::vf8 v) const requires std::is_same_v<T, float> { return cpu::select(v == v, v, cpu::splat(0.0f)); }
-  acc_t init() const { return 0; }
-  acc_t step(acc_t a, T v) const {
-    double d = static_cast<double>(static_cast<opmath_t<T>>(v));
-    return d != d ? a : a + d;
-  }
-  acc_t merge(acc_t a, acc_t b) const { return a + b; }
-  O finish(acc_t a) const { return static_cast<O>(a); }
-};
-
-// Float products accumulate in float (as torch), 8 lanes at a time; others in int64/double.
-template <typename T, typename O>
-struct ProdOp {
-  using acc_t = std::conditional_t<std::is_same_v<T, float>, float, wide_t<T>>;
-  cpu::vf8 vmerge(cpu::vf8 a, cpu::vf8 b) const requires std::is_same_v<T, float> { return a * b; }
-  acc_t init() const { return 1; }
-  acc_t step(acc_t a, T v) const { return merge(a, static_cast<acc_t>(static_cast<opmath_t<T>>(v))); }
-  acc_t merge(acc_t a, acc_t b) const {
-    if constexpr (std::is_integral_v<acc_t>)  // wraps like torch's int64 products, without UB
-      return static_cast<acc_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-    else
-      return a * b;
-  }
-  O finish(acc_t a) const { return static_cast<O>(a); }
-};
-
-// Complex products in complex<double>, the product written out (std::complex's operator* takes
-// the slow Annex G path and differs from torch's plain formula on infinities).
-template <typename T>
-struct ComplexProdOp {
-  using acc_t = std::complex<double>;
-  acc_t init() const { return {1.0, 0.0}; }
-  acc_t step(acc_t a, T v) const { return merge(a, acc_t(v.real(), v.imag())); }
-  acc_t merge(acc_t a, acc_t b) const {
-    return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
-  }
-  T finish(acc_t a) const {
-    return T(static_cast<typename T::value_type>(a.real()), static_cast<typename T::value_type>(a.imag()));
-  }
-};
-
-template <typename T, typename O, bool All>
-struct AllAnyOp {
-  using acc_t = bool;
-  acc_t init() const { return All; }
-  acc_t step(acc_t a, T v) const {
-    bool nz = static_cast<opmath_t<T>>(v) != opmath_t<T>(0);
-    return All ? (a && nz) : (a || nz);
-  }
-  acc_t merge(acc_t a, acc_t b) const { return All ? (a && b) : (a || b); }
-  O finish(acc_t a) const { return static_cast<O>(a); }
-};
-
-template <typename T>
-struct CountNonzeroOp {
-  using acc_t = int64_t;
-  acc_t init() const { return 0; }
-  acc_t step(acc_t a, T v) const { return a + (static_cast<opmath_t<T>>(v) != opmath_t<T>(0)); }
-  acc_t merge(acc_t a, acc_t b) const { return a + b; }
-  int64_t finish(acc_t a) const { return a; }
-};
-
-enum class NormKind { Zero, One, Two, Inf, NegInf, P };
-
-template <typename T, NormKind K>
-struct NormOp {
-  using acc_t = double;
-  double p = 2;
-  cpu::vf8 vmap(cpu::vf8 v) const requires(std::is_same_v<T, float> && (K == NormKind::One || K == NormKind::Two)) {
-    return K == NormKind::Two ? v * v : cpu::abs8(v);
-  }
-  acc_t init() const { return K == NormKind::NegInf ? std::numeric_limits<double>::infinity() : 0.0; }
-  acc_t step(acc_t a, T v) const {
-    double x = std::fabs(static_cast<double>(static_cast<opmath_t<T>>(v)));
-    if constexpr (K == NormKind::Zero)
-      return a + (x != 0);
-    else if constexpr (K == NormKind::One)
-      return a + x;
-    else if constexpr (K == NormKind::Two)
-      return a + x * x;
-    else if constexpr (K == NormKind::P)
-      return a + std::pow(x, p);
-    else
-      return merge(a, x);
-  }
-  acc_t merge(acc_t a, acc_t b) const {
-    if constexpr (K == NormKind::Inf)
-      return (a > b || a != a) ? a : b;
-    else if constexpr (K == NormKind::NegInf)
-      return (a < b || a != a) ? a : b;
-    else
-      return a + b;
-  }
-  T finish(acc_t a) const {
-    if constexpr (K == NormKind::Two)
-      return static_cast<T>(std::sqrt(a));
-    else if constexpr (K == NormKind::P)
-      return static_cast<T>(std::pow(a, 1.0 / p));
-    else
-      return static_cast<T>(a);
-  }
-};
-
 // ---- shared plumbing ----
 
 bool dims_given(const OptDims& dims) { return dims && !dims->empty(); }
@@ -149,37 +38,15 @@ Tensor keep_shape(const Tensor& r, const Tensor& t, const Mask& mask, bool keepd
   return keepdim ? reshape(r, reduced_shape(t, mask, true)) : r;
 }
 
-// Folds x over the masked dims with the reducer `make_op.template operator()<T, O>()` into a fresh
-// tensor of dtype out_dtype (keepdim=False shape); empty reductions give the reducer's identity.
-template <typename MakeOp>
-Tensor run_reduce(const Tensor& x, const Mask& mask, ScalarType out_dtype, const char* name, const MakeOp& make_op) {
+// Folds x over the masked dims with the reduction r (cpu/reductions.h) into a fresh tensor of
+// dtype out_dtype (keepdim=False shape); empty reductions give the reducer's identity.
+Tensor run_reduce(const Tensor& x, const Mask& mask, ScalarType out_dtype, cpu::Reduction r, const char* name,
+                  double p = 0) {
   autograd::NoGradGuard raw;
   Tensor out = empty(reduced_shape(x, mask, false), out_dtype);
   if (out.numel() == 0) return out;
   Layout l = reduce_layout(x, mask);
-  EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
-    using T = scalar_t;
-    EMBER_DISPATCH_ALL(out_dtype, name, [&] {
-      using O = scalar_t;
-      cpu::reduce_rows(l.x.data<T>(), out.data<O>(), l.outer, l.R, l.inner, make_op.template operator()<T, O>());
-    });
-  });
-  return out;
-}
-
-// run_reduce with one output type: O fixed, or (O = void) the input's type.
-template <typename O, typename MakeOp>
-Tensor run_reduce_one(const Tensor& x, const Mask& mask, ScalarType out_dtype, const char* name,
-                      const MakeOp& make_op) {
-  autograd::NoGradGuard raw;
-  Tensor out = empty(reduced_shape(x, mask, false), out_dtype);
-  if (out.numel() == 0) return out;
-  Layout l = reduce_layout(x, mask);
-  EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
-    using T = scalar_t;
-    using Out = std::conditional_t<std::is_void_v<O>, T, O>;
-    cpu::reduce_rows(l.x.data<T>(), out.data<Out>(), l.outer, l.R, l.inner, make_op.template operator()<T, Out>());
-  });
+  cpu::reduce_kernel(r, l.x, out, l.outer, l.R, l.inner, p, name);
   return out;
 }
 
@@ -190,15 +57,7 @@ Tensor grad_keep(const Tensor& g, const Mask& mask, bool keepdim, int64_t ndim) 
 
 template <bool Max>
 Tensor extremum_raw(const Tensor& x, const Mask& mask, const char* name) {
-  autograd::NoGradGuard raw;
-  Tensor out = empty(reduced_shape(x, mask, false), x.dtype());
-  if (out.numel() == 0) return out;
-  Layout l = reduce_layout(x, mask);
-  EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
-    cpu::reduce_rows(l.x.data<scalar_t>(), out.data<scalar_t>(), l.outer, l.R, l.inner,
-                     cpu::ExtremumOp<scalar_t, Max>{});
-  });
-  return out;
+  return run_reduce(x, mask, x.dtype(), Max ? cpu::Reduction::Max : cpu::Reduction::Min, name);
 }
 
 template <bool Max>
@@ -224,12 +83,7 @@ TensorPair dim_extremum(const Tensor& t, int64_t dim, bool keepdim, const char* 
   Tensor indices = empty(reduced_shape(t, mask, false), ScalarType::Int64);
   if (values.numel() > 0) {
     Layout l = reduce_layout(t, mask);
-    EMBER_DISPATCH_ALL(t.dtype(), name, [&] {
-      using M = opmath_t<scalar_t>;
-      auto better = [](M v, M best) { return Max ? v > best : v < best; };
-      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), values.data<scalar_t>(), indices.data<int64_t>(), l.outer,
-                                        l.R, l.inner, better);
-    });
+    cpu::arg_reduce_kernel(Max, l.x, values, indices, l.outer, l.R, l.inner, name);
   }
   values = keep_shape(values, t, mask, keepdim);
   indices = keep_shape(indices, t, mask, keepdim);
@@ -274,12 +128,8 @@ Tensor arg_impl(const Tensor& t, std::optional<int64_t> dim, bool keepdim, const
   Tensor indices = empty(reduced_shape(x, mask, false), ScalarType::Int64);
   if (indices.numel() > 0) {
     Layout l = reduce_layout(x, mask);
-    EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
-      using M = opmath_t<scalar_t>;
-      auto better = [](M v, M best) { return Max ? v > best : v < best; };
-      cpu::arg_reduce_rows<scalar_t, M>(l.x.data<scalar_t>(), nullptr, indices.data<int64_t>(), l.outer, l.R, l.inner,
-                                        better);
-    });
+    Tensor no_values;
+    cpu::arg_reduce_kernel(Max, l.x, no_values, indices, l.outer, l.R, l.inner, name);
   }
   if (!keepdim) return indices;
   if (dim) return reshape(indices, reduced_shape(t, mask, true));
@@ -293,8 +143,7 @@ Tensor all_any(const Tensor& t, const OptDims& dims, bool keepdim, const char* n
   if (dims && dims->empty()) return to_dtype(ne(t, scalar_tensor(Scalar(0), t.dtype())), out_dtype);
   if (is_complex(t.dtype())) return all_any<All>(ne(t, scalar_tensor(Scalar(0), t.dtype())), dims, keepdim, name);
   Mask mask = reduce_mask(t, dims);
-  Tensor r = run_reduce_one<bool>(t, mask, ScalarType::Bool, name,
-                                  []<typename T, typename O>() { return AllAnyOp<T, O, All>{}; });
+  Tensor r = run_reduce(t, mask, ScalarType::Bool, All ? cpu::Reduction::All : cpu::Reduction::Any, name);
   return keep_shape(to_dtype(r, out_dtype), t, mask, keepdim);
 }
 
@@ -431,54 +280,6 @@ Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool kee
   return r;
 }
 
-// logsumexp of contiguous (outer, R, inner): max, then log(sum(exp(x - max))) + max, with an
-// infinite max shifted by 0 instead (so all -inf gives -inf and +inf gives +inf).
-template <typename T>
-void logsumexp_rows(const T* x, T* out, int64_t outer, int64_t R, int64_t inner) {
-  using M = opmath_t<T>;
-  auto shift_of = [](M m) { return std::isinf(m) ? M(0) : m; };
-  if (inner == 1) {
-    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        const T* row = x + o * R;
-        M m = cpu::reduce_contiguous(row, R, cpu::ExtremumOp<T, true>{});
-        M sh = shift_of(m);
-        double s = 0;
-        int64_t k = 0;
-        if constexpr (std::is_same_v<T, float>) {
-          cpu::vf8 acc = cpu::splat(0.0f);
-          for (; k + 8 <= R; k += 8) acc += cpu::exp8(cpu::load8(row + k) - sh);
-          for (int j = 0; j < cpu::kVecF; ++j) s += acc[j];
-        }
-        for (; k < R; ++k) s += std::exp(static_cast<double>(static_cast<M>(row[k]) - sh));
-        out[o] = m != m ? static_cast<T>(m) : static_cast<T>(std::log(s) + sh);
-      }
-    });
-    return;
-  }
-  constexpr int64_t kTile = 256;
-  int64_t tiles = (inner + kTile - 1) / kTile;
-  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R * kTile, 1)),
-               [&](int64_t b, int64_t e) {
-                 M m[kTile];
-                 double s[kTile];
-                 cpu::ExtremumOp<T, true> mx;
-                 for (int64_t w = b; w < e; ++w) {
-                   int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
-                   const T* base = x + o * R * inner + j0;
-                   for (int64_t j = 0; j < len; ++j) m[j] = mx.init(), s[j] = 0;
-                   for (int64_t r = 0; r < R; ++r)
-                     for (int64_t j = 0; j < len; ++j) m[j] = mx.step(m[j], base[r * inner + j]);
-                   for (int64_t r = 0; r < R; ++r)
-                     for (int64_t j = 0; j < len; ++j)
-                       s[j] += std::exp(static_cast<double>(static_cast<M>(base[r * inner + j]) - shift_of(m[j])));
-                   T* dst = out + o * inner + j0;
-                   for (int64_t j = 0; j < len; ++j)
-                     dst[j] = m[j] != m[j] ? static_cast<T>(m[j]) : static_cast<T>(std::log(s[j]) + shift_of(m[j]));
-                 }
-               });
-}
-
 ScalarType norm_input_dtype(const Tensor& t, std::optional<ScalarType> dtype, const char* name) {
   EMBER_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()), name,
               ": Expected a floating point or complex tensor as input. Got ", dtype_name(t.dtype()));
@@ -525,7 +326,7 @@ Tensor nansum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarT
   ScalarType out_dtype = dtype.value_or(t.dtype());
   Tensor x = to_dtype(t, out_dtype);
   Mask mask = reduce_mask(x, dims);
-  Tensor r = run_reduce(x, mask, out_dtype, "nansum", []<typename T, typename O>() { return NanSumOp<T, O>{}; });
+  Tensor r = run_reduce(x, mask, out_dtype, cpu::Reduction::NanSum, "nansum");
   r = keep_shape(r, x, mask, keepdim);
   if (auto n = make_node<LambdaBackward>(x))
     n->record("NansumBackward0", {r}, {x}, {},
@@ -552,19 +353,7 @@ Tensor prod(const Tensor& t, std::optional<int64_t> dim, bool keepdim, std::opti
   Tensor x = dtype ? to_dtype(t, *dtype) : t;
   Mask mask = dim ? reduce_mask(x, *dim) : reduce_mask(x, std::nullopt);
   bool keep = dim && keepdim;
-  Tensor r;
-  if (is_complex(x.dtype())) {
-    autograd::NoGradGuard raw;
-    r = empty(reduced_shape(x, mask, false), x.dtype());
-    if (r.numel() > 0) {
-      Layout l = reduce_layout(x, mask);
-      EMBER_DISPATCH_COMPLEX(x.dtype(), "prod", [&] {
-        cpu::reduce_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner, ComplexProdOp<scalar_t>{});
-      });
-    }
-  } else {
-    r = run_reduce(x, mask, out_dtype, "prod", []<typename T, typename O>() { return ProdOp<T, O>{}; });
-  }
+  Tensor r = run_reduce(x, mask, is_complex(x.dtype()) ? x.dtype() : out_dtype, cpu::Reduction::Prod, "prod");
   r = keep_shape(r, x, mask, keep);
   if (auto n = make_node<LambdaBackward>(x)) {
     int64_t nd = x.dim();
@@ -633,8 +422,7 @@ Tensor any(const Tensor& t, OptDims dims, bool keepdim) { return all_any<false>(
 Tensor count_nonzero(const Tensor& t, OptDims dims) {
   if (is_complex(t.dtype())) return count_nonzero(ne(t, scalar_tensor(Scalar(0), t.dtype())), dims);
   Mask mask = reduce_mask(t, dims);
-  return run_reduce_one<int64_t>(t, mask, ScalarType::Int64, "count_nonzero",
-                                 []<typename T, typename O>() { return CountNonzeroOp<T>{}; });
+  return run_reduce(t, mask, ScalarType::Int64, cpu::Reduction::CountNonzero, "count_nonzero");
 }
 
 // ---- moments ----
@@ -673,26 +461,14 @@ Tensor vector_norm(const Tensor& t, double ord, OptDims dims, bool keepdim, std:
     EMBER_CHECK(!empty_slice, "linalg.vector_norm cannot compute the ", ord_str(ord),
                 " norm on an empty tensor because the operation does not have an identity");
   }
-  Tensor r;
-  auto run = [&]<NormKind K>() {
-    r = run_reduce_one<void>(x, mask, dt, "linalg.vector_norm", [ord]<typename T, typename O>() {
-      NormOp<T, K> op;
-      op.p = ord;
-      return op;
-    });
-  };
-  if (ord == 0)
-    run.template operator()<NormKind::Zero>();
-  else if (ord == 1)
-    run.template operator()<NormKind::One>();
-  else if (ord == 2)
-    run.template operator()<NormKind::Two>();
-  else if (std::isinf(ord) && ord > 0)
-    run.template operator()<NormKind::Inf>();
-  else if (std::isinf(ord))
-    run.template operator()<NormKind::NegInf>();
-  else
-    run.template operator()<NormKind::P>();
+  using cpu::Reduction;
+  Reduction kind = ord == 0                     ? Reduction::Norm0
+                   : ord == 1                   ? Reduction::Norm1
+                   : ord == 2                   ? Reduction::Norm2
+                   : std::isinf(ord) && ord > 0 ? Reduction::NormInf
+                   : std::isinf(ord)            ? Reduction::NormNegInf
+                                                : Reduction::NormP;
+  Tensor r = run_reduce(x, mask, dt, kind, "linalg.vector_norm", ord);
   r = keep_shape(r, x, mask, keepdim);
   if (auto n = make_node<LambdaBackward>(x))
     n->record("LinalgVectorNormBackward0", {r}, {x}, {r},
@@ -782,8 +558,7 @@ Tensor logsumexp(const Tensor& t, OptDims dims, bool keepdim) {
   Tensor r = empty(reduced_shape(x, mask, false), x.dtype());
   if (r.numel() > 0) {
     Layout l = reduce_layout(x, mask);
-    EMBER_DISPATCH_FLOAT(x.dtype(), "logsumexp",
-                         [&] { logsumexp_rows(l.x.data<scalar_t>(), r.data<scalar_t>(), l.outer, l.R, l.inner); });
+    cpu::logsumexp_kernel(l.x, r, l.outer, l.R, l.inner);
   }
   r = keep_shape(r, x, mask, keepdim);
   if (auto n = make_node<LambdaBackward>(x))
