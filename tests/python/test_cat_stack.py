@@ -110,3 +110,29 @@ def test_cat_row_pass_uneven_empty_and_gradients():
     gs = [rng.standard_normal((8, 128, 32)).astype(np.float32) for _ in range(3)]
     ember.autograd.backward(list(x.split(32, 2)), [ember.from_numpy(v) for v in gs])
     np.testing.assert_array_equal(x.grad.numpy(), np.concatenate(gs, 2))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("shape,dims", [((3, 224, 37), (-1,)), ((3, 224, 37), (1,)), ((4, 5, 6), (0, 2)),
+                                        ((70001,), (0,)), ((2, 3, 70001), (0, 2)), ((5, 0, 3), (2,)), ((7,), ())])
+def test_flip_matches_torch(dtype, shape, dims):
+    """flip's row copy (forwards or reversed 16 bytes at a time) over element sizes 1-16, rows
+    longer than a work piece, empty tensors, and transposed inputs."""
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal(shape) * 50).astype(dtype if dtype != "complex128" else "float64")
+    if dtype == "complex128":
+        a = a + 1j * a[::-1].copy()
+    e, t = ember.from_numpy(a), torch.from_numpy(a)
+    np.testing.assert_array_equal(ember.flip(e, dims).numpy(), torch.flip(t, dims).numpy())
+    if len(shape) >= 2:  # a transposed (non-contiguous) input
+        et, tt = e.transpose(0, -1), t.transpose(0, -1)
+        np.testing.assert_array_equal(ember.flip(et, dims).numpy(), torch.flip(tt, dims).numpy())
+
+
+def test_flip_gradient():
+    x = ember.randn(3, 4, 5, requires_grad=True)
+    y = x.flip(0, 2)
+    assert y.grad_fn.name() == "FlipBackward0"
+    g = ember.randn(3, 4, 5)
+    y.backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), np.flip(g.numpy(), (0, 2)))

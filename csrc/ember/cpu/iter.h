@@ -66,6 +66,13 @@ class TensorIter {
   // time row by row).
   void for_each_2d(Loop2d loop, int64_t grain = kGrainSizeDefault) const;
   static constexpr int64_t kGrainSizeDefault = 32768;
+  // Operand t's one value (0 is the output) when it is broadcast over the whole iteration (no
+  // dim moves it), else null: lets a kernel specialize on a scalar operand (pow's exponent).
+  const char* broadcast_value(int t) const {
+    for (int d = 0; d < ndim_; ++d)
+      if (shape_[d] != 1 && strides_[d * ntensors_ + t] != 0) return nullptr;
+    return data_[t];
+  }
 
  private:
   void walk(RowLoop loop, int64_t begin, int64_t end) const;

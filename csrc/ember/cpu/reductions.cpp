@@ -189,29 +189,38 @@ void norm_rows(const Tensor& x, Tensor& out, int64_t outer, int64_t R, int64_t i
 
 }  // namespace
 
-void EMBER_ISA_KERNEL(reduce_kernel)(Reduction r, const Tensor& x, Tensor& out, int64_t outer, int64_t R,
-                                     int64_t inner, double p, const char* name) {
+void EMBER_ISA_KERNEL(reduce_kernel)(Reduction r, const Tensor& x, Tensor& out, int64_t outer, int64_t R, int64_t inner,
+                                     double p, const char* name) {
   const ScalarType dt = x.dtype();
   switch (r) {
     case Reduction::Max:
-      return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ExtremumOp<scalar_t, true>{}); });
+      return EMBER_DISPATCH_ALL(
+          dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ExtremumOp<scalar_t, true>{}); });
     case Reduction::Min:
-      return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ExtremumOp<scalar_t, false>{}); });
+      return EMBER_DISPATCH_ALL(
+          dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ExtremumOp<scalar_t, false>{}); });
     case Reduction::NanSum:
-      return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, NanSumOp<scalar_t, scalar_t>{}); });
+      return EMBER_DISPATCH_ALL(
+          dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, NanSumOp<scalar_t, scalar_t>{}); });
     case Reduction::Prod:
       if (is_complex(dt))
-        return EMBER_DISPATCH_COMPLEX(dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ComplexProdOp<scalar_t>{}); });
+        return EMBER_DISPATCH_COMPLEX(
+            dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ComplexProdOp<scalar_t>{}); });
       if (out.dtype() == dt)
-        return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ProdOp<scalar_t, scalar_t>{}); });
+        return EMBER_DISPATCH_ALL(
+            dt, name, [&] { rows<scalar_t, scalar_t>(x, out, outer, R, inner, ProdOp<scalar_t, scalar_t>{}); });
       EMBER_CHECK(out.dtype() == ScalarType::Int64, name, ": unexpected output dtype ", dtype_name(out.dtype()));
-      return EMBER_DISPATCH_INTEGRAL(dt, name, [&] { rows<scalar_t, int64_t>(x, out, outer, R, inner, ProdOp<scalar_t, int64_t>{}); });
+      return EMBER_DISPATCH_INTEGRAL(
+          dt, name, [&] { rows<scalar_t, int64_t>(x, out, outer, R, inner, ProdOp<scalar_t, int64_t>{}); });
     case Reduction::All:
-      return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, bool>(x, out, outer, R, inner, AllAnyOp<scalar_t, bool, true>{}); });
+      return EMBER_DISPATCH_ALL(
+          dt, name, [&] { rows<scalar_t, bool>(x, out, outer, R, inner, AllAnyOp<scalar_t, bool, true>{}); });
     case Reduction::Any:
-      return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, bool>(x, out, outer, R, inner, AllAnyOp<scalar_t, bool, false>{}); });
+      return EMBER_DISPATCH_ALL(
+          dt, name, [&] { rows<scalar_t, bool>(x, out, outer, R, inner, AllAnyOp<scalar_t, bool, false>{}); });
     case Reduction::CountNonzero:
-      return EMBER_DISPATCH_ALL(dt, name, [&] { rows<scalar_t, int64_t>(x, out, outer, R, inner, CountNonzeroOp<scalar_t>{}); });
+      return EMBER_DISPATCH_ALL(dt, name,
+                                [&] { rows<scalar_t, int64_t>(x, out, outer, R, inner, CountNonzeroOp<scalar_t>{}); });
     case Reduction::Norm0:
       return norm_rows<NormKind::Zero>(x, out, outer, R, inner, p, name);
     case Reduction::Norm1:

@@ -9,7 +9,21 @@
 
 namespace ember::cpu {
 
-enum class Reduction { Max, Min, NanSum, Prod, All, Any, CountNonzero, Norm0, Norm1, Norm2, NormInf, NormNegInf, NormP };
+enum class Reduction {
+  Max,
+  Min,
+  NanSum,
+  Prod,
+  All,
+  Any,
+  CountNonzero,
+  Norm0,
+  Norm1,
+  Norm2,
+  NormInf,
+  NormNegInf,
+  NormP
+};
 
 // out (contiguous (outer, inner)) = the reduction over R of x (contiguous (outer, R, inner)).
 // out's dtype: x's for Max/Min/NanSum/the norms; x's or (integral x) int64 for Prod (complex x
@@ -17,8 +31,8 @@ enum class Reduction { Max, Min, NanSum, Prod, All, Any, CountNonzero, Norm0, No
 EMBER_DECLARE_ISA_KERNEL(void, reduce_kernel,
                          (Reduction r, const Tensor& x, Tensor& out, int64_t outer, int64_t R, int64_t inner, double p,
                           const char* name))
-inline void reduce_kernel(Reduction r, const Tensor& x, Tensor& out, int64_t outer, int64_t R, int64_t inner,
-                          double p, const char* name) {
+inline void reduce_kernel(Reduction r, const Tensor& x, Tensor& out, int64_t outer, int64_t R, int64_t inner, double p,
+                          const char* name) {
   EMBER_ISA_SELECT(reduce_kernel)(r, x, out, outer, R, inner, p, name);
 }
 

@@ -9,6 +9,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/checked_math.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/element_bytes.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
@@ -340,18 +341,135 @@ TensorVec unbind(const Tensor& t, int64_t dim) {
   return multi_output_views(t, d, starts, std::vector<int64_t>(starts.size(), 1), true, "UnbindBackward0");
 }
 
+namespace {
+template <size_t N>
+using Element = std::conditional_t<
+    N == 1, uint8_t,
+    std::conditional_t<N == 2, uint16_t,
+                       std::conditional_t<N == 4, uint32_t, std::conditional_t<N == 8, uint64_t, Bytes<N>>>>>;
+
+// 16 bytes of E as a vector (GCC's vector types cannot depend on a template parameter).
+typedef uint8_t U8x16 __attribute__((vector_size(16)));
+typedef uint16_t U16x8 __attribute__((vector_size(16)));
+typedef uint32_t U32x4 __attribute__((vector_size(16)));
+typedef uint64_t U64x2 __attribute__((vector_size(16)));
+template <typename E>
+struct Vec16 {};
+template <>
+struct Vec16<uint8_t> {
+  using type = U8x16;
+  static constexpr type reversed{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+};
+template <>
+struct Vec16<uint16_t> {
+  using type = U16x8;
+  static constexpr type reversed{7, 6, 5, 4, 3, 2, 1, 0};
+};
+template <>
+struct Vec16<uint32_t> {
+  using type = U32x4;
+  static constexpr type reversed{3, 2, 1, 0};
+};
+template <>
+struct Vec16<uint64_t> {
+  using type = U64x2;
+  static constexpr type reversed{1, 0};
+};
+
+// o[j] = last[-j] for j in [j0, j1): 16 bytes at a time, reversed with one shuffle (GCC left the
+// reversed loop scalar).
+template <typename E>
+void reverse_copy(E* o, const E* last, int64_t j0, int64_t j1) {
+  int64_t j = j0;
+  if constexpr (std::is_integral_v<E>) {
+    using V = typename Vec16<E>::type;
+    constexpr int64_t K = 16 / sizeof(E);
+    for (; j + K <= j1; j += K) {
+      V v;
+      std::memcpy(&v, last - j - (K - 1), 16);
+      v = __builtin_shuffle(v, Vec16<E>::reversed);
+      std::memcpy(o + j, &v, 16);
+    }
+  }
+  for (; j < j1; ++j) o[j] = last[-j];
+}
+
+// A contiguous copy of t with the dims marked in `flipped` reversed: each output row (the last
+// dim) is read from its source row forwards or backwards. index_select per flipped dim read the
+// last dim through one index per element: flip(-1) of a 3x224x224 image took 8x torch's time.
+void flip_copy(const Tensor& t, Tensor& out, const std::vector<bool>& flipped) {
+  const int64_t nd = t.dim(), n = t.sizes()[nd - 1], rows = t.numel() / n, step = t.strides()[nd - 1];
+  const Shape& sizes = t.sizes();
+  const Shape& strides = t.strides();
+  // Work items are pieces of rows, so a few long rows (a 1-d flip) still use every thread.
+  const int64_t piece = std::max<int64_t>(kGrainSize, 1), pieces = (n + piece - 1) / piece;
+  with_element_bytes(element_size(t.dtype()), [&](auto bytes) {
+    using E = Element<decltype(bytes)::value>;
+    const E* src = static_cast<const E*>(t.data_ptr());
+    E* dst = static_cast<E*>(out.data_ptr());
+    parallel_for(0, rows * pieces, std::max<int64_t>(1, kGrainSize / std::min(n, piece)), [&](int64_t b, int64_t e) {
+      // The source row's index (odometer over the outer dims) and offset, advanced row by row:
+      // a division per dim and row cost more than copying a row of 32 floats.
+      std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
+      int64_t row = b / pieces, off = 0;
+      for (int64_t d = nd - 2, rest = row; d >= 0; --d) {
+        idx[d] = rest % sizes[d];
+        rest /= sizes[d];
+        off += (flipped[d] ? sizes[d] - 1 - idx[d] : idx[d]) * strides[d];
+      }
+      for (int64_t w = b; w < e; ++w) {
+        const int64_t r = w / pieces, j0 = (w % pieces) * piece, j1 = std::min(n, j0 + piece);
+        for (; row < r; ++row)
+          for (int64_t d = nd - 2; d >= 0; --d) {
+            const int64_t dir = flipped[d] ? -strides[d] : strides[d];
+            if (++idx[d] < sizes[d]) {
+              off += dir;
+              break;
+            }
+            off -= dir * (sizes[d] - 1);
+            idx[d] = 0;
+          }
+        const E* in = src + off;
+        E* o = dst + r * n;
+        if (flipped[nd - 1] && step == 1) {
+          reverse_copy(o, in + (n - 1), j0, j1);
+        } else if (flipped[nd - 1]) {
+          for (int64_t j = j0; j < j1; ++j) o[j] = in[(n - 1 - j) * step];
+        } else if (step == 1) {
+          std::memcpy(o + j0, in + j0, static_cast<size_t>(j1 - j0) * sizeof(E));
+        } else {
+          for (int64_t j = j0; j < j1; ++j) o[j] = in[j * step];
+        }
+      }
+    });
+  });
+}
+}  // namespace
+
 Tensor flip(const Tensor& t, IntArrayRef dims) {
   std::vector<bool> seen(std::max<int64_t>(t.dim(), 1), false);
-  Tensor r = t;
   for (int64_t dd : dims) {
     int64_t d = wrap_dim(dd, t.dim());
     EMBER_CHECK(!seen[d], "dim ", d, " appears multiple times in the list of dims");
     seen[d] = true;
   }
   if (t.dim() == 0) return clone(t);
-  for (int64_t d = 0; d < t.dim(); ++d)
-    if (seen[d]) r = index_select(r, d, arange(t.sizes()[d] - 1, -1, -1, ScalarType::Int64));
-  return r.is_same(t) ? clone(t) : r;
+  // With a dual level open, index_select carries the tangents (Note [Forward AD]).
+  if (autograd::forward_ad::is_active() || !t.device().is_cpu()) {
+    Tensor r = t;
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (seen[d]) r = index_select(r, d, arange(t.sizes()[d] - 1, -1, -1, ScalarType::Int64));
+    return r.is_same(t) ? clone(t) : r;
+  }
+  Tensor out = empty(t.sizes(), t.dtype());
+  if (out.numel() > 0) flip_copy(t, out, seen);
+  if (auto n = make_node<LambdaBackward>(t)) {
+    n->name_ = "FlipBackward0";
+    std::vector<int64_t> ds(dims.begin(), dims.end());
+    n->fn = [ds](const TensorList& g, const TensorList&) -> TensorList { return {flip(g[0], ds)}; };
+    set_history(out, n);
+  }
+  return out;
 }
 
 Tensor roll(const Tensor& t, IntArrayRef shifts, IntArrayRef dims) {
