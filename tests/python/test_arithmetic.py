@@ -231,3 +231,22 @@ def test_pow_exponent_gradient_at_zero_base_matches_torch():
         lib.pow(a, e).sum().backward()
         grads.append(a.grad.tolist() + e.grad.tolist())
     assert grads[0] == pytest.approx(grads[1], rel=1e-14, abs=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 1, 0, 2.5, -3])
+def test_pow_scalar_exponent_matches_torch_bitwise(dtype, exponent):
+    """Exponents torch computes without pow (x*x, sqrt, 1/x, ...) give its values, signed zeros and
+    infinities included, in vector runs and their tails; float16 keeps pow, as torch's."""
+    import math
+    specials = [-0.0, 0.0, -1.5, math.inf, -math.inf, math.nan, 2.0, 1e-30, 3e38, -7.25, 0.3]
+    vals = specials + [((i * 0.37) % 5) - 2.5 for i in range(53)]
+    t = torch.tensor(vals, dtype=getattr(torch, dtype))
+    e = ember.tensor(vals, dtype=getattr(ember, dtype))
+    r, ref = (e ** exponent).double().tolist(), (t ** exponent).double().tolist()
+    for k, (a, b) in enumerate(zip(r, ref)):
+        same = (a == b and math.copysign(1, a) == math.copysign(1, b)) or (a != a and b != b)
+        close = dtype == "float64" and exponent == 0.5 and abs(a - b) <= 2.3e-16 * abs(b)  # torch: Sleef sqrt
+        # bfloat16 x*x*x and 1/(x*x): torch rounds the inner product to bfloat16, ember rounds once
+        close = close or (dtype == "bfloat16" and exponent in (3, -2) and abs(a - b) <= 2.0 ** -7 * abs(b))
+        assert same or close, (k, vals[k], a, b)
