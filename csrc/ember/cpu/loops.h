@@ -8,10 +8,15 @@
 namespace ember {
 inline namespace EMBER_ISA_NS {  // Note [Multi-ISA kernels] in isa.h
 
+// Note [Loop closure copies]: each row loop works on its own copy of f. The row lambda is called
+// out of line from TensorIter (baseline code), so through a reference f's captures (leaky_relu's
+// slope, add's alpha) live in memory that every output store might overwrite: GCC reloaded them
+// per element and left the loop scalar (leaky_relu: 9.7x torch's time). A local copy is registers.
 template <typename out_t, typename in_t, typename F>
-void unary_loop(const TensorIter& it, const F& f) {
+void unary_loop(const TensorIter& it, const F& f_ref) {
   using M = opmath_t<in_t>;
-  it.for_each([&f](char** d, const int64_t* s, int64_t n) {
+  it.for_each([&f_ref](char** d, const int64_t* s, int64_t n) {
+    const F f = f_ref;  // Note [Loop closure copies]
     auto* o = reinterpret_cast<out_t*>(d[0]);
     auto* a = reinterpret_cast<const in_t*>(d[1]);
     if (s[0] == sizeof(out_t) && s[1] == sizeof(in_t)) {
@@ -25,9 +30,10 @@ void unary_loop(const TensorIter& it, const F& f) {
 }
 
 template <typename out_t, typename in_t, typename F>
-void binary_loop(const TensorIter& it, const F& f) {
+void binary_loop(const TensorIter& it, const F& f_ref) {
   using M = opmath_t<in_t>;
-  it.for_each([&f](char** d, const int64_t* s, int64_t n) {
+  it.for_each([&f_ref](char** d, const int64_t* s, int64_t n) {
+    const F f = f_ref;  // Note [Loop closure copies]
     auto* o = reinterpret_cast<out_t*>(d[0]);
     auto* a = reinterpret_cast<const in_t*>(d[1]);
     auto* b = reinterpret_cast<const in_t*>(d[2]);
