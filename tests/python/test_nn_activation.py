@@ -469,3 +469,29 @@ def test_half_precision_softmax_backward_is_computed_in_float(dtype, log):
     half_ulp = 2.0 ** -8 if dtype == "bfloat16" else 2.0 ** -11  # relative, of the one final rounding
     err = np.abs(gx.double().numpy() - want)
     assert (err <= half_ulp * np.abs(want) + 1e-5).all(), err.max()
+
+
+def test_log1p_expm1_based_activations_float32_accuracy():
+    """softplus, logsigmoid, elu, selu and celu on float32 run vectorizable log1p/expm1
+    (cpu/unary_math.h): within 2 ulp of the float64 formula over the whole range, -0 kept."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.standard_normal(200_000).astype(np.float32) * s for s in (1e-6, 1e-2, 0.5, 2, 8, 40)] +
+                       [np.array([0.0, -0.0, 1e-38, -1e-38, 1e-45, -1e-45, 88, -88, -104, 1e30, -1e30, -1, 1,
+                                  0.999, -0.999], np.float32)])
+    xd = x.astype(np.float64)
+    e = ember.from_numpy(x)
+    F = ember.nn.functional
+    with np.errstate(over="ignore"):
+        refs = {
+            "softplus": (F.softplus(e), np.where(xd > 20, xd, np.log1p(np.exp(np.minimum(xd, 20))))),
+            "logsigmoid": (F.logsigmoid(e), np.minimum(xd, 0) - np.log1p(np.exp(-np.abs(xd)))),
+            "elu": (F.elu(e), np.where(xd > 0, xd, np.expm1(np.minimum(xd, 0)))),
+            "celu": (F.celu(e, 2.0), np.where(xd > 0, xd, 2.0 * np.expm1(np.minimum(xd, 0) / 2.0))),
+        }
+    for name, (got, ref) in refs.items():
+        got = got.numpy().astype(np.float64)
+        ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+        err = np.abs(got - ref) / np.maximum(ulp, 1e-45)
+        assert err.max() <= 2.5, (name, err.max(), x[err.argmax()])
+    assert np.signbit(F.elu(ember.tensor([-0.0])).numpy()[0])

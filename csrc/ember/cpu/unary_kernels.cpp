@@ -32,6 +32,20 @@ EMBER_MATH_INLINE M fast_exp(M x) {
     return std::exp(x);
 }
 template <typename M>
+EMBER_MATH_INLINE M fast_log1p(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::log1p(x);
+  else
+    return std::log1p(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_expm1(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::expm1(x);
+  else
+    return std::expm1(x);
+}
+template <typename M>
 EMBER_MATH_INLINE M fast_sigmoid(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::sigmoid(x);
@@ -184,17 +198,17 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     })
     FLOAT_OP(Selu, {
       constexpr M alpha = M(1.6732632423543772848170429916717), scale = M(1.0507009873554804934193349852946);
-      return x > 0 ? scale * x : scale * alpha * std::expm1(x);
+      return x > 0 ? scale * x : scale * alpha * fast_expm1(x);
     })
     FLOAT_OP(Silu, return x * fast_sigmoid(x))
-    FLOAT_OP(Mish, return x * fast_tanh(std::log1p(fast_exp(x))))
+    FLOAT_OP(Mish, return x * fast_tanh(fast_log1p(fast_exp(x))))
     FLOAT_OP(Hardsigmoid, return relu6(x + M(3)) / M(6))
     FLOAT_OP(Hardswish, return x * relu6(x + M(3)) / M(6))
-    FLOAT_OP(Logsigmoid, return (x < M(0) ? x : M(0)) - std::log1p(fast_exp(-std::fabs(x))))
+    FLOAT_OP(Logsigmoid, return (x < M(0) ? x : M(0)) - fast_log1p(fast_exp(-std::fabs(x))))
     FLOAT_OP(LeakyRelu, return x > 0 ? x : x * static_cast<M>(p0))
     FLOAT_OP(Elu, {
       const M alpha = static_cast<M>(p0), scale = static_cast<M>(p1), in_scale = static_cast<M>(p.p2);
-      return x > 0 ? x * scale : std::expm1(x * in_scale) * alpha * scale;
+      return x > 0 ? x * scale : fast_expm1(x * in_scale) * alpha * scale;
     })
     case UnaryOp::Gelu:  // two loops, so neither has a branch that blocks vectorization
       if constexpr (kFloat) {
@@ -212,7 +226,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
       break;
       FLOAT_OP(Softplus, {
         const M beta = static_cast<M>(p0), th = static_cast<M>(p1);
-        return x * beta > th ? x : std::log1p(fast_exp(x * beta)) / beta;
+        return x * beta > th ? x : fast_log1p(fast_exp(x * beta)) / beta;
       })
 
     case UnaryOp::Abs:
