@@ -242,16 +242,36 @@ inline T divisor(const Taps& td, const Taps& th, const Taps& tw, bool adaptive, 
   return T(td.count * th.count * tw.count);
 }
 
+// Sum of n contiguous values; from 16 on with 8 independent accumulators, which vectorize (one
+// running sum is a chain of dependent adds: a global average pool over 32x32 planes ran at 6x
+// torch's time).
+template <typename T>
+T run_sum(const T* r, int64_t n) {
+  T s = 0;
+  int64_t c = 0;
+  if (n >= 16) {
+    T acc[8] = {};
+    for (; c + 8 <= n; c += 8)
+      for (int j = 0; j < 8; ++j) acc[j] += r[c + j];
+    s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+  for (; c < n; ++c) s += r[c];
+  return s;
+}
+
 template <typename T>
 void avg_pool_impl(const T* x, T* y, const PoolGeometry& g, bool cip, int64_t dv) {
   const int64_t iH = g.in[1], iW = g.in[2];
   for_each_output(g, Kind::Avg, [&](int64_t xo, int64_t yo, const Taps& td, const Taps& th, const Taps& tw) {
     T s = 0;
-    for (int64_t a = 0; a < td.count; ++a)
-      for (int64_t b = 0; b < th.count; ++b) {
-        const T* r = x + xo + ((td.first + a) * iH + th.first + b) * iW + tw.first;
-        for (int64_t c = 0; c < tw.count; ++c) s += r[c];
-      }
+    if (tw.first == 0 && tw.count == iW) {  // whole rows: each depth slice's window is one run
+      for (int64_t a = 0; a < td.count; ++a)
+        s += run_sum(x + xo + ((td.first + a) * iH + th.first) * iW, th.count * iW);
+    } else {
+      for (int64_t a = 0; a < td.count; ++a)
+        for (int64_t b = 0; b < th.count; ++b)
+          s += run_sum(x + xo + ((td.first + a) * iH + th.first + b) * iW + tw.first, tw.count);
+    }
     y[yo] = s / divisor<T>(td, th, tw, g.adaptive, cip, dv);
   });
 }
