@@ -310,6 +310,19 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise RuntimeError(f"{compute_mode} is not a valid value for compute_mode")
+    big = x1.shape[-2] > 25 or x2.shape[-2] > 25
+    if p == 2 and (compute_mode == "use_mm_for_euclid_dist" or
+                   (compute_mode == "use_mm_for_euclid_dist_if_necessary" and big)):
+        # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b with one matmul, as torch's mm modes: the pairwise
+        # differences would be a (P, R, M) tensor (1 GB for 500 x 500 rows of 1000). Squares that
+        # rounding takes below zero are clamped to 1e-30 before the root, as torch's.
+        sq1 = _E.sum(_E.mul(x1, x1), -1, keepdim=True)
+        sq2 = _E.sum(_E.mul(x2, x2), -1, keepdim=True)
+        d2 = _E.add(_E.sub(sq1, _E.mul(_E.matmul(x1, x2.mT), 2)), sq2.mT)
+        return _E.sqrt(_E.clamp_min(d2, 1e-30))
     return linalg.vector_norm(_E.sub(x1.unsqueeze(-2), x2.unsqueeze(-3)), p, dim=-1)
 
 

@@ -171,3 +171,22 @@ def test_sinc_gradient_at_zero_is_zero():
     x = ember.zeros(2, dtype=ember.float64, requires_grad=True)
     ember.sinc(x).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                                  "donot_use_mm_for_euclid_dist"])
+@pytest.mark.parametrize("shapes", [((60, 9), (40, 9)), ((2, 1, 30, 4), (5, 26, 4)), ((7, 3), (5, 3))])
+def test_cdist_modes_match_torch(mode, shapes):
+    """p=2 distances by one matmul (|a|^2 + |b|^2 - 2 a.b) past 25 rows or when asked, as torch's."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    ta, tb = torch.from_numpy(a).requires_grad_(), torch.from_numpy(b)
+    ea, eb = ember.from_numpy(a).requires_grad_(), ember.from_numpy(b)
+    r, t = ember.cdist(ea, eb, compute_mode=mode), torch.cdist(ta, tb, compute_mode=mode)
+    np.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), rtol=1e-9, atol=1e-9)
+    t.sum().backward()
+    r.sum().backward()
+    np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-8, atol=1e-8)
+    with pytest.raises(RuntimeError):
+        ember.cdist(ea, eb, compute_mode="fast")
