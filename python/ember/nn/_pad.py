@@ -1,6 +1,6 @@
 """ember.nn.functional.pad: constant, reflect, replicate and circular padding.
 
-Built from ember ops (slicing, cat and index_select), so gradients come from the parts.
+Built from ember ops (slicing, flip, cat and index_select), so gradients come from the parts.
 """
 import ember
 
@@ -88,6 +88,21 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and n == 0:
             raise RuntimeError("input tensor must have non-zero size in the padded dims")
-        idx = _index(n, left, right, mode)
-        out = ember.index_select(out, d, ember.tensor(idx, dtype=ember.int64))
+        if left < 0 or right < 0 or n == 0:
+            idx = _index(n, left, right, mode)
+            out = ember.index_select(out, d, ember.tensor(idx, dtype=ember.int64))
+            continue
+        # The borders as slices of the input (reversed for reflect) joined by one cat: an
+        # index_select along the last dim reads an index per element (reflect 3x torch's time).
+        if mode == "reflect":
+            lo = out.narrow(d, 1, left).flip(d) if left else None
+            hi = out.narrow(d, n - 1 - right, right).flip(d) if right else None
+        elif mode == "replicate":
+            lo = out.narrow(d, 0, 1).expand(*out.shape[:d], left, *out.shape[d + 1:]) if left else None
+            hi = out.narrow(d, n - 1, 1).expand(*out.shape[:d], right, *out.shape[d + 1:]) if right else None
+        else:  # circular
+            lo = out.narrow(d, n - left, left) if left else None
+            hi = out.narrow(d, 0, right) if right else None
+        parts = [p for p in (lo, out, hi) if p is not None]
+        out = ember.cat(parts, d) if len(parts) > 1 else out.clone()
     return out
