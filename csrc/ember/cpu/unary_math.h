@@ -89,11 +89,12 @@ EMBER_MATH_INLINE float sigmoid(float x) { return 1.0f / (1.0f + math::exp(-x));
 // vectorize: softplus, mish and logsigmoid spent most of their time there (softplus 15x torch's).
 EMBER_MATH_INLINE float log1p(float x) {
   const float u = 1.0f + x;
-  const int32_t iu = std::bit_cast<int32_t>(u) + (0x3f800000 - 0x3f3504f3);
-  const int32_t k = (iu >> 23) - 0x7f;
+  // unsigned: a NaN's bits would overflow int32 here (its lanes are replaced below anyway)
+  const uint32_t iu = std::bit_cast<uint32_t>(u) + (0x3f800000u - 0x3f3504f3u);
+  const int32_t k = static_cast<int32_t>(iu >> 23) - 0x7f;
   float c = k >= 2 ? 1.0f - (u - x) : x - (u - 1.0f);
   c = k < 25 ? c / u : 0.0f;  // past 2^25 the correction is below an ulp (and c / u could underflow)
-  const float f = std::bit_cast<float>((iu & 0x007fffff) + 0x3f3504f3) - 1.0f;
+  const float f = std::bit_cast<float>((iu & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
   const float s = f / (2.0f + f);
   const float z = s * s, w = z * z;
   const float t1 = w * (0.40000972152f + w * 0.24279078841f);
