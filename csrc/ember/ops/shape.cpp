@@ -348,7 +348,8 @@ using Element = std::conditional_t<
     std::conditional_t<N == 2, uint16_t,
                        std::conditional_t<N == 4, uint32_t, std::conditional_t<N == 8, uint64_t, Bytes<N>>>>>;
 
-// 16 bytes of E as a vector (GCC's vector types cannot depend on a template parameter).
+// 16 bytes of E as a vector (GCC's vector types cannot depend on a template parameter) and its
+// lanes reversed (__builtin_shufflevector: GCC 12 and clang both have it).
 typedef uint8_t U8x16 __attribute__((vector_size(16)));
 typedef uint16_t U16x8 __attribute__((vector_size(16)));
 typedef uint32_t U32x4 __attribute__((vector_size(16)));
@@ -358,22 +359,24 @@ struct Vec16 {};
 template <>
 struct Vec16<uint8_t> {
   using type = U8x16;
-  static constexpr type reversed{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  static type reversed(type v) {
+    return __builtin_shufflevector(v, v, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  }
 };
 template <>
 struct Vec16<uint16_t> {
   using type = U16x8;
-  static constexpr type reversed{7, 6, 5, 4, 3, 2, 1, 0};
+  static type reversed(type v) { return __builtin_shufflevector(v, v, 7, 6, 5, 4, 3, 2, 1, 0); }
 };
 template <>
 struct Vec16<uint32_t> {
   using type = U32x4;
-  static constexpr type reversed{3, 2, 1, 0};
+  static type reversed(type v) { return __builtin_shufflevector(v, v, 3, 2, 1, 0); }
 };
 template <>
 struct Vec16<uint64_t> {
   using type = U64x2;
-  static constexpr type reversed{1, 0};
+  static type reversed(type v) { return __builtin_shufflevector(v, v, 1, 0); }
 };
 
 // o[j] = last[-j] for j in [j0, j1): 16 bytes at a time, reversed with one shuffle (GCC left the
@@ -387,7 +390,7 @@ void reverse_copy(E* o, const E* last, int64_t j0, int64_t j1) {
     for (; j + K <= j1; j += K) {
       V v;
       std::memcpy(&v, last - j - (K - 1), 16);
-      v = __builtin_shuffle(v, Vec16<E>::reversed);
+      v = Vec16<E>::reversed(v);
       std::memcpy(o + j, &v, 16);
     }
   }
