@@ -9,6 +9,7 @@
 #include "ember/optim/kernel.h"
 
 namespace ember::optim {
+using detail::apply_weight_decay;
 using detail::lerp;
 using detail::static_if;
 
@@ -40,12 +41,7 @@ void EMBER_ISA_KERNEL(adam_step)(const TensorList& params, const TensorList& gra
             for (int64_t k = 0; k < len; ++k) {
               T g = kMax ? -gp[k] : gp[k];
               T p = pp[k];
-              if constexpr (kWd) {
-                if constexpr (kDecoupled)
-                  p = p * decay;
-                else
-                  g = g + wd * p;
-              }
+              apply_weight_decay<kWd, kDecoupled>(g, p, wd, decay);
               T mk = lerp(m[k], g, w1, small);
               T vk = v[k] * b2 + w2 * g * g;
               m[k] = mk;
@@ -139,12 +135,7 @@ void EMBER_ISA_KERNEL(nadam_step)(const TensorList& params, const TensorList& gr
               for (int64_t k = 0; k < len; ++k) {
                 T g = kMax ? -gp[k] : gp[k];
                 T p = pp[k];
-                if constexpr (kWd) {
-                  if constexpr (kDecoupled)
-                    p = p * decay;
-                  else
-                    g = g + wd * p;
-                }
+                apply_weight_decay<kWd, kDecoupled>(g, p, wd, decay);
                 T mk = lerp(m[k], g, w1, small);
                 T vk = v[k] * b2 + w2 * g * g;
                 m[k] = mk;
@@ -193,12 +184,7 @@ void EMBER_ISA_KERNEL(radam_step)(const TensorList& params, const TensorList& gr
                 for (int64_t k = 0; k < len; ++k) {
                   T g = kMax ? -gp[k] : gp[k];
                   T p = pp[k];
-                  if constexpr (kWd) {
-                    if constexpr (kDecoupled)
-                      p = p * decay;
-                    else
-                      g = g + wd * p;
-                  }
+                  apply_weight_decay<kWd, kDecoupled>(g, p, wd, decay);
                   T mk = lerp(m[k], g, w1, small);
                   T vk = v[k] * b2 + w2 * g * g;
                   m[k] = mk;

@@ -31,5 +31,17 @@ inline T lerp(T start, T end, T w, bool small) {
   return small ? a : b;
 }
 
+// Weight decay of the Adam family: decoupled (AdamW) scales the parameter, otherwise the decay
+// joins the gradient. kWd / kDecoupled are static_if's compile-time options.
+template <bool kWd, bool kDecoupled, typename T>
+inline void apply_weight_decay(T& g, T& p, T wd, T decay) {
+  if constexpr (kWd) {
+    if constexpr (kDecoupled)
+      p = p * decay;
+    else
+      g = g + wd * p;
+  }
+}
+
 }  // namespace EMBER_ISA_NS
 }  // namespace ember::optim::detail
