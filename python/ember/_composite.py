@@ -312,7 +312,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                             "donot_use_mm_for_euclid_dist"):
-        raise RuntimeError(f"{compute_mode} is not a valid value for compute_mode")
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     big = x1.shape[-2] > 25 or x2.shape[-2] > 25
     if p == 2 and (compute_mode == "use_mm_for_euclid_dist" or
                    (compute_mode == "use_mm_for_euclid_dist_if_necessary" and big)):
