@@ -311,6 +311,27 @@ def test_circular_pad_input_dims_error():
     same_errors(lambda: enn.CircularPad2d(1)(ember.randn(2, 3)), lambda: tnn.CircularPad2d(1)(torch.randn(2, 3)))
 
 
+@pytest.mark.parametrize("pads", [(-1, 2), (2, -1), (-2, 1), (1, -2), (3, -2), (-2, 0), (-5, 0), (1, 1, -1, 2),
+                                  (-1, 0, 2, -1), (4, -2), (6, -1)], ids=str)
+def test_circular_pad_negative(pads):
+    # torch crops the negative sides first, then wraps the positive ones around what is left
+    x = torch.randn(2, 3, 5, requires_grad=True) if len(pads) == 2 else torch.randn(1, 2, 3, 5, requires_grad=True)
+    xe = to_ember(x).requires_grad_()
+    if pads in ((4, -2), (6, -1)):
+        # a pad longer than the cropped dim wraps more than once: torch 2.13 raises for some inputs and
+        # returns uninitialised memory for others ((4, -2) here); ember always raises
+        with pytest.raises(RuntimeError, match="wrapping around more than once"):
+            EF.pad(xe, pads, mode="circular")
+        return
+    yt = torch.nn.functional.pad(x, pads, mode="circular")
+    ye = EF.pad(xe, pads, mode="circular")
+    close(ye, yt)
+    g = torch.randn(yt.shape)
+    yt.backward(g)
+    ye.backward(to_ember(g))
+    close(xe.grad, x.grad)
+
+
 # ---- nn.utils ----
 
 def _grads_pair(seed=0):

@@ -86,6 +86,12 @@ def pad(input, pad, mode="constant", value=None):
                                f"but got: padding ({left}, {right}) at dimension {d} of input {list(input.shape)}")
         if mode == "circular" and (left > n or right > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular" and (left < 0 or right < 0):
+            # torch crops the negative sides first and wraps the positive ones around what is left
+            out = out.narrow(d, max(-left, 0), n + min(left, 0) + min(right, 0))
+            left, right, n = max(left, 0), max(right, 0), out.shape[d]
+            if left > n or right > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and n == 0:
             raise RuntimeError("input tensor must have non-zero size in the padded dims")
         if left < 0 or right < 0 or n == 0:
