@@ -95,6 +95,15 @@ for cdt in ("complex64", "complex128"):
     for op in ("exp", "abs", "sqrt", "tanh", "conj_physical", "angle"):
         put(f"{op}_{cdt}", getattr(ember, op)(z / 10))
 
+# 16-bit float conversions (cpu/convert_kernels.cpp: F16C at the AVX2/AVX-512 levels), as bits
+halves = ember.arange(-32768, 32768, dtype=ember.int32).to(ember.int16).view(ember.float16)
+floats = (ember.arange(200003, dtype=ember.int64) * 21475 - 2**31).to(ember.int32).view(ember.float32)
+for name, src, dst in (("h2f", halves, ember.float32), ("h2d", halves, ember.float64), ("h2b", halves, ember.bfloat16),
+                       ("f2h", floats, ember.float16), ("f2b", floats, ember.bfloat16),
+                       ("d2h", floats.double(), ember.float16), ("b2h", halves.to(ember.bfloat16), ember.float16)):
+    y = src.to(dst)
+    put(f"convert_{name}", y.view({2: ember.int16, 4: ember.int32, 8: ember.int64}[y.element_size()]))
+
 ember.manual_seed(1234)
 put("rand", ember.rand(1000))
 put("randn", ember.randn(1001))

@@ -441,3 +441,112 @@ def test_bool_bytes_other_than_0_and_1_read_as_true():
     assert ember.zeros(5).masked_fill(b, 2.0).tolist() == [0.0, 2.0, 2.0, 2.0, 2.0]
     strided = ember.tensor([190, 0, 0, 0, 2, 0], dtype=ember.uint8).view(ember.bool)[::2]
     assert strided.to(ember.float32).tolist() == [1.0, 0.0, 1.0] and strided.sum().item() == 2
+
+
+# ---- 16-bit float conversions (cpu/convert_kernels.cpp, Note [Half in float blocks]) ----
+# Contiguous runs go through F16C at the AVX2/AVX-512 levels, strided ones through core/half.h:
+# both must give the same bits, and torch's bits for every non-NaN value.
+
+def _bits(t):
+    return {2: ember.int16, 4: ember.int32, 8: ember.int64}[t.element_size()], t
+
+
+def _as_bits(t):
+    dt, t = _bits(t)
+    return t.contiguous().view(dt).numpy()
+
+
+def _strided(t):
+    # the same values laid out with stride 2: the element loop of copy_
+    return ember.stack([t, t], dim=1)[:, 0]
+
+
+def _half_patterns():
+    return ember.arange(-32768, 32768, dtype=ember.int32).to(ember.int16).view(ember.float16)
+
+
+def _float_patterns(seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**32, size=1 << 20, dtype=np.uint64).astype(np.uint32)
+    # every half rounding boundary: the midpoints between neighbouring halves (ties), and one float either side
+    h = np.arange(0, 0x7c00, dtype=np.uint32)
+    lo = np.array(h, dtype=np.uint16).view(np.float16).astype(np.float32)
+    hi = np.array(h + 1, dtype=np.uint16).view(np.float16).astype(np.float32)
+    mid = ((lo.astype(np.float64) + hi.astype(np.float64)) / 2).astype(np.float32)
+    mids = mid.view(np.uint32)
+    special = np.array([0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0x477fefff, 0x477ff000, 0x477ff001,
+                        0x38800000, 0x387fffff, 0x33000000, 0x33000001, 0x32ffffff, 0x00000001, 0x80000000],
+                       dtype=np.uint32)
+    allbits = np.concatenate([bits, mids, mids + 1, mids - 1, mids | 0x80000000, special])
+    return ember.from_numpy(allbits.view(np.int32).copy()).view(ember.float32)
+
+
+def _check_conversion(x, dst):
+    import numpy as np
+    y = x.to(dst)
+    ys = _strided(x).to(dst)
+    yb, ysb = _as_bits(y), _as_bits(ys)
+    nan = ember.isnan(y).numpy()
+    assert np.array_equal(nan, ember.isnan(ys).numpy())
+    assert np.array_equal(yb[~nan], ysb[~nan]), "vector and element conversions differ"
+    assert np.array_equal(yb[nan], ysb[nan]), "vector and element conversions give different NaNs"
+    if torch is not None:
+        tdt = getattr(torch, str(dst).split(".")[-1])
+        tx = torch.from_numpy(_as_bits(x)).view(getattr(torch, str(x.dtype).split(".")[-1]))
+        ty = tx.to(tdt)
+        tnan = torch.isnan(ty).numpy()
+        assert np.array_equal(nan, tnan)
+        tb = ty.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[ty.element_size()]).numpy()
+        assert np.array_equal(yb[~nan], tb[~nan]), "differs from torch"
+
+
+@pytest.mark.parametrize("dst", ["float32", "float64", "bfloat16"])
+def test_half_conversions_every_value(dst):
+    _check_conversion(_half_patterns(), getattr(ember, dst))
+
+
+@pytest.mark.parametrize("dst", ["float16", "bfloat16"])
+def test_float_to_16_bit_conversions(dst):
+    _check_conversion(_float_patterns(), getattr(ember, dst))
+
+
+@pytest.mark.parametrize("src", ["float64", "bfloat16"])
+def test_other_16_bit_conversions(src):
+    x = _float_patterns(1)
+    x = x[~ember.isnan(x)].to(getattr(ember, src))  # (a float64 NaN's payload is not a float's)
+    _check_conversion(x, ember.float16)
+    _check_conversion(_half_patterns().to(ember.bfloat16), ember.float16)
+
+
+def test_half_nan_to_float_is_quiet():
+    # a signalling half NaN becomes a quiet float NaN on every path (F16C's rule, and torch's)
+    x = ember.tensor([0x7c01, 0xfc01 - 65536, 0x7e00, 0x7d55] * 5, dtype=ember.int16).view(ember.float16)
+    for y in (x.to(ember.float32), _strided(x).to(ember.float32)):
+        assert ((_as_bits(y) & 0x7fc00000) == 0x7fc00000).all()
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "div", "maximum", "lt"])
+def test_half_elementwise_blocks_match_element_loop(op):
+    # contiguous Half runs compute in float blocks; strided ones element by element: same bits
+    import numpy as np
+    x = _half_patterns()
+    x = x[~ember.isnan(x)]
+    y = x.flip(0)
+    f = getattr(ember, op)
+    for a, b in ((x, y), (x, y[:1].expand_as(x)), (x[:1].expand_as(y), y), (x[:777], y[:777])):
+        r, rs = f(a, b), f(_strided(a), _strided(b))
+        assert np.array_equal(_as_bits(r) if r.is_floating_point() else r.numpy(),
+                              _as_bits(rs) if rs.is_floating_point() else rs.numpy())
+    r = ember.relu(x)
+    assert np.array_equal(_as_bits(r), _as_bits(ember.relu(_strided(x))))
+
+
+def test_half_sum_in_float_blocks():
+    x = ember.linspace(-1, 0.5, 100003).to(ember.float16)
+    ref = x.double().sum()
+    assert abs(float(x.sum().float()) - float(ref)) <= abs(float(ref)) * 2**-10
+    assert abs(float(x.sum(dtype=ember.float32)) - float(ref)) <= abs(float(ref)) * 1e-6
+    if torch is not None:
+        tx = torch.linspace(-1, 0.5, 100003).to(torch.float16)
+        assert float(x.sum(dtype=ember.float32)) == pytest.approx(float(tx.sum(dtype=torch.float32)), rel=1e-6)

@@ -25,30 +25,32 @@ struct Half {
   Half(float f) : x(from_float(f)) {}  // NOLINT: implicit like a builtin float type
   operator float() const { return to_float(x); }
 
+  // Both conversions are branch-free (selects only) so that loops over Half vectorize; they give
+  // the bits the IEEE conversion (and the F16C instructions of cpu/convert_kernels.cpp) gives:
+  // round to nearest even, overflow to inf, NaN as sign | 0x7e00 one way and quiet the other.
   static uint16_t from_float(float f) {
     uint32_t u = detail::f32_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t abs = u & 0x7fffffffu;
-    if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));
-    if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflows to inf
-    if (abs < 0x38800000u) {                   // subnormal half (or zero): round to nearest even in float math
-      float a = detail::bits_f32(abs) + 0.5f;  // 0.5 = 2^-1 shifts the mantissa so ulp(half sub)=1 bit
-      return static_cast<uint16_t>(sign | (detail::f32_bits(a) - 0x3f000000u));
-    }
-    uint32_t mant_odd = (abs >> 13) & 1u;
-    abs += 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
-    return static_cast<uint16_t>(sign | (abs >> 13));
+    // a normal half: rebias the exponent (-112 << 23) and round to nearest even in integers
+    uint32_t normal = (abs + 0xc8000fffu + ((abs >> 13) & 1u)) >> 13;
+    // a subnormal half (or zero): adding 0.5 = 2^-1 puts ulp(subnormal half) at bit 0, so the
+    // float addition does the rounding
+    uint32_t subnormal = detail::f32_bits(detail::bits_f32(abs) + 0.5f) - 0x3f000000u;
+    uint32_t r = abs < 0x38800000u ? subnormal : normal;
+    r = abs >= 0x477ff000u ? 0x7c00u : r;  // overflows to inf (and inf)
+    r = abs > 0x7f800000u ? 0x7e00u : r;   // NaN
+    return static_cast<uint16_t>(sign | r);
   }
   static float to_float(uint16_t h) {
     uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t mant = h & 0x3ffu;
-    if (exp == 0x1f) return detail::bits_f32(sign | 0x7f800000u | (mant << 13));
-    if (exp == 0) {
-      float v = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24
-      return sign ? -v : v;
-    }
-    return detail::bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+    uint32_t bits = h & 0x7fffu;
+    uint32_t normal = (bits << 13) + 0x38000000u;  // exponent + 112
+    // inf / NaN: exponent 255, a NaN made quiet
+    uint32_t special = (normal + 0x38000000u) | (bits > 0x7c00u ? 0x400000u : 0u);
+    float subnormal = static_cast<float>(static_cast<int32_t>(bits)) * 5.9604644775390625e-8f;  // 2^-24
+    uint32_t r = bits < 0x400u ? detail::f32_bits(subnormal) : (bits >= 0x7c00u ? special : normal);
+    return detail::bits_f32(sign | r);
   }
 };
 

@@ -10,6 +10,7 @@
 #include "ember/core/dispatch.h"
 #include "ember/core/mem_overlap.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/convert_kernels.h"
 #include "ember/cpu/iter.h"
 #include "ember/ops/ops.h"
 
@@ -58,12 +59,14 @@ inline To convert(From v) {
   }
 }
 
-void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
-  EMBER_DISPATCH_ALL_AND_COMPLEX(dst, "copy_", [&] {
+void copy_kernel(const TensorIter& it, ScalarType dst_type, ScalarType src_type) {
+  // contiguous runs between the 16-bit floats and float/double: the multi-ISA kernel (F16C)
+  const bool vector_run = cpu::convert_run_supported(dst_type, src_type);
+  EMBER_DISPATCH_ALL_AND_COMPLEX(dst_type, "copy_", [&] {
     using out_t = scalar_t;
-    EMBER_DISPATCH_ALL_AND_COMPLEX(src, "copy_", [&] {
+    EMBER_DISPATCH_ALL_AND_COMPLEX(src_type, "copy_", [&] {
       using in_t = scalar_t;
-      it.for_each_2d([](char** d, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
+      it.for_each_2d([&](char** d, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
         for (int64_t r = 0; r < rows; ++r) {
           char* dst = d[0] + r * outer[0];
           const char* src = d[1] + r * outer[1];
@@ -72,6 +75,8 @@ void copy_kernel(const TensorIter& it, ScalarType dst, ScalarType src) {
             auto* i = reinterpret_cast<const in_t*>(src);
             if constexpr (std::is_same_v<out_t, in_t>) {
               std::memcpy(o, i, n * sizeof(out_t));
+            } else if (vector_run) {
+              cpu::convert_run(dst_type, src_type, o, i, n);
             } else {
               for (int64_t k = 0; k < n; ++k) o[k] = convert<out_t>(load_as<in_t>(i + k));
             }

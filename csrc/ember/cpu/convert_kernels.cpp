@@ -1,0 +1,110 @@
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h).
+#include "ember/cpu/convert_kernels.h"
+
+#include "ember/cpu/isa_begin.h"
+#include "ember/cpu/loops.h"  // the F16C helpers
+
+namespace ember::cpu {
+namespace {
+
+// The conversions of copy.cpp's convert<To>(From) for these pairs: through float, a double
+// rounded to float first (as torch's static_cast<Half>(double)).
+template <typename To, typename From>
+inline To convert_one(From v) {
+  if constexpr (std::is_same_v<To, double>)
+    return static_cast<double>(static_cast<float>(v));
+  else if constexpr (std::is_same_v<To, float>)
+    return static_cast<float>(v);
+  else
+    return To(static_cast<float>(v));
+}
+
+#ifdef EMBER_F16C_LANES
+// Eight values as floats.
+template <typename T>
+inline __m256 load8(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    return _mm256_loadu_ps(p);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(p + 4)), _mm256_cvtpd_ps(_mm256_loadu_pd(p)));
+  } else if constexpr (std::is_same_v<T, Half>) {
+    return half8_to_float(p);
+  } else {
+    __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
+}
+
+// Eight floats stored as T, rounded to nearest even, NaNs as core/half.h writes them.
+template <typename T>
+inline void store8(T* p, __m256 v) {
+  if constexpr (std::is_same_v<T, float>) {
+    _mm256_storeu_ps(p, v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    _mm256_storeu_pd(p, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    _mm256_storeu_pd(p + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  } else if constexpr (std::is_same_v<T, Half>) {
+    float8_to_half(p, v);
+  } else {  // BFloat16::from_float: u + 0x7fff + (bit 16 of u), NaN -> 0x7fc0
+    __m256i u = _mm256_castps_si256(v);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    r = _mm256_blendv_epi8(r, _mm256_set1_epi32(0x7fc0), nan);
+    // the eight 16-bit values (all below 2^16, so the saturating pack keeps them) in order
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
+}
+#endif
+
+template <typename To, typename From>
+void run(void* dst, const void* src, int64_t n) {
+  To* __restrict d = static_cast<To*>(dst);
+  const From* __restrict s = static_cast<const From*>(src);
+  int64_t i = 0;
+#ifdef EMBER_F16C_LANES
+  for (; i + 8 <= n; i += 8) store8<To>(d + i, load8<From>(s + i));
+#endif
+  for (; i < n; ++i) d[i] = convert_one<To>(s[i]);
+}
+
+template <typename From>
+void run_from(ScalarType dst_t, void* dst, const void* src, int64_t n) {
+  switch (dst_t) {
+    case ScalarType::Float16:
+      return run<Half, From>(dst, src, n);
+    case ScalarType::BFloat16:
+      return run<BFloat16, From>(dst, src, n);
+    case ScalarType::Float32:
+      if constexpr (!std::is_same_v<From, float> && !std::is_same_v<From, double>) return run<float, From>(dst, src, n);
+      break;
+    case ScalarType::Float64:
+      if constexpr (!std::is_same_v<From, float> && !std::is_same_v<From, double>)
+        return run<double, From>(dst, src, n);
+      break;
+    default:
+      break;
+  }
+  EMBER_CHECK(false, "convert_run: unsupported conversion to ", dtype_name(dst_t));
+}
+
+}  // namespace
+
+void EMBER_ISA_KERNEL(convert_run)(ScalarType dst_t, ScalarType src_t, void* dst, const void* src, int64_t n) {
+  switch (src_t) {
+    case ScalarType::Float16:
+      return run_from<Half>(dst_t, dst, src, n);
+    case ScalarType::BFloat16:
+      return run_from<BFloat16>(dst_t, dst, src, n);
+    case ScalarType::Float32:
+      return run_from<float>(dst_t, dst, src, n);
+    case ScalarType::Float64:
+      return run_from<double>(dst_t, dst, src, n);
+    default:
+      EMBER_CHECK(false, "convert_run: unsupported conversion from ", dtype_name(src_t));
+  }
+}
+
+}  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"
