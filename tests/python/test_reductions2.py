@@ -595,3 +595,48 @@ def test_float32_column_sums_accurate_and_thread_independent(shape, dim):
     for r in results[1:]:
         np.testing.assert_array_equal(r, results[0])
     assert np.all(np.abs(results[0] - ref) <= 8 * np.finfo(np.float32).eps * scale + 1e-30)
+
+
+# Flat unique groups integers of a narrow range in buckets and sorts everything else as (value, index)
+# pairs; sort takes integer slices of 2048 or more through a radix sort (ops/sort.cpp).
+UNIQUE_CASES = [("int64", 0, 1000, 100000), ("int64", -2**62, 2**62, 50000), ("int32", -70000, 70000, 30000),
+                ("int16", -300, 300, 5000), ("int8", -128, 127, 4000), ("uint8", 0, 255, 4000),
+                ("int64", -5, 5, 1), ("int64", -2**63, 2**63 - 1, 3000), ("float32", -3, 3, 20000),
+                ("float64", -3, 3, 20000)]
+
+
+@pytest.mark.parametrize("dtype,lo,hi,n", UNIQUE_CASES, ids=[f"{c[0]}_{c[1]}_{c[3]}" for c in UNIQUE_CASES])
+def test_unique_and_sort_large(dtype, lo, hi, n):
+    import numpy as np
+    g = torch.Generator().manual_seed(n)
+    if dtype.startswith("float"):
+        t = (torch.randn(n, generator=g, dtype=getattr(torch, dtype)) * hi).round(decimals=1)
+        t[::97] = float("nan")
+        t[::89] = -0.0
+    elif lo == -2**63:  # the whole int64 range, both extremes included
+        t = torch.randint(-2**62, 2**62, (n,), generator=g) * 2 + torch.randint(0, 2, (n,), generator=g)
+        t[:2] = torch.tensor([-2**63, 2**63 - 1])
+    else:
+        t = torch.randint(lo, hi + 1, (n,), generator=g, dtype=getattr(torch, dtype))
+    e = ember.from_numpy(t.numpy().copy())
+    for kw in [{}, {"return_inverse": True, "return_counts": True}]:
+        er, tr = ember.unique(e, **kw), torch.unique(t, **kw)
+        if kw and dtype.startswith("float"):
+            # every NaN is its own group; torch orders those groups as its sort leaves them, ember by index
+            keep = ~torch.isnan(t)
+            assert_same(er[1][ember.from_numpy(keep.numpy())], tr[1][keep])
+            er, tr = (er[0], er[2]), (tr[0], tr[2])
+        for a, b in zip(er if isinstance(er, tuple) else (er,), tr if isinstance(tr, tuple) else (tr,)):
+            assert_same(a, b)
+    for descending in (False, True):
+        ev, ei = ember.sort(e, descending=descending, stable=True)
+        tv, ti = torch.sort(t, descending=descending, stable=True)
+        assert_same(ev, tv)
+        assert np.array_equal(ei.numpy(), ti.numpy()), "ties must keep index order"
+    # 2-d: each row is its own slice
+    if n >= 4096:
+        e2, t2 = e[: n // 2048 * 2048].reshape(-1, 2048), t[: n // 2048 * 2048].reshape(-1, 2048)
+        ev, ei = ember.sort(e2, dim=1)
+        tv, ti = torch.sort(t2, dim=1, stable=True)
+        assert_same(ev, tv)
+        assert np.array_equal(ei.numpy(), ti.numpy())
