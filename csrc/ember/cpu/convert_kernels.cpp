@@ -69,8 +69,80 @@ void run(void* dst, const void* src, int64_t n) {
   for (; i < n; ++i) d[i] = convert_one<To>(s[i]);
 }
 
+// float / double -> an integer type, as copy.cpp's convert (Note [Float to int conversion]):
+// int8/int16/int32 keep the low bits of the 32-bit truncation, int64 is the 64-bit one, and
+// uint8 (float only) keeps the low byte of the 64-bit one, which is the low byte of the 32-bit
+// one for every float: past 2^31 a float is a multiple of 256, and out of range both give 0.
+template <typename To, typename From>
+inline To to_int_one(From v) {
+  if constexpr (std::is_same_v<To, int64_t> || std::is_same_v<To, uint8_t>)
+    return static_cast<To>(trunc_i64(static_cast<double>(v)));
+  else
+    return static_cast<To>(trunc_i32(static_cast<double>(v)));
+}
+
+#ifdef EMBER_F16C_LANES  // (the AVX2 and AVX-512 levels)
+template <typename From>
+inline __m256i trunc8_i32(const From* p) {  // out of range and NaN -> INT32_MIN, as trunc_i32
+  if constexpr (std::is_same_v<From, float>)
+    return _mm256_cvttps_epi32(_mm256_loadu_ps(p));
+  else
+    return _mm256_set_m128i(_mm256_cvttpd_epi32(_mm256_loadu_pd(p + 4)), _mm256_cvttpd_epi32(_mm256_loadu_pd(p)));
+}
+#endif
+
+template <typename To, typename From>
+void run_int(void* dst, const void* src, int64_t n) {
+  To* __restrict d = static_cast<To*>(dst);
+  const From* __restrict s = static_cast<const From*>(src);
+  int64_t i = 0;
+  if constexpr (std::is_same_v<To, int64_t>) {
+#ifdef EMBER_AVX512_LANES  // out of range and NaN -> INT64_MIN, as trunc_i64
+    for (; i + 8 <= n; i += 8) {
+      if constexpr (std::is_same_v<From, float>)
+        _mm512_storeu_si512(d + i, _mm512_cvttps_epi64(_mm256_loadu_ps(s + i)));
+      else
+        _mm512_storeu_si512(d + i, _mm512_cvttpd_epi64(_mm512_loadu_pd(s + i)));
+    }
+#endif
+  } else {
+#ifdef EMBER_F16C_LANES
+    // 32-bit truncations a block at a time, then their low bits (a narrowing loop GCC vectorizes)
+    int32_t block[256];
+    for (; i + 8 <= n;) {
+      const int64_t len = std::min<int64_t>(256, (n - i) / 8 * 8);
+      int32_t* out32 = block;
+      if constexpr (std::is_same_v<To, int32_t>) out32 = d + i;  // no narrowing: straight to dst
+      for (int64_t j = 0; j < len; j += 8)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out32 + j), trunc8_i32(s + i + j));
+      if constexpr (!std::is_same_v<To, int32_t>)
+        for (int64_t j = 0; j < len; ++j) d[i + j] = static_cast<To>(block[j]);
+      i += len;
+    }
+#endif
+  }
+  for (; i < n; ++i) d[i] = to_int_one<To>(s[i]);
+}
+
 template <typename From>
 void run_from(ScalarType dst_t, void* dst, const void* src, int64_t n) {
+  if constexpr (std::is_same_v<From, float> || std::is_same_v<From, double>) {
+    switch (dst_t) {
+      case ScalarType::Int8:
+        return run_int<int8_t, From>(dst, src, n);
+      case ScalarType::Int16:
+        return run_int<int16_t, From>(dst, src, n);
+      case ScalarType::Int32:
+        return run_int<int32_t, From>(dst, src, n);
+      case ScalarType::Int64:
+        return run_int<int64_t, From>(dst, src, n);
+      case ScalarType::UInt8:
+        if constexpr (std::is_same_v<From, float>) return run_int<uint8_t, From>(dst, src, n);
+        break;
+      default:
+        break;
+    }
+  }
   switch (dst_t) {
     case ScalarType::Float16:
       return run<Half, From>(dst, src, n);

@@ -17,19 +17,6 @@
 namespace ember {
 namespace {
 
-// Note [Float to int conversion]
-// C++ leaves float -> int undefined when the value does not fit (NaN, inf, 1e10 -> int32).
-// PyTorch on x86 gives what the truncating conversion instructions give: the most negative
-// value of the 32-bit (int8/int16/int32 targets) or 64-bit (uint8, int64) conversion, whose low
-// bits are then kept. These helpers spell that out so results are the same on every machine.
-inline int32_t trunc_i32(double v) {
-  return (v > -2147483649.0 && v < 2147483648.0) ? static_cast<int32_t>(v) : std::numeric_limits<int32_t>::min();
-}
-inline int64_t trunc_i64(double v) {
-  return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? static_cast<int64_t>(v)
-                                                                    : std::numeric_limits<int64_t>::min();
-}
-
 template <typename To, typename From>
 inline To convert(From v) {
   using M = opmath_t<From>;
@@ -51,9 +38,9 @@ inline To convert(From v) {
   } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<M>) {
     double d = static_cast<double>(static_cast<M>(v));
     if constexpr (std::is_same_v<To, int64_t> || std::is_same_v<To, uint8_t>)
-      return static_cast<To>(trunc_i64(d));
+      return static_cast<To>(cpu::trunc_i64(d));
     else
-      return static_cast<To>(trunc_i32(d));
+      return static_cast<To>(cpu::trunc_i32(d));
   } else {
     return static_cast<To>(static_cast<M>(v));
   }
