@@ -519,3 +519,35 @@ def test_2x2_max_pool_values_and_indices_match_torch(dt, shape):
     assert ve.dtype == getattr(ember, dt)
     np.testing.assert_array_equal(ie.numpy(), it.numpy())
     np.testing.assert_array_equal(ve.float().numpy(), vt.float().numpy())
+
+
+@pytest.mark.parametrize("name,shape", [("adaptive_avg_pool1d", (3, 5, 49)), ("adaptive_avg_pool2d", (4, 6, 7, 7)),
+                                        ("adaptive_avg_pool2d", (6, 8, 8)), ("adaptive_avg_pool3d", (2, 3, 4, 5, 6)),
+                                        ("adaptive_avg_pool2d", (2, 3, 33, 1))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_global_average_pool(name, shape, dtype):
+    # output size 1 in every spatial dim runs as a mean (forward) and gy / window (backward)
+    rng = np.random.default_rng(len(shape))
+    a = rng.standard_normal(shape).astype("float64")
+    xt = torch.tensor(a).to(getattr(torch, dtype)).requires_grad_()
+    xe = ember.tensor(a).to(getattr(ember, dtype)).requires_grad_()
+    nd = int(name[-2])
+    yt, ye = getattr(TF, name)(xt, 1), getattr(EF, name)(xe, 1)
+    assert tuple(ye.shape) == tuple(yt.shape) and ye.dtype == getattr(ember, dtype)
+    tol = {"float32": 1e-6, "float64": 1e-14, "bfloat16": 1e-2}[dtype]
+    np.testing.assert_allclose(ye.detach().float().numpy(), yt.detach().float().numpy(), rtol=tol, atol=tol)
+    g = rng.standard_normal(yt.shape)
+    yt.backward(torch.tensor(g).to(yt.dtype))
+    ye.backward(ember.tensor(g).to(ye.dtype))
+    np.testing.assert_array_equal(xe.grad.float().numpy(), xt.grad.float().numpy())  # gy / window exactly
+    if nd > 1:  # torch's 1-d pool wraps the 2-d one in (un)squeezes
+        assert ye.grad_fn.name() == yt.grad_fn.name() == "MeanBackward1"
+    if dtype == "float64" and nd == 2:
+        xg = ember.tensor(a[..., :3, :4].copy()).requires_grad_()
+        assert gradgradcheck(lambda t: EF.adaptive_avg_pool2d(t, 1), (xg,))
+    # channels_last input
+    if len(shape) == 4 and dtype == "float32":
+        xc = xe.detach().to(memory_format=ember.channels_last)
+        np.testing.assert_allclose(EF.adaptive_avg_pool2d(xc, 1).numpy(),
+                                   TF.adaptive_avg_pool2d(xt.detach().to(memory_format=torch.channels_last), 1).numpy(),
+                                   rtol=tol, atol=tol)

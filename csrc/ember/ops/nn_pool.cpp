@@ -319,6 +319,15 @@ Tensor adaptive_avg_pool(const Tensor& input, int64_t nd, IntArrayRef output_siz
   EMBER_CHECK(nd >= 1 && nd <= 3, "adaptive_avg_pool: expected 1 to 3 spatial dims, got ", nd);
   const char* op = pool_name("adaptive_avg_pool", nd);
   PoolArgs a = adaptive_args(input, nd, output_size, op);
+  // Global average pooling (ResNet's head) is the mean over the spatial dims, as in torch (its
+  // grad_fn is MeanBackward1 too): the reduction's row sums beat a pooling window per plane
+  // (2-2.5x torch's time before).
+  if (std::all_of(a.out.begin(), a.out.end(), [](int64_t o) { return o == 1; }) && input.numel() > 0 &&
+      is_floating_point(input.dtype()) && input.device().is_cpu()) {
+    std::vector<int64_t> dims;
+    for (int64_t d = input.dim() - nd; d < input.dim(); ++d) dims.push_back(d);
+    return mean(input, dims, true);
+  }
   return avg_pool_fwd(input, a, out_sizes(input, a, a.out), pool_name("AdaptiveAvgPool", nd));
 }
 

@@ -94,13 +94,24 @@ Tensor mean(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarTyp
   int64_t count = 1;
   for (int64_t d = 0; d < t.dim(); ++d)
     if (mask[d]) count *= t.sizes()[d];
+  Tensor r;
   if (out_dtype == ScalarType::Float16 || out_dtype == ScalarType::BFloat16) {
     // Accumulate and divide in float32, round once (a float16 sum of 100 x 60000 is inf), as torch.
     Tensor s = sum(t, dims, keepdim, ScalarType::Float32);
-    return to_dtype(div(s, scalar_tensor(static_cast<double>(count), std::nullopt, true)), out_dtype);
+    r = to_dtype(div(s, scalar_tensor(static_cast<double>(count), std::nullopt, true)), out_dtype);
+  } else {
+    Tensor s = sum(t, dims, keepdim, out_dtype);
+    r = div(s, scalar_tensor(static_cast<double>(count), std::nullopt, true));
   }
-  Tensor s = sum(t, dims, keepdim, out_dtype);
-  return div(s, scalar_tensor(static_cast<double>(count), std::nullopt, true));
+  // the node torch's mean records: MeanBackward0 for the whole tensor, MeanBackward1 over dims
+  const char* name = dims ? "MeanBackward1" : "MeanBackward0";
+  if (auto* m = autograd::meta(r)) {
+    if (auto* d = dynamic_cast<autograd::DivBackward0*>(m->grad_fn.get()))
+      d->name_override = name;
+    else if (auto* c = dynamic_cast<autograd::ToCopyBackward0*>(m->grad_fn.get()))
+      c->name_override = name;
+  }
+  return r;
 }
 
 }  // namespace ember
