@@ -28,6 +28,10 @@ CASES = [
     ((1, 2, 3, 4, 5), dict(size=(5, 3, 7), mode="trilinear")),
     ((1, 2, 3, 4, 5), dict(scale_factor=2, mode="trilinear", align_corners=True)),
     ((2, 3, 6, 7), dict(size=(4, 3), mode="area")),
+    # big enough to split the rows of the last dim's kernel over threads
+    ((4, 8, 33, 150), dict(scale_factor=2, mode="bilinear")),
+    ((4, 8, 33, 150), dict(size=(40, 333), mode="nearest")),
+    ((2, 8, 17, 150), dict(scale_factor=(1, 2.5), mode="bicubic")),
     ((2, 3, 6, 7), dict(scale_factor=0.5, mode="area")),
     ((2, 3, 6, 7), dict(size=(6, 7), mode="bilinear")),
     ((2, 3, 1, 1), dict(size=(3, 2), mode="bilinear", align_corners=True)),
