@@ -131,6 +131,7 @@ void bind_nn_conv(nb::module_& m) {
                       ints(s, op, "stride"));
       },
       nb::arg("input"), nb::arg("kernel_size"), nb::arg("dilation"), nb::arg("padding"), nb::arg("stride"));
+  m.def("_pad_gather", &pad_gather, nb::arg("input"), nb::arg("maps"), nb::arg("node_name"));
   m.def(
       "_upsample",
       [ints](const Tensor& x, const std::string& mode, nb::handle size, std::vector<std::optional<double>> scales,

@@ -342,6 +342,7 @@ std::string op_name(std::string_view n) {
       {"_max_pool", "max_pool"},
       {"_max_unpool", "max_unpool"},
       {"_upsample", "upsample"},
+      {"_pad_gather", "pad"},
       {"_linalg_matrix_norm", "linalg_matrix_norm"},
       {"_linalg_vector_norm", "linalg_vector_norm"},
       {"_nn_cross_entropy", "cross_entropy_loss"},

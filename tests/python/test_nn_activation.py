@@ -516,3 +516,61 @@ def test_log1p_expm1_based_activations_float32_accuracy():
         err = np.abs(got - ref) / np.maximum(ulp, 1e-45)
         assert err.max() <= 2.5, (name, err.max(), x[err.argmax()])
     assert np.signbit(F.elu(ember.tensor([-0.0])).numpy()[0])
+
+
+PAD_GATHER = [((2, 3, 7), (2, 3)), ((2, 3, 7), (0, 0)), ((3, 7), (1, 2)), ((2, 3, 5, 6), (1, 2, 3, 0)),
+              ((3, 5, 6), (2, 2, 1, 1)), ((1, 2, 4, 5, 6), (1, 1, 2, 0, 3, 2)), ((2, 2, 4, 5, 6), (1, 0, 0, 2, 1, 1)),
+              ((2, 3, 5, 6), (-1, 2, 1, -2)), ((0, 3, 5, 6), (1, 1, 1, 1)), ((2, 3, 5, 1), (0, 0, 2, 1))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,pads", PAD_GATHER, ids=[f"{s}-{p}" for s, p in PAD_GATHER])
+def test_pad_gather_matches_torch(mode, shape, pads):
+    # reflect/replicate/circular run as one gather through per-dim source maps (ops/nn_pad.cpp)
+    npairs = len(pads) // 2
+    rng = np.random.default_rng(len(shape) * 10 + npairs)
+    a = rng.standard_normal(shape)
+    xt = torch.tensor(a, requires_grad=True)
+    try:
+        yt = torch.nn.functional.pad(xt, pads, mode=mode)
+    except (RuntimeError, NotImplementedError) as err:
+        with pytest.raises(type(err)):
+            EF.pad(ember.tensor(a), pads, mode=mode)
+        return
+    if shape[0] == 0 and mode == "circular":
+        return  # torch's circular pad of an empty batch: nothing to compare
+    xe = ember.tensor(a).requires_grad_()
+    ye = EF.pad(xe, pads, mode=mode)
+    np.testing.assert_array_equal(ye.detach().numpy(), yt.detach().numpy())
+    if mode != "circular":
+        assert ye.grad_fn.name() == yt.grad_fn.name()
+    g = rng.standard_normal(tuple(yt.shape))
+    yt.backward(torch.tensor(g))
+    ye.backward(ember.tensor(g))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # other dtypes: the same copies (element sizes 1, 2, 4, 8, 16), and non-contiguous input
+    for dt in ("float32", "bfloat16", "float16", "int64", "int8", "bool", "complex64"):
+        t = torch.tensor(a * 10).to(getattr(torch, dt)) if dt != "complex64" else torch.tensor(a + 1j * a[::-1].copy())
+        if dt == "complex64":
+            t = t.to(torch.complex64)
+        e = ember.from_numpy(t.numpy()) if dt not in ("bfloat16",) else ember.tensor(a * 10).to(ember.bfloat16)
+        if mode == "reflect" and dt in ("bool",):
+            continue  # torch: reflection_pad not implemented for Bool
+        try:
+            want = torch.nn.functional.pad(t, pads, mode=mode)
+        except (RuntimeError, NotImplementedError):
+            continue
+        got = EF.pad(e, pads, mode=mode)
+        assert np.array_equal(got.float().numpy() if dt == "bfloat16" else got.numpy(),
+                              want.float().numpy() if dt == "bfloat16" else want.numpy()), dt
+    if len(shape) >= 3 and shape[-1] > 1 and shape[-2] > 1:  # the same values through a transposed view
+        a2 = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+        np.testing.assert_array_equal(EF.pad(ember.tensor(a2).transpose(-1, -2), pads, mode=mode).numpy(),
+                                      yt.detach().numpy())
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_gather_gradgradcheck(mode):
+    x = ember.randn(1, 2, 4, 5, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: EF.pad(t, (2, 1, 1, 3), mode=mode), (x,))
+    assert gradgradcheck(lambda t: EF.pad(t, (2, 1, 1, 3), mode=mode), (x,))

@@ -66,6 +66,12 @@ Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
 Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
               IntArrayRef padding, IntArrayRef stride);
 
+// ---- padding (ops/nn_pad.cpp) ----
+// F.pad's reflect/replicate/circular core: the last maps.size() dims of input gathered through
+// maps[d][o] (the source position of output position o along padded dim d), in one pass; its
+// backward (named node_name) adds each output gradient into its source.
+Tensor pad_gather(const Tensor& input, const std::vector<std::vector<int64_t>>& maps, const std::string& node_name);
+
 // ---- interpolation (ops/nn_upsample.cpp) ----
 // F.interpolate's core: input (N, C, *spatial) resized to output_size (one per spatial dim) with
 // mode nearest, nearest-exact, linear/bilinear/trilinear, bicubic or area. scales (empty, or one

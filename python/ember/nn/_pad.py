@@ -1,8 +1,10 @@
 """ember.nn.functional.pad: constant, reflect, replicate and circular padding.
 
-Built from ember ops (slicing, flip, cat and index_select), so gradients come from the parts.
+constant: slices and cats of ember ops; the other modes: one gather through per-dim source
+position maps (C++ _pad_gather, ops/nn_pad.cpp), whose backward adds into the sources.
 """
 import ember
+from ember import _C
 
 
 def _index(n, left, right, mode):
@@ -76,7 +78,10 @@ def pad(input, pad, mode="constant", value=None):
         if not (npairs <= 3 and input.dim() in (npairs + 1, npairs + 2)):
             raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now "
                                       f"(got input of dim {input.dim()} and pad of length {len(pad)})")
+    # One gather over all padded dims (C++ _pad_gather): a source position per output position
+    # of each dim. (Slices, flips and cats copied the tensor once per dim: reflect 2.5x torch's time.)
     out = input
+    maps = [None] * npairs
     for k in range(npairs):
         d = input.dim() - 1 - k
         left, right = pad[2 * k], pad[2 * k + 1]
@@ -94,21 +99,7 @@ def pad(input, pad, mode="constant", value=None):
                 raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and n == 0:
             raise RuntimeError("input tensor must have non-zero size in the padded dims")
-        if left < 0 or right < 0 or n == 0:
-            idx = _index(n, left, right, mode)
-            out = ember.index_select(out, d, ember.tensor(idx, dtype=ember.int64))
-            continue
-        # The borders as slices of the input (reversed for reflect) joined by one cat: an
-        # index_select along the last dim reads an index per element (reflect 3x torch's time).
-        if mode == "reflect":
-            lo = out.narrow(d, 1, left).flip(d) if left else None
-            hi = out.narrow(d, n - 1 - right, right).flip(d) if right else None
-        elif mode == "replicate":
-            lo = out.narrow(d, 0, 1).expand(*out.shape[:d], left, *out.shape[d + 1:]) if left else None
-            hi = out.narrow(d, n - 1, 1).expand(*out.shape[:d], right, *out.shape[d + 1:]) if right else None
-        else:  # circular
-            lo = out.narrow(d, n - left, left) if left else None
-            hi = out.narrow(d, 0, right) if right else None
-        parts = [p for p in (lo, out, hi) if p is not None]
-        out = ember.cat(parts, d) if len(parts) > 1 else out.clone()
-    return out
+        maps[npairs - 1 - k] = _index(n, left, right, mode)
+    name = ("CopySlices" if mode == "circular" else
+            f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{npairs}DBackward0")
+    return _C._pad_gather(out, maps, name)
