@@ -154,3 +154,30 @@ TEST(ReduceErrors, EmptyReductionsWithoutIdentity) {
   EXPECT_NO_THROW(amax(e, std::vector<int64_t>{1}));
   EXPECT_THROW(sum(e, std::vector<int64_t>{2}), IndexError);
 }
+
+// Integer slices of 2048+ elements sort by a radix sort: it must be stable (ties in index order,
+// also descending) and order the whole int64 range, both extremes included.
+TEST(Sort, RadixSortOfIntegersIsStableAndOrdersTheFullRange) {
+  const int64_t n = 5000;
+  Tensor x = empty({n}, ScalarType::Int64);
+  int64_t* p = x.data<int64_t>();
+  uint64_t state = 88172645463325252ull;
+  for (int64_t i = 0; i < n; ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    p[i] = (i % 3 == 0) ? static_cast<int64_t>(state) : static_cast<int64_t>(state % 7) - 3;  // wide values and ties
+  }
+  p[10] = std::numeric_limits<int64_t>::min();
+  p[11] = std::numeric_limits<int64_t>::max();
+  for (bool descending : {false, true}) {
+    auto [values, indices] = sort(x, -1, descending, true);
+    const int64_t* v = values.data<int64_t>();
+    const int64_t* ix = indices.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(v[i], p[ix[i]]);
+    for (int64_t i = 1; i < n; ++i) {
+      ASSERT_TRUE(descending ? v[i - 1] >= v[i] : v[i - 1] <= v[i]) << i;
+      if (v[i - 1] == v[i]) ASSERT_LT(ix[i - 1], ix[i]) << "ties keep index order at " << i;
+    }
+    EXPECT_EQ(v[descending ? n - 1 : 0], std::numeric_limits<int64_t>::min());
+    EXPECT_EQ(v[descending ? 0 : n - 1], std::numeric_limits<int64_t>::max());
+  }
+}
