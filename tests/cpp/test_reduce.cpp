@@ -163,7 +163,7 @@ TEST(Sort, RadixSortOfIntegersIsStableAndOrdersTheFullRange) {
   int64_t* p = x.data<int64_t>();
   uint64_t state = 88172645463325252ull;
   for (int64_t i = 0; i < n; ++i) {
-    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;                          // xorshift64
     p[i] = (i % 3 == 0) ? static_cast<int64_t>(state) : static_cast<int64_t>(state % 7) - 3;  // wide values and ties
   }
   p[10] = std::numeric_limits<int64_t>::min();

@@ -65,19 +65,20 @@ Tensor pad_gather_impl(const Tensor& x, const PadMapsPtr& m, const std::string& 
     auto copy_rows = [&]<typename W>(W) {
       const W* src = static_cast<const W*>(xc.data_ptr());
       W* dst = static_cast<W*>(y.data_ptr());
-      parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(out_w, 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const int64_t plane = r / per_plane, sr = plane * m->in_rows + source_row(*m, r % per_plane);
-          const W* s = src + sr * in_w;
-          W* d = dst + r * out_w;
-          for (const Run& run : m->runs) {
-            if (run.len == 1)
-              d[run.out] = s[run.src];
-            else
-              std::memcpy(d + run.out, s + run.src, static_cast<size_t>(run.len) * sizeof(W));
-          }
-        }
-      });
+      parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(out_w, 1)),
+                   [&](int64_t r0, int64_t r1) {
+                     for (int64_t r = r0; r < r1; ++r) {
+                       const int64_t plane = r / per_plane, sr = plane * m->in_rows + source_row(*m, r % per_plane);
+                       const W* s = src + sr * in_w;
+                       W* d = dst + r * out_w;
+                       for (const Run& run : m->runs) {
+                         if (run.len == 1)
+                           d[run.out] = s[run.src];
+                         else
+                           std::memcpy(d + run.out, s + run.src, static_cast<size_t>(run.len) * sizeof(W));
+                       }
+                     }
+                   });
     };
     struct Bytes16 {
       uint64_t lo, hi;
@@ -134,8 +135,8 @@ Tensor pad_scatter_impl(const Tensor& gy, const PadMapsPtr& m, const std::string
                            T* xr = out + (p * m->in_rows + source_row(*m, r)) * in_w;
                            for (const Run& run : m->runs)
                              for (int64_t t = 0; t < run.len; ++t)
-                               xr[run.src + t] = static_cast<T>(static_cast<M>(xr[run.src + t]) +
-                                                                static_cast<M>(gr[run.out + t]));
+                               xr[run.src + t] =
+                                   static_cast<T>(static_cast<M>(xr[run.src + t]) + static_cast<M>(gr[run.out + t]));
                          }
                      });
       });
