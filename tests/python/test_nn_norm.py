@@ -323,3 +323,24 @@ def test_half_precision(dtype, name, f):
     xe = ember.tensor(xt.float().tolist()).to(getattr(ember, dtype))
     tol = 2e-3 if dtype == "float16" else 2e-2
     assert_same(f(ember, EF, xe), f(torch, torch.nn.functional, xt), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_half_layer_norm_float_rows(affine):
+    # float16 rows are normalized in float blocks (cpu/norm_kernels.cpp): the float32 computation on
+    # the same values, rounded once, for every weight/bias combination
+    import numpy as np
+    rng = np.random.default_rng(3)
+    x = ember.tensor(rng.standard_normal((37, 300)) * 4).half()
+    w = ember.tensor(rng.standard_normal(300)).half() if affine in ("both", "weight") else None
+    b = ember.tensor(rng.standard_normal(300)).half() if affine in ("both", "bias") else None
+    got = ember.nn.functional.layer_norm(x, (300,), w, b)
+    want = ember.nn.functional.layer_norm(x.float(), (300,), None if w is None else w.float(),
+                                          None if b is None else b.float()).half()
+    diff = np.abs(got.float().numpy() - want.float().numpy())
+    ulp = np.abs(want.float().numpy()) * 2.0**-10 + 2.0**-24
+    assert (diff <= ulp).all()
+    tw = None if w is None else torch.from_numpy(w.float().numpy()).half()
+    tb = None if b is None else torch.from_numpy(b.float().numpy()).half()
+    ref = torch.nn.functional.layer_norm(torch.from_numpy(x.float().numpy()).half(), (300,), tw, tb)
+    np.testing.assert_allclose(got.float().numpy(), ref.float().numpy(), rtol=2e-3, atol=2e-3)

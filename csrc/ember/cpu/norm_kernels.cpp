@@ -12,6 +12,7 @@
 
 // Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/cpu/loops.h"  // row_to_float / row_from_float
 
 namespace ember::cpu {
 namespace {
@@ -180,6 +181,26 @@ void bn_backward_input(const BatchNormArgs& a, const Tensor& dy_t, const Tensor&
   });
 }
 
+// One float layer_norm row (the Half path's buffers): its mean and rstd, and y = (x - mean) *
+// rstd (* w) (+ b), as the element loop of ln_forward computes them. One loop per case: with
+// the `if (w)` inside, GCC made the loop carry a masked load through the stack (7x torch's time).
+inline void ln_row(const float* xr, int64_t N, const float* w, const float* b, double eps, float* yr, float& mean,
+                   float& rstd) {
+  const float m = row_sum<float>(xr, N) / static_cast<float>(N);
+  const float v = row_sqdev<float>(xr, N, m) / static_cast<float>(N);
+  const float rs = 1.0f / std::sqrt(v + static_cast<float>(eps));
+  mean = m, rstd = rs;
+  if (w && b) {
+    for (int64_t k = 0; k < N; ++k) yr[k] = (xr[k] - m) * rs * w[k] + b[k];
+  } else if (w) {
+    for (int64_t k = 0; k < N; ++k) yr[k] = (xr[k] - m) * rs * w[k];
+  } else if (b) {
+    for (int64_t k = 0; k < N; ++k) yr[k] = (xr[k] - m) * rs + b[k];
+  } else {
+    for (int64_t k = 0; k < N; ++k) yr[k] = (xr[k] - m) * rs;
+  }
+}
+
 template <typename T>
 void ln_forward(const Tensor& x_t, int64_t Mrows, int64_t N, const Tensor& w_t, const Tensor& b_t, double eps,
                 Tensor& y_t, Tensor& mean_t, Tensor& rstd_t) {
@@ -190,6 +211,24 @@ void ln_forward(const Tensor& x_t, int64_t Mrows, int64_t N, const Tensor& w_t, 
   T* y = y_t.data<T>();
   M* mean = mean_t.data<M>();
   M* rstd = rstd_t.data<M>();
+  if constexpr (std::is_same_v<T, Half>) {
+    // Note [Half in float blocks] (cpu/loops.h): rows convert to float and back in one pass each,
+    // the row's arithmetic runs on floats (a conversion per element access left float16 11x
+    // torch's time); the same values as converting element by element. (bfloat16's conversion
+    // is a shift, which the element loops vectorize inline.)
+    std::vector<M> wf(w ? N : 0), bf(b ? N : 0);
+    if (w) row_to_float(w, wf.data(), N);
+    if (b) row_to_float(b, bf.data(), N);
+    parallel_for(0, Mrows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N, 1)), [&](int64_t r0, int64_t r1) {
+      std::vector<M> xf(N), yf(N);
+      for (int64_t r = r0; r < r1; ++r) {
+        row_to_float(x + r * N, xf.data(), N);
+        ln_row(xf.data(), N, w ? wf.data() : nullptr, b ? bf.data() : nullptr, eps, yf.data(), mean[r], rstd[r]);
+        row_from_float(yf.data(), y + r * N, N);
+      }
+    });
+    return;
+  }
   parallel_for(0, Mrows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(N, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * N;
