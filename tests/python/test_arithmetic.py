@@ -250,3 +250,38 @@ def test_pow_scalar_exponent_matches_torch_bitwise(dtype, exponent):
         # bfloat16 x*x*x and 1/(x*x): torch rounds the inner product to bfloat16, ember rounds once
         close = close or (dtype == "bfloat16" and exponent in (3, -2) and abs(a - b) <= 2.0 ** -7 * abs(b))
         assert same or close, (k, vals[k], a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_float_fmod_family_vector_path(op, dtype):
+    # Note [Exact float fmod]: contiguous runs compute fmod through double (std::fmod for the rest),
+    # strided runs through std::fmod: the same bits everywhere, and torch's for floor_divide
+    import numpy as np
+    rng = np.random.default_rng(7)
+    n = 200_000
+    bits = rng.integers(0, 2**32, (2, n), dtype=np.uint64).astype(np.uint32).view(np.float32)
+    real = (rng.standard_normal((2, n)) * 10.0 ** rng.integers(-5, 9, (2, n))).astype(np.float32)
+    sp = np.array([0, -0.0, 1, -1, 2, 0.5, 3, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4e38, 7, 2.0**28, 2.0**29,
+                   1e-38, 65504, -65504], np.float32)
+    a = np.concatenate([bits[0], real[0], np.repeat(sp, len(sp))])
+    b = np.concatenate([bits[1], real[1], np.tile(sp, len(sp))])
+    ea = ember.from_numpy(a).to(getattr(ember, dtype))
+    eb = ember.from_numpy(b).to(getattr(ember, dtype))
+    f = getattr(ember, op)
+
+    def strided(t):
+        return ember.stack([t, t], 1)[:, 0]
+
+    def same(u, v):
+        u, v = u.float().numpy(), v.float().numpy()
+        return ((u.view(np.uint32) == v.view(np.uint32)) | (np.isnan(u) & np.isnan(v))).all()
+
+    assert same(f(ea, eb), f(strided(ea), strided(eb)))
+    for scalar in (2.0, 0.1, -7.5, 1e-30):
+        assert same(f(ea, scalar), f(strided(ea), scalar))
+        assert same(f(scalar, eb), f(scalar, strided(eb)))
+    assert same(f(ea[:1].expand(1000), eb[:1000]), f(strided(ea[:1].expand(1000).contiguous()), strided(eb[:1000])))
+    if op == "floor_divide" and dtype == "float32":
+        t = torch.floor_divide(torch.from_numpy(a), torch.from_numpy(b))
+        assert same(f(ea, eb), ember.from_numpy(t.numpy()))
