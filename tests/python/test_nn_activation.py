@@ -574,3 +574,13 @@ def test_pad_gather_gradgradcheck(mode):
     x = ember.randn(1, 2, 4, 5, dtype=ember.float64, requires_grad=True)
     assert gradcheck(lambda t: EF.pad(t, (2, 1, 1, 3), mode=mode), (x,))
     assert gradgradcheck(lambda t: EF.pad(t, (2, 1, 1, 3), mode=mode), (x,))
+
+
+def test_pad_gather_bad_maps_raise():
+    # the C++ gather behind F.pad checks its maps: a clear RuntimeError, never a read out of bounds
+    x = ember.randn(2, 3, 4)
+    for maps in ([], [[0]] * 4, [[0, 4]], [[-1, 0]], [[0, 1], [2**40]]):
+        with pytest.raises(RuntimeError):
+            ember._C._pad_gather(x, maps, "ReflectionPad1DBackward0")
+    with pytest.raises(TypeError):
+        ember._C._pad_gather(x, "not maps", "ReflectionPad1DBackward0")
