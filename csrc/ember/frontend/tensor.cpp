@@ -627,12 +627,10 @@ Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dt) 
   return ember::sum(*this, dims_of(dim), keepdim, dt);
 }
 Tensor Tensor::nansum(std::optional<ScalarType> dt) const { return ember::nansum(*this, std::nullopt, false, dt); }
-// ember's mean records the division it ends with; torch names that node MeanBackward0/1.
-Tensor Tensor::mean(std::optional<ScalarType> dt) const {
-  return named<ag::DivBackward0>(ember::mean(*this, std::nullopt, false, dt), "MeanBackward0");
-}
+// (ember::mean names its node MeanBackward0/1, as torch)
+Tensor Tensor::mean(std::optional<ScalarType> dt) const { return ember::mean(*this, std::nullopt, false, dt); }
 Tensor Tensor::mean(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dt) const {
-  return named<ag::DivBackward0>(ember::mean(*this, dims_of(dim), keepdim, dt), "MeanBackward1");
+  return ember::mean(*this, dims_of(dim), keepdim, dt);
 }
 Tensor Tensor::prod(std::optional<ScalarType> dt) const { return ember::prod(*this, std::nullopt, false, dt); }
 Tensor Tensor::prod(int64_t dim, bool keepdim, std::optional<ScalarType> dt) const {

@@ -47,7 +47,8 @@ inline To convert(From v) {
 }
 
 void copy_kernel(const TensorIter& it, ScalarType dst_type, ScalarType src_type) {
-  // contiguous runs between the 16-bit floats and float/double: the multi-ISA kernel (F16C)
+  // contiguous runs of the hot pairs (16-bit floats <-> float/double, floats -> integers): the
+  // multi-ISA kernel of cpu/convert_kernels.h
   const bool vector_run = cpu::convert_run_supported(dst_type, src_type);
   EMBER_DISPATCH_ALL_AND_COMPLEX(dst_type, "copy_", [&] {
     using out_t = scalar_t;
