@@ -72,7 +72,10 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
 #endif
   switch (op) {
     case PointwiseOp::Atan2:
-      if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
+      if constexpr (std::is_same_v<M, float>)  // Note [Float inverse trigonometry]
+        binary_loop<T, T>(it, [](M a, M b) -> M { return math::atan2(a, b); });
+      else if constexpr (kFloat)
+        binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
       break;
     case PointwiseOp::Hypot:
       if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::hypot(a, b); });

@@ -102,8 +102,9 @@ EMBER_MATH_INLINE float log1p(float x) {
   const float hfsq = 0.5f * f * f;
   const float dk = static_cast<float>(k);
   const float r = s * (hfsq + (t1 + t2)) + (dk * 9.0580006145e-06f + c) - hfsq + f + dk * 6.9313812256e-01f;
-  // x = -1 gives -inf and x < -1 NaN (as NaN itself); +inf stays +inf
-  return x == -1.0f                                    ? -std::numeric_limits<float>::infinity()
+  // x = -1 gives -inf and x < -1 NaN (as NaN itself); +inf stays +inf; -0 stays -0
+  return x == 0.0f                                     ? x
+         : x == -1.0f                                  ? -std::numeric_limits<float>::infinity()
          : !(x > -1.0f)                                ? std::numeric_limits<float>::quiet_NaN()
          : x == std::numeric_limits<float>::infinity() ? x
                                                        : r;
@@ -279,6 +280,161 @@ EMBER_MATH_INLINE __m512 sigmoid16(__m512 x) {  // math::sigmoid
   return _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_xor_ps(x, _mm512_set1_ps(-0.0f)))));
 }
 #endif
+
+// ---- float: logarithms, trigonometric and inverse trigonometric functions (vectorizable) ----
+
+// Note [Float log]: x = 2^k m with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by 2^25 first) and
+// f = m - 1; log(1 + f) from fdlibm's series in s = f / (2 + f) (musl's logf constants), as log1p
+// above without its rounding correction. log2 and log10 split f - f^2/2 into a part with its 12
+// low bits cleared, whose products with the high halves of 1/ln2 and 1/ln10 are exact (fdlibm's
+// log2f and log10f), so powers of 2 give exact log2. Within 1 ulp; glibc's logf is a call the
+// loops cannot vectorize (log 3x torch's time, log10 14x).
+struct LogParts {
+  float f, hfsq, r, dk;  // log(x) = dk ln2 + f - hfsq + r
+};
+EMBER_MATH_INLINE LogParts log_parts(float x) {
+  const bool sub = x < 1.17549435e-38f;  // subnormal (or zero or negative: replaced by log_special)
+  const float xs = sub ? x * 33554432.0f : x;
+  const uint32_t iu = std::bit_cast<uint32_t>(xs) + (0x3f800000u - 0x3f3504f3u);
+  const int32_t k = static_cast<int32_t>(iu >> 23) - 0x7f - (sub ? 25 : 0);
+  LogParts p;
+  p.f = std::bit_cast<float>((iu & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  const float s = p.f / (2.0f + p.f);
+  const float z = s * s, w = z * z;
+  const float t1 = w * (0.40000972152f + w * 0.24279078841f);
+  const float t2 = z * (0.66666662693f + w * 0.28498786688f);
+  p.hfsq = 0.5f * p.f * p.f;
+  p.r = s * (p.hfsq + (t1 + t2));
+  p.dk = static_cast<float>(k);
+  return p;
+}
+// log(0) = -inf, log(x < 0) = NaN, inf and NaN stay.
+EMBER_MATH_INLINE float log_special(float x, float r) {
+  return x < 0.0f                                        ? std::numeric_limits<float>::quiet_NaN()
+         : x == 0.0f                                     ? -std::numeric_limits<float>::infinity()
+         : !(x < std::numeric_limits<float>::infinity()) ? x
+                                                         : r;
+}
+EMBER_MATH_INLINE float log(float x) {
+  const LogParts p = log_parts(x);
+  return log_special(x, p.r + p.dk * 9.0580006145e-06f - p.hfsq + p.f + p.dk * 6.9313812256e-01f);
+}
+// f - hfsq as hi + lo, hi with its 12 low bits cleared
+EMBER_MATH_INLINE float log_hi(const LogParts& p) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(p.f - p.hfsq) & 0xfffff000u);
+}
+EMBER_MATH_INLINE float log2(float x) {
+  const LogParts p = log_parts(x);
+  const float hi = log_hi(p), lo = p.f - hi - p.hfsq + p.r;
+  return log_special(x, (lo + hi) * -1.7605285393e-04f + lo * 1.4428710938e+00f + hi * 1.4428710938e+00f + p.dk);
+}
+EMBER_MATH_INLINE float log10(float x) {
+  const LogParts p = log_parts(x);
+  const float hi = log_hi(p), lo = p.f - hi - p.hfsq + p.r;
+  return log_special(x, p.dk * 7.9034151668e-07f + (lo + hi) * -3.1689971365e-05f + lo * 4.3432617188e-01f +
+                            hi * 4.3432617188e-01f + p.dk * 3.0102920532e-01f);
+}
+
+// Note [Float trigonometry]: sin, cos and tan in double: x = k pi/2 + r with |r| <= pi/4 (pi/2 in
+// fdlibm's three pieces, the first two 33 bits long, so k times them is exact for |k| < 2^20 and
+// r keeps full double precision even where x is close to a multiple of pi/2), sin and cos of r
+// from polynomials fitted to below 3e-11 relative error, then one rounding to float: results are
+// the correctly rounded ones bar rare ties. |x| >= 2^20 (and inf, NaN) go to libm instead
+// (trig_needs_libm; the kernels give those elements a second pass). glibc's sinf is a call the
+// loops cannot vectorize (sin 9x torch's time, tan 15x).
+constexpr float kTrigLibmBound = 1048576.0f;
+EMBER_MATH_INLINE bool trig_needs_libm(float x) { return !(std::fabs(x) < kTrigLibmBound); }
+// r, and k mod 2^64 in q (k's quadrant is q & 3)
+EMBER_MATH_INLINE double reduce_half_pi(float x, uint64_t& q) {
+  const double xd = x;
+  const double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer kept in the low bits
+  const double t = xd * 0.63661977236758134308 + kRound;
+  const double k = t - kRound;
+  q = std::bit_cast<uint64_t>(t);
+  return ((xd - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624879595063154e-21;
+}
+EMBER_MATH_INLINE double sin_poly(double r, double z) {  // sin(r), z = r^2, |r| <= pi/4
+  return r + r * z *
+                 (-0x1.555555545e16bp-3 +
+                  z * (0x1.11110def25647p-7 + z * (-0x1.a013a7691f451p-13 + z * 0x1.6dbdf3be956a0p-19)));
+}
+EMBER_MATH_INLINE double cos_poly(double z) {  // cos(r), z = r^2, |r| <= pi/4
+  return 1.0 - 0.5 * z +
+         z * z *
+             (0x1.5555555502d04p-5 +
+              z * (-0x1.6c16bf54d664dp-10 + z * (0x1.a015c45556b62p-16 + z * -0x1.25243d4782ce2p-22)));
+}
+EMBER_MATH_INLINE float sin(float x) {
+  uint64_t q;
+  const double r = reduce_half_pi(x, q), z = r * r;
+  const double v = (q & 1) ? cos_poly(z) : sin_poly(r, z);
+  return x == 0.0f ? x : static_cast<float>((q & 2) ? -v : v);  // sin(-0) = -0
+}
+EMBER_MATH_INLINE float cos(float x) {
+  uint64_t q;
+  const double r = reduce_half_pi(x, q), z = r * r;
+  const double v = (q & 1) ? sin_poly(r, z) : cos_poly(z);
+  return static_cast<float>(((q + 1) & 2) ? -v : v);
+}
+EMBER_MATH_INLINE float tan(float x) {
+  uint64_t q;
+  const double r = reduce_half_pi(x, q), z = r * r;
+  const double s = sin_poly(r, z), c = cos_poly(z);
+  return x == 0.0f ? x : static_cast<float>((q & 1) ? -c / s : s / c);  // tan(-0) = -0
+}
+
+// Note [Float inverse trigonometry]: atan, atan2, asin and acos through one double routine: the
+// angle of (d, n) with 0 <= n <= d as pi/4 + atan((n - d) / (n + d)) above tan(pi/8), atan(n / d)
+// below (one division), atan of |t| <= tan(pi/8) from a polynomial fitted to below 2e-11
+// relative error; the quadrant by exact double steps, one rounding to float at the end. atan2's
+// limits at zeros and infinities as C's; glibc's are calls (atan 15x torch's time, atan2 14x).
+// The angle of (ax, ay) in [0, pi/2]; ax, ay >= 0 or NaN.
+EMBER_MATH_INLINE double first_quadrant_angle(double ay, double ax) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const bool swap = ay > ax;
+  double n = swap ? ax : ay, d = swap ? ay : ax;
+  // (inf, inf): pi/4; (finite, inf): 0; (0, 0): 0. Plain selects: GCC does not vectorize
+  // selects on combined conditions here.
+  const double n_at_inf = n == kInf ? 1.0 : 0.0;
+  n = d == kInf ? n_at_inf : n;
+  d = d == kInf ? 1.0 : d;
+  d = d == 0.0 ? 1.0 : d;
+  const bool big = n > 0.41421356237309504880 * d;
+  const double t = big ? (n - d) / (n + d) : n / d, z = t * t;
+  const double p =
+      t + t * z *
+              (-0x1.5555555504d78p-2 +
+               z * (0x1.9999982e6c6c5p-3 +
+                    z * (-0x1.2491c2db6edb0p-3 +
+                         z * (0x1.c6f6f8cfd7153p-4 +
+                              z * (-0x1.71d8af3c1a367p-4 + z * (0x1.245c947fd38dcp-4 + z * -0x1.4b99cb2c78fd2p-5))))));
+  const double a = big ? 0.78539816339744830962 + p : p;
+  return swap ? 1.57079632679489661923 - a : a;
+}
+EMBER_MATH_INLINE bool sign_bit_of(double x) { return std::bit_cast<int64_t>(x) < 0; }
+EMBER_MATH_INLINE float atan(float x) {
+  const double a = first_quadrant_angle(std::fabs(static_cast<double>(x)), 1.0);
+  return static_cast<float>(sign_bit_of(x) ? -a : a);
+}
+EMBER_MATH_INLINE float atan2(float y, float x) {
+  const double ay = std::fabs(static_cast<double>(y)), ax = std::fabs(static_cast<double>(x));
+  const double a0 = first_quadrant_angle(ay, ax);
+  const double a = sign_bit_of(x) ? 3.14159265358979323846 - a0 : a0;
+  const float r = static_cast<float>(sign_bit_of(y) ? -a : a);
+  return x != x || y != y ? x + y : r;  // NaN (first_quadrant_angle maps (NaN, inf) to 0)
+}
+EMBER_MATH_INLINE float asin(float x) {  // atan(x / sqrt(1 - x^2)); NaN past +-1
+  const double a = std::fabs(static_cast<double>(x));
+  const double r = first_quadrant_angle(a, std::sqrt((1.0 - a) * (1.0 + a)));
+  const float v = static_cast<float>(sign_bit_of(x) ? -r : r);
+  return std::fabs(x) <= 1.0f ? v : std::numeric_limits<float>::quiet_NaN();
+}
+EMBER_MATH_INLINE float acos(float x) {  // atan2(sqrt(1 - x^2), x); NaN past +-1
+  const double xd = x;
+  const double a0 = first_quadrant_angle(std::sqrt((1.0 - xd) * (1.0 + xd)), std::fabs(xd));
+  const float v = static_cast<float>(sign_bit_of(xd) ? 3.14159265358979323846 - a0 : a0);
+  return std::fabs(x) <= 1.0f ? v : std::numeric_limits<float>::quiet_NaN();
+}
 
 // ---- scalar special functions (float and double) ----
 
