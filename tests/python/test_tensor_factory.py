@@ -401,3 +401,26 @@ def test_like_strides_random_layouts():
 def test_full_like_int_truncates():
     assert_same("M.full_like(M.ones(2, dtype=M.int32), 2.5)")
     assert_same("M.full_like(M.ones(2), True)")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float32", "float64", "bfloat16"])
+def test_long_arange_and_linspace_split_over_threads(dtype):
+    """arange/linspace past the parallel grain: each element from its index alone, so one and two
+    threads give the same values (and arange torch's, bfloat16 aside: torch rounds differently)."""
+    n = 300_001
+    floats = dtype in ("float32", "float64", "bfloat16")
+    calls = [lambda L, a=a: L.arange(*a, dtype=getattr(L, dtype))
+             for a in ((n,), (-5, n, 3), (0.5, n / 7, 0.25) if floats else (7, n))]
+    if floats:
+        calls.append(lambda L: L.linspace(-3.0, 7.5, n, dtype=getattr(L, dtype)))
+    threads = ember.get_num_threads()
+    for k, call in enumerate(calls):
+        e = call(ember).double().numpy()
+        ember.set_num_threads(1)
+        try:
+            one = call(ember).double().numpy()
+        finally:
+            ember.set_num_threads(threads)
+        assert np.array_equal(e, one)
+        if k < 3 and dtype != "bfloat16":
+            assert np.array_equal(e, call(torch).double().numpy())

@@ -49,61 +49,6 @@ M python_mod(M a, M b) {
   }
 }
 
-// Note [Exact float fmod]: fmod of floats is exact, and for |a / b| < 2^28 it is a - q * b with
-// q = trunc(a / b) computed in double: the double quotient cannot round across an integer (a - n * b
-// is a nonzero multiple of the smaller ulp of a and b, so a non-integer a / b is at least 2^-24 from
-// every integer n >= 1, far more than a double's rounding error below 2^28), q * b has at most
-// 28 + 24 bits, and a - q * b is fmod's float result, so both are exact in double. That form vectorizes; glibc's fmodf
-// is a call per element (floor_divide and remainder on floats ran 6.5x torch's time). Elements outside it (|a / b| >=
-// 2^28, b zero or infinite, NaN) are done again with std::fmod.
-inline bool fmod_by_double(float a, float b, float& mod) {
-  const double q = std::trunc(static_cast<double>(a) / static_cast<double>(b));
-  mod = std::copysign(static_cast<float>(static_cast<double>(a) - q * static_cast<double>(b)), a);
-  return std::fabs(q) < 268435456.0 && std::fabs(b) < std::numeric_limits<float>::infinity();
-}
-
-// out = f(a, b, fmod(a, b)) over float-computed elements (T: float, Half, BFloat16): contiguous
-// runs (a broadcast scalar operand included) in blocks through fmod_by_double, then std::fmod for
-// the elements it cannot take; strided runs element by element with std::fmod.
-template <typename T, typename F>
-void float_fmod_loop(const TensorIter& it, const F& f_ref) {
-  it.for_each([&f_ref](char** d, const int64_t* s, int64_t n) {
-    const F f = f_ref;  // Note [Loop closure copies]
-    auto* o = reinterpret_cast<T*>(d[0]);
-    auto* a = reinterpret_cast<const T*>(d[1]);
-    auto* b = reinterpret_cast<const T*>(d[2]);
-    constexpr int64_t st = sizeof(T);
-    if (s[0] != st || (s[1] != st && s[1] != 0) || (s[2] != st && s[2] != 0)) {
-      for (int64_t k = 0; k < n; ++k) {
-        const float av = static_cast<float>(*reinterpret_cast<const T*>(d[1] + k * s[1]));
-        const float bv = static_cast<float>(*reinterpret_cast<const T*>(d[2] + k * s[2]));
-        *reinterpret_cast<T*>(d[0] + k * s[0]) = static_cast<T>(f(av, bv, std::fmod(av, bv)));
-      }
-      return;
-    }
-    constexpr int64_t kBlock = 256;
-    float x[kBlock], y[kBlock], z[kBlock];
-    if (s[1] == 0) std::fill(x, x + kBlock, static_cast<float>(*a));
-    if (s[2] == 0) std::fill(y, y + kBlock, static_cast<float>(*b));
-    for (int64_t k = 0; k < n; k += kBlock) {
-      const int64_t len = std::min(kBlock, n - k);
-      if (s[1] != 0) row_to_float(a + k, x, len);
-      if (s[2] != 0) row_to_float(b + k, y, len);
-      int slow = 0;
-      for (int64_t j = 0; j < len; ++j) {
-        float mod;
-        slow |= !fmod_by_double(x[j], y[j], mod);
-        z[j] = f(x[j], y[j], mod);
-      }
-      if (slow)
-        for (int64_t j = 0; j < len; ++j) {
-          float mod;
-          if (!fmod_by_double(x[j], y[j], mod)) z[j] = f(x[j], y[j], std::fmod(x[j], y[j]));
-        }
-      row_from_float(z, o + k, len);
-    }
-  });
-}
 template <typename M>
 M int_pow(M base, M exp) {
   if constexpr (std::is_same_v<M, bool>) {

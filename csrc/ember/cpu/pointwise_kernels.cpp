@@ -102,7 +102,9 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
         binary_loop<T, T>(it, [](M a, M b) -> M { return a < b ? a : b; });
       break;
     case PointwiseOp::Fmod:
-      if constexpr (kFloat)
+      if constexpr (std::is_same_v<M, float>)  // float, Half, BFloat16: Note [Exact float fmod] (loops.h)
+        float_fmod_loop<T>(it, [](float, float, float mod) { return mod; });
+      else if constexpr (kFloat)
         binary_loop<T, T>(it, [](M a, M b) -> M { return std::fmod(a, b); });
       else if constexpr (!kBool)
         // Note [Integer division without traps]; a zero divisor can still appear mid-loop through an alias.

@@ -4,6 +4,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/parallel.h"
 #include "ember/cpu/iter.h"
 #include "ember/ops/ops.h"
 
@@ -146,17 +147,20 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<ScalarType> d
   Tensor t = empty({n}, dt, device);
   EMBER_DISPATCH_NUMERIC(dt, "arange", [&] {
     scalar_t* p = t.data<scalar_t>();
-    if constexpr (std::is_integral_v<scalar_t>) {
-      int64_t si = start.to_int(), sti = step.to_int();
-      if (any_float) {
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(s + st * static_cast<double>(i));
+    // each element from its index alone, so the threads' split cannot change a value
+    parallel_for(0, n, kGrainSize, [&](int64_t lo, int64_t hi) {
+      if constexpr (std::is_integral_v<scalar_t>) {
+        int64_t si = start.to_int(), sti = step.to_int();
+        if (any_float) {
+          for (int64_t i = lo; i < hi; ++i) p[i] = static_cast<scalar_t>(s + st * static_cast<double>(i));
+        } else {
+          for (int64_t i = lo; i < hi; ++i) p[i] = static_cast<scalar_t>(si + sti * i);
+        }
       } else {
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<scalar_t>(si + sti * i);
+        for (int64_t i = lo; i < hi; ++i)
+          p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(s + st * static_cast<double>(i)));
       }
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(s + st * static_cast<double>(i)));
-    }
+    });
   });
   return t;
 }
@@ -176,14 +180,17 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, std::optional<ScalarTyp
   int64_t half = std::max<int64_t>(steps / 2, 1);  // one step: start, as torch
   EMBER_DISPATCH_NUMERIC(dt, "linspace", [&] {
     scalar_t* p = t.data<scalar_t>();
-    // Fill from both ends so the last value is exactly `end` (as PyTorch does).
-    for (int64_t i = 0; i < steps; ++i) {
-      double v = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
-      if constexpr (std::is_integral_v<scalar_t>)
-        p[i] = static_cast<scalar_t>(v);
-      else
-        p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(v));
-    }
+    // Fill from both ends so the last value is exactly `end` (as PyTorch does); each element from
+    // its index alone, so the threads' split cannot change a value.
+    parallel_for(0, steps, kGrainSize, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        double v = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
+        if constexpr (std::is_integral_v<scalar_t>)
+          p[i] = static_cast<scalar_t>(v);
+        else
+          p[i] = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(v));
+      }
+    });
   });
   return t;
 }
