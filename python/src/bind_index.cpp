@@ -409,9 +409,11 @@ void bind_index(nb::module_& m) {
   cls.def("scatter_add", sadd, nb::arg("dim"), nb::arg("index"), nb::arg("src"));
   cls.def(
       "scatter_add_",
-      [sadd](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src) {
-        return inplace(self, {&src}, "scatter_add_", [&](const Tensor& t) { return sadd(t, dim, ix, src); },
-                       {&ix, &src});
+      [](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src) {
+        Tensor& t = nb::cast<Tensor&>(self);
+        EMBER_CHECK(src.dtype() == t.dtype(), "scatter_add(): Expected self.dtype to be equal to src.dtype");
+        scatter_add_(t, dim, ix, src);  // Note [Index accumulation in place]
+        return nb::borrow(self);
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("src"));
   auto sred = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src, const std::string& reduce,
@@ -443,9 +445,13 @@ void bind_index(nb::module_& m) {
   cls.def("index_add", iadd, nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1);
   cls.def(
       "index_add_",
-      [iadd](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src, nb::handle alpha) {
-        return inplace(self, {&src}, "index_add_", [&](const Tensor& t) { return iadd(t, dim, ix, src, alpha); },
-                       {&ix, &src});
+      [](nb::handle self, int64_t dim, const Tensor& ix, const Tensor& src, nb::handle alpha) {
+        Tensor& t = nb::cast<Tensor&>(self);
+        Scalar a = number_arg(alpha, "index_add", "alpha");
+        EMBER_CHECK(src.dtype() == t.dtype(), "index_add_(): self (", dtype_name(t.dtype()), ") and source (",
+                    dtype_name(src.dtype()), ") must have the same scalar type");
+        index_add_(t, dim, ix, src, a);  // Note [Index accumulation in place]
+        return nb::borrow(self);
       },
       nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1);
   auto icopy = [](const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src) {

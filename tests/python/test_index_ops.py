@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import ember
-from conftest import assert_same, torch
+from conftest import assert_same, same_error, torch
 from ember.nn._pad import pad as ember_pad
 
 
@@ -442,3 +442,70 @@ def test_index_backward_node_names_match_torch():
             x.scatter_add(1, i, lib.ones(2, 1)).grad_fn.name(),
         ]
     assert names(ember) == names(torch)
+
+
+# ---- Note [Index accumulation in place] ----
+
+@pytest.mark.parametrize("op", ["scatter_add_", "index_add_"])
+def test_index_accumulation_in_place_writes_self(op):
+    """Without autograd history, scatter_add_/index_add_ write into self itself (same storage, a
+    version bump, a view's base updated), with torch's values; a transposed self, a leaf that
+    requires grad and a non-leaf with history take torch's paths too."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    base_np = rng.standard_normal((6, 40, 30)).astype(np.float32)
+    idx_np = rng.integers(0, 30, (40, 12))
+    src_np = rng.standard_normal((40, 12)).astype(np.float32)
+    irow_np = rng.integers(0, 40, 25)
+    isrc_np = rng.standard_normal((25, 30)).astype(np.float32)
+
+    def run(lib, self_t):
+        if op == "scatter_add_":
+            return self_t.scatter_add_(1, lib.from_numpy(idx_np.copy()), lib.from_numpy(src_np.copy()))
+        return self_t.index_add_(0, lib.from_numpy(irow_np.copy()), lib.from_numpy(isrc_np.copy()), alpha=1.5)
+
+    eb, tb = ember.from_numpy(base_np.copy()), torch.from_numpy(base_np.copy())
+    ev, tv = eb[2], tb[2]  # a contiguous view
+    ptr, version = ev.data_ptr(), ev._version
+    assert run(ember, ev) is ev
+    run(torch, tv)
+    assert ev.data_ptr() == ptr and ev._version > version
+    np.testing.assert_allclose(eb.numpy(), tb.numpy(), rtol=1e-6, atol=1e-6)  # the base sees it
+    # a transposed (non-contiguous) self
+    et, tt = ember.from_numpy(base_np[0].T.copy()).t(), torch.from_numpy(base_np[0].T.copy()).t()
+    run(ember, et)
+    run(torch, tt)
+    np.testing.assert_allclose(et.numpy(), tt.numpy(), rtol=1e-6, atol=1e-6)
+    # a leaf that requires grad: torch's error
+    leaf_e, leaf_t = ember.zeros(40, 30, requires_grad=True), torch.zeros(40, 30, requires_grad=True)
+    same_error(lambda: run(ember, leaf_e), lambda: run(torch, leaf_t))
+    # a non-leaf with history: the gradient flows through the in-place op
+    grads = []
+    for lib in (ember, torch):
+        w = lib.from_numpy(base_np[1].copy()).requires_grad_()
+        y = w * 2
+        run(lib, y)
+        (y * y).sum().backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["scatter_add_", "index_add_"])
+def test_index_accumulation_in_place_bad_input(op):
+    e, t = ember.zeros(5, 4), torch.zeros(5, 4)
+    if op == "scatter_add_":
+        bad_e = lambda: e.scatter_add_(1, ember.tensor([[4]]), ember.ones(1, 1))  # noqa: E731
+        bad_t = lambda: t.scatter_add_(1, torch.tensor([[4]]), torch.ones(1, 1))  # noqa: E731
+        same_error(bad_e, bad_t)
+        same_error(lambda: e.scatter_add_(1, ember.tensor([[0]]), ember.ones(1, 1, dtype=ember.float64)),
+                   lambda: t.scatter_add_(1, torch.tensor([[0]]), torch.ones(1, 1, dtype=torch.float64)))
+        same_error(lambda: e.scatter_add_(1, ember.tensor([[0]]), e[:1, :1]),
+                   lambda: t.scatter_add_(1, torch.tensor([[0]]), t[:1, :1]))  # src overlaps self
+    else:
+        same_error(lambda: e.index_add_(0, ember.tensor([5]), ember.ones(1, 4)),
+                   lambda: t.index_add_(0, torch.tensor([5]), torch.ones(1, 4)))
+        same_error(lambda: e.index_add_(0, ember.tensor([0]), ember.ones(1, 3)),
+                   lambda: t.index_add_(0, torch.tensor([0]), torch.ones(1, 3)))
+        same_error(lambda: e.index_add_(0, ember.tensor([0]), e[:1]),
+                   lambda: t.index_add_(0, torch.tensor([0]), t[:1]))  # source overlaps self
+    assert bool((e == 0).all())

@@ -465,13 +465,17 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
   return ember::scatter_add(*this, dim, index, src);
 }
 const Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
-  return copy_(scatter_add(dim, index, src));
+  ember::Tensor self = *this;  // a handle to the same tensor: libtorch's in-place methods are const
+  ember::scatter_add_(self, dim, index, src);
+  return *this;
 }
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& src, const c10::Scalar& alpha) const {
   return ember::index_add(*this, dim, index, src, alpha);
 }
 const Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& src, const c10::Scalar& alpha) const {
-  return copy_(index_add(dim, index, src, alpha));
+  ember::Tensor self = *this;  // as scatter_add_
+  ember::index_add_(self, dim, index, src, alpha);
+  return *this;
 }
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const c10::Scalar& value) const {
   return ember::index_fill(*this, dim, index, ember::full({}, value, scalar_type()));

@@ -1076,6 +1076,51 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor
   return out;
 }
 
+// Note [Index accumulation in place]: scatter_add_ and index_add_ write straight into a contiguous
+// self when no autograd history is needed, as torch's in-place kernels do; otherwise (as the
+// other in-place index ops) the out-of-place op runs and its result is copied into self. That
+// copy path cost two extra passes over self: scatter_add_ of 40k values into a 4096x1000 buffer
+// ran 3.2x torch's time.
+template <typename OutOfPlace, typename Direct>
+Tensor& accumulate_in_place(const char* op, Tensor& t, const Tensor& index, const Tensor& src,
+                            const OutOfPlace& out_of_place, const Direct& direct) {
+  assert_no_internal_overlap(t);
+  assert_no_overlap(t, index);
+  assert_no_overlap(t, src);
+  if (inplace_needs_history(t, {&src})) {
+    check_inplace(t, true);
+    Tensor r = out_of_place();
+    {
+      NoGradGuard g;
+      copy_(t, r);
+    }
+    if (auto fn = grad_fn(r)) rebase_history(t, fn);
+    return t;
+  }
+  if (t.dim() == 0 || index.dim() == 0 || !t.is_contiguous()) {
+    Tensor r;
+    {
+      NoGradGuard g;
+      r = out_of_place();
+    }
+    copy_(t, r);
+    return t;
+  }
+  direct();
+  t.bump_version(op);
+  return t;
+}
+Tensor& scatter_add_(Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src) {
+  return accumulate_in_place(  // Note [Index accumulation in place]
+      "scatter_add_", t, idx, src, [&] { return scatter_add(t, dim, idx, src); },
+      [&] {
+        check_scatter_src(idx, src);
+        const int64_t d = wrap_dim(dim, t.dim());
+        check_scatter_index(t, d, idx, "scatter_add");
+        if (idx.numel() > 0) scatter_raw(t, d, idx, src_window(src, idx), IndexReduce::Add);
+      });
+}
+
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& idx, const Tensor& src, const std::string& reduce,
                       bool include_self) {
   EMBER_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
@@ -1197,15 +1242,16 @@ void check_index_source(const Tensor& t, int64_t dim, const Tensor& ix, const Te
 }
 }  // namespace
 
-Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
-  Tensor ix = dim_index(index, "index_add");
-  dim = wrap_dim(dim, t.dim());
+namespace {
+// index_add's checked operands: the source times alpha in self's dtype, the int64 indices.
+std::pair<Tensor, Tensor> index_add_operands(const Tensor& t, int64_t dim, const Tensor& ix, const Tensor& src,
+                                             Scalar alpha) {
   check_index_source(t, dim, ix, src, "index_add_");
   // alpha takes self's dtype first (torch: an overflow raises, 2.5 scales an integer source by 2).
   Tensor a = scalar_tensor(alpha, std::nullopt, true);
   check_number_fits(a, t.dtype());
   Tensor v = alpha.to_double() == 1.0 ? src : cast_to(mul(src, cast_to(a, t.dtype())), t.dtype());
-  if (t.dim() == 0) return reshape(index_add(reshape(t, {1}), 0, ix, reshape(v, {1})), {});
+  if (t.dim() == 0) return {Tensor(), v};
   Tensor ix64 = contiguous(cast_to(ix, ScalarType::Int64));
   // torch checks the indices unless a >1-d self or source is empty; 1-d selves raise IndexError.
   if (t.dim() <= 1 || (t.numel() > 0 && v.numel() > 0)) {
@@ -1216,6 +1262,15 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
                                   " with size ", size));
     }
   }
+  return {ix64, v};
+}
+}  // namespace
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
+  Tensor ix = dim_index(index, "index_add");
+  dim = wrap_dim(dim, t.dim());
+  auto [ix64, v] = index_add_operands(t, dim, ix, src, alpha);
+  if (t.dim() == 0) return reshape(index_add(reshape(t, {1}), 0, ix, reshape(v, {1})), {});
   Tensor out;
   {
     NoGradGuard g;
@@ -1229,6 +1284,16 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
     set_history(out, n);
   }
   return out;
+}
+Tensor& index_add_(Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
+  return accumulate_in_place(  // Note [Index accumulation in place]
+      "index_add_", t, index, src, [&] { return index_add(t, dim, index, src, alpha); },
+      [&] {
+        Tensor ix = dim_index(index, "index_add");
+        const int64_t d = wrap_dim(dim, t.dim());
+        auto [ix64, v] = index_add_operands(t, d, ix, src, alpha);
+        if (t.numel() > 0) index_add_raw(t, d, ix64, v);
+      });
 }
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
   Tensor ix = dim_index(index, "index_copy");

@@ -193,9 +193,11 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // reduce: "" (none), "add" or "multiply".
 Tensor scatter(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce = "");
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor& scatter_add_(Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter_reduce(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                       bool include_self = true);
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha = 1);
+Tensor& index_add_(Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha = 1);
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index_fill(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& value);
 Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
