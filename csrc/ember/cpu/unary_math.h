@@ -102,12 +102,13 @@ EMBER_MATH_INLINE float log1p(float x) {
   const float hfsq = 0.5f * f * f;
   const float dk = static_cast<float>(k);
   const float r = s * (hfsq + (t1 + t2)) + (dk * 9.0580006145e-06f + c) - hfsq + f + dk * 6.9313812256e-01f;
-  // x = -1 gives -inf and x < -1 NaN (as NaN itself); +inf stays +inf; -0 stays -0
-  return x == 0.0f                                     ? x
-         : x == -1.0f                                  ? -std::numeric_limits<float>::infinity()
-         : !(x > -1.0f)                                ? std::numeric_limits<float>::quiet_NaN()
-         : x == std::numeric_limits<float>::infinity() ? x
-                                                       : r;
+  // x = -1 gives -inf and x < -1 NaN (as NaN itself); +inf stays +inf; -0 stays -0 (below: in
+  // the same chain GCC made branches of the selects)
+  const float v = x == -1.0f                                    ? -std::numeric_limits<float>::infinity()
+                  : !(x > -1.0f)                                ? std::numeric_limits<float>::quiet_NaN()
+                  : x == std::numeric_limits<float>::infinity() ? x
+                                                                : r;
+  return x == 0.0f ? x : v;
 }
 
 // e^x - 1, within 3 ulp, branch-free: the Taylor series to x^11 / 11! for |x| < 1 (truncation
