@@ -79,12 +79,12 @@ EMBER_MATH_INLINE bool sign_bit(M x) {
   return static_cast<int64_t>(std::bit_cast<U>(x) >> (sizeof(M) * 8 - 1)) != 0;
 }
 
-// Note [Float math loops]: log/log2/log10, sin/cos/tan, atan/asin/acos and erfinv over float and 16-bit
-// floats (in float) run the vectorizable kernels of Note [Float log], [Float trigonometry],
-// [Float inverse trigonometry] and [Float erfinv]. Contiguous runs go in blocks through f, then g (libm) for the rare
-// elements f cannot take (needs_g: trigonometry's |x| >= 2^20); strided runs element by element,
-// choosing the same way. The loops are compute-bound, so at the AVX-512 level they use 512-bit
-// vectors (the file's default is 256-bit): sin 1.9 -> 1.3 ms per 1M floats on one thread.
+// Note [Float math loops]: log/log2/log10, sin/cos/tan, atan/asin/acos and erfinv over float and
+// 16-bit floats (in float) run the vectorizable kernels of Note [Float log], [Float
+// trigonometry], [Float inverse trigonometry] and [Float erfinv]. Contiguous runs go in blocks
+// through f, then g (libm) for the rare elements f cannot take (needs_g: trigonometry's
+// |x| >= 2^20); strided runs element by element, choosing the same way. The loops are compute-bound, so at the AVX-512
+// level they use 512-bit vectors (the file's default is 256-bit): sin 1.9 -> 1.3 ms per 1M floats on one thread.
 #ifdef EMBER_AVX512_LANES
 #define EMBER_WIDE_VECTORS __attribute__((target("prefer-vector-width=512")))
 #else
