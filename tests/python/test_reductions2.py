@@ -640,3 +640,23 @@ def test_unique_and_sort_large(dtype, lo, hi, n):
         tv, ti = torch.sort(t2, dim=1, stable=True)
         assert_same(ev, tv)
         assert np.array_equal(ei.numpy(), ti.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("n", [1, 31, 256, 257, 1000, 300_001])
+def test_16_bit_extremes_in_float_blocks(dtype, n):
+    """amax/amin/max(dim)/min(dim) over float16/bfloat16 rows go through float blocks of 256
+    (reduce_kernels.h): torch's values, a NaN anywhere wins, infinities kept."""
+    import numpy as np
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((3, n)) * 100).astype(np.float32)
+    x[1, rng.integers(0, n)] = np.inf
+    x[2, rng.integers(0, n)] = np.nan
+    e = ember.from_numpy(x).to(getattr(ember, dtype))
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    for name in ("amax", "amin"):
+        assert_same(getattr(e, name)(dim=1), getattr(t, name)(dim=1))
+        assert_same(getattr(e[:2], name)(), getattr(t[:2], name)())
+        assert_same(getattr(e, name)(), getattr(t, name)())
+    assert_same(e.max(dim=1).values, t.max(dim=1).values)
+    assert_same(e.min(dim=1).values, t.min(dim=1).values)

@@ -1269,7 +1269,8 @@ std::pair<Tensor, Tensor> index_add_operands(const Tensor& t, int64_t dim, const
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src, Scalar alpha) {
   Tensor ix = dim_index(index, "index_add");
   dim = wrap_dim(dim, t.dim());
-  auto [ix64, v] = index_add_operands(t, dim, ix, src, alpha);
+  const std::pair<Tensor, Tensor> operands = index_add_operands(t, dim, ix, src, alpha);
+  const Tensor ix64 = operands.first, v = operands.second;  // (the lambda below captures ix64)
   if (t.dim() == 0) return reshape(index_add(reshape(t, {1}), 0, ix, reshape(v, {1})), {});
   Tensor out;
   {
@@ -1291,8 +1292,8 @@ Tensor& index_add_(Tensor& t, int64_t dim, const Tensor& index, const Tensor& sr
       [&] {
         Tensor ix = dim_index(index, "index_add");
         const int64_t d = wrap_dim(dim, t.dim());
-        auto [ix64, v] = index_add_operands(t, d, ix, src, alpha);
-        if (t.numel() > 0) index_add_raw(t, d, ix64, v);
+        const std::pair<Tensor, Tensor> operands = index_add_operands(t, d, ix, src, alpha);
+        if (t.numel() > 0) index_add_raw(t, d, operands.first, operands.second);
       });
 }
 Tensor index_copy(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
