@@ -41,6 +41,9 @@ echo "   built in $(( $(date +%s) - start )) s"
 # error see it instead of ASan's allocation-size-too-big abort.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/fuzz/ubsan.supp
+# MKL (Note [MKL GEMM]) is uninstrumented and its threading layer is built for GCC's libgomp; this
+# build runs on LLVM's libomp, so products stay on oneDNN and OpenBLAS here.
+export EMBER_MKL=0
 
 echo "== C++ tests under ASan+UBSan"
 ctest --test-dir build-asan --output-on-failure -j "$(nproc)" 2>&1 | tail -n 3

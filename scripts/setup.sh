@@ -33,6 +33,11 @@ for name, ver in need.items():
 PYCHECK
   $PY -m pip install -q $PIP_PACKAGES
 fi
+# Note [MKL GEMM]: oneMKL's GEMM, loaded at run time (no build dependency). --no-deps: its GNU
+# threading layer runs on libgomp, so Intel's OpenMP and TBB (its declared dependencies) are not needed.
+if [ "$(uname -m)" = x86_64 ] && ! $PY -c "import importlib.metadata as m; assert m.version('mkl') == '2025.0.0'" 2>/dev/null; then
+  $PY -m pip install -q --no-deps mkl==2025.0.0
+fi
 
 # Build libember, the C++ tests and ember._C (placed in python/ember for PYTHONPATH=python).
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ember-ccache}

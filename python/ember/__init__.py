@@ -31,6 +31,23 @@ try:
 finally:
     if _set_openblas_coretype:
         del _os.environ["OPENBLAS_CORETYPE"]
+
+
+def _point_at_mkl():
+    # Note [MKL GEMM]: PyPI's mkl wheel puts libmkl_rt.so.2 in the environment's lib directory
+    # (<prefix>/local/lib for a Debian system Python, ~/.local/lib for --user), off the loader's
+    # search path; the core loads it (or not) on the first product that wants it.
+    import sys
+
+    for lib in (_os.path.join(sys.prefix, "lib"), _os.path.join(sys.prefix, "local", "lib"),
+                _os.path.expanduser("~/.local/lib")):
+        path = _os.path.join(lib, "libmkl_rt.so.2")
+        if _os.path.exists(path):
+            _C._set_mkl_library_path(path)
+            return
+
+
+_point_at_mkl()
 from ember._C import (  # noqa: F401
     Tensor, dtype, device,
     bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "ember/core/autocast.h"
 #include "ember/cpu/isa.h"
+#include "ember/cpu/mkl_blas.h"
 #include "ember/cpu/onednn.h"
 
 namespace ember::py {
@@ -221,6 +222,12 @@ void bind_dtype_device(nb::module_& m) {
   // ember.backends.mkldnn: float32 convolutions on oneDNN (Note [oneDNN convolution]).
   m.def("_get_mkldnn_enabled", &cpu::onednn_enabled);
   m.def("_set_mkldnn_enabled", &cpu::set_onednn_enabled);
+  // ember.backends.mkl: float32/float64 GEMM on MKL where installed (Note [MKL GEMM]).
+  m.def("_set_mkl_library_path", &cpu::set_mkl_library_path);
+  m.def("_get_mkl_enabled", &cpu::mkl_enabled);
+  m.def("_set_mkl_enabled", &cpu::set_mkl_enabled);
+  m.def("_mkl_gemm_available", &cpu::mkl_gemm_available);
+  m.def("_mkl_version", &cpu::mkl_version);
   m.def("_cpu_memory_stats", [] {
     MemoryStats s = cpu_memory_stats();
     nb::dict d;

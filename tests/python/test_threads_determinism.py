@@ -136,7 +136,13 @@ _GEMM_CASES = textwrap.dedent("""
              lambda a=t(2048, 1024), b=t(2048, 256): a.t() @ b,
              lambda a=t(30000, 64), b=t(30000, 48): a.t() @ b,                # long k
              lambda a=t(64, 128, 128), b=t(64, 128, 64): a.transpose(1, 2) @ b,  # attention's backward
-             lambda a=t(7, 128, 96), b=t(7, 128, 80): a.transpose(1, 2) @ b]
+             lambda a=t(7, 128, 96), b=t(7, 128, 80): a.transpose(1, 2) @ b,
+             # Note [MKL GEMM]: addmm narrow (oneDNN's fused bias) and wide (MKL), float64, long k
+             lambda c=t(256), a=t(1024, 512), b=t(512, 256): ember.addmm(c, a, b),
+             lambda c=t(1024), a=t(1024, 256), b=t(256, 1024): ember.addmm(c, a, b),
+             lambda c=t(300, 900, dt="float64"), a=t(300, 700, dt="float64"), b=t(700, 900, dt="float64"):
+                 ember.addmm(c, a, b),
+             lambda a=t(40000, 96, dt="float64"), b=t(40000, 64, dt="float64"): a.t() @ b]
     bad = []
     for i, f in enumerate(cases):
         outs = []
@@ -149,10 +155,15 @@ _GEMM_CASES = textwrap.dedent("""
 """)
 
 
+@pytest.mark.parametrize("mkl", ["mkl", "no-mkl"])
 @pytest.mark.parametrize("kernels", ["native", "avx2"])
-def test_gemm_bit_identical_for_any_thread_count(kernels):
+def test_gemm_bit_identical_for_any_thread_count(kernels, mkl):
     import os
     env = dict(os.environ)
+    if mkl == "no-mkl":  # oneDNN and OpenBLAS run every product
+        env["EMBER_MKL"] = "0"
+    elif not ember.backends.mkl.is_available():
+        pytest.skip("MKL is not installed (pip install mkl)")
     if kernels == "avx2":  # an AVX2-only CPU: oneDNN's AVX2 kernels, OpenBLAS's Haswell ones
         if ember.backends.cpu.get_cpu_capability() == "DEFAULT":
             pytest.skip("the CPU has no AVX2")

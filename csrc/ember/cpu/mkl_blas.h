@@ -1,0 +1,31 @@
+// Intel oneMKL's GEMM, loaded at run time when installed (Note [MKL GEMM] in mkl_blas.cpp).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace ember::cpu {
+
+// c[m, n] (rows ldc apart) = a[m, k] @ b[k, n] (+ c when accumulate) through MKL's cblas_?gemm,
+// row-major: a_trans/b_trans say whether a/b are stored transposed, lda/ldb their leading
+// dimensions as CBLAS takes them. Only when mkl_gemm_available(); runs on this thread's OpenMP
+// count, bit-identical for any count (strict CNR mode).
+void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate);
+void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+               const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate);
+
+// True when MKL was found, loaded and put in strict CNR mode for the CPU level in use (AVX2 or
+// AVX-512), sizes fit its 32-bit integers (the caller checks `fits`), and it is enabled.
+bool mkl_gemm_available();
+bool mkl_gemm_fits(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+
+// Where to look first (the Python package passes its prefix's lib/libmkl_rt.so.2); otherwise the
+// dynamic loader's search path. Takes effect only before the first GEMM loads the library.
+void set_mkl_library_path(const std::string& path);
+// ember.backends.mkl.enabled: on by default (off: oneDNN and OpenBLAS run every product).
+void set_mkl_enabled(bool enabled);
+bool mkl_enabled();
+// What was loaded ("" when nothing): the library's path and MKL's version string.
+std::string mkl_version();
+
+}  // namespace ember::cpu

@@ -1,0 +1,143 @@
+"""Note [MKL GEMM]: float32/float64 products on MKL (when installed) against torch and against
+ember's oneDNN/OpenBLAS paths; the switch, the environment variable, and bad input."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from conftest import same_error, torch
+
+needs_mkl = pytest.mark.skipif(not ember.backends.mkl.is_available(),
+                               reason="MKL is not installed (pip install mkl) or the CPU has no AVX2")
+
+
+@pytest.fixture
+def mkl_switch():
+    old = ember.backends.mkl.enabled
+    yield
+    ember.backends.mkl.enabled = old
+
+
+def _pair(shape, dtype, seed):
+    t = torch.randn(shape, dtype=getattr(torch, dtype), generator=torch.Generator().manual_seed(seed))
+    return ember.tensor(t.numpy()), t
+
+
+def _both_paths(fn):
+    """fn() with MKL on and with MKL off, as NumPy arrays."""
+    ember.backends.mkl.enabled = True
+    on = fn().numpy()
+    ember.backends.mkl.enabled = False
+    off = fn().numpy()
+    ember.backends.mkl.enabled = True
+    return on, off
+
+
+# (m, k, n): narrow and wide outputs (addmm's two routes), a long k, one row, a large square
+SHAPES = [(512, 256, 256), (256, 128, 1024), (64, 20000, 32), (1, 4096, 1024), (1024, 1024, 1024)]
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
+def test_mm_and_addmm_on_mkl_match_torch_and_the_other_paths(mkl_switch, dtype, m, k, n, layout):
+    a, at = _pair((k, m) if layout[0] == "t" else (m, k), dtype, 1)
+    b, bt = _pair((n, k) if layout[1] == "t" else (k, n), dtype, 2)
+    c, ct = _pair((n,), dtype, 3)
+    if layout[0] == "t":
+        a, at = a.t(), at.t()
+    if layout[1] == "t":
+        b, bt = b.t(), bt.t()
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == "float32" else dict(rtol=1e-10, atol=1e-9)
+    for e_fn, t_fn in [(lambda: a @ b, lambda: at @ bt),
+                       (lambda: ember.addmm(c, a, b), lambda: torch.addmm(ct, at, bt)),
+                       (lambda: ember.nn.functional.linear(a, b.t(), c),
+                        lambda: torch.nn.functional.linear(at, bt.t(), ct))]:
+        on, off = _both_paths(e_fn)
+        ref = t_fn().numpy()
+        assert on.dtype == ref.dtype and on.shape == ref.shape
+        np.testing.assert_allclose(on, ref, **tol)
+        np.testing.assert_allclose(off, ref, **tol)
+
+
+@needs_mkl
+def test_mkl_product_matches_float64_closely(mkl_switch):
+    # the float32 product on MKL is as close to the exact one as the other paths are
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((700, 900)).astype(np.float32)
+    b = rng.standard_normal((900, 600)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    on, off = _both_paths(lambda: ember.tensor(a) @ ember.tensor(b))
+    err_on, err_off = np.abs(on - exact).max(), np.abs(off - exact).max()
+    assert err_on < 1e-3 and err_on < 4 * err_off
+
+
+@needs_mkl
+def test_addmm_bias_shapes_and_gradients_on_mkl(mkl_switch):
+    # a 2-d bias (full and one row) and a column bias that is not a row: all broadcast as torch
+    a, at = _pair((300, 200), "float64", 4)
+    b, bt = _pair((200, 900), "float64", 5)
+    for shape in [(900,), (300, 900), (1, 900), (300, 1), ()]:
+        c, ct = _pair(shape, "float64", 6)
+        np.testing.assert_allclose(ember.addmm(c, a, b).numpy(), torch.addmm(ct, at, bt).numpy(), rtol=1e-12)
+    # gradients through linear on the MKL route (wide output)
+    x, xt = _pair((64, 96), "float64", 7)
+    w, wt = _pair((600, 96), "float64", 8)
+    bias, biast = _pair((600,), "float64", 9)
+    for e, t in [(x, xt), (w, wt), (bias, biast)]:
+        e.requires_grad_(True)
+        t.requires_grad_(True)
+    g = np.random.default_rng(1).standard_normal((64, 600))
+    ember.nn.functional.linear(x, w, bias).backward(ember.tensor(g))
+    torch.nn.functional.linear(xt, wt, biast).backward(torch.tensor(g))
+    for e, t in [(x, xt), (w, wt), (bias, biast)]:
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@needs_mkl
+def test_switch_and_version(mkl_switch):
+    assert "Math Kernel Library" in ember.backends.mkl.version()
+    ember.backends.mkl.enabled = False
+    assert not ember.backends.mkl.is_available() and ember.backends.mkl.enabled is False
+    ember.backends.mkl.enabled = True
+    assert ember.backends.mkl.is_available() and ember.backends.mkl.enabled is True
+
+
+def test_environment_variable_keeps_mkl_unloaded():
+    code = ("import ember, numpy as np\n"
+            "a = ember.randn(512, 512); b = ember.randn(512, 512)\n"
+            "r = (a @ b).numpy(); ref = a.numpy().astype('float64') @ b.numpy().astype('float64')\n"
+            "assert np.abs(r - ref).max() < 1e-3\n"
+            "print(ember.backends.mkl.is_available(), ember.backends.mkl.version())\n"
+            "print(any('libmkl' in line for line in open('/proc/self/maps')))\n")
+    env = dict(os.environ, EMBER_MKL="0")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "None", "False"]
+
+
+def test_mkl_is_not_loaded_at_import():
+    # loaded by the first product that wants it, never by `import ember` (import time)
+    code = "import ember; print(any('libmkl' in line for line in open('/proc/self/maps')))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False"]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_bad_input_raises_torch_errors_on_either_path(mkl_switch, on):
+    ember.backends.mkl.enabled = on
+    a, at = _pair((256, 128), "float32", 1)
+    b, bt = _pair((128, 1024), "float32", 2)
+    for shape in [(1000,), (255, 1024), (2, 256, 1024)]:
+        c, ct = _pair(shape, "float32", 3)
+        same_error(lambda: ember.addmm(c, a, b), lambda: torch.addmm(ct, at, bt))
+    c64, ct64 = _pair((1024,), "float64", 3)
+    same_error(lambda: ember.addmm(c64, a, b), lambda: torch.addmm(ct64, at, bt))
+    b2, bt2 = _pair((127, 1024), "float32", 4)
+    same_error(lambda: a @ b2, lambda: at @ bt2)
+    same_error(lambda: ember.mm(a, b.double()), lambda: torch.mm(at, bt.double()))
