@@ -34,7 +34,7 @@ namespace {
 
 // The CBLAS ABI (cblas.h's enums are ints; MKL's LP64 interface takes 32-bit integers).
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
-constexpr int kThreadingGnu = 3;                               // MKL_THREADING_GNU
+constexpr int kThreadingGnu = 3;                                        // MKL_THREADING_GNU
 constexpr int kCbwrAvx2 = 10, kCbwrAvx512 = 12, kCbwrStrict = 0x10000;  // mkl_types.h
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
@@ -129,8 +129,8 @@ std::string mkl_version() {
   return m ? m->version : std::string();
 }
 
-void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float* c, int64_t ldc, bool accumulate) {
   load()->sgemm(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n), as_int(k),
                 1.0f, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0f : 0.0f, c, as_int(ldc));
 }

@@ -9,8 +9,8 @@ namespace ember::cpu {
 // row-major: a_trans/b_trans say whether a/b are stored transposed, lda/ldb their leading
 // dimensions as CBLAS takes them. Only when mkl_gemm_available(); runs on this thread's OpenMP
 // count, bit-identical for any count (strict CNR mode).
-void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-               const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate);
+void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float* c, int64_t ldc, bool accumulate);
 void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
                const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate);
 
