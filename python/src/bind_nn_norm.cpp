@@ -51,6 +51,18 @@ void bind_nn_norm(nb::module_& m) {
       arg("input"), arg("target"), arg("weight") = nb::none(), arg("reduction") = "mean", arg("ignore_index") = -100,
       arg("label_smoothing") = 0.0);
   m.def(
+      "_nn_smooth_l1_loss",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, double beta) {
+        return smooth_l1_loss(input, target, reduction_from_string(reduction), beta);
+      },
+      arg("input"), arg("target"), arg("reduction") = "mean", arg("beta") = 1.0);
+  m.def(
+      "_nn_huber_loss",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, double delta) {
+        return huber_loss(input, target, reduction_from_string(reduction), delta);
+      },
+      arg("input"), arg("target"), arg("reduction") = "mean", arg("delta") = 1.0);
+  m.def(
       "_nn_nll_loss",
       [](const Tensor& input, const Tensor& target, nb::handle weight, const std::string& reduction,
          int64_t ignore_index) {

@@ -346,7 +346,9 @@ std::string op_name(std::string_view n) {
       {"_linalg_matrix_norm", "linalg_matrix_norm"},
       {"_linalg_vector_norm", "linalg_vector_norm"},
       {"_nn_cross_entropy", "cross_entropy_loss"},
-      {"_nn_nll_loss", "nll_loss_nd"}};
+      {"_nn_nll_loss", "nll_loss_nd"},
+      {"_nn_smooth_l1_loss", "smooth_l1_loss"},
+      {"_nn_huber_loss", "huber_loss"}};
   static const std::unordered_map<std::string_view, bool> kNotOps = {{"can_cast", 1},
                                                                      {"get_default_dtype", 1},
                                                                      {"set_default_dtype", 1},

@@ -584,3 +584,61 @@ def test_pad_gather_bad_maps_raise():
             ember._C._pad_gather(x, maps, "ReflectionPad1DBackward0")
     with pytest.raises(TypeError):
         ember._C._pad_gather(x, "not maps", "ReflectionPad1DBackward0")
+
+
+# ---- Note [Fused activation backward]: one-pass gradients outside create_graph ----
+
+FUSED_BACKWARD = {
+    "leaky_relu": lambda F, x: F.leaky_relu(x, 0.01),
+    "leaky_relu_steep": lambda F, x: F.leaky_relu(x, 1.7),
+    "leaky_relu_negative": lambda F, x: F.leaky_relu(x, -0.3),
+    "hardtanh": lambda F, x: F.hardtanh(x),
+    "hardtanh_range": lambda F, x: F.hardtanh(x, -0.5, 2.0),
+    "relu6": lambda F, x: F.relu6(x),
+    "silu": lambda F, x: F.silu(x),
+    "hardswish": lambda F, x: F.hardswish(x),
+}
+# the branch points of each formula, infinities, a NaN, and signed zeros
+_SPECIAL = [0.0, -0.0, -3.0, 3.0, 6.0, -1.0, 1.0, -0.5, 2.0, 1e-30, -90.0, 90.0, float("inf"), float("-inf"),
+            float("nan")]
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_BACKWARD))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+def test_fused_activation_backward_matches_torch(name, dtype):
+    f = FUSED_BACKWARD[name]
+    g0 = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.tensor(_SPECIAL, dtype=torch.float64), torch.randn(3000, generator=g0, dtype=torch.float64) * 4])
+    gy = torch.randn(x.shape, generator=g0, dtype=torch.float64)
+    gy[-1] = float("nan")  # a NaN incoming gradient
+    td = getattr(torch, dtype)
+    xt = x.to(td, copy=True).requires_grad_()
+    f(TF, xt).backward(gy.to(td))
+    xe = ember.tensor(x.numpy()).to(getattr(ember, dtype)).requires_grad_()
+    f(EF, xe).backward(ember.tensor(gy.numpy()).to(getattr(ember, dtype)))
+    tol = {"float64": 1e-12, "float32": 2e-6, "bfloat16": 1e-2, "float16": 1e-3}[dtype]
+    np.testing.assert_allclose(xe.grad.double().numpy(), xt.grad.double().numpy(), rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_BACKWARD))
+def test_fused_activation_backward_strided_and_create_graph(name):
+    f = FUSED_BACKWARD[name]
+    x = torch.randn(40, 30, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) * 4
+    gy = torch.randn(30, 40, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    # transposed input and a transposed incoming gradient
+    xt = x.clone().requires_grad_()
+    f(TF, xt.t()).backward(gy)
+    xe = ember.tensor(x.numpy()).requires_grad_()
+    f(EF, xe.t()).backward(ember.tensor(gy.numpy()))
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # create_graph keeps the composed, differentiable formula: second derivatives as torch's
+    xt = x[:4, :5].clone().requires_grad_()
+    (gt,) = torch.autograd.grad(f(TF, xt).sum(), xt, create_graph=True)
+    # d/dx (f'(x) x): f'' x + f' (piecewise-linear activations: f' alone)
+    (ht,) = torch.autograd.grad((gt * xt).sum(), xt)
+    xe = ember.tensor(x[:4, :5].numpy()).requires_grad_()
+    (ge,) = ember.autograd.grad(f(EF, xe).sum(), xe, create_graph=True)
+    (he,) = ember.autograd.grad((ge * xe).sum(), xe)
+    np.testing.assert_allclose(ge.detach().numpy(), gt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(he.numpy(), ht.numpy(), rtol=1e-10, atol=1e-12)
+    assert gradgradcheck(lambda t: f(EF, t), (ember.tensor(x[:3, :3].numpy() + 0.01).requires_grad_(),))

@@ -267,3 +267,87 @@ def test_multi_input_loss_modules():
     x = randn(7, 2, 4)
     run_both(lambda lib, F, x: (t if lib is torch else e)(lib.log_softmax(x, 2), lib.tensor([[0, 2], [3, 3]]),
                                                           lib.tensor([7, 6]), lib.tensor([2, 2])), x)
+
+
+# ---- Note [Fused regression losses]: smooth_l1_loss and huber_loss in one pass each way ----
+
+def _regression_pair(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(shape, generator=g, dtype=torch.float64) * 2
+    b = torch.randn(shape, generator=g, dtype=torch.float64) * 2
+    if a.numel() >= 4:  # the branch points: |d| exactly at the parameter, d = 0, a NaN
+        a.view(-1)[:4] = torch.tensor([1.5, -0.7, 0.3, float("nan")], dtype=torch.float64)
+        b.view(-1)[:4] = torch.tensor([0.8, 0.0, 0.3, 0.0], dtype=torch.float64)
+    return a.to(dtype), b.to(dtype)
+
+
+@pytest.mark.parametrize("which", ["smooth_l1", "huber"])
+@pytest.mark.parametrize("param", [0.7, 1.0, 3.5])
+@pytest.mark.parametrize("reduction", REDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (33, 17)])
+def test_fused_regression_losses_match_torch(which, param, reduction, dtype, shape):
+    import ember
+    import numpy as np
+    a, b = _regression_pair(shape, dtype)
+    kw = {"beta" if which == "smooth_l1" else "delta": param, "reduction": reduction}
+    tf = getattr(torch.nn.functional, which + "_loss")
+    ef = getattr(ember.nn.functional, which + "_loss")
+    def e(t):  # via float64: NumPy has no bfloat16
+        return ember.from_numpy(t.double().numpy().copy()).to(getattr(ember, str(dtype).split(".")[1]))
+
+    at, bt = a.clone().requires_grad_(), b.clone().requires_grad_()
+    ae, be = e(a).requires_grad_(), e(b).requires_grad_()
+    yt, ye = tf(at, bt, **kw), ef(ae, be, **kw)
+    assert str(ye.dtype).split(".")[1] == str(yt.dtype).split(".")[1] and tuple(ye.shape) == tuple(yt.shape)
+    assert ye.grad_fn.name() == type(yt.grad_fn).__name__ == ("SmoothL1LossBackward0" if which == "smooth_l1"
+                                                               else "HuberLossBackward0")
+    g = torch.randn(yt.shape, generator=torch.Generator().manual_seed(9), dtype=torch.float64).to(dtype)
+    yt.backward(g)
+    ye.backward(e(g))
+    tol = {torch.float64: 1e-12, torch.float32: 1e-5, torch.bfloat16: 2e-2, torch.float16: 2e-3}[dtype]
+    for e, t in [(ye.detach(), yt.detach()), (ae.grad, at.grad), (be.grad, bt.grad)]:
+        np.testing.assert_allclose(e.double().numpy(), t.double().numpy(), rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("which", ["smooth_l1", "huber"])
+@pytest.mark.parametrize("reduction", REDS)
+def test_fused_regression_losses_layouts_gradcheck_and_target_only(which, reduction):
+    import ember
+    kw = {"beta" if which == "smooth_l1" else "delta": 0.6, "reduction": reduction}
+    # non-contiguous input and target (transposed views)
+    x, y = randn(5, 7), randn(5, 7, seed=1)
+    run_both(lambda lib, F, x, y: getattr(F, which + "_loss")(x.t(), y.t(), **kw), x, y)
+    # only the target requires grad; the input needs none
+    yr = randn(4, 3, seed=2)
+    run_both(lambda lib, F, y: getattr(F, which + "_loss")(lib.ones(4, 3, dtype=y.dtype) * 0.3, y, **kw), yr)
+    # create_graph: the composed gradient is differentiable again
+    a, b = randn(3, 4), randn(3, 4, seed=3)
+    gradchecks(lambda lib, F, a, b: getattr(F, which + "_loss")(a, b, **kw), a, b, gradgrad=True)
+    # no gradient wanted at all: a plain result
+    e = getattr(ember.nn.functional, which + "_loss")(ember.randn(3), ember.randn(3), **kw)
+    assert e.grad_fn is None
+
+
+def test_fused_regression_losses_bad_input():
+    import ember
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    for fn in [lambda lib, F, x, y: F.huber_loss(x, y, delta=0.0),
+               lambda lib, F, x, y: F.huber_loss(x, y, delta=-1.0),
+               lambda lib, F, x, y: F.smooth_l1_loss(x, y, beta=-0.5),
+               lambda lib, F, x, y: F.huber_loss(x, y, reduction="avg"),
+               lambda lib, F, x, y: F.smooth_l1_loss(x, y.reshape(4, 3))]:
+        same_exception(fn, x, y)
+    # broadcast targets and mixed dtypes take the composition (torch warns about the size too)
+    with pytest.warns(UserWarning):
+        run_both(lambda lib, F, x, y: F.smooth_l1_loss(x, y, beta=0.5), randn(3, 4), randn(1, 4, seed=2))
+    # the C++ entry points check what the Python functions route to them
+    for f in (ember._C._nn_smooth_l1_loss, ember._C._nn_huber_loss):
+        with pytest.raises(RuntimeError):
+            f(ember.randn(3), ember.randn(4), "mean", 1.0)
+        with pytest.raises(RuntimeError):
+            f(ember.randn(3), ember.randn(3, dtype=ember.float64), "mean", 1.0)
+        with pytest.raises(RuntimeError):
+            f(ember.randn(3), ember.randn(3), "mean", 0.0)
+        with pytest.raises(ValueError):
+            f(ember.randn(3), ember.randn(3), "avg", 1.0)

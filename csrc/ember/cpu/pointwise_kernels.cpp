@@ -58,7 +58,7 @@ EMBER_MATH_INLINE M gelu_tanh_grad(M x) {
 }
 
 template <typename T>
-void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
+void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1) {
   using M = opmath_t<T>;
   constexpr bool kFloat = !std::is_integral_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
@@ -157,14 +157,83 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it) {
     case PointwiseOp::ReluBackward:  // a select, so a NaN gradient where the unit was off gives 0, as torch
       if constexpr (!kBool) binary_loop<T, T>(it, [](M g, M y) -> M { return y <= M(0) ? M(0) : g; });
       break;
+    // Note [Fused activation backward] (ops/unary.cpp): selects and the vectorizable sigmoid.
+    case PointwiseOp::LeakyReluBackward:
+      if constexpr (kFloat) {
+        const M slope = static_cast<M>(p0);
+        binary_loop<T, T>(it, [slope](M g, M x) -> M { return x > M(0) ? g : g * slope; });
+      }
+      break;
+    case PointwiseOp::HardtanhBackward:
+      if constexpr (kFloat) {
+        const M lo = static_cast<M>(p0), hi = static_cast<M>(p1);
+        binary_loop<T, T>(it, [lo, hi](M g, M x) -> M { return x > lo && x < hi ? g : M(0); });
+      }
+      break;
+    case PointwiseOp::SiluBackward:
+      if constexpr (kFloat)
+        binary_loop<T, T>(
+            it, [](M g, M x) __attribute__((always_inline))->M {
+              M s;
+              if constexpr (std::is_same_v<M, float>)
+                s = math::sigmoid(x);
+              else
+                s = M(1) / (M(1) + std::exp(-x));
+              return g * (s * (M(1) + x * (M(1) - s)));
+            });
+      break;
+    case PointwiseOp::HardswishBackward:
+      if constexpr (kFloat)
+        binary_loop<T, T>(it, [](M g, M x) -> M {
+          // a NaN x gives NaN, as torch's vector kernel (its scalar one gives g)
+          return x <= M(-3) ? M(0) : (x >= M(3) ? g : g * (x / M(3) + M(0.5)));
+        });
+      break;
+    // Note [Fused regression losses] (ops/nn_loss.cpp): torch's formulas, in the same order.
+    case PointwiseOp::SmoothL1:
+      if constexpr (kFloat) {
+        const M beta = static_cast<M>(p0);
+        binary_loop<T, T>(it, [beta](M a, M b) -> M {
+          const M z = std::abs(a - b);
+          return z < beta ? M(0.5) * z * z / beta : z - M(0.5) * beta;
+        });
+      }
+      break;
+    case PointwiseOp::Huber:
+      if constexpr (kFloat) {
+        const M delta = static_cast<M>(p0);
+        binary_loop<T, T>(it, [delta](M a, M b) -> M {
+          const M z = std::abs(a - b);
+          return z < delta ? M(0.5) * z * z : delta * (z - M(0.5) * delta);
+        });
+      }
+      break;
+    case PointwiseOp::SmoothL1Backward:
+      if constexpr (kFloat) {
+        const M beta = static_cast<M>(p0), scale = static_cast<M>(p1);
+        binary_loop<T, T>(it, [beta, scale](M a, M b) -> M {
+          const M d = a - b;
+          return d <= -beta ? -scale : (d >= beta ? scale : scale * d / beta);
+        });
+      }
+      break;
+    case PointwiseOp::HuberBackward:
+      if constexpr (kFloat) {
+        const M delta = static_cast<M>(p0), scale = static_cast<M>(p1);
+        binary_loop<T, T>(it, [delta, scale](M a, M b) -> M {
+          const M d = a - b;
+          return d <= -delta ? -scale * delta : (d >= delta ? scale * delta : scale * d);
+        });
+      }
+      break;
   }
 }
 
 }  // namespace
 
 void EMBER_ISA_KERNEL(pointwise_binary_kernel)(PointwiseOp op, const TensorIter& it, ScalarType compute,
-                                               const char* name) {
-  EMBER_DISPATCH_ALL(compute, name, [&] { binary_kernel_t<scalar_t>(op, it); });
+                                               const char* name, double p0, double p1) {
+  EMBER_DISPATCH_ALL(compute, name, [&] { binary_kernel_t<scalar_t>(op, it, p0, p1); });
 }
 
 // where here rather than in ops/pointwise.cpp: the select vectorizes only at this file's ISA

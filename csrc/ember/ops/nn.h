@@ -100,6 +100,11 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight 
 // like the input holds class probabilities (then ignore_index does not apply).
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
                      Reduction reduction = Reduction::Mean, int64_t ignore_index = -100, double label_smoothing = 0.0);
+// Note [Fused regression losses]: input and target of one shape and one floating dtype (the
+// Python functions broadcast first); beta > 0 (beta 0 is l1_loss, as torch), delta > 0.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean, double delta = 1.0);
 
 // ---- normalization (ops/nn_norm.cpp) ----
 // input (N, C, *). In training the batch statistics normalize and, when given, running_mean/var

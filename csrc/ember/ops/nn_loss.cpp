@@ -1,7 +1,7 @@
 // Class-index losses: nll_loss and the fused cross_entropy (Note [Fused cross entropy] in
-// cpu/loss_kernels.cpp). Backward formulas: outside create_graph the fused kernel writes dx; under
-// create_graph the same gradient is built from softmax and elementwise ember ops, so it is
-// differentiable again (double backward).
+// cpu/loss_kernels.cpp); smooth_l1_loss and huber_loss (Note [Fused regression losses]). Backward formulas: outside
+// create_graph the fused kernel writes dx; under create_graph the same gradient is built from softmax and elementwise
+// ember ops, so it is differentiable again (double backward).
 #include <cmath>
 
 #include "ember/autograd/functions.h"
@@ -118,7 +118,59 @@ Tensor prob_cross_entropy(const Tensor& input, const Tensor& target, const Tenso
   return div(sum(l), num(static_cast<double>(input.numel()) / static_cast<double>(std::max<int64_t>(C, 1))));
 }
 
+// Note [Fused regression losses]: smooth_l1_loss and huber_loss are one pointwise pass writing the
+// elementwise loss (then the reduction) and, backward, one pass writing the input's gradient with
+// the incoming gradient's scale (and the mean's 1/n) folded in; their 9-op compositions took 7x
+// torch's time forward + backward. Under create_graph the gradient is composed from clamp and
+// differentiable ops instead. The target's gradient is the input's negated, formed only when
+// the target requires grad.
+Tensor regression_loss(PointwiseOp fwd, PointwiseOp bwd, const char* node, const Tensor& input, const Tensor& target,
+                       Reduction red, double p) {
+  EMBER_CHECK(input.sizes() == target.sizes(), pointwise_op_name(fwd), ": input ", input.shape_str(), " and target ",
+              target.shape_str(), " must have the same shape");
+  EMBER_CHECK(input.dtype() == target.dtype(), pointwise_op_name(fwd), ": expected input and target of one dtype, got ",
+              dtype_name(input.dtype()), " and ", dtype_name(target.dtype()));
+  EMBER_CHECK(p > 0, pointwise_op_name(fwd), ": expected a positive parameter, got ", p);
+  Tensor out;
+  {
+    autograd::NoGradGuard raw;
+    out = apply_reduction(pointwise_op_p(fwd, input, target, p), red);
+  }
+  const bool target_grad = autograd::needs_history({&target});
+  if (auto n = autograd::make_node<LambdaBackward>(input, target)) {
+    const double numel = static_cast<double>(input.numel());
+    n->record(node, {out}, {input, target}, {}, [=](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor &x = s[0], &t = s[1];
+      Tensor gx;
+      if (!autograd::GradMode::is_enabled() && g[0].dtype() == x.dtype()) {
+        if (red == Reduction::None) {
+          gx = mul(pointwise_op_p(bwd, x, t, p, 1.0), g[0]);
+        } else {
+          const double gs = item(g[0]).to_double();
+          gx = pointwise_op_p(bwd, x, t, p, red == Reduction::Mean ? gs / numel : gs);
+        }
+      } else {
+        Tensor d = clamp(sub(x, t), Scalar(-p), Scalar(p));
+        if (fwd == PointwiseOp::SmoothL1) d = div(d, num(p));
+        gx = mul(d, red == Reduction::Mean ? div(g[0], num(numel)) : g[0]);
+      }
+      return {gx, target_grad ? neg(gx) : Tensor()};
+    });
+  }
+  return out;
+}
+
 }  // namespace
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction red, double beta) {
+  return regression_loss(PointwiseOp::SmoothL1, PointwiseOp::SmoothL1Backward, "SmoothL1LossBackward0", input, target,
+                         red, beta);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction red, double delta) {
+  return regression_loss(PointwiseOp::Huber, PointwiseOp::HuberBackward, "HuberLossBackward0", input, target, red,
+                         delta);
+}
 
 Reduction reduction_from_string(const std::string& s) {
   if (s == "none") return Reduction::None;

@@ -343,8 +343,20 @@ enum class PointwiseOp : int {
   GeluBackward,      // grad * (Phi(x) + x phi(x))
   GeluTanhBackward,  // the same for approximate="tanh"
   ReluBackward,      // b <= 0 ? 0 : grad (b = relu's result), as torch's threshold_backward
+  // The same with parameters p0, p1 (pointwise_op_p): Note [Fused activation backward] in ops/unary.cpp.
+  LeakyReluBackward,  // b > 0 ? grad : grad * p0 (p0: negative_slope)
+  HardtanhBackward,   // p0 < b < p1 ? grad : 0 (hardtanh and relu6)
+  SiluBackward,       // grad * s (1 + b (1 - s)), s = sigmoid(b)
+  HardswishBackward,  // grad * (b <= -3 ? 0 : b >= 3 ? 1 : b / 3 + 1/2), torch's ends
+  // Note [Fused regression losses] (ops/nn_loss.cpp): a = input, b = target, d = a - b.
+  SmoothL1,          // |d| < p0 ? 0.5 d^2 / p0 : |d| - 0.5 p0 (p0: beta > 0)
+  Huber,             // |d| < p0 ? 0.5 d^2 : p0 (|d| - 0.5 p0) (p0: delta)
+  SmoothL1Backward,  // p1 * (d <= -p0 ? -1 : d >= p0 ? 1 : d / p0) (p1: the gradient's scale)
+  HuberBackward,     // p1 * (d <= -p0 ? -p0 : d >= p0 ? p0 : d)
 };
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out = Tensor(), bool inplace = false);
+// A parametrized op of the list above, without history (callers record their own node).
+Tensor pointwise_op_p(PointwiseOp op, const Tensor& a, const Tensor& b, double p0, double p1 = 0.0);
 const char* pointwise_op_name(PointwiseOp op);
 Tensor atan2(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);

@@ -63,6 +63,14 @@ Info info(PointwiseOp op) {
     case PointwiseOp::GeluBackward:     return {"gelu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::GeluTanhBackward: return {"gelu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::ReluBackward:     return {"threshold_backward", K::Numeric, nullptr};
+    case PointwiseOp::LeakyReluBackward: return {"leaky_relu_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::HardtanhBackward: return {"hardtanh_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::SiluBackward:     return {"silu_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::HardswishBackward: return {"hardswish_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::SmoothL1:         return {"smooth_l1_loss", K::FloatOnly, nullptr};
+    case PointwiseOp::Huber:            return {"huber_loss", K::FloatOnly, nullptr};
+    case PointwiseOp::SmoothL1Backward: return {"smooth_l1_loss_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::HuberBackward:    return {"huber_loss_backward", K::FloatOnly, nullptr};
       // clang-format on
   }
   return {"?", Kind::All, nullptr};
@@ -111,7 +119,8 @@ ScalarType binary_compute_dtype(const Info& inf, ScalarType common) {
   return common;
 }
 
-Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Tensor& b, Tensor out, bool inplace) {
+Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Tensor& b, Tensor out, bool inplace,
+                     double p0 = 0.0, double p1 = 0.0) {
   // Shapes before dtypes, as torch's iterator: a size mismatch outranks a dtype without a kernel.
   if (!(a.sizes() == b.sizes())) broadcast_shapes(a.sizes(), b.sizes());
   ScalarType compute = binary_compute_dtype(inf, result_type(a, b));
@@ -125,7 +134,7 @@ Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Ten
   // The iterator sees the converted copies; the written-to tensor must not overlap the originals.
   if (out.defined() && (!ca.is_same(a) || !cb.is_same(b))) check_elementwise_overlap(out, {&a, &b});
   return ew::run(inf.name, {ca, cb}, result, std::move(out), inplace,
-                 [&](const TensorIter& it) { cpu::pointwise_binary_kernel(op, it, compute, inf.name); });
+                 [&](const TensorIter& it) { cpu::pointwise_binary_kernel(op, it, compute, inf.name, p0, p1); });
 }
 
 // Gradient g reduced to the shape and dtype of the input `like` (undoes broadcasting).
@@ -238,6 +247,10 @@ Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out
     return y;
   }
   return pointwise_raw(op, inf, a, b, std::move(out), inplace);
+}
+
+Tensor pointwise_op_p(PointwiseOp op, const Tensor& a, const Tensor& b, double p0, double p1) {
+  return pointwise_raw(op, info(op), a, b, Tensor(), false, p0, p1);
 }
 
 #define EMBER_DEFINE_POINTWISE(fn, E) \

@@ -118,6 +118,26 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
   // Note: a bool mask times a Python number is float32 (the default dtype); so masks multiply g
   // first, and constants that are not multiplied into a tensor are 0-d tensors of g's dtype.
   auto like = [&](double v) { return scalar_tensor(Scalar(v), g.dtype()); };
+  // Note [Fused activation backward]: outside create_graph (no graph is recorded while the
+  // gradient is computed) these gradients are one pass of a parametrized pointwise kernel
+  // (leaky_relu's composed one took 4.5x torch's time, silu's 1.7x); under create_graph, the
+  // compositions below, which are differentiable again.
+  if (!autograd::GradMode::is_enabled() && x.defined() && is_floating_point(x.dtype()) && g.dtype() == x.dtype()) {
+    switch (op) {
+      case UnaryOp::LeakyRelu:
+        return pointwise_op_p(PointwiseOp::LeakyReluBackward, g, x, p.p0);
+      case UnaryOp::Hardtanh:
+        return pointwise_op_p(PointwiseOp::HardtanhBackward, g, x, p.p0, p.p1);
+      case UnaryOp::Relu6:
+        return pointwise_op_p(PointwiseOp::HardtanhBackward, g, x, 0.0, 6.0);
+      case UnaryOp::Silu:
+        return pointwise_op_p(PointwiseOp::SiluBackward, g, x, 0.0);
+      case UnaryOp::Hardswish:
+        return pointwise_op_p(PointwiseOp::HardswishBackward, g, x, 0.0);
+      default:
+        break;
+    }
+  }
   switch (op) {
     case UnaryOp::Abs:
       return mul(g, sign(x));
@@ -256,7 +276,8 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(mul(g, logical_and(gt(x, num(-3)), lt(x, num(3)))), num(1.0 / 6));
     case UnaryOp::Hardswish: {
       Tensor mid = add(div(x, num(3)), num(0.5));
-      return mul(g, where(lt(x, num(-3)), num(0), where(le(x, num(3)), mid, num(1))));
+      // torch's ends (0 at -3, 1 at 3); a NaN x gives NaN
+      return mul(g, where(le(x, num(-3)), num(0), where(ge(x, num(3)), num(1), mid)));
     }
     case UnaryOp::Logsigmoid:
       return mul(g, sigmoid(neg(x)));

@@ -398,6 +398,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+def _fusable_pair(input, target):
+    # the fused C++ losses take one shape and one floating dtype; the compositions do the rest
+    return (isinstance(input, ember.Tensor) and isinstance(target, ember.Tensor) and input.shape == target.shape
+            and input.dtype == target.dtype and input.dtype.is_floating_point)
+
+
 @_fp32_under_autocast
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
@@ -406,6 +412,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_reduction(reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta > 0 and _fusable_pair(input, target):  # Note [Fused regression losses]
+        return _C._nn_smooth_l1_loss(input, target, reduction, beta)
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction)
@@ -417,6 +425,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _warn_size(input, target)
     _check_reduction(reduction)
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None and _fusable_pair(input, target):  # Note [Fused regression losses]
+        return _C._nn_huber_loss(input, target, reduction, delta)
     d = (input - target).abs()
     loss = ember.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(_weighted(loss, weight), reduction)
