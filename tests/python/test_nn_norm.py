@@ -344,3 +344,79 @@ def test_half_layer_norm_float_rows(affine):
     tb = None if b is None else torch.from_numpy(b.float().numpy()).half()
     ref = torch.nn.functional.layer_norm(torch.from_numpy(x.float().numpy()).half(), (300,), tw, tb)
     np.testing.assert_allclose(got.float().numpy(), ref.float().numpy(), rtol=2e-3, atol=2e-3)
+
+
+# ---- Note [Fused group norm] ----
+
+@pytest.mark.parametrize("shape,groups", [((3, 4, 5), 2), ((2, 6), 3), ((2, 8, 3, 4), 1), ((2, 8, 3, 4), 8),
+                                          ((1, 6, 2, 3, 2), 3), ((4, 32, 7, 7), 8)])
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_fused_group_norm_matches_torch(shape, groups, affine):
+    C = shape[1]
+    x = randn(*shape)
+    w = randn(C, seed=1) if affine in ("both", "weight") else None
+    b = randn(C, seed=2) if affine in ("both", "bias") else None
+    args = [t for t in (x, w, b) if t is not None]
+
+    def f(lib, F, *ts):
+        it = iter(ts)
+        xx = next(it)
+        ww = next(it) if w is not None else None
+        bb = next(it) if b is not None else None
+        return F.group_norm(xx, groups, ww, bb, eps=1e-4)
+
+    # torch 2.13's backward fails for a bias without a weight ("tensor does not have a device"):
+    # there the gradients are compared with torch's for a weight of ones
+    run_both(f, *args, rtol=1e-9, atol=1e-9, grad=affine != "bias")
+    if affine == "bias":
+        xe, be = to_ember(x), to_ember(b)
+        EF.group_norm(xe, groups, None, be, eps=1e-4).sum().backward()
+        xt, bt = x.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+        torch.nn.functional.group_norm(xt, groups, torch.ones(C, dtype=x.dtype), bt, eps=1e-4).sum().backward()
+        assert_same(xe.grad, xt.grad, rtol=1e-9, atol=1e-9)
+        assert_same(be.grad, bt.grad, rtol=1e-9, atol=1e-9)
+    ye = f(ember, EF, *[to_ember(t) for t in args])
+    assert ye.grad_fn.name() == type(f(torch, torch.nn.functional, *args).grad_fn).__name__ == "NativeGroupNormBackward0"
+
+
+def test_fused_group_norm_layouts_dtypes_and_create_graph():
+    # a channels-last (permuted) input, a constant group (variance 0), float32 within float32 rounding
+    x = randn(2, 3, 4, 6).permute(0, 3, 1, 2).detach()
+    x[0, :3] = 0.25
+    x.requires_grad_()
+    w, b = randn(6, seed=1), randn(6, seed=2)
+    run_both(lambda lib, F, x, w, b: F.group_norm(x, 2, w, b), x, w, b, rtol=1e-8, atol=1e-8)
+    x32, w32, b32 = (t.detach().float().requires_grad_() for t in (x, w, b))
+    run_both(lambda lib, F, x, w, b: F.group_norm(x, 3, w, b), x32, w32, b32, rtol=2e-4, atol=2e-4)
+    # create_graph: second derivatives through the composed formula
+    gradchecks(lambda lib, F, x, w, b: F.group_norm(x, 2, w, b), randn(2, 4, 3), randn(4, seed=1), randn(4, seed=2))
+    # an empty batch takes the composition
+    run_both(lambda lib, F, x: F.group_norm(x, 2), randn(0, 4, 3), grad=False)
+    # torch's mixed-dtype rule: float32 parameters for a 16-bit input (the result in the input's dtype), else errors
+    for xd, wd in [("float32", "float64"), ("float64", "float32"), ("bfloat16", "float64"), ("float32", "bfloat16")]:
+        same_exception(lambda lib, F, x: F.group_norm(x.to(getattr(lib, xd)), 2, lib.ones(4, dtype=getattr(lib, wd))),
+                       torch.randn(2, 4, 3))
+    for xd in ["bfloat16", "float16"]:
+        xt = torch.randn(2, 4, 3).to(getattr(torch, xd))
+        wt, bt = torch.randn(4), torch.randn(4)
+        ye = EF.group_norm(ember.tensor(xt.float().tolist()).to(getattr(ember, xd)), 2, to_ember(wt), to_ember(bt))
+        assert_same(ye, torch.nn.functional.group_norm(xt, 2, wt, bt), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_fused_group_norm_half_with_affine(dtype):
+    g = torch.Generator().manual_seed(0)
+    xt = torch.randn(3, 8, 5, 5, generator=g).to(getattr(torch, dtype)).requires_grad_()
+    wt = torch.randn(8, generator=g).to(getattr(torch, dtype)).requires_grad_()
+    bt = torch.randn(8, generator=g).to(getattr(torch, dtype)).requires_grad_()
+    conv = [ember.tensor(t.detach().float().tolist()).to(getattr(ember, dtype)).requires_grad_() for t in (xt, wt, bt)]
+    yt = torch.nn.functional.group_norm(xt, 4, wt, bt)
+    ye = EF.group_norm(conv[0], 4, conv[1], conv[2])
+    tol = 2e-3 if dtype == "float16" else 2e-2
+    assert_same(ye, yt, rtol=tol, atol=tol)
+    gy = torch.randn(yt.shape, generator=g).to(getattr(torch, dtype))
+    yt.backward(gy)
+    ye.backward(ember.tensor(gy.float().tolist()).to(getattr(ember, dtype)))
+    for e, t in zip(conv, (xt, wt, bt)):
+        # float16 sums of 75 products, rounded once: within a few units in the last place of the largest
+        assert_same(e.grad, t.grad, rtol=4 * tol, atol=4 * tol * float(t.grad.abs().max()))

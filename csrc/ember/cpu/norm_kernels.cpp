@@ -318,8 +318,34 @@ void ln_backward(const Tensor& x_t, const Tensor& dy_t, int64_t Mrows, int64_t N
   }
 }
 
+// dx = dy * ka[r] + x * kb[r] + kc[r] over rows r of `inner` elements (group_norm's input gradient,
+// Note [Fused group norm] in ops/nn_norm.cpp).
+template <typename T>
+void rows_backward_input(const Tensor& x_t, const Tensor& dy_t, int64_t rows, int64_t inner, const Tensor& ka_t,
+                         const Tensor& kb_t, const Tensor& kc_t, Tensor& dx_t) {
+  using M = opmath_t<T>;
+  const T* x = x_t.data<T>();
+  const T* dy = dy_t.data<T>();
+  const M *ka = ka_t.data<M>(), *kb = kb_t.data<M>(), *kc = kc_t.data<M>();
+  T* dx = dx_t.data<T>();
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(inner, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const M a = ka[r], b = kb[r], c = kc[r];
+      const T *xr = x + r * inner, *gr = dy + r * inner;
+      T* dr = dx + r * inner;
+      for (int64_t k = 0; k < inner; ++k)
+        dr[k] = static_cast<T>(static_cast<M>(gr[k]) * a + static_cast<M>(xr[k]) * b + c);
+    }
+  });
+}
+
 }  // namespace
 
+void EMBER_ISA_KERNEL(group_norm_backward_input)(const Tensor& x, const Tensor& dy, int64_t rows, int64_t inner,
+                                                 const Tensor& ka, const Tensor& kb, const Tensor& kc, Tensor& dx) {
+  EMBER_DISPATCH_FLOAT(x.dtype(), "group_norm_backward",
+                       [&] { rows_backward_input<scalar_t>(x, dy, rows, inner, ka, kb, kc, dx); });
+}
 void EMBER_ISA_KERNEL(batch_norm_stats)(const BatchNormArgs& a, Tensor& mean, Tensor& var) {
   EMBER_DISPATCH_FLOAT(a.x.dtype(), "batch_norm", [&] { bn_stats<scalar_t>(a, mean, var); });
 }

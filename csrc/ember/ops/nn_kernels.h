@@ -59,6 +59,11 @@ EMBER_DECLARE_ISA_KERNEL(void, layer_norm_backward,
                          (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
                           const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db))
 
+// dx = dy * ka[r] + x * kb[r] + kc[r] over `rows` rows of `inner` (group_norm's backward).
+EMBER_DECLARE_ISA_KERNEL(void, group_norm_backward_input,
+                         (const Tensor& x, const Tensor& dy, int64_t rows, int64_t inner, const Tensor& ka,
+                          const Tensor& kb, const Tensor& kc, Tensor& dx))
+
 // The pointwise halves of the recurrent cells (ops/nn_rnn.cpp), on contiguous (B, k * H) gates.
 // LSTM: hy, cy from gates (i, f, g, o) and cx; backward: dgates, dcx from ghy, gcy (all defined).
 EMBER_DECLARE_ISA_KERNEL(void, lstm_cell_forward,
@@ -106,6 +111,10 @@ EMBER_NN_ENTRY(void, layer_norm_backward, x,
                (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean, const Tensor& rstd,
                 const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db),
                (x, dy, M, N, mean, rstd, w, dx, dw, db))
+EMBER_NN_ENTRY(void, group_norm_backward_input, x,
+               (const Tensor& x, const Tensor& dy, int64_t rows, int64_t inner, const Tensor& ka, const Tensor& kb,
+                const Tensor& kc, Tensor& dx),
+               (x, dy, rows, inner, ka, kb, kc, dx))
 EMBER_NN_ENTRY(void, lstm_cell_forward, gates,
                (const Tensor& gates, const Tensor& cx, int64_t B, int64_t H, Tensor& hy, Tensor& cy),
                (gates, cx, B, H, hy, cy))
