@@ -597,6 +597,9 @@ FUSED_BACKWARD = {
     "relu6": lambda F, x: F.relu6(x),
     "silu": lambda F, x: F.silu(x),
     "hardswish": lambda F, x: F.hardswish(x),
+    "softplus": lambda F, x: F.softplus(x),
+    "softplus_beta": lambda F, x: F.softplus(x, beta=2.5, threshold=4.0),
+    "logsigmoid": lambda F, x: F.logsigmoid(x),
 }
 # the branch points of each formula, infinities, a NaN, and signed zeros
 _SPECIAL = [0.0, -0.0, -3.0, 3.0, 6.0, -1.0, 1.0, -0.5, 2.0, 1e-30, -90.0, 90.0, float("inf"), float("-inf"),

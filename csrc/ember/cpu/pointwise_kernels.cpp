@@ -189,6 +189,34 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
           return x <= M(-3) ? M(0) : (x >= M(3) ? g : g * (x / M(3) + M(0.5)));
         });
       break;
+    case PointwiseOp::SoftplusBackward:
+      if constexpr (kFloat) {
+        const M beta = static_cast<M>(p0), threshold = static_cast<M>(p1);
+        binary_loop<T, T>(
+            it, [ beta, threshold ](M g, M x) __attribute__((always_inline))->M {
+              const M bx = x * beta;
+              M z;
+              if constexpr (std::is_same_v<M, float>)
+                z = math::exp(bx);
+              else
+                z = std::exp(bx);
+              return bx > threshold ? g : g * z / (z + M(1));
+            });
+      }
+      break;
+    case PointwiseOp::LogsigmoidBackward:
+      if constexpr (kFloat)
+        binary_loop<T, T>(
+            it, [](M g, M x) __attribute__((always_inline))->M {
+              M z;
+              if constexpr (std::is_same_v<M, float>)
+                z = math::exp(-std::abs(x));
+              else
+                z = std::exp(-std::abs(x));
+              const bool neg = x < M(0);
+              return g * ((neg ? M(1) : M(0)) - (neg ? M(1) : M(-1)) * (z / (M(1) + z)));
+            });
+      break;
     // Note [Fused regression losses] (ops/nn_loss.cpp): torch's formulas, in the same order.
     case PointwiseOp::SmoothL1:
       if constexpr (kFloat) {

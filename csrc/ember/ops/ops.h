@@ -344,10 +344,12 @@ enum class PointwiseOp : int {
   GeluTanhBackward,  // the same for approximate="tanh"
   ReluBackward,      // b <= 0 ? 0 : grad (b = relu's result), as torch's threshold_backward
   // The same with parameters p0, p1 (pointwise_op_p): Note [Fused activation backward] in ops/unary.cpp.
-  LeakyReluBackward,  // b > 0 ? grad : grad * p0 (p0: negative_slope)
-  HardtanhBackward,   // p0 < b < p1 ? grad : 0 (hardtanh and relu6)
-  SiluBackward,       // grad * s (1 + b (1 - s)), s = sigmoid(b)
-  HardswishBackward,  // grad * (b <= -3 ? 0 : b >= 3 ? 1 : b / 3 + 1/2), torch's ends
+  LeakyReluBackward,   // b > 0 ? grad : grad * p0 (p0: negative_slope)
+  HardtanhBackward,    // p0 < b < p1 ? grad : 0 (hardtanh and relu6)
+  SiluBackward,        // grad * s (1 + b (1 - s)), s = sigmoid(b)
+  HardswishBackward,   // grad * (b <= -3 ? 0 : b >= 3 ? 1 : b / 3 + 1/2), torch's ends
+  SoftplusBackward,    // z = exp(b p0): b p0 > p1 ? grad : grad z / (z + 1) (p0: beta, p1: threshold)
+  LogsigmoidBackward,  // grad * sigmoid(-b), torch's form from z = exp(-|b|)
   // Note [Fused regression losses] (ops/nn_loss.cpp): a = input, b = target, d = a - b.
   SmoothL1,          // |d| < p0 ? 0.5 d^2 / p0 : |d| - 0.5 p0 (p0: beta > 0)
   Huber,             // |d| < p0 ? 0.5 d^2 : p0 (|d| - 0.5 p0) (p0: delta)

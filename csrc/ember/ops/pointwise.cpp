@@ -67,6 +67,8 @@ Info info(PointwiseOp op) {
     case PointwiseOp::HardtanhBackward: return {"hardtanh_backward", K::FloatOnly, nullptr};
     case PointwiseOp::SiluBackward:     return {"silu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::HardswishBackward: return {"hardswish_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::SoftplusBackward: return {"softplus_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::LogsigmoidBackward: return {"log_sigmoid_backward", K::FloatOnly, nullptr};
     case PointwiseOp::SmoothL1:         return {"smooth_l1_loss", K::FloatOnly, nullptr};
     case PointwiseOp::Huber:            return {"huber_loss", K::FloatOnly, nullptr};
     case PointwiseOp::SmoothL1Backward: return {"smooth_l1_loss_backward", K::FloatOnly, nullptr};

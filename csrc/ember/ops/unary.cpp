@@ -134,6 +134,10 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
         return pointwise_op_p(PointwiseOp::SiluBackward, g, x, 0.0);
       case UnaryOp::Hardswish:
         return pointwise_op_p(PointwiseOp::HardswishBackward, g, x, 0.0);
+      case UnaryOp::Softplus:
+        return pointwise_op_p(PointwiseOp::SoftplusBackward, g, x, p.p0, p.p1);
+      case UnaryOp::Logsigmoid:
+        return pointwise_op_p(PointwiseOp::LogsigmoidBackward, g, x, 0.0);
       default:
         break;
     }
