@@ -26,6 +26,15 @@ M nan_min(M a, M b) {
     return a != a ? a : (b != b ? b : (a < b ? a : b));
 }
 
+// exp through the vectorizable float routine (libm's for double)
+template <typename M>
+EMBER_MATH_INLINE M exp_of(M x) {
+  if constexpr (std::is_same_v<M, float>)
+    return math::exp(x);
+  else
+    return std::exp(x);
+}
+
 // d/dx of x Phi(x) = Phi(x) + x phi(x); float goes through the vectorizable erf and exp.
 template <typename M>
 EMBER_MATH_INLINE M gelu_grad(M x) {
@@ -174,11 +183,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
       if constexpr (kFloat)
         binary_loop<T, T>(
             it, [](M g, M x) __attribute__((always_inline))->M {
-              M s;
-              if constexpr (std::is_same_v<M, float>)
-                s = math::sigmoid(x);
-              else
-                s = M(1) / (M(1) + std::exp(-x));
+              const M s = M(1) / (M(1) + exp_of(-x));  // math::sigmoid for float
               return g * (s * (M(1) + x * (M(1) - s)));
             });
       break;
@@ -194,12 +199,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
         const M beta = static_cast<M>(p0), threshold = static_cast<M>(p1);
         binary_loop<T, T>(
             it, [ beta, threshold ](M g, M x) __attribute__((always_inline))->M {
-              const M bx = x * beta;
-              M z;
-              if constexpr (std::is_same_v<M, float>)
-                z = math::exp(bx);
-              else
-                z = std::exp(bx);
+              const M bx = x * beta, z = exp_of(bx);
               return bx > threshold ? g : g * z / (z + M(1));
             });
       }
@@ -208,11 +208,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
       if constexpr (kFloat)
         binary_loop<T, T>(
             it, [](M g, M x) __attribute__((always_inline))->M {
-              M z;
-              if constexpr (std::is_same_v<M, float>)
-                z = math::exp(-std::abs(x));
-              else
-                z = std::exp(-std::abs(x));
+              const M z = exp_of(-std::abs(x));
               const bool neg = x < M(0);
               return g * ((neg ? M(1) : M(0)) - (neg ? M(1) : M(-1)) * (z / (M(1) + z)));
             });
