@@ -141,3 +141,30 @@ def test_bad_input_raises_torch_errors_on_either_path(mkl_switch, on):
     b2, bt2 = _pair((127, 1024), "float32", 4)
     same_error(lambda: a @ b2, lambda: at @ bt2)
     same_error(lambda: ember.mm(a, b.double()), lambda: torch.mm(at, bt.double()))
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("B", [1, 2, 5, 64])
+def test_batched_products_on_mkl(mkl_switch, dtype, B):
+    # the batch split over threads (one single-threaded product each) or, with fewer matrices than
+    # threads, each product threaded: the same bits for any thread count, torch's values
+    a, at = _pair((B, 128, 96), dtype, 1)
+    b, bt = _pair((B, 128, 80), dtype, 2)
+    y, yt = _pair((B, 80, 96), dtype, 3)  # as (B, 96, 80) with transposed matrices
+    tol = dict(rtol=1e-4, atol=1e-3) if dtype == "float32" else dict(rtol=1e-10, atol=1e-9)
+    for e_fn, t_fn in [(lambda: ember.bmm(a, y.transpose(1, 2)), lambda: torch.bmm(at, yt.transpose(1, 2))),
+                       (lambda: a.transpose(1, 2) @ b, lambda: at.transpose(1, 2) @ bt)]:
+        on, off = _both_paths(e_fn)
+        ref = t_fn().numpy()
+        np.testing.assert_allclose(on, ref, **tol)
+        np.testing.assert_allclose(off, ref, **tol)
+        threads = ember.get_num_threads()
+        try:
+            outs = []
+            for t in (1, 2, 3):
+                ember.set_num_threads(t)
+                outs.append(e_fn().numpy())
+        finally:
+            ember.set_num_threads(threads)
+        assert all(np.array_equal(outs[0], o) for o in outs[1:])

@@ -151,20 +151,31 @@ void gemm_blocked(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0,
   });
 }
 
-// out[0] (+)= a[0] @ b[0] on MKL (Note [MKL GEMM]) for float32/float64 matrices BLAS reads in
-// place; false, having done nothing, when MKL is not available or the sizes do not fit it.
-bool mkl_gemm(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
+// out[i] (+)= a[i] @ b[i] on MKL (Note [MKL GEMM]) for float32/float64 matrices BLAS reads in
+// place, on this thread's OpenMP count (one thread inside a parallel region).
+void mkl_gemm_at(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate, int64_t i) {
   const int64_t m = a.sizes()[1], k = a.sizes()[2], n = b.sizes()[2];
   auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]), lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
-  if (!la || !lb || m * n * k == 0 || !cpu::mkl_gemm_fits(m, n, k, la->ld, lb->ld, n) || !cpu::mkl_gemm_available())
-    return false;
-  adopt_num_threads();  // MKL's GNU threading layer runs on this thread's OpenMP count
   if (a.dtype() == ScalarType::Float32)
-    cpu::mkl_sgemm(la->trans, lb->trans, m, n, k, a.data<float>(), la->ld, b.data<float>(), lb->ld, out.data<float>(),
-                   n, accumulate);
+    cpu::mkl_sgemm(la->trans, lb->trans, m, n, k, a.data<float>() + i * a.strides()[0], la->ld,
+                   b.data<float>() + i * b.strides()[0], lb->ld, out.data<float>() + i * m * n, n, accumulate);
   else
-    cpu::mkl_dgemm(la->trans, lb->trans, m, n, k, a.data<double>(), la->ld, b.data<double>(), lb->ld,
-                   out.data<double>(), n, accumulate);
+    cpu::mkl_dgemm(la->trans, lb->trans, m, n, k, a.data<double>() + i * a.strides()[0], la->ld,
+                   b.data<double>() + i * b.strides()[0], lb->ld, out.data<double>() + i * m * n, n, accumulate);
+}
+
+// Whether mkl_gemm_at can run these operands: MKL available, layouts BLAS reads, sizes that fit.
+bool mkl_gemm_ok(const Tensor& a, const Tensor& b) {
+  const int64_t m = a.sizes()[1], k = a.sizes()[2], n = b.sizes()[2];
+  auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]), lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
+  return la && lb && m * n * k > 0 && cpu::mkl_gemm_fits(m, n, k, la->ld, lb->ld, n) && cpu::mkl_gemm_available();
+}
+
+// out[0] (+)= a[0] @ b[0] on MKL; false, having done nothing, when mkl_gemm_ok says no.
+bool mkl_gemm(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
+  if (!mkl_gemm_ok(a, b)) return false;
+  adopt_num_threads();  // MKL's GNU threading layer runs on this thread's OpenMP count
+  mkl_gemm_at(a, b, out, accumulate, 0);
   return true;
 }
 
@@ -204,6 +215,21 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B == 1 && m * n * k >= kMklMinMacs &&
       a.device().is_cpu() && mkl_gemm(a, b, out, false))
     return out;
+  // A batch: one single-threaded MKL product per matrix, the batch split over the threads (64
+  // products of 128^3: 0.84x torch's speed on oneDNN's batched matmul); with fewer matrices than
+  // threads, each product threaded in turn. Strict CNR mode makes both give the same bits.
+  if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B > 1 && B * m * n * k >= kMklMinMacs &&
+      a.strides()[0] != 0 && b.strides()[0] != 0 && a.device().is_cpu() && mkl_gemm_ok(a, b)) {
+    adopt_num_threads();
+    if (B >= get_num_threads()) {
+      parallel_for_rethrow(0, B, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) mkl_gemm_at(a, b, out, false, i);
+      });
+    } else {
+      for (int64_t i = 0; i < B; ++i) mkl_gemm_at(a, b, out, false, i);
+    }
+    return out;
+  }
   // Note [float32 matmul on oneDNN]: one float32 product of at least 2^21 multiply-adds runs on
   // oneDNN's brgemm matmul, measured 8-20% faster than Debian's OpenBLAS 0.3.21 on the shapes of a
   // small transformer's layers (2048x256 by 256x768 and their gradients) with AVX-512, and on par
