@@ -17,24 +17,16 @@
 
 // Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/cpu/math_of.h"
 #include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
 namespace {
 
-// e^x: the vectorizable float version (Note [Vectorizable float math]); double keeps libm's.
-template <typename T>
-EMBER_MATH_INLINE T exp_of(T x) {
-  if constexpr (std::is_same_v<T, float>)
-    return math::exp(x);
-  else
-    return std::exp(x);
-}
-
 // row[j] = e^(row[j] - m) for j < n (restrict parameters: the loop vectorizes).
 template <typename T>
 void exp_shifted(T* __restrict row, int64_t n, T m) {
-  for (int64_t j = 0; j < n; ++j) row[j] = exp_of(row[j] - m);
+  for (int64_t j = 0; j < n; ++j) row[j] = math::exp_of(row[j] - m);
 }
 
 // Sum and max of a row with 8 independent accumulators (vectorizable without reassociation).

@@ -6,6 +6,7 @@
 #include "ember/core/checked_math.h"
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
+#include "ember/cpu/math_of.h"
 #include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
@@ -24,15 +25,6 @@ M nan_min(M a, M b) {
     return a < b ? a : b;
   else
     return a != a ? a : (b != b ? b : (a < b ? a : b));
-}
-
-// exp through the vectorizable float routine (libm's for double)
-template <typename M>
-EMBER_MATH_INLINE M exp_of(M x) {
-  if constexpr (std::is_same_v<M, float>)
-    return math::exp(x);
-  else
-    return std::exp(x);
 }
 
 // d/dx of x Phi(x) = Phi(x) + x phi(x); float goes through the vectorizable erf and exp.
@@ -183,7 +175,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
       if constexpr (kFloat)
         binary_loop<T, T>(
             it, [](M g, M x) __attribute__((always_inline))->M {
-              const M s = M(1) / (M(1) + exp_of(-x));  // math::sigmoid for float
+              const M s = math::sigmoid_of(x);
               return g * (s * (M(1) + x * (M(1) - s)));
             });
       break;
@@ -199,7 +191,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
         const M beta = static_cast<M>(p0), threshold = static_cast<M>(p1);
         binary_loop<T, T>(
             it, [ beta, threshold ](M g, M x) __attribute__((always_inline))->M {
-              const M bx = x * beta, z = exp_of(bx);
+              const M bx = x * beta, z = math::exp_of(bx);
               return bx > threshold ? g : g * z / (z + M(1));
             });
       }
@@ -208,7 +200,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
       if constexpr (kFloat)
         binary_loop<T, T>(
             it, [](M g, M x) __attribute__((always_inline))->M {
-              const M z = exp_of(-std::abs(x));
+              const M z = math::exp_of(-std::abs(x));
               const bool neg = x < M(0);
               return g * ((neg ? M(1) : M(0)) - (neg ? M(1) : M(-1)) * (z / (M(1) + z)));
             });

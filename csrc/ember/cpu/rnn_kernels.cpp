@@ -11,25 +11,14 @@
 
 // Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/cpu/math_of.h"
 #include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
 namespace {
 
-template <typename M>
-EMBER_MATH_INLINE M sigmoid_of(M x) {
-  if constexpr (std::is_same_v<M, float>)
-    return math::sigmoid(x);
-  else
-    return M(1) / (M(1) + std::exp(-x));
-}
-template <typename M>
-EMBER_MATH_INLINE M tanh_of(M x) {
-  if constexpr (std::is_same_v<M, float>)
-    return math::tanh(x);
-  else
-    return std::tanh(x);
-}
+using math::sigmoid_of;
+using math::tanh_of;
 
 template <typename T>
 using opmath_t = std::conditional_t<std::is_same_v<T, double>, double, float>;

@@ -7,6 +7,7 @@
 
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
+#include "ember/cpu/math_of.h"
 #include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
@@ -40,13 +41,6 @@ EMBER_FAST_FLOAT(tanh)
 EMBER_FAST_FLOAT(erf)
 EMBER_FAST_FLOAT(log)
 #undef EMBER_FAST_FLOAT
-template <typename M>
-EMBER_MATH_INLINE M fast_sigmoid(M x) {
-  if constexpr (std::is_same_v<M, float>)
-    return math::sigmoid(x);
-  else
-    return M(1) / (M(1) + std::exp(-x));
-}
 template <typename M>
 EMBER_MATH_INLINE M fast_gelu(M x) {
   if constexpr (std::is_same_v<M, float>)
@@ -221,7 +215,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     FLOAT_OP(Asinh, return std::asinh(x))
     FLOAT_OP(Acosh, return std::acosh(x))
     FLOAT_OP(Atanh, return std::atanh(x))
-    FLOAT_OP(Sigmoid, return fast_sigmoid(x))
+    FLOAT_OP(Sigmoid, return math::sigmoid_of(x))
     FLOAT_OP(Erf, return fast_erf(x))
     FLOAT_OP(Erfc, return std::erfc(x))
     FLOAT_OP(Lgamma, return std::lgamma(x))
@@ -238,7 +232,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
       constexpr M alpha = M(1.6732632423543772848170429916717), scale = M(1.0507009873554804934193349852946);
       return x > 0 ? scale * x : scale * alpha * fast_expm1(x);
     })
-    FLOAT_OP(Silu, return x * fast_sigmoid(x))
+    FLOAT_OP(Silu, return x * math::sigmoid_of(x))
     FLOAT_OP(Mish, return x * fast_tanh(fast_log1p(fast_exp(x))))
     FLOAT_OP(Hardsigmoid, return relu6(x + M(3)) / M(6))
     FLOAT_OP(Hardswish, return x * relu6(x + M(3)) / M(6))

@@ -171,11 +171,11 @@ bool mkl_gemm_ok(const Tensor& a, const Tensor& b) {
   return la && lb && m * n * k > 0 && cpu::mkl_gemm_fits(m, n, k, la->ld, lb->ld, n) && cpu::mkl_gemm_available();
 }
 
-// out[0] (+)= a[0] @ b[0] on MKL; false, having done nothing, when mkl_gemm_ok says no.
-bool mkl_gemm(const Tensor& a, const Tensor& b, Tensor& out, bool accumulate) {
+// out[0] = a[0] @ b[0] on MKL; false, having done nothing, when mkl_gemm_ok says no.
+bool mkl_gemm(const Tensor& a, const Tensor& b, Tensor& out) {
   if (!mkl_gemm_ok(a, b)) return false;
   adopt_num_threads();  // MKL's GNU threading layer runs on this thread's OpenMP count
-  mkl_gemm_at(a, b, out, accumulate, 0);
+  mkl_gemm_at(a, b, out, false, 0);
   return true;
 }
 
@@ -213,7 +213,7 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   }
   // Note [MKL GEMM] (cpu/mkl_blas.cpp): one float32/float64 product on MKL where it is installed.
   if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B == 1 && m * n * k >= kMklMinMacs &&
-      a.device().is_cpu() && mkl_gemm(a, b, out, false))
+      a.device().is_cpu() && mkl_gemm(a, b, out))
     return out;
   // A batch: one single-threaded MKL product per matrix, the batch split over the threads (64
   // products of 128^3: 0.84x torch's speed on oneDNN's batched matmul); with fewer matrices than
@@ -442,10 +442,13 @@ Tensor addmm_mkl(const Tensor& input, const Tensor& m1, const Tensor& m2) {
   const int64_t m = m1.sizes()[0], k = m1.sizes()[1], n = m2.sizes()[1];
   const bool bias_ok = (input.dim() == 1 && input.sizes()[0] == n) ||
                        (input.dim() == 2 && (input.sizes()[0] == m || input.sizes()[0] == 1) && input.sizes()[1] == n);
-  if (!bias_ok || k != m2.sizes()[0] || m * n * k < kMklMinMacs || !cpu::mkl_gemm_available()) return {};
+  if (!bias_ok || k != m2.sizes()[0] || m * n * k < kMklMinMacs) return {};
+  const Tensor a = unsqueeze(m1, 0), b = unsqueeze(m2, 0);
+  if (!mkl_gemm_ok(a, b)) return {};  // before the bias is copied
   Tensor out = empty({m, n}, dt);
   copy_(out, expand(input, Shape{m, n}));
-  if (!mkl_gemm(unsqueeze(m1, 0), unsqueeze(m2, 0), out, true)) return {};
+  adopt_num_threads();  // MKL's GNU threading layer runs on this thread's OpenMP count
+  mkl_gemm_at(a, b, out, true, 0);
   return out;
 }
 
