@@ -239,6 +239,8 @@ def test_pow_scalar_exponent_matches_torch_bitwise(dtype, exponent):
     """Exponents torch computes without pow (x*x, sqrt, 1/x, ...) give its values, signed zeros and
     infinities included, in vector runs and their tails; float16 keeps pow, as torch's."""
     import math
+
+    import numpy as np
     specials = [-0.0, 0.0, -1.5, math.inf, -math.inf, math.nan, 2.0, 1e-30, 3e38, -7.25, 0.3]
     vals = specials + [((i * 0.37) % 5) - 2.5 for i in range(53)]
     t = torch.tensor(vals, dtype=getattr(torch, dtype))
@@ -249,6 +251,9 @@ def test_pow_scalar_exponent_matches_torch_bitwise(dtype, exponent):
         close = dtype == "float64" and exponent == 0.5 and abs(a - b) <= 2.3e-16 * abs(b)  # torch: Sleef sqrt
         # bfloat16 x*x*x and 1/(x*x): torch rounds the inner product to bfloat16, ember rounds once
         close = close or (dtype == "bfloat16" and exponent in (3, -2) and abs(a - b) <= 2.0 ** -7 * abs(b))
+        # torch's float32 sqrt is off by an ulp on some CPUs (AMD Zen 3: sqrt(3e38)); the correctly
+        # rounded root is right everywhere
+        close = close or (dtype == "float32" and exponent == 0.5 and a == float(np.sqrt(np.float32(vals[k]))))
         assert same or close, (k, vals[k], a, b)
 
 

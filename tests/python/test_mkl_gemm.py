@@ -11,7 +11,8 @@ import ember
 from conftest import same_error, torch
 
 needs_mkl = pytest.mark.skipif(not ember.backends.mkl.is_available(),
-                               reason="MKL is not installed (pip install mkl) or the CPU has no AVX2")
+                               reason="MKL is not installed (pip install mkl), or this CPU has no strict-CNR branch "
+                               "(non-Intel, or no AVX2)")
 
 
 @pytest.fixture

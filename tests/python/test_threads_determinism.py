@@ -163,7 +163,7 @@ def test_gemm_bit_identical_for_any_thread_count(kernels, mkl):
     if mkl == "no-mkl":  # oneDNN and OpenBLAS run every product
         env["EMBER_MKL"] = "0"
     elif not ember.backends.mkl.is_available():
-        pytest.skip("MKL is not installed (pip install mkl)")
+        pytest.skip("MKL is not installed (pip install mkl) or has no strict-CNR branch on this CPU")
     if kernels == "avx2":  # an AVX2-only CPU: oneDNN's AVX2 kernels, OpenBLAS's Haswell ones
         if ember.backends.cpu.get_cpu_capability() == "DEFAULT":
             pytest.skip("the CPU has no AVX2")
