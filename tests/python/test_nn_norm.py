@@ -420,3 +420,21 @@ def test_fused_group_norm_half_with_affine(dtype):
     for e, t in zip(conv, (xt, wt, bt)):
         # float16 sums of 75 products, rounded once: within a few units in the last place of the largest
         assert_same(e.grad, t.grad, rtol=4 * tol, atol=4 * tol * float(t.grad.abs().max()))
+
+
+def test_fused_group_norm_many_groups_and_threads():
+    # Note [Fused group norm]: statistics and output per (n, group) in one step of the parallel loop;
+    # 80 groups of 555 (odd) elements span several steps, with a large mean against the spread
+    g = torch.Generator().manual_seed(3)
+    xt = torch.randn(20, 12, 37, 15, generator=g) * 3 + 50
+    wt, bt = torch.randn(12, generator=g), torch.randn(12, generator=g)
+    xe, we, be = to_ember(xt), to_ember(wt), to_ember(bt)
+    ye = EF.group_norm(xe, 4, we, be)
+    assert_same(ye, torch.nn.functional.group_norm(xt, 4, wt, bt), rtol=1e-4, atol=1e-4)
+    threads = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = EF.group_norm(xe, 4, we, be)
+    finally:
+        ember.set_num_threads(threads)
+    assert ember.equal(one, ye)

@@ -59,6 +59,11 @@ EMBER_DECLARE_ISA_KERNEL(void, layer_norm_backward,
                          (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean,
                           const Tensor& rstd, const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db))
 
+// group_norm over contiguous (N, C, spatial) x: y, and mean/rstd per (n, group) (opmath dtype);
+// w, b (opmath dtype, C values) may be undefined.
+EMBER_DECLARE_ISA_KERNEL(void, group_norm_forward,
+                         (const Tensor& x, int64_t N, int64_t C, int64_t G, int64_t spatial, const Tensor& w,
+                          const Tensor& b, double eps, Tensor& y, Tensor& mean, Tensor& rstd))
 // dx = dy * ka[r] + x * kb[r] + kc[r] over `rows` rows of `inner` (group_norm's backward).
 EMBER_DECLARE_ISA_KERNEL(void, group_norm_backward_input,
                          (const Tensor& x, const Tensor& dy, int64_t rows, int64_t inner, const Tensor& ka,
@@ -111,6 +116,10 @@ EMBER_NN_ENTRY(void, layer_norm_backward, x,
                (const Tensor& x, const Tensor& dy, int64_t M, int64_t N, const Tensor& mean, const Tensor& rstd,
                 const Tensor& w, Tensor& dx, Tensor& dw, Tensor& db),
                (x, dy, M, N, mean, rstd, w, dx, dw, db))
+EMBER_NN_ENTRY(void, group_norm_forward, x,
+               (const Tensor& x, int64_t N, int64_t C, int64_t G, int64_t spatial, const Tensor& w, const Tensor& b,
+                double eps, Tensor& y, Tensor& mean, Tensor& rstd),
+               (x, N, C, G, spatial, w, b, eps, y, mean, rstd))
 EMBER_NN_ENTRY(void, group_norm_backward_input, x,
                (const Tensor& x, const Tensor& dy, int64_t rows, int64_t inner, const Tensor& ka, const Tensor& kb,
                 const Tensor& kc, Tensor& dx),

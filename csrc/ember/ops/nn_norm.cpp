@@ -45,9 +45,9 @@ Tensor norm_input_grad(const Tensor& gxhat, const Tensor& xhat, const Tensor& rs
   return mul(rstd, t);
 }
 
-// Note [Fused group norm]: the forward is the per-(n, group) statistics (batch_norm's stats kernel
-// over (1, N*G, C/G * spatial)) and one pass y = x * scale[n, c] + shift[n, c] (its apply kernel
-// over (1, N*C, spatial)), where scale = rstd[n, g] w[c] and shift = b[c] - mean[n, g] scale; the
+// Note [Fused group norm]: the forward is one kernel (cpu/norm_kernels.cpp, gn_forward) that per
+// (n, group) takes the statistics and at once, the group still in cache, writes y = x * scale[n, c]
+// + shift[n, c], where scale = rstd[n, g] w[c] and shift = b[c] - mean[n, g] scale; the
 // backward is one pass of per-(n, c) sums of dy and dy (x - mean) (its grad-sums kernel) and one
 // pass dx = dy ka + x kb + kc with per-(n, c) coefficients from those sums (torch's decomposition).
 // The composition (layer_norm's kernel, then a product and a sum broadcast per channel, each with
@@ -58,34 +58,12 @@ Tensor fused_group_norm(const Tensor& input, int64_t G, const Tensor& weight, co
   const int64_t N = input.size(0), C = input.size(1), Cg = C / G, D = Cg * spatial;
   const ScalarType mt = opmath_dtype(input.dtype());
   Tensor x = contiguous(input), y = empty(input.sizes(), input.dtype());
-  Tensor mu = empty({N * G}, mt), var = empty({N * G}, mt), rstd = empty({N * G}, mt);
+  Tensor mu = empty({N * G}, mt), rstd = empty({N * G}, mt);
   {
     autograd::NoGradGuard raw;
-    BatchNormArgs groups;
-    groups.x = x, groups.N = 1, groups.C = N * G, groups.inner = D;
-    kernels::batch_norm_stats(groups, mu, var);
-    // per-(n, c) scale = rstd w and shift = b - mean scale, in plain loops: as tensor ops the N*C
-    // coefficients cost ten small ops (a third of the time of a 16x256x16x16 input)
-    Tensor scale = empty({N * C}, mt), shift = empty({N * C}, mt);
     Tensor wc = weight.defined() ? contiguous(to_dtype(weight, mt)) : Tensor();
     Tensor bc = bias.defined() ? contiguous(to_dtype(bias, mt)) : Tensor();
-    auto coefficients = [&](auto zero) {
-      using M = decltype(zero);
-      const M *m = mu.data<M>(), *v = var.data<M>(), *w = wc.defined() ? wc.data<M>() : nullptr,
-              *b = bc.defined() ? bc.data<M>() : nullptr;
-      M *r = rstd.data<M>(), *sc = scale.data<M>(), *sh = shift.data<M>();
-      for (int64_t i = 0; i < N * G; ++i) r[i] = M(1) / std::sqrt(v[i] + static_cast<M>(eps));
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t c = 0; c < C; ++c) {
-          const int64_t gi = n * G + c / Cg;
-          const M k = w ? r[gi] * w[c] : r[gi];
-          sc[n * C + c] = k, sh[n * C + c] = (b ? b[c] : M(0)) - m[gi] * k;
-        }
-    };
-    mt == ScalarType::Float64 ? coefficients(0.0) : coefficients(0.0f);
-    BatchNormArgs rows;
-    rows.x = x, rows.N = 1, rows.C = N * C, rows.inner = spatial;
-    kernels::batch_norm_apply(rows, scale, shift, y);
+    kernels::group_norm_forward(x, N, C, G, spatial, wc, bc, eps, y, mu, rstd);
   }
   if (auto n = autograd::make_node_list<LambdaBackward>({input, weight, bias})) {
     const int64_t nd = input.dim();
