@@ -73,7 +73,7 @@ EMBER_MATH_INLINE bool sign_bit(M x) {
   return static_cast<int64_t>(std::bit_cast<U>(x) >> (sizeof(M) * 8 - 1)) != 0;
 }
 
-// Note [Float math loops]: log/log2/log10, sin/cos/tan, atan/asin/acos and erfinv over float and
+// Note [Float math loops]: log/log2/log10, sin/cos/tan, atan/asin/acos, erfinv and sinh/cosh over float and
 // 16-bit floats (in float) run the vectorizable kernels of Note [Float log], [Float
 // trigonometry], [Float inverse trigonometry] and [Float erfinv]. Contiguous runs go in blocks
 // through f, then g (libm) for the rare elements f cannot take (needs_g: trigonometry's
@@ -204,13 +204,13 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Asin, math::asin, std::asin, (void(x), false))
     MATH_OP(Acos, math::acos, std::acos, (void(x), false))
     MATH_OP(Atan, math::atan, std::atan, (void(x), false))
-    MATH_OP(Erfinv, math::erfinv, math::erfinv, (void(x), false))  // Note [Float erfinv]
+    MATH_OP(Erfinv, math::erfinv, math::erfinv, (void(x), false))         // Note [Float erfinv]
+    MATH_OP(Sinh, math::sinh, std::sinh, math::hyperbolic_needs_libm(x))  // Note [Float sinh and cosh]
+    MATH_OP(Cosh, math::cosh, std::cosh, math::hyperbolic_needs_libm(x))
 #undef MATH_OP
     FLOAT_OP(Log1p, return fast_log1p(x))
     FLOAT_OP(Sqrt, return std::sqrt(x))
     FLOAT_OP(Rsqrt, return M(1) / std::sqrt(x))
-    FLOAT_OP(Sinh, return std::sinh(x))
-    FLOAT_OP(Cosh, return std::cosh(x))
     FLOAT_OP(Tanh, return fast_tanh(x))
     FLOAT_OP(Asinh, return std::asinh(x))
     FLOAT_OP(Acosh, return std::acosh(x))
