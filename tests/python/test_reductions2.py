@@ -660,3 +660,28 @@ def test_16_bit_extremes_in_float_blocks(dtype, n):
         assert_same(getattr(e, name)(), getattr(t, name)())
     assert_same(e.max(dim=1).values, t.max(dim=1).values)
     assert_same(e.min(dim=1).values, t.min(dim=1).values)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32"])
+@pytest.mark.parametrize("shape,dim", [((7, 300), 1), ((300, 5), 0), ((2, 257, 3), 1)])
+def test_topk_small_k_scan(dtype, shape, dim):
+    # topk's one-pass scan for k <= 32 (ops/sort.cpp, top_k_scan): torch's values, and indices as
+    # ember's stable sort orders ties (first index first); NaN ranks largest; duplicates everywhere
+    import numpy as np
+    rng = np.random.default_rng(5)
+    a = np.round(rng.standard_normal(shape) * 4)
+    if dtype.startswith("float") or dtype == "bfloat16":
+        flat = a.reshape(-1)
+        flat[rng.choice(flat.size, 9, replace=False)] = np.nan
+        flat[rng.choice(flat.size, 4, replace=False)] = np.inf
+        flat[rng.choice(flat.size, 4, replace=False)] = -np.inf
+    t = torch.tensor(a).to(getattr(torch, dtype))
+    e = ember.tensor(a.tolist()).to(getattr(ember, dtype))
+    for k in (1, 5, 32):
+        for largest in (True, False):
+            ev, ei = e.topk(k, dim, largest=largest)
+            tv, _ = t.topk(k, dim, largest=largest)
+            assert_same(ev, tv)
+            si = e.sort(dim=dim, descending=largest, stable=True).indices.narrow(dim, 0, k)
+            assert ember.equal(ei, si)
+            assert_same(e.gather(dim, ei), ev)

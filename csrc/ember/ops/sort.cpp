@@ -125,6 +125,39 @@ void write_slice(const std::vector<Item<M>>& buf, int64_t n, T* values, int64_t*
   }
 }
 
+// topk for small k: one pass over each slice keeping its k best items sorted, each value tested
+// against the k-th best (one comparison rejects most) and inserted only when it wins. Values come
+// in index order, so a value equal to one already kept ranks after it (ItemOrder's ties) and never
+// displaces it. std::partial_sort over a copied buffer of (value, index) items ran 1.3-1.4x torch's
+// time (1024 rows of 1024, k = 10).
+template <typename T>
+void top_k_scan(const Layout& l, int64_t k, bool largest, T* values, int64_t* indices) {
+  using M = opmath_t<T>;
+  const T* x = l.x.data<T>();
+  const int64_t R = l.R, inner = l.inner;
+  auto beats = [largest](M a, M b) { return largest ? less_nan(b, a) : less_nan(a, b); };  // a strictly first
+  parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<Item<M>> top(k);
+                 for (int64_t w = b; w < e; ++w) {
+                   const int64_t o = w / inner, j = w % inner;
+                   const T* src = x + o * R * inner + j;
+                   for (int64_t r = 0; r < k; ++r) top[r] = {static_cast<M>(src[r * inner]), r};
+                   std::sort(top.begin(), top.end(), ItemOrder<M>{largest});
+                   M worst = top[k - 1].v;
+                   for (int64_t r = k; r < R; ++r) {
+                     const M v = static_cast<M>(src[r * inner]);
+                     if (!beats(v, worst)) continue;
+                     int64_t p = k - 1;
+                     for (; p > 0 && beats(v, top[p - 1].v); --p) top[p] = top[p - 1];
+                     top[p] = {v, r};
+                     worst = top[k - 1].v;
+                   }
+                   write_slice(top, k, values, indices, o, j, inner);
+                 }
+               });
+}
+
 Shape with_size(const Tensor& t, int64_t dim, int64_t n) {
   Shape s = t.sizes();
   if (!s.empty()) s[dim] = n;
@@ -527,6 +560,10 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
       using M = opmath_t<T>;
       T* v = values.data<T>();
       int64_t* ix = indices.data<int64_t>();
+      if (k <= 32 && k * 8 <= l.R) {  // insertion costs up to k moves: small k only
+        top_k_scan<T>(l, k, largest, v, ix);
+        return;
+      }
       for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
         std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), ItemOrder<M>{largest});
         write_slice(buf, k, v, ix, o, j, l.inner);
