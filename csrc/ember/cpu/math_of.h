@@ -1,6 +1,6 @@
 // exp, sigmoid and tanh for a kernel's opmath type M: the vectorizable float routines of
-// unary_math.h for float, libm's for double. Kernel code (Note [Multi-ISA kernels] in isa.h):
-// include after isa_begin.h and unary_math.h.
+// unary_math.h for float; for double exp and sigmoid through Note [Double exp], tanh libm's. Kernel code (Note
+// [Multi-ISA kernels] in isa.h): include after isa_begin.h and unary_math.h.
 #pragma once
 #include <cmath>
 #include <type_traits>
@@ -12,17 +12,14 @@ inline namespace EMBER_ISA_NS {  // Note [Multi-ISA kernels] in isa.h
 
 template <typename M>
 EMBER_MATH_INLINE M exp_of(M x) {
-  if constexpr (std::is_same_v<M, float>)
-    return math::exp(x);
-  else
-    return std::exp(x);
+  return math::exp(x);  // float: exp_lanes; double: Note [Double exp]
 }
 template <typename M>
 EMBER_MATH_INLINE M sigmoid_of(M x) {
   if constexpr (std::is_same_v<M, float>)
     return math::sigmoid(x);
   else
-    return M(1) / (M(1) + std::exp(-x));
+    return M(1) / (M(1) + math::exp(-x));
 }
 template <typename M>
 EMBER_MATH_INLINE M tanh_of(M x) {

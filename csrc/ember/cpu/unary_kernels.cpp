@@ -34,13 +34,16 @@ M param_as(double v) {
     else                                    \
       return std::name(x);                  \
   }
-EMBER_FAST_FLOAT(exp)
 EMBER_FAST_FLOAT(log1p)
 EMBER_FAST_FLOAT(expm1)
 EMBER_FAST_FLOAT(tanh)
 EMBER_FAST_FLOAT(erf)
 EMBER_FAST_FLOAT(log)
 #undef EMBER_FAST_FLOAT
+template <typename M>
+EMBER_MATH_INLINE M fast_exp(M x) {
+  return math::exp(x);  // float and double (Note [Double exp])
+}
 template <typename M>
 EMBER_MATH_INLINE M fast_gelu(M x) {
   if constexpr (std::is_same_v<M, float>)
