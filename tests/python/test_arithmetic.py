@@ -4,7 +4,7 @@ import operator
 import pytest
 
 import ember
-from conftest import DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_same, both, same_error, torch
+from conftest import DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_same, both, dtype_name, same_error, torch
 
 A = [[1, -2, 3], [0, 5, -6]]
 B = [[2, 3, -1], [4, -5, 6]]
@@ -297,3 +297,111 @@ def test_float_fmod_family_vector_path(op, dtype):
         # on the real-valued pairs
         t = torch.fmod(torch.from_numpy(a[n:2 * n]), torch.from_numpy(b[n:2 * n]))
         assert same(f(ea[n:2 * n], eb[n:2 * n]), ember.from_numpy(t.numpy()))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32"])
+@pytest.mark.parametrize(
+    "shapes",
+    [((4099, 33), (33,)), ((4099, 5), (4099, 1)), ((257, 63, 17), (257, 1, 17)), ((65, 1, 67), (1, 63, 1)),
+     ((3, 1), (1, 70001)), ((70001, 2), (2,))],
+)
+def test_broadcast_short_runs_match_torch(shapes, dtype):
+    """Broadcasts whose runs are short (Note [Rows of short runs]: rows of runs per call, split
+    across threads mid-row): torch's values for both operand orders, alpha and in place, on 1 and
+    2 threads; a strided view as the output of an in-place op."""
+    import numpy as np
+
+    rng = np.random.default_rng(sum(map(sum, shapes)))
+    np_dt = "float32" if dtype == "bfloat16" else dtype
+
+    def pair(shape):
+        v = rng.integers(-50, 50, size=shape).astype(np_dt) / (1 if dtype == "int32" else 8)
+        t = torch.from_numpy(np.ascontiguousarray(v)).to(getattr(torch, dtype))
+        return ember.from_numpy(np.ascontiguousarray(v)).to(getattr(ember, dtype)), t
+
+    def same(e, t):
+        assert tuple(e.shape) == tuple(t.shape)
+        assert dtype_name(e.dtype) == dtype_name(t.dtype)
+        np.testing.assert_array_equal(e.to(ember.float64).numpy(), t.to(torch.float64).numpy())
+
+    (ea, ta), (eb, tb) = pair(shapes[0]), pair(shapes[1])
+    before = ember.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            same(ea + eb, ta + tb)
+            same(eb * ea, tb * ta)
+            same(ember.sub(ea, eb, alpha=3), torch.sub(ta, tb, alpha=3))
+            same(-(ea + eb), -(ta + tb))
+            out_shape = tuple(ta.broadcast_to(torch.broadcast_shapes(ta.shape, tb.shape)).shape)
+            eo, to = ember.zeros(out_shape, dtype=ea.dtype), torch.zeros(out_shape, dtype=ta.dtype)
+            eo.add_(ea).mul_(eb)
+            to.add_(ta).mul_(tb)
+            same(eo, to)
+            # a strided output: every other column of a wider buffer
+            ew = ember.zeros(out_shape[:-1] + (2 * out_shape[-1],), dtype=ea.dtype)
+            tw = torch.zeros(out_shape[:-1] + (2 * out_shape[-1],), dtype=ta.dtype)
+            ew[..., ::2].add_(ea).sub_(eb)
+            tw[..., ::2].add_(ta).sub_(tb)
+            same(ew, tw)
+    finally:
+        ember.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int64", "complex64"])
+@pytest.mark.parametrize("shapes", [((4099, 17), (17,), (4099, 1)), ((3, 70001), (3, 1), (70001,)),
+                                    ((129, 1, 31), (1, 65, 1), (129, 65, 31))])
+def test_ternary_ops_short_runs_match_torch(shapes, dtype):
+    """lerp, addcmul, addcdiv and clamp (the ternary kernels, at the vector ISA levels) over
+    broadcasts with short runs, on 1 and 2 threads, against torch; in place and into a strided view."""
+    import numpy as np
+
+    rng = np.random.default_rng(len(shapes[0]) * 7 + len(dtype))
+    is_int, is_complex = dtype.startswith("int"), dtype.startswith("complex")
+
+    def trio(shape, positive=False):
+        v = rng.integers(1 if positive else -40, 40, size=shape).astype("float64") / (1 if is_int else 8)
+        if is_complex:
+            v = v + 1j * rng.integers(-40, 40, size=shape) / 8
+        t = torch.from_numpy(np.ascontiguousarray(v)).to(getattr(torch, dtype))
+        return ember.from_numpy(np.ascontiguousarray(v)).to(getattr(ember, dtype)), t
+
+    def same(e, t):
+        assert tuple(e.shape) == tuple(t.shape) and dtype_name(e.dtype) == dtype_name(t.dtype)
+        if is_complex:
+            np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(e.to(ember.float64).numpy(), t.to(torch.float64).numpy())
+
+    (ex, tx), (ey, ty), (ez, tz) = trio(shapes[0]), trio(shapes[1]), trio(shapes[2], positive=True)
+    before = ember.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            same(ember.addcmul(ex, ey, ez, value=3), torch.addcmul(tx, ty, tz, value=3))
+            if not is_int:
+                same(ember.addcdiv(ex, ey, ez, value=0.5), torch.addcdiv(tx, ty, tz, value=0.5))
+                same(ember.lerp(ex, ey, 0.25), torch.lerp(tx, ty, 0.25))
+                same(ember.lerp(ex, ey, 0.75), torch.lerp(tx, ty, 0.75))
+                w = (ez.real if is_complex else ez) / 40
+                tw = (tz.real if is_complex else tz) / 40
+                if not is_complex:
+                    same(ember.lerp(ex, ey, w.to(ex.dtype)), torch.lerp(tx, ty, tw.to(tx.dtype)))
+            if not is_complex:
+                same(ember.clamp(ex, ey, ez), torch.clamp(tx, ty, tz))
+                out_shape = torch.broadcast_shapes(tx.shape, ty.shape, tz.shape)
+                ew = ember.zeros(tuple(out_shape[:-1]) + (2 * out_shape[-1],), dtype=ex.dtype)
+                tw_ = torch.zeros(tuple(out_shape[:-1]) + (2 * out_shape[-1],), dtype=tx.dtype)
+                ew[..., ::2].add_(ex).clamp_(ey, ez).addcmul_(ey, ez)
+                tw_[..., ::2].add_(tx).clamp_(ty, tz).addcmul_(ty, tz)
+                same(ew, tw_)
+    finally:
+        ember.set_num_threads(before)
+
+
+def test_addcdiv_integer_inputs_raise_like_torch():
+    a = [[1, 2], [3, 4]]
+    for lib in (ember, torch):
+        t = lib.tensor(a)
+        with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+            lib.addcdiv(t, t, t)

@@ -20,4 +20,13 @@ inline void pointwise_binary_kernel(PointwiseOp op, const TensorIter& it, Scalar
 EMBER_DECLARE_ISA_KERNEL(void, where_kernel, (const TensorIter& it, ScalarType dt))
 inline void where_kernel(const TensorIter& it, ScalarType dt) { EMBER_ISA_SELECT(where_kernel)(it, dt); }
 
+// The ternary ops of ops/pointwise.cpp: out = lerp(x, y, w) (float and complex), x + value * y * z,
+// x + value * y / z (numeric and complex), clamp(x, lo, hi) (all real dtypes); every operand of
+// dtype `dt`.
+enum class TernaryOp { Lerp, Addcmul, Addcdiv, Clamp };
+EMBER_DECLARE_ISA_KERNEL(void, ternary_kernel, (TernaryOp op, const TensorIter& it, ScalarType dt, Scalar value))
+inline void ternary_kernel(TernaryOp op, const TensorIter& it, ScalarType dt, Scalar value) {
+  EMBER_ISA_SELECT(ternary_kernel)(op, it, dt, value);
+}
+
 }  // namespace ember::cpu

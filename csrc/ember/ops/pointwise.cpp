@@ -11,11 +11,6 @@
 #include "ember/ops/complex.h"
 #include "ember/ops/elementwise.h"
 
-// addcmul/addcdiv take complex too; the macro lives here so other ops do not instantiate it.
-#define EMBER_DISPATCH_NUMERIC_AND_COMPLEX(dtype, name, ...) \
-  EMBER_DISPATCH_SWITCH(dtype, name,                         \
-                        EMBER_INT_CASES(__VA_ARGS__) EMBER_FLOAT_CASES(__VA_ARGS__) EMBER_COMPLEX_CASES(__VA_ARGS__))
-
 namespace ember {
 namespace {
 
@@ -188,30 +183,6 @@ TensorList binary_derivative(PointwiseOp op, const Tensor& g, const Tensor& a, c
 
 // ---- ternary ops ----
 
-// out = f(x, y, z) with all three inputs of type in_t (or bool for where's condition), with a
-// contiguous fast path and one for a broadcast third operand (a Python-number weight/value).
-template <typename out_t, typename A, typename B, typename C, typename F>
-void ternary_loop(const TensorIter& it, const F& f) {
-  it.for_each([&f](char** d, const int64_t* s, int64_t n) {
-    auto* o = reinterpret_cast<out_t*>(d[0]);
-    auto* x = reinterpret_cast<const A*>(d[1]);
-    auto* y = reinterpret_cast<const B*>(d[2]);
-    auto* z = reinterpret_cast<const C*>(d[3]);
-    const bool dense = s[0] == sizeof(out_t) && s[1] == sizeof(A) && s[2] == sizeof(B);
-    if (dense && s[3] == sizeof(C)) {
-      for (int64_t k = 0; k < n; ++k) o[k] = f(x[k], y[k], z[k]);
-    } else if (dense && s[3] == 0) {
-      const C zv = *z;
-      for (int64_t k = 0; k < n; ++k) o[k] = f(x[k], y[k], zv);
-    } else {
-      for (int64_t k = 0; k < n; ++k)
-        *reinterpret_cast<out_t*>(d[0] + k * s[0]) =
-            f(*reinterpret_cast<const A*>(d[1] + k * s[1]), *reinterpret_cast<const B*>(d[2] + k * s[2]),
-              *reinterpret_cast<const C*>(d[3] + k * s[3]));
-    }
-  });
-}
-
 // Shared by the ternary ops: out=/in-place handling and the in-place autograd path around
 // `raw(out, inplace)`, and recording via `record(result)` when an input requires grad.
 template <typename Raw, typename Record>
@@ -284,16 +255,8 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor 
   if (!is_floating_point(dt) && !is_complex(dt)) not_implemented("lerp", dt);
   auto raw = [&](Tensor o, bool ip) {
     Tensor w = to_dtype(weight, dt);
-    return ew::run("lerp", {self, end, w}, dt, std::move(o), ip, [&](const TensorIter& it) {
-      EMBER_DISPATCH_FLOAT_AND_COMPLEX(dt, "lerp", [&] {
-        using M = opmath_t<scalar_t>;
-        ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t s, scalar_t e, scalar_t w_) {
-          const M a = s, b = e, t = w_;
-          using R = decltype(std::abs(t));  // |w| for complex weights, as PyTorch
-          return static_cast<scalar_t>(std::abs(t) < R(0.5) ? a + t * (b - a) : b - (b - a) * (M(1) - t));
-        });
-      });
-    });
+    return ew::run("lerp", {self, end, w}, dt, std::move(o), ip,
+                   [&](const TensorIter& it) { cpu::ternary_kernel(cpu::TernaryOp::Lerp, it, dt, Scalar()); });
   };
   auto record = [&](const Tensor& r) {
     if (auto n = autograd::make_node<LambdaBackward>(self, end, weight)) {
@@ -329,18 +292,7 @@ Tensor addc(bool is_div, const Tensor& self, const Tensor& t1, const Tensor& t2,
   auto raw = [&](Tensor o, bool ip) {
     Tensor a = to_dtype(self, dt), b = to_dtype(t1, dt), c = to_dtype(t2, dt);
     return ew::run(name, {a, b, c}, dt, std::move(o), ip, [&](const TensorIter& it) {
-      EMBER_DISPATCH_NUMERIC_AND_COMPLEX(dt, name, [&] {
-        using M = opmath_t<scalar_t>;
-        const M v = value.to<M>();
-        if (is_div)
-          ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [v](scalar_t x, scalar_t y, scalar_t z) {
-            return static_cast<scalar_t>(static_cast<M>(x) + v * (static_cast<M>(y) / static_cast<M>(z)));
-          });
-        else
-          ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [v](scalar_t x, scalar_t y, scalar_t z) {
-            return static_cast<scalar_t>(static_cast<M>(x) + v * static_cast<M>(y) * static_cast<M>(z));
-          });
-      });
+      cpu::ternary_kernel(is_div ? cpu::TernaryOp::Addcdiv : cpu::TernaryOp::Addcmul, it, dt, value);
     });
   };
   auto record = [&](const Tensor& r) {
@@ -397,17 +349,8 @@ Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max, Tensor ou
       }
     });
     Tensor x = to_dtype(self, dt);
-    return ew::run("clamp", {x, lo, hi}, dt, std::move(o), ip, [&](const TensorIter& it) {
-      EMBER_DISPATCH_ALL(dt, "clamp", [&] {
-        using M = opmath_t<scalar_t>;
-        ternary_loop<scalar_t, scalar_t, scalar_t, scalar_t>(it, [](scalar_t xs, scalar_t ls, scalar_t hs) {
-          const M v = xs, l = ls, h = hs;
-          // min(max(v, l), h) with NaN in any of them propagating, as torch.
-          const M r = (v < l || l != l) ? l : v;
-          return static_cast<scalar_t>(v != v ? v : ((r > h || h != h) ? h : r));
-        });
-      });
-    });
+    return ew::run("clamp", {x, lo, hi}, dt, std::move(o), ip,
+                   [&](const TensorIter& it) { cpu::ternary_kernel(cpu::TernaryOp::Clamp, it, dt, Scalar()); });
   };
   auto record = [&](const Tensor& r) {
     if (auto n = autograd::make_node<LambdaBackward>(self, min, max)) {
