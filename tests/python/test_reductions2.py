@@ -685,3 +685,36 @@ def test_topk_small_k_scan(dtype, shape, dim):
             si = e.sort(dim=dim, descending=largest, stable=True).indices.narrow(dim, 0, k)
             assert ember.equal(ei, si)
             assert_same(e.gather(dim, ei), ev)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((1025, 1024), 1), ((7, 100003), 1), ((3, 40000, 2), 1), ((1 << 17,), 0),
+                                       ((5, 1, 300), 2), ((0, 9), 1)])
+def test_float_scan_kernel_matches_torch(shape, dim, dtype):
+    """cumsum/cumprod of float32/float64 (the scan at the vector ISA levels, rows two at a time):
+    torch's values (both keep the running value in double), the same bits on 1 and 2 threads, and
+    the same as the generic loop reached through dtype=."""
+    import numpy as np
+
+    rng = np.random.default_rng(len(shape) + shape[0])
+    v = rng.standard_normal(shape).astype(dtype)
+    vp = (1 + rng.standard_normal(shape) / 64).astype(dtype)  # products that stay finite
+    e, t = ember.from_numpy(v), torch.from_numpy(v)
+    ep, tp = ember.from_numpy(vp), torch.from_numpy(vp)
+    before = ember.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            s, p = ember.cumsum(e, dim), ember.cumprod(ep, dim)
+            np.testing.assert_array_equal(s.numpy(), torch.cumsum(t, dim).numpy())
+            np.testing.assert_array_equal(p.numpy(), torch.cumprod(tp, dim).numpy())
+            results.append((s.numpy().tobytes(), p.numpy().tobytes()))
+        assert results[0] == results[1]
+        # a float16 input summed in float32 by dtype= takes the generic loop: the same values as float32
+        if dtype == "float32":
+            h = e.to(ember.float16)
+            np.testing.assert_array_equal(ember.cumsum(h, dim, dtype=ember.float32).numpy(),
+                                          ember.cumsum(h.to(ember.float32), dim).numpy())
+    finally:
+        ember.set_num_threads(before)

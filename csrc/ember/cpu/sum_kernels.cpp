@@ -6,6 +6,7 @@
 
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
+#include "ember/cpu/scan_rows.h"
 #include "ember/cpu/vec_math.h"
 
 namespace ember::cpu {
@@ -167,6 +168,19 @@ void EMBER_ISA_KERNEL(sum_kernel)(const Tensor& src, Tensor& dst, int64_t outer,
     using T = scalar_t;
     EMBER_DISPATCH_NUMERIC(dst.dtype(), "sum",
                            [&] { sum_block<T, scalar_t>(src.data<T>(), dst.data<scalar_t>(), outer, R, inner); });
+  });
+}
+
+void EMBER_ISA_KERNEL(scan_float_kernel)(bool prod, const Tensor& x, Tensor& y, int64_t outer, int64_t R,
+                                         int64_t inner) {
+  EMBER_DISPATCH_FLOAT(x.dtype(), "cumsum", [&] {
+    if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+      using T = scalar_t;
+      if (prod)
+        scan_rows(x.data<T>(), y.data<T>(), outer, R, inner, 1.0, [](double acc, T v) { return acc * v; });
+      else
+        scan_rows(x.data<T>(), y.data<T>(), outer, R, inner, 0.0, [](double acc, T v) { return acc + v; });
+    }
   });
 }
 

@@ -9,6 +9,8 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/scan_rows.h"
+#include "ember/cpu/sum_kernels.h"
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
@@ -22,40 +24,6 @@ using reduce_detail::num;
 
 template <typename T>
 using wide_t = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
-
-// y[r] = acc = f(acc, x[r]) along R, starting from init; acc type A, output type O.
-template <typename T, typename O, typename A, typename F>
-void scan_rows(const T* x, O* y, int64_t outer, int64_t R, int64_t inner, A init, const F& f) {
-  if (outer == 0 || R == 0 || inner == 0) return;
-  if (inner == 1) {
-    parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) {
-        A acc = init;
-        for (int64_t r = 0; r < R; ++r) {
-          acc = f(acc, x[o * R + r]);
-          y[o * R + r] = static_cast<O>(acc);
-        }
-      }
-    });
-    return;
-  }
-  constexpr int64_t kTile = 256;
-  int64_t tiles = (inner + kTile - 1) / kTile;
-  parallel_for(0, outer * tiles, std::max<int64_t>(1, kGrainSize / (R * kTile)), [&](int64_t b, int64_t e) {
-    A acc[kTile];
-    for (int64_t w = b; w < e; ++w) {
-      int64_t o = w / tiles, j0 = (w % tiles) * kTile, len = std::min(kTile, inner - j0);
-      for (int64_t j = 0; j < len; ++j) acc[j] = init;
-      for (int64_t r = 0; r < R; ++r) {
-        int64_t base = (o * R + r) * inner + j0;
-        for (int64_t j = 0; j < len; ++j) {
-          acc[j] = f(acc[j], x[base + j]);
-          y[base + j] = static_cast<O>(acc[j]);
-        }
-      }
-    }
-  });
-}
 
 ScalarType scan_dtype(const Tensor& t, std::optional<ScalarType> dtype) {
   return dtype ? *dtype : (is_integral(t.dtype(), true) ? ScalarType::Int64 : t.dtype());
@@ -84,6 +52,8 @@ Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, 
           return C(acc.real() + vr, acc.imag() + vi);
         });
       });
+    } else if ((x.dtype() == ScalarType::Float32 || x.dtype() == ScalarType::Float64) && out_dtype == x.dtype()) {
+      cpu::scan_float_kernel(Prod, l.x, y, l.outer, l.R, l.inner);  // the same loop at the vector ISA levels
     } else
       EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
         using T = scalar_t;
