@@ -86,13 +86,13 @@ inline float lane_sum(vfw v) {
   return s;
 }
 
-// e^x for a kernel's computation type: the float path above, std::exp for double.
+// e^x for a kernel's computation type: the float path above, Note [Double exp] for double.
 template <typename M>
 inline M exp_any(M x) {
   if constexpr (std::is_same_v<M, float>)
     return exp_f(x);
   else
-    return std::exp(x);
+    return math::exp(x);
 }
 
 }  // namespace EMBER_ISA_NS
