@@ -705,3 +705,15 @@ def test_transposed_copy_blocks(shape, perm, dtype):
             assert np.array_equal(dst.numpy(), v)
     finally:
         ember.set_num_threads(before)
+
+
+def test_transposed_copy_of_bool_bytes_other_than_0_and_1():
+    """A bool view of bytes 0..255 copied through the transposed blocks stays a valid bool tensor
+    with the same truth values (bytes move as bits, never loaded as C++ bool)."""
+    import numpy as np
+
+    raw = np.random.default_rng(3).integers(0, 256, size=(64, 4096)).astype(np.uint8)
+    b = ember.from_numpy(raw).view(ember.bool)
+    got = b.t().contiguous()
+    assert np.array_equal(got.to(ember.uint8).numpy() != 0, raw.T != 0)
+    assert np.array_equal(got.numpy(), raw.T != 0)

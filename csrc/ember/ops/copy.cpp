@@ -57,7 +57,18 @@ inline To convert(From v) {
 // again from L1; that is faster (an NCHW -> NHWC copy: 0.93x the blocks' time) as long as those
 // lines fit in L1 and do not crowd into a few cache sets: n up to 256 and a source stride that is
 // not a multiple of 1 KiB.
+// The blocks move raw bits, as the contiguous path's memcpy does (a bool byte is never loaded as bool).
 constexpr int64_t kTransposeTile = 16;
+struct Bits128 {
+  uint64_t lo, hi;
+};
+template <typename T>
+using BitsOf =
+    std::conditional_t<sizeof(T) == 1, uint8_t,
+                       std::conditional_t<sizeof(T) == 2, uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, uint32_t,
+                                                             std::conditional_t<sizeof(T) == 8, uint64_t, Bits128>>>>;
+static_assert(sizeof(Bits128) == 16);
 inline bool transposed_copy_pays(int64_t n, int64_t src_col) { return n > 256 || src_col % 1024 == 0; }
 template <typename T>
 void copy_transposed(char* dst, int64_t dst_row, const char* src, int64_t src_col, int64_t n, int64_t rows) {
@@ -97,7 +108,7 @@ void copy_kernel(const TensorIter& it, ScalarType dst_type, ScalarType src_type)
         if constexpr (std::is_same_v<out_t, in_t>) {
           if (s[0] == sizeof(out_t) && outer[1] == sizeof(in_t) && s[1] != sizeof(in_t) && rows >= kTransposeTile &&
               transposed_copy_pays(n, s[1])) {
-            copy_transposed<out_t>(d[0], outer[0], d[1], s[1], n, rows);
+            copy_transposed<BitsOf<out_t>>(d[0], outer[0], d[1], s[1], n, rows);
             return;
           }
         }
