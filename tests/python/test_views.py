@@ -717,3 +717,31 @@ def test_transposed_copy_of_bool_bytes_other_than_0_and_1():
     got = b.t().contiguous()
     assert np.array_equal(got.to(ember.uint8).numpy() != 0, raw.T != 0)
     assert np.array_equal(got.numpy(), raw.T != 0)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "float16", "float32", "int64", "float64", "complex128"])
+@pytest.mark.parametrize("shape,dims", [((3, 97), (1,)), ((2, 5, 300), (-1,)), ((4, 33, 65), (0, 2)),
+                                        ((70001,), (0,)), ((31,), (0,)), ((6, 64), (0, 1))])
+def test_flip_last_dim_vector_path(shape, dims, dtype):
+    """flip along the last dim copies rows backwards 32 bytes per permute (cpu::reverse_run) with
+    scalar tails: numpy's flip element for element, for 1- to 16-byte elements, on 1 and 2 threads."""
+    import numpy as np
+
+    rng = np.random.default_rng(sum(shape))
+    if dtype == "bool":
+        v = rng.integers(0, 2, size=shape).astype(bool)
+    elif dtype == "complex128":
+        v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    else:
+        v = rng.integers(-100, 100, size=shape).astype(dtype)
+    e = ember.from_numpy(v)
+    want = np.flip(v, axis=dims)
+    before = ember.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            assert np.array_equal(ember.flip(e, dims).numpy(), want)
+            if len(shape) == 2:  # a strided source row: the element loop
+                assert np.array_equal(e.t().flip(dims).numpy(), np.flip(v.T, axis=dims))
+    finally:
+        ember.set_num_threads(before)

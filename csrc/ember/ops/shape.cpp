@@ -9,6 +9,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/checked_math.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/convert_kernels.h"
 #include "ember/cpu/element_bytes.h"
 #include "ember/ops/ops.h"
 
@@ -348,55 +349,6 @@ using Element = std::conditional_t<
     std::conditional_t<N == 2, uint16_t,
                        std::conditional_t<N == 4, uint32_t, std::conditional_t<N == 8, uint64_t, Bytes<N>>>>>;
 
-// 16 bytes of E as a vector (GCC's vector types cannot depend on a template parameter) and its
-// lanes reversed (__builtin_shufflevector: GCC 12 and clang both have it).
-typedef uint8_t U8x16 __attribute__((vector_size(16)));
-typedef uint16_t U16x8 __attribute__((vector_size(16)));
-typedef uint32_t U32x4 __attribute__((vector_size(16)));
-typedef uint64_t U64x2 __attribute__((vector_size(16)));
-template <typename E>
-struct Vec16 {};
-template <>
-struct Vec16<uint8_t> {
-  using type = U8x16;
-  static type reversed(type v) {
-    return __builtin_shufflevector(v, v, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  }
-};
-template <>
-struct Vec16<uint16_t> {
-  using type = U16x8;
-  static type reversed(type v) { return __builtin_shufflevector(v, v, 7, 6, 5, 4, 3, 2, 1, 0); }
-};
-template <>
-struct Vec16<uint32_t> {
-  using type = U32x4;
-  static type reversed(type v) { return __builtin_shufflevector(v, v, 3, 2, 1, 0); }
-};
-template <>
-struct Vec16<uint64_t> {
-  using type = U64x2;
-  static type reversed(type v) { return __builtin_shufflevector(v, v, 1, 0); }
-};
-
-// o[j] = last[-j] for j in [j0, j1): 16 bytes at a time, reversed with one shuffle (GCC left the
-// reversed loop scalar).
-template <typename E>
-void reverse_copy(E* o, const E* last, int64_t j0, int64_t j1) {
-  int64_t j = j0;
-  if constexpr (std::is_integral_v<E>) {
-    using V = typename Vec16<E>::type;
-    constexpr int64_t K = 16 / sizeof(E);
-    for (; j + K <= j1; j += K) {
-      V v;
-      std::memcpy(&v, last - j - (K - 1), 16);
-      v = Vec16<E>::reversed(v);
-      std::memcpy(o + j, &v, 16);
-    }
-  }
-  for (; j < j1; ++j) o[j] = last[-j];
-}
-
 // A contiguous copy of t with the dims marked in `flipped` reversed: each output row (the last
 // dim) is read from its source row forwards or backwards. index_select per flipped dim read the
 // last dim through one index per element: flip(-1) of a 3x224x224 image took 8x torch's time.
@@ -434,8 +386,8 @@ void flip_copy(const Tensor& t, Tensor& out, const std::vector<bool>& flipped) {
           }
         const E* in = src + off;
         E* o = dst + r * n;
-        if (flipped[nd - 1] && step == 1) {
-          reverse_copy(o, in + (n - 1), j0, j1);
+        if (flipped[nd - 1] && step == 1 && sizeof(E) <= 8) {
+          cpu::reverse_run(sizeof(E), o, in + (n - 1), j0, j1);  // 32 bytes per permute (GCC left the loop scalar)
         } else if (flipped[nd - 1]) {
           for (int64_t j = j0; j < j1; ++j) o[j] = in[(n - 1 - j) * step];
         } else if (step == 1) {
