@@ -673,6 +673,15 @@ def test_large_permuted_copies_split_across_threads(threads, shape, perm):
         ember.set_num_threads(n)
 
 
+def _copy_test_values(rng, shape, dtype, span):
+    """numpy values of `dtype` for the copy tests: bools, complex normals, else integers in [-span, span)."""
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype == "complex128":
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return rng.integers(-span, span, size=shape).astype(dtype)
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int16", "float16", "float32", "float64", "complex128"])
 @pytest.mark.parametrize("shape,perm", [((64, 4096), (1, 0)), ((4099, 70), (1, 0)), ((37, 300), (1, 0)),
                                         ((3, 40, 1024), (0, 2, 1)), ((17, 33, 256), (2, 1, 0)),
@@ -683,13 +692,7 @@ def test_transposed_copy_blocks(shape, perm, dtype):
     numpy's transpose, element for element, on 1 and 2 threads, and copy_ into a transposed view."""
     import numpy as np
 
-    rng = np.random.default_rng(len(shape) * 100 + shape[-1])
-    if dtype == "bool":
-        v = rng.integers(0, 2, size=shape).astype(bool)
-    elif dtype == "complex128":
-        v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-    else:
-        v = rng.integers(-1000, 1000, size=shape).astype(dtype)
+    v = _copy_test_values(np.random.default_rng(len(shape) * 100 + shape[-1]), shape, dtype, 1000)
     e = ember.from_numpy(v)
     want = np.ascontiguousarray(v.transpose(perm))
     before = ember.get_num_threads()
@@ -727,13 +730,7 @@ def test_flip_last_dim_vector_path(shape, dims, dtype):
     scalar tails: numpy's flip element for element, for 1- to 16-byte elements, on 1 and 2 threads."""
     import numpy as np
 
-    rng = np.random.default_rng(sum(shape))
-    if dtype == "bool":
-        v = rng.integers(0, 2, size=shape).astype(bool)
-    elif dtype == "complex128":
-        v = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-    else:
-        v = rng.integers(-100, 100, size=shape).astype(dtype)
+    v = _copy_test_values(np.random.default_rng(sum(shape)), shape, dtype, 100)
     e = ember.from_numpy(v)
     want = np.flip(v, axis=dims)
     before = ember.get_num_threads()
