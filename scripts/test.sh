@@ -59,6 +59,11 @@ for level in DEFAULT AVX2 AVX512; do
   echo "   $level: $((SECONDS - t0)) s"
 done
 
+echo "== other Pythons: ember._C built for each other installed CPython (3.12, 3.13), a clean exit"
+t0=$SECONDS
+bash scripts/other_pythons.sh
+echo "   $((SECONDS - t0)) s"
+
 echo "== wheel: pip wheel, auditwheel repair, fresh venv, smoke test natively and under qemu"
 t0=$SECONDS
 bash scripts/wheel_test.sh

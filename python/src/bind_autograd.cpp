@@ -131,8 +131,8 @@ TensorList run_engine(const TensorList& roots, const TensorList& grads, const Te
 // end of backward): the last reference is given back under the GIL.
 std::shared_ptr<nb::object> gil_safe_holder(nb::object o) {
   return std::shared_ptr<nb::object>(new nb::object(std::move(o)), [](nb::object* p) {
-    if (!Py_IsInitialized()) {
-      (void)p->release();  // interpreter gone: leak rather than touch it
+    if (interpreter_gone()) {
+      (void)p->release();  // leak rather than touch it
     } else {
       nb::gil_scoped_acquire gil;
       p->reset();

@@ -139,7 +139,7 @@ nb::object into_out(Tensor result, nb::handle out) {
   return nb::borrow(out);
 }
 
-nb::object g_default_generator;  // the Python object wrapping default_generator()
+nb::handle g_default_generator;  // wraps default_generator(); released (Note [Process-lifetime Python objects])
 
 void bind_generator(nb::module_& m) {
   nb::class_<Generator>(m, "Generator",
@@ -192,13 +192,13 @@ void bind_generator(nb::module_& m) {
         g->set_state(s);
       });
 
-  g_default_generator = nb::cast(&default_generator(), nb::rv_policy::reference);
+  g_default_generator = nb::cast(&default_generator(), nb::rv_policy::reference).release();
   m.attr("default_generator") = g_default_generator;
   m.def(
       "manual_seed",
       [](nb::handle seed) {
         manual_seed(seed_arg(seed));
-        return g_default_generator;
+        return nb::borrow(g_default_generator);
       },
       nb::arg("seed"), "Seeds the default CPU generator; returns it.");
   m.def(

@@ -200,7 +200,8 @@ nb::object median_any(bool nan, const Tensor& t, nb::handle dim, bool keepdim, n
 void bind_reduce(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   auto none = nb::none();
-  static nb::object unset = nb::module_::import_("builtins").attr("object")();  // lives as long as the module
+  // Released (Note [Process-lifetime Python objects], common.h).
+  static nb::handle unset = nb::module_::import_("builtins").attr("object")().release();
   g_unset = unset.ptr();
 
   // ---- sum-like: (input, dim=None, keepdim=False, *, dtype=None, out=None) ----

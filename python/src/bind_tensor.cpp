@@ -9,8 +9,10 @@ namespace {
 
 nb::object size_object(IntArrayRef sizes) {
   // tuple.__new__(Size, ints): skips Size.__new__'s per-item checks, the ints are known good.
-  static nb::object size_cls = nb::module_::import_("ember._size").attr("Size");
-  static nb::object tuple_new = nb::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type)).attr("__new__");
+  // Released handles (Note [Process-lifetime Python objects], common.h).
+  static nb::handle size_cls = nb::object(nb::module_::import_("ember._size").attr("Size")).release();
+  static nb::handle tuple_new =
+      nb::object(nb::borrow(reinterpret_cast<PyObject*>(&PyTuple_Type)).attr("__new__")).release();
   nb::list l;
   for (int64_t s : sizes) l.append(s);
   return tuple_new(size_cls, l);
@@ -315,7 +317,7 @@ void index_assign(Tensor& self, nb::handle index, nb::handle value) {
 struct MemoryFormatObj {
   MemoryFormat format;
 };
-nb::object g_memory_formats[4];
+nb::handle g_memory_formats[4];  // released (Note [Process-lifetime Python objects], common.h)
 
 }  // namespace
 
@@ -743,7 +745,7 @@ void bind_tensor(nb::module_& m) {
       .def("__hash__", [](const MemoryFormatObj& f) { return static_cast<int>(f.format); });
   for (MemoryFormat f :
        {MemoryFormat::Contiguous, MemoryFormat::Preserve, MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
-    g_memory_formats[static_cast<int>(f)] = nb::cast(MemoryFormatObj{f});
+    g_memory_formats[static_cast<int>(f)] = nb::cast(MemoryFormatObj{f}).release();
     m.attr(std::string(memory_format_name(f)).c_str()) = g_memory_formats[static_cast<int>(f)];
   }
   // torch keeps this name for old code; it is the contiguous_format object itself.

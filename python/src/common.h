@@ -10,6 +10,22 @@
 
 namespace nb = nanobind;
 
+// Note [Process-lifetime Python objects]: a Python object cached for the life of the process
+// (a function-local static, a global) is held as a released nb::handle, never as an nb::object:
+// static destructors run after Py_Finalize, and on Python 3.12+ a decref then frees into the
+// interpreter's torn-down allocator (a segfault at every exit; 3.11 happened not to crash).
+// scripts/other_pythons.sh builds the module for each other installed Python and checks that
+// tests/python/exit_check.py exits 0.
+
+// The interpreter is finalizing or gone: a thread without the GIL must not take it then.
+inline bool interpreter_gone() {
+#if PY_VERSION_HEX >= 0x030D0000  // public from 3.13, which removed the underscored name
+  return !Py_IsInitialized() || Py_IsFinalizing();
+#else
+  return !Py_IsInitialized() || _Py_IsFinalizing();
+#endif
+}
+
 // Note [No bool for int]: torch's parser rejects True/False where an int (a dim, k, a size) is
 // expected, so `x.sum(True)` is a TypeError rather than a reduction over dim 1. nanobind accepts
 // any int subclass, so every binding file sees this stricter int64_t caster (all of them include

@@ -9,10 +9,10 @@
 
 namespace ember::py {
 namespace {
-nb::object g_dtypes[kNumScalarTypes];
+nb::handle g_dtypes[kNumScalarTypes];  // released (Note [Process-lifetime Python objects], common.h)
 }
 
-nb::object dtype_object(ScalarType t) { return g_dtypes[static_cast<int>(t)]; }
+nb::object dtype_object(ScalarType t) { return nb::borrow(g_dtypes[static_cast<int>(t)]); }
 
 bool to_scalar(nb::handle h, Scalar& out) {
   PyObject* o = h.ptr();
@@ -162,7 +162,7 @@ void bind_dtype_device(nb::module_& m) {
       .def("__hash__", [](const DType& d) { return static_cast<int>(d.type); });
   for (int i = 0; i < kNumScalarTypes; ++i) {
     auto t = static_cast<ScalarType>(i);
-    g_dtypes[i] = nb::cast(DType{t});
+    g_dtypes[i] = nb::cast(DType{t}).release();
     m.attr(std::string(dtype_name(t)).c_str()) = g_dtypes[i];
   }
 

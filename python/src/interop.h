@@ -31,11 +31,7 @@ void with_gil(F&& f) {
     f();
     return;
   }
-#if PY_VERSION_HEX >= 0x030D0000
-  if (!Py_IsInitialized() || Py_IsFinalizing()) return;
-#else
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
-#endif
+  if (interpreter_gone()) return;
   PyGILState_STATE s = PyGILState_Ensure();
   f();
   PyGILState_Release(s);

@@ -53,7 +53,7 @@ void release_hook(TensorImpl* impl, void* tagged) {
   PyObject* self = untag(tagged);
   impl->pyobj = nullptr;
   bool have_gil = PyGILState_Check();
-  if (!have_gil && (!Py_IsInitialized() || _Py_IsFinalizing())) return;  // interpreter gone: leave it
+  if (!have_gil && interpreter_gone()) return;  // interpreter gone: leave it
   PyGILState_STATE st{};
   if (!have_gil) st = PyGILState_Ensure();
   (void)payload(self).release();  // uncounted: nothing to give back
