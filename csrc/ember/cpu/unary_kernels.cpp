@@ -35,6 +35,7 @@ M param_as(double v) {
       return std::name(x);                  \
   }
 EMBER_FAST_FLOAT(log1p)
+EMBER_FAST_FLOAT(exp2)
 EMBER_FAST_FLOAT(expm1)
 EMBER_FAST_FLOAT(tanh)
 EMBER_FAST_FLOAT(erf)
@@ -184,7 +185,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
 #endif
   switch (op) {
     FLOAT_OP(Exp, return fast_exp(x))
-    FLOAT_OP(Exp2, return std::exp2(x))
+    FLOAT_OP(Exp2, return fast_exp2(x))  // Note [Float exp2, erfc and inverse hyperbolics]
     FLOAT_OP(Expm1, return fast_expm1(x))
 // Float-valued op on float and 16-bit floats through Note [Float math loops] (fast: the vectorized
 // function, slow: libm's, for the float elements for which needs_slow, an expression in x, holds);
@@ -210,17 +211,18 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Erfinv, math::erfinv, math::erfinv, (void(x), false))         // Note [Float erfinv]
     MATH_OP(Sinh, math::sinh, std::sinh, math::hyperbolic_needs_libm(x))  // Note [Float sinh and cosh]
     MATH_OP(Cosh, math::cosh, std::cosh, math::hyperbolic_needs_libm(x))
+    // Note [Float exp2, erfc and inverse hyperbolics]
+    MATH_OP(Erfc, math::erfc, std::erfc, (void(x), false))
+    MATH_OP(Asinh, math::asinh, std::asinh, (void(x), false))
+    MATH_OP(Acosh, math::acosh, std::acosh, (void(x), false))
+    MATH_OP(Atanh, math::atanh, std::atanh, (void(x), false))
 #undef MATH_OP
     FLOAT_OP(Log1p, return fast_log1p(x))
     FLOAT_OP(Sqrt, return std::sqrt(x))
     FLOAT_OP(Rsqrt, return M(1) / std::sqrt(x))
     FLOAT_OP(Tanh, return fast_tanh(x))
-    FLOAT_OP(Asinh, return std::asinh(x))
-    FLOAT_OP(Acosh, return std::acosh(x))
-    FLOAT_OP(Atanh, return std::atanh(x))
     FLOAT_OP(Sigmoid, return math::sigmoid_of(x))
     FLOAT_OP(Erf, return fast_erf(x))
-    FLOAT_OP(Erfc, return std::erfc(x))
     FLOAT_OP(Lgamma, return std::lgamma(x))
     FLOAT_OP(Digamma, return static_cast<M>(math::digamma(x)))
     FLOAT_OP(Polygamma, return static_cast<M>(math::polygamma(static_cast<int>(p0), x)))
