@@ -654,6 +654,28 @@ def test_float_lgamma_positive_inputs():
     assert_same(ember.lgamma(s), torch.lgamma(torch.tensor(s.tolist())))
 
 
+def test_float_digamma_against_float64():
+    """digamma's float kernel (x > 0, double inside; math::digamma for the rest): within 1 ulp of
+    float64 (0.50 measured), across the root 1.4616 and the poles; torch's values and NaN/inf at
+    zero, negative integers and the infinities."""
+    import numpy as np
+    rng = np.random.default_rng(6)
+    x = _float32_inputs(6, 1 << 20)
+    x = np.concatenate([x[np.isfinite(x)], (rng.random(1 << 18) * 30 - 10).astype(np.float32),
+                        np.float32(1.4616321) + np.arange(-2000, 2001, dtype=np.float32) * np.float32(2 ** -23)])
+    got = ember.digamma(ember.from_numpy(x)).numpy()
+    ref = torch.digamma(torch.from_numpy(x.astype(np.float64))).numpy()
+    with np.errstate(over="ignore"):
+        ref32 = ref.astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(ref32))
+    fin = np.isfinite(ref32) & (x > 0)
+    assert np.array_equal(got[~np.isfinite(ref32) & ~np.isnan(ref32)], ref32[~np.isfinite(ref32) & ~np.isnan(ref32)])
+    err = _ulp_error(got[fin], ref[fin])
+    assert err.max() <= 1.0, f"{err.max():.3f} ulp at x = {x[fin][err.argmax()]!r}"
+    s = ember.tensor([0.0, -0.0, -1.0, -2.5, math.inf, -math.inf, math.nan, 1e-45, 1.0, 12.0])
+    assert_same(ember.digamma(s), torch.digamma(torch.tensor(s.tolist())))
+
+
 def test_atan2_float32_against_float64_and_limits():
     import numpy as np
     rng = np.random.default_rng(2)
@@ -679,7 +701,7 @@ def test_atan2_float32_against_float64_and_limits():
 
 
 @pytest.mark.parametrize("name", ["log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "erfinv",
-                                  "sinh", "cosh", "erfc", "asinh", "acosh", "atanh", "lgamma"])
+                                  "sinh", "cosh", "erfc", "asinh", "acosh", "atanh", "lgamma", "digamma"])
 def test_float_math_loops_contiguous_strided_inplace_and_16_bit(name):
     """Contiguous blocks (with the libm pass for |x| >= 2^20), strided elements and in-place runs
     give the same bits; float16/bfloat16 are the float32 result rounded once."""

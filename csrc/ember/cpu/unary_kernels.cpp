@@ -216,7 +216,8 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Asinh, math::asinh, std::asinh, (void(x), false))
     MATH_OP(Acosh, math::acosh, std::acosh, (void(x), false))
     MATH_OP(Atanh, math::atanh, std::atanh, (void(x), false))
-    MATH_OP(Lgamma, math::lgamma, std::lgamma, math::lgamma_needs_libm(x))  // Note [Float lgamma]
+    MATH_OP(Lgamma, math::lgamma, std::lgamma, math::not_positive_finite(x))  // Note [Float lgamma]
+    MATH_OP(Digamma, math::digamma_positive, math::digamma, math::not_positive_finite(x))
 #undef MATH_OP
     FLOAT_OP(Log1p, return fast_log1p(x))
     FLOAT_OP(Sqrt, return std::sqrt(x))
@@ -224,7 +225,6 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     FLOAT_OP(Tanh, return fast_tanh(x))
     FLOAT_OP(Sigmoid, return math::sigmoid_of(x))
     FLOAT_OP(Erf, return fast_erf(x))
-    FLOAT_OP(Digamma, return static_cast<M>(math::digamma(x)))
     FLOAT_OP(Polygamma, return static_cast<M>(math::polygamma(static_cast<int>(p0), x)))
     FLOAT_OP(Frac, return x - std::trunc(x))
     FLOAT_OP(Reciprocal, return M(1) / x)
