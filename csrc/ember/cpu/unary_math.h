@@ -51,6 +51,18 @@ EMBER_MATH_INLINE __m512 exp16(__m512 x) {
 }
 #endif
 
+// e^r for |r| <= ln2 / 2: Cephes' degree-7 polynomial (exp_lanes and exp2; exp16 has the same at 16 lanes).
+template <typename F>
+EMBER_MATH_INLINE F exp_reduced(F r) {
+  F p = F{} + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p * (r * r) + r + 1.0f;
+}
+
 template <typename F, typename I>
 EMBER_MATH_INLINE F exp_lanes(F x) {
 #ifdef EMBER_AVX512_LANES
@@ -67,13 +79,7 @@ EMBER_MATH_INLINE F exp_lanes(F x) {
   const I ni = std::bit_cast<I>(t) - std::bit_cast<int32_t>(kRound);  // ...kept in the low bits
   F r = xc - n * 0.693359375f;                                        // ln2 split so n * ln2_hi is exact
   r = r - n * -2.12194440e-4f;
-  F p = zero + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  const F p = exp_reduced(r);
   const I n1 = ni >> 1, n2 = ni - n1;
   return (p * std::bit_cast<F>((n1 + 127) << 23)) * std::bit_cast<F>((n2 + 127) << 23);
 }
@@ -549,14 +555,7 @@ EMBER_MATH_INLINE float exp2(float x) {
   const float t = xc + kRound;
   const float n = t - kRound;
   const int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(kRound);
-  const float r = (xc - n) * 0.693147180559945309f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  const float p = exp_reduced((xc - n) * 0.693147180559945309f);
   const int32_t n1 = ni >> 1, n2 = ni - n1;
   return (p * std::bit_cast<float>((n1 + 127) << 23)) * std::bit_cast<float>((n2 + 127) << 23);
 }
