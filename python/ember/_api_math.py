@@ -1,5 +1,5 @@
-"""Math functions of torch.*, torch.special and torch.linalg written as compositions of ember ops:
-Bessel I0/I1 (power series, asymptotic expansion for large |x|), the normal distribution's functions,
+"""Math functions of torch.*, torch.special and torch.linalg: the Bessel functions (C++ kernels,
+ops/bessel.cpp) and compositions of ember ops: the normal distribution's functions,
 the Hurwitz zeta (Euler-Maclaurin), orthogonal polynomials (three-term recurrences), histograms,
 gradient, index_reduce and triangular/Cholesky solves. Autograd flows through the parts where torch
 has a derivative. Checked against torch in tests/python/test_api_names.py.
@@ -7,12 +7,11 @@ has a derivative. Checked against torch in tests/python/test_api_names.py.
 import math
 
 import ember as _E
+from ember import _C
 from ember import return_types
 import functools
 
 from ember._argcheck import check_out_overlap, torch_type_name
-
-_SERIES_SWITCH = 30.0  # |x| below: power series (terms peak near k = |x|/2); above: asymptotic expansion
 
 
 def _vmap_elementwise(fn):
@@ -46,49 +45,41 @@ def _float(x, name=None, half=True):
     return x if x.is_floating_point() else x.to(_E.get_default_dtype())
 
 
-def _bessel_i(x, nu, scaled):
-    """I_nu(|x|) (nu = 0 or 1), times exp(-|x|) when scaled; computed in float64 and cast back."""
-    dt = _float(x, f"i{nu}{'e' if scaled else ''}").dtype
-    ax = x.to(_E.float64).abs()
-    small = _E.minimum(ax, _E.full_like(ax, _SERIES_SWITCH))
-    q = small * small / 4
-    term = _E.ones_like(small) if nu == 0 else small / 2
-    total = term
-    for k in range(1, 80):
-        term = term * q / (k * (k + nu))
-        total = total + term
-    if scaled:
-        total = total * _E.exp(-small)
-    big = _E.maximum(ax, _E.full_like(ax, _SERIES_SWITCH))
-    mu = 4.0 * nu * nu
-    coef = _E.ones_like(big)
-    asym = coef
-    for k in range(1, 25):
-        coef = coef * (-(mu - (2 * k - 1) ** 2)) / (k * 8 * big)
-        asym = asym + coef
-    asym = asym / _E.sqrt(2 * math.pi * big)
-    if not scaled:
-        asym = asym * _E.exp(big)
-    return _E.where(ax < _SERIES_SWITCH, total, asym).to(dt)
+def _bessel(input, fn, name, half=True, grad=True):
+    """The C++ Bessel kernel `fn` (ops/bessel.cpp) of input; dtype errors name `name` as torch's do. The
+    functions outside the I family have no derivative in torch, so none here."""
+    x = _float(input, name, half)
+    if grad:
+        return _C._bessel(fn, x)
+    with _E.no_grad():
+        return _C._bessel(fn, x)
 
 
 def i0(input, *, out=None):
     """Modified Bessel function of the first kind, order 0."""
-    return _finish(_bessel_i(input, 0, False), out, input)
+    return _finish(_bessel(input, "i0", "i0_vml"), out, input)
 
 
 def i0e(input, *, out=None):
     """exp(-|x|) * i0(x)."""
-    return _finish(_bessel_i(input, 0, True), out, input)
+    return _finish(_bessel(input, "i0e", "i0e"), out, input)
 
 
 def i1(input, *, out=None):
     """Modified Bessel function of the first kind, order 1 (odd in x)."""
-    return _finish(_bessel_i(input, 1, False) * _E.sign(input), out, input)
+    return _finish(_bessel(input, "i1", "i1"), out, input)
 
 
 def i1e(input, *, out=None):
-    return _finish(_bessel_i(input, 1, True) * _E.sign(input), out, input)
+    return _finish(_bessel(input, "i1e", "i1e"), out, input)
+
+
+def modified_bessel_i0(input, *, out=None):
+    return _finish(_bessel(input, "i0", "modified_bessel_i0", half=False, grad=False), out, input)
+
+
+def modified_bessel_i1(input, *, out=None):
+    return _finish(_bessel(input, "i1", "modified_bessel_i1", half=False, grad=False), out, input)
 
 
 def _finish(r, out, *inputs):
@@ -605,172 +596,38 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
 
 
 # ---- Bessel K (modified, second kind) and J/Y (first and second kind), orders 0 and 1 ----
-# Note [Bessel by quadrature]: K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt; with t = u / sqrt(x) the
-# integrand of exp(x) K_nu is close to exp(-u^2 / 2), and the trapezoidal rule on u in [0, 40] with step 1/4
-# is exact to rounding (the integrand is analytic in a wide strip). Below x = 2 the power series is used.
-# J_n(x) = (1/N) sum_j cos(n tau_j - x sin tau_j), tau_j = 2 pi j / N, is the trapezoidal rule over a full
-# period (error ~ J_{N-n}(x)), so one FFT of exp(-i x sin tau) gives every J_n at once; Y0 and Y1 follow from
-# Neumann series in J_{2k}. Above |x| = 25 Hankel's asymptotic expansion is used. Like torch's, these have no
-# derivative (computed without a graph).
-
-_EULER_GAMMA = 0.5772156649015329
-
-
-def _bessel_k_series(x, nu):
-    """K_0 or K_1 by the power series (x in (0, 2])."""
-    q = x * x / 4
-    lg = _E.log(x / 2)
-    if nu == 0:
-        term = _E.ones_like(x)
-        i0, s, h = term, _E.zeros_like(x), 0.0
-        for k in range(1, 30):
-            term = term * q / (k * k)
-            h += 1.0 / k
-            i0 = i0 + term
-            s = s + h * term
-        return -(lg + _EULER_GAMMA) * i0 + s
-    term = _E.ones_like(x)  # q^k / (k! (k+1)!)
-    h0, h1 = 0.0, 1.0  # H_k, H_{k+1}
-    i1 = term
-    s = (2 * -_EULER_GAMMA + h0 + h1) * term
-    for k in range(1, 30):
-        term = term * q / (k * (k + 1))
-        h0, h1 = h1, h1 + 1.0 / (k + 1)
-        i1 = i1 + term
-        s = s + (2 * -_EULER_GAMMA + h0 + h1) * term
-    return 1 / x + lg * (x / 2) * i1 - (x / 4) * s
-
-
-def _bessel_k_scaled_quadrature(x, nu):
-    """exp(x) K_nu(x) for x >= 2 (Note [Bessel by quadrature])."""
-    s = _E.sqrt(x)
-    h = 0.25
-    total = 0.5 * _E.ones_like(x)
-    for k in range(1, 161):
-        t = (k * h) / s
-        total = total + _E.exp(-x * (_E.cosh(t) - 1)) * (_E.cosh(nu * t) if nu else 1.0)
-    return total * h / s
-
-
-def _bessel_k(input, nu, scaled, name):
-    x0 = _float(input, name, half=False)
-    with _E.no_grad():
-        x = x0.to(_E.float64)
-        small = _E.where(x < 2, x, _E.full_like(x, 1.0)).clamp(min=1e-300)
-        big = _E.where(x >= 2, x, _E.full_like(x, 2.0))
-        ks = _bessel_k_series(small, nu)
-        kq = _bessel_k_scaled_quadrature(_E.where(_E.isinf(big), _E.full_like(big, 2.0), big), nu)
-        if scaled:
-            ks = ks * _E.exp(small)
-        else:
-            kq = kq * _E.exp(-big)
-        r = _E.where(x < 2, ks, kq)
-        r = _E.where(_E.isinf(x), _E.zeros_like(r), r)
-        r = _E.where(x == 0, _E.full_like(r, math.inf), r)
-        r = _E.where((x < 0) | _E.isnan(x), _E.full_like(r, math.nan), r)
-        return r.to(x0.dtype)
-
 
 def modified_bessel_k0(input, *, out=None):
-    return _finish(_bessel_k(input, 0, False, "modified_bessel_k0"), out, input)
+    return _finish(_bessel(input, "k0", "modified_bessel_k0", half=False, grad=False), out, input)
 
 
 def modified_bessel_k1(input, *, out=None):
-    return _finish(_bessel_k(input, 1, False, "modified_bessel_k1"), out, input)
+    return _finish(_bessel(input, "k1", "modified_bessel_k1", half=False, grad=False), out, input)
 
 
 def scaled_modified_bessel_k0(input, *, out=None):
     """exp(x) K_0(x)."""
-    return _finish(_bessel_k(input, 0, True, "scaled_modified_bessel_k0"), out, input)
+    return _finish(_bessel(input, "k0e", "scaled_modified_bessel_k0", half=False, grad=False), out, input)
 
 
 def scaled_modified_bessel_k1(input, *, out=None):
-    return _finish(_bessel_k(input, 1, True, "scaled_modified_bessel_k1"), out, input)
-
-
-_J_POINTS = 128  # trapezoidal points over the period: enough for |x| <= 25 (Note [Bessel by quadrature])
-_HANKEL_SWITCH = 25.0
-
-
-def _bessel_j_table(x):
-    """J_n(x) for n = 0 .. N/2 - 1, shape x.shape + (N/2,), x float64 with |x| <= 25."""
-    from ember import fft
-    n = _J_POINTS
-    tau = _E.arange(n, dtype=_E.float64) * (2 * math.pi / n)
-    phase = -x.reshape(-1, 1) * _E.sin(tau)
-    z = _E.complex(_E.cos(phase), _E.sin(phase))  # exp(-i x sin tau)
-    # sum_j exp(-i x sin tau_j) exp(+i n tau_j) = N * ifft(...)[n]
-    table = (fft.ifft(z, dim=-1)).real[:, : n // 2]
-    return table.reshape(tuple(x.shape) + (n // 2,))
-
-
-def _hankel(x, nu):
-    """(P, Q) of Hankel's expansion J_nu = sqrt(2 / (pi x)) (P cos chi - Q sin chi), Y_nu = ... (P sin + Q cos)."""
-    mu = 4.0 * nu * nu
-    p, q = _E.ones_like(x), _E.zeros_like(x)
-    a = 1.0
-    for k in range(1, 30):
-        a = a * (mu - (2 * k - 1) ** 2) / (k * 8)
-        term = a / x ** k
-        if k % 2:
-            q = q + (term if (k // 2) % 2 == 0 else -term)
-        else:
-            p = p + (term if (k // 2) % 2 == 0 else -term)
-    return p, q
-
-
-def _bessel_jy(input, kind, nu, name):
-    x0 = _float(input, name, half=False)
-    with _E.no_grad():
-        x = x0.to(_E.float64)
-        ax = x.abs()
-        near = _E.where(ax <= _HANKEL_SWITCH, ax, _E.ones_like(ax)).clamp(min=1e-300)
-        far = _E.where(ax > _HANKEL_SWITCH, ax, _E.full_like(ax, 2 * _HANKEL_SWITCH))
-        far = _E.where(_E.isfinite(far), far, _E.full_like(far, 2 * _HANKEL_SWITCH))
-        J = _bessel_j_table(near)
-        if kind == "j":
-            r_near = J[..., nu]
-        else:
-            k = _E.arange(1, _J_POINTS // 4, dtype=_E.float64)
-            sign = _E.where(k % 2 == 1, -_E.ones_like(k), _E.ones_like(k))  # (-1)^k
-            lg = _E.log(near / 2) + _EULER_GAMMA
-            if nu == 0:
-                r_near = (2 / math.pi) * lg * J[..., 0] - (4 / math.pi) * (sign * J[..., 2::2][..., : k.numel()] / k).sum(-1)
-            else:
-                diff = J[..., 1:-1:2][..., : k.numel()] - J[..., 3::2][..., : k.numel()]
-                r_near = (-(2 / math.pi) * J[..., 0] / near + (2 / math.pi) * lg * J[..., 1]
-                          + (2 / math.pi) * (sign * diff / k).sum(-1))
-        p, q = _hankel(far, nu)
-        chi = far - (nu / 2 + 0.25) * math.pi
-        amp = _E.sqrt(2 / (math.pi * far))
-        r_far = amp * (p * _E.cos(chi) - q * _E.sin(chi)) if kind == "j" else amp * (p * _E.sin(chi) + q * _E.cos(chi))
-        r = _E.where(ax <= _HANKEL_SWITCH, r_near, r_far)
-        if kind == "j":
-            if nu == 1:
-                r = r * _E.sign(x)  # J1 is odd, J0 even
-            r = _E.where(x == 0, _E.full_like(r, 1.0 if nu == 0 else 0.0), r)
-        else:
-            r = _E.where(x == 0, _E.full_like(r, -math.inf), r)
-            r = _E.where(x < 0, _E.full_like(r, math.nan), r)
-        r = _E.where(_E.isinf(x) | _E.isnan(x), _E.full_like(r, math.nan), r)
-        return r.to(x0.dtype)
+    return _finish(_bessel(input, "k1e", "scaled_modified_bessel_k1", half=False, grad=False), out, input)
 
 
 def bessel_j0(input, *, out=None):
-    return _finish(_bessel_jy(input, "j", 0, "bessel_j0"), out, input)
+    return _finish(_bessel(input, "j0", "bessel_j0", half=False, grad=False), out, input)
 
 
 def bessel_j1(input, *, out=None):
-    return _finish(_bessel_jy(input, "j", 1, "bessel_j1"), out, input)
+    return _finish(_bessel(input, "j1", "bessel_j1", half=False, grad=False), out, input)
 
 
 def bessel_y0(input, *, out=None):
-    return _finish(_bessel_jy(input, "y", 0, "bessel_y0"), out, input)
+    return _finish(_bessel(input, "y0", "bessel_y0", half=False, grad=False), out, input)
 
 
 def bessel_y1(input, *, out=None):
-    return _finish(_bessel_jy(input, "y", 1, "bessel_y1"), out, input)
-
+    return _finish(_bessel(input, "y1", "bessel_y1", half=False, grad=False), out, input)
 
 
 # ---- the Airy function Ai (Note [airy_ai]) ----
@@ -988,7 +845,7 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
 # Wrong argument types raise TypeError as torch does (ember/_argcheck.py).
 from ember._argcheck import tensor_args as _tensor_args  # noqa: E402
 
-_tensor_args(globals(), """i0 i0e i1 i1e ndtr ndtri erfcx log_ndtr entr multigammaln spherical_bessel_j0
+_tensor_args(globals(), """i0 i0e i1 i1e modified_bessel_i0 modified_bessel_i1 ndtr ndtri erfcx log_ndtr entr multigammaln spherical_bessel_j0
     modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 scaled_modified_bessel_k1 bessel_j0 bessel_j1
     bessel_y0 bessel_y1 cholesky_inverse lu_unpack histogram histogramdd gradient""".split())
 _tensor_args(globals(), """xlog1py zeta chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v

@@ -90,25 +90,11 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     return _finish_window(1 - ember.abs(n * (2.0 / span) - 1), dtype, requires_grad, device)
 
 
-def _i0(x):
-    """Modified Bessel function of the first kind, order 0, of a float64 tensor: the power series
-    sum_k ((x / 2)^k / k!)^2 (positive terms, summed until they stop changing the result)."""
-    q = (x * 0.5) ** 2
-    term = ember.ones_like(x)
-    total = ember.ones_like(x)
-    for k in range(1, 2000):
-        term = term * q / (k * k)
-        total = total + term
-        if not bool((term > total * 1e-17).any()):
-            break
-    return total
-
-
 def _kaiser(n, span, beta):
     """I0(beta sqrt(1 - ((n - span / 2) / (span / 2))^2)) / I0(beta) over float64 positions n."""
     t = (n - span / 2) / (span / 2)
     r = ember.sqrt(ember.clamp(1 - t * t, min=0.0)) * beta
-    return _i0(r) / _i0(ember.tensor([float(beta)], dtype=ember.float64))
+    return _C._bessel("i0", r) / _C._bessel("i0", ember.tensor([float(beta)], dtype=ember.float64))
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,

@@ -13,9 +13,8 @@ from ember._api_math import (  # noqa: F401
     shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
     shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l,
     legendre_polynomial_p, airy_ai, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
-    scaled_modified_bessel_k1, bessel_j0, bessel_j1, bessel_y0, bessel_y1,
+    scaled_modified_bessel_k1, bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_i0, modified_bessel_i1,
 )
-from ember._api_math import i0 as modified_bessel_i0, i1 as modified_bessel_i1  # noqa: F401
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "log1p",
            "logit", "polygamma", "psi", "round", "logsumexp", "softmax", "log_softmax", "sinc", "xlogy", "i0", "i0e",

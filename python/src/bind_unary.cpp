@@ -280,6 +280,20 @@ void bind_unary(nb::module_& m) {
             nb::arg("other"));
   }
 
+  // Bessel functions (ops/bessel.cpp); ember/_api_math.py gives them torch's names, out= and in-place forms.
+  m.def(
+      "_bessel",
+      [](const std::string& name, const Tensor& x) {
+        static const std::pair<const char*, BesselOp> kOps[] = {
+            {"i0", BesselOp::I0}, {"i0e", BesselOp::I0e}, {"i1", BesselOp::I1}, {"i1e", BesselOp::I1e},
+            {"k0", BesselOp::K0}, {"k0e", BesselOp::K0e}, {"k1", BesselOp::K1}, {"k1e", BesselOp::K1e},
+            {"j0", BesselOp::J0}, {"j1", BesselOp::J1},   {"y0", BesselOp::Y0}, {"y1", BesselOp::Y1}};
+        for (const auto& [n, op] : kOps)
+          if (name == n) return bessel(op, x);
+        throw nb::value_error(("_bessel: unknown function " + name).c_str());
+      },
+      nb::arg("name"), nb::arg("input"));
+
   auto round_p = [](int64_t d) { return UnaryParams{.p0 = static_cast<double>(d)}; };
   m.def(
       "round",

@@ -424,7 +424,7 @@ def _inplace_elementwise(name, func, args, kwargs, L):
 
 _UNARY = """abs absolute neg negative sign sgn square positive exp exp2 expm1 log log2 log10 log1p sqrt rsqrt
 reciprocal sin cos tan asin acos atan arcsin arccos arctan sinh cosh tanh asinh acosh atanh arcsinh arccosh arctanh
-sigmoid logit erf erfc erfinv lgamma digamma polygamma mvlgamma i0 sinc deg2rad rad2deg floor ceil trunc fix frac
+sigmoid logit erf erfc erfinv lgamma digamma polygamma mvlgamma i0 _bessel sinc deg2rad rad2deg floor ceil trunc fix frac
 round nan_to_num isnan isinf isfinite isposinf isneginf isreal signbit logical_not bitwise_not relu relu6 selu celu
 elu leaky_relu gelu silu mish softplus softsign hardtanh hardsigmoid hardswish logsigmoid threshold tanhshrink
 hardshrink softshrink rrelu conj conj_physical resolve_conj resolve_neg angle real imag view_as_real view_as_complex
