@@ -82,16 +82,21 @@ def test_edge_values_as_torch(name):
 
 @pytest.mark.parametrize("name", list(FUNCS))
 def test_float32_is_float64_rounded(name):
-    """float32 (and, for the I family, float16/bfloat16) results are the float64 ones rounded once;
-    integers compute in the default dtype."""
+    """float32 results are within an ulp of the float64 ones rounded (their series stop at the terms a
+    float can show); float16/bfloat16 (the I family) are the float64 ones rounded; integers compute in the
+    default dtype."""
     rng = np.random.default_rng(3)
     x32 = (rng.standard_normal(4099) * 12).astype(np.float32)
     if not FUNCS[name][1]:
         x32 = np.abs(x32) + np.float32(1e-3)
+        x32[::10] *= -1  # NaN
     f = getattr(ember.special, name)
     got = f(ember.from_numpy(x32)).numpy()
     want = f(ember.from_numpy(x32.astype(np.float64))).numpy().astype(np.float32)
-    np.testing.assert_array_equal(got, want)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    assert (np.abs(got[finite] - want[finite]) <= np.spacing(np.abs(want[finite]))).all()
+    assert (got[finite] == want[finite]).mean() > 0.99
     halves = [ember.float16, ember.bfloat16]
     for dt in halves:
         xh = ember.from_numpy(x32[:300] / 4).to(dt)

@@ -15,16 +15,22 @@
 //   J_n = sqrt(2/(pi x)) (P cos chi - Q sin chi), Y_n = sqrt(2/(pi x)) (P sin chi + Q cos chi),
 //   chi = x - (2n+1) pi/4, with P and x Q as series in t = 50/x^2 - 1, and cos chi, sin chi from
 //   libm's sin/cos of x (exact argument reduction at any x).
+// cpu/bessel_kernels.cpp evaluates the same series branch-free and vectorized (both intervals for
+// every element, one selected), and only the leading terms a float result can show when the result
+// is float32 or 16-bit; the functions here are the scalar forms it falls back to outside its range,
+// and the C++ API's math::bessel_*.
 // Accuracy against mpmath: a few ulp (Y0/Y1/K0 lose relative accuracy only next to their zeros,
 // as every Chebyshev or rational form does). Edge values (0, negative x, infinities, NaN) as torch.
 // Derivatives: I0, I0e, I1, I1e have them (written with these ops, so they differentiate again);
 // the others have none, as in torch.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "ember/autograd/functions.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/bessel_kernels.h"
 #include "ember/ops/elementwise.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/special.h"
@@ -203,19 +209,34 @@ BesselInfo bessel_info(BesselOp op) {
   return {"?", nullptr, false};
 }
 
+// y = f(x) over n contiguous elements: cpu::bessel_kernel (vectorized, `scalar` for the elements
+// outside its range), through double buffers for the other dtypes.
+template <typename T>
+void bessel_run(int op, const T* x, T* y, int64_t n, double (*scalar)(double)) {
+  if constexpr (std::is_same_v<T, double>) {
+    cpu::bessel_kernel(op, false, x, y, n, scalar);
+  } else {
+    constexpr int64_t kBlock = 512;
+    double xd[kBlock], yd[kBlock];
+    for (int64_t k = 0; k < n; k += kBlock) {
+      const int64_t len = std::min(kBlock, n - k);
+      for (int64_t j = 0; j < len; ++j) xd[j] = static_cast<double>(static_cast<opmath_t<T>>(x[k + j]));
+      cpu::bessel_kernel(op, true, xd, yd, len, scalar);
+      for (int64_t j = 0; j < len; ++j) y[k + j] = static_cast<T>(yd[j]);
+    }
+  }
+}
+
 // f over x's elements into a new contiguous tensor of x's (floating) dtype.
-Tensor bessel_values(const BesselInfo& info, const Tensor& x) {
+Tensor bessel_values(BesselOp op, const BesselInfo& info, const Tensor& x) {
   Tensor xc = contiguous(x);
   Tensor out = empty(x.sizes(), x.dtype());
   const int64_t n = x.numel();
   EMBER_DISPATCH_FLOAT(x.dtype(), info.name, [&] {
     const scalar_t* in = xc.data<scalar_t>();
     scalar_t* o = out.data<scalar_t>();
-    auto f = info.f;
-    parallel_for(0, n, 512, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        o[i] = static_cast<scalar_t>(f(static_cast<double>(static_cast<opmath_t<scalar_t>>(in[i]))));
-    });
+    parallel_for(0, n, 1024,
+                 [&](int64_t b, int64_t e) { bessel_run(static_cast<int>(op), in + b, o + b, e - b, info.f); });
   });
   return out;
 }
@@ -232,7 +253,7 @@ Tensor bessel(BesselOp op, const Tensor& input) {
   Tensor y;
   {
     autograd::NoGradGuard no_grad;
-    y = bessel_values(info, x);
+    y = bessel_values(op, info, x);
   }
   if (!differentiable) return y;
   static constexpr const char* kNodes[] = {"I0Backward0", "SpecialI0EBackward0", "SpecialI1Backward0",
