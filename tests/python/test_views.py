@@ -710,6 +710,34 @@ def test_transposed_copy_blocks(shape, perm, dtype):
         ember.set_num_threads(before)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float16", "float32", "float64", "complex128"])
+@pytest.mark.parametrize("src_shape,shape", [((1024, 1), (1024, 1024)), ((300, 1), (300, 17)), ((64, 1, 1, 128), (64, 3, 5, 128)),
+                                             ((5, 1, 1), (5, 40, 33)), ((1,), (2049,))])
+def test_broadcast_copy_fills(src_shape, shape, dtype):
+    """expand(...).contiguous() and copy_ of a broadcast source: runs whose source stride is 0 are
+    fills (never the transposed blocks), with and without a dtype conversion, on 1 and 2 threads:
+    numpy's broadcast values exactly."""
+    import numpy as np
+
+    v = _copy_test_values(np.random.default_rng(sum(shape)), src_shape, dtype, 100)
+    want = np.broadcast_to(v, shape)
+    e = ember.from_numpy(v)
+    before = ember.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            got = e.expand(*shape).contiguous()
+            assert got.is_contiguous() and np.array_equal(got.numpy(), want)
+            dst = ember.zeros(shape[::-1], dtype=e.dtype).t() if len(shape) == 2 else ember.zeros(shape, dtype=e.dtype)
+            dst.copy_(e)  # broadcast by copy_, into a transposed destination for 2-d shapes
+            assert np.array_equal(dst.numpy(), want)
+            if dtype != "complex128":
+                conv = e.expand(*shape).to(ember.float64)
+                assert np.array_equal(conv.numpy(), want.astype(np.float64))
+    finally:
+        ember.set_num_threads(before)
+
+
 def test_transposed_copy_of_bool_bytes_other_than_0_and_1():
     """A bool view of bytes 0..255 copied through the transposed blocks stays a valid bool tensor
     with the same truth values (bytes move as bits, never loaded as C++ bool)."""

@@ -106,8 +106,8 @@ void copy_kernel(const TensorIter& it, ScalarType dst_type, ScalarType src_type)
       using in_t = scalar_t;
       it.for_each_2d([&](char** d, const int64_t* s, int64_t n, int64_t rows, const int64_t* outer) {
         if constexpr (std::is_same_v<out_t, in_t>) {
-          if (s[0] == sizeof(out_t) && outer[1] == sizeof(in_t) && s[1] != sizeof(in_t) && rows >= kTransposeTile &&
-              transposed_copy_pays(n, s[1])) {
+          if (s[0] == sizeof(out_t) && outer[1] == sizeof(in_t) && s[1] != sizeof(in_t) && s[1] != 0 &&
+              rows >= kTransposeTile && transposed_copy_pays(n, s[1])) {
             copy_transposed<BitsOf<out_t>>(d[0], outer[0], d[1], s[1], n, rows);
             return;
           }
@@ -125,6 +125,9 @@ void copy_kernel(const TensorIter& it, ScalarType dst_type, ScalarType src_type)
             } else {
               for (int64_t k = 0; k < n; ++k) o[k] = convert<out_t>(load_as<in_t>(i + k));
             }
+          } else if (s[0] == sizeof(out_t) && s[1] == 0) {  // a broadcast value (expand(...).contiguous())
+            std::fill_n(reinterpret_cast<out_t*>(dst), n,
+                        convert<out_t>(load_as<in_t>(reinterpret_cast<const in_t*>(src))));
           } else {
             for (int64_t k = 0; k < n; ++k)
               *reinterpret_cast<out_t*>(dst + k * s[0]) =
