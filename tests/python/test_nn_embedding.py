@@ -67,6 +67,46 @@ def test_embedding_bag_per_sample_weights_and_gradcheck():
     gradchecks(lambda lib, F, w: F.embedding_bag(ie, w, oe, mode="mean"), randn(10, 3))
 
 
+@pytest.mark.parametrize("D", [1, 16, 32, 64, 100, 128])
+@pytest.mark.parametrize("mode", ["sum", "mean", "sum_weighted"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_embedding_bag_fused_widths(D, mode, dtype):
+    """Note [Fused embedding bags]: the fixed-width (16/32/64/128) and run-time-width bag sums over 600
+    bags of 0-9 rows (parallel on 2 threads), with padding entries and per-sample weights: torch's
+    values and weight / per_sample_weights gradients (float16 ones against float64), and its node name."""
+    g = torch.Generator().manual_seed(D)
+    lengths = torch.randint(0, 10, (600,), generator=g)
+    offs = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)[:-1]])
+    idx = torch.randint(0, 50, (int(lengths.sum()),), generator=g)
+    w = randn(50, D, dtype=dtype)
+    psw = randn(idx.numel(), seed=5, dtype=dtype) if mode == "sum_weighted" else None
+    m = "sum" if mode == "sum_weighted" else mode
+    half = dtype == torch.float16
+    tol = dict(rtol=1e-2, atol=1e-2) if half else {}
+    # float16 gradients: ember accumulates them in float; torch's weighted weight gradient adds in float16 (up to
+    # 5e-2 off float64 here), so they are checked against float64 below instead
+    if psw is None:
+        eo, to = run_both(lambda lib, F, i, w, o: F.embedding_bag(i, w, o, mode=m, padding_idx=7), idx, w, offs,
+                          grad=not half, **tol)
+    else:
+        eo, to = run_both(lambda lib, F, i, w, o, p: F.embedding_bag(i, w, o, mode=m, per_sample_weights=p), idx, w,
+                          offs, psw, grad=not half, **tol)
+    if half:
+        ins = [w] if psw is None else [w, psw]
+        ref = [t.detach().double().requires_grad_() for t in ins]
+        mine = [to_ember(t.detach()).requires_grad_() for t in ins]
+        kw = dict(mode=m, padding_idx=7) if psw is None else dict(mode=m)
+        r = torch.nn.functional.embedding_bag(idx, ref[0], offs, per_sample_weights=ref[1] if psw is not None else None,
+                                              **kw)
+        e = EF.embedding_bag(to_ember(idx), mine[0], to_ember(offs),
+                             per_sample_weights=mine[1] if psw is not None else None, **kw)
+        r.sum().backward()
+        e.float().sum().backward()
+        for a, b in zip(mine, ref):
+            assert_same(a.grad.double(), b.grad, rtol=1e-2, atol=1e-2)
+    assert eo.grad_fn.name() == to.grad_fn.name() == "EmbeddingBagBackward0"
+
+
 @pytest.mark.parametrize("fn", [
     lambda lib, F, w: F.embedding(lib.tensor([10]), w),
     lambda lib, F, w: F.embedding(lib.tensor([-1]), w),
