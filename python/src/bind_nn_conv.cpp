@@ -132,6 +132,8 @@ void bind_nn_conv(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("kernel_size"), nb::arg("dilation"), nb::arg("padding"), nb::arg("stride"));
   m.def("_pad_gather", &pad_gather, nb::arg("input"), nb::arg("maps"), nb::arg("node_name"));
+  m.def("_grid_sample_2d", &grid_sample_2d, nb::arg("input"), nb::arg("grid"), nb::arg("nearest"), nb::arg("padding"),
+        nb::arg("align_corners"));
   m.def(
       "_upsample",
       [ints](const Tensor& x, const std::string& mode, nb::handle size, std::vector<std::optional<double>> scales,

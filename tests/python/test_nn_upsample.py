@@ -151,6 +151,48 @@ def test_grid_sample(mode, padding_mode, align_corners):
     np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample_fused_matches_torch(mode, padding_mode, dtype):
+    """Note [Fused grid_sample]: a 3x16x33x20 input (channels-last view, so not contiguous) sampled at a
+    3x17x9 grid reaching past the border, on 1 and 2 threads: torch's values, input and grid gradients (the
+    grid alone requiring grad too), node name; a second derivative is refused as torch refuses it."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 33, 20, 16)).transpose(0, 3, 1, 2)
+    g = rng.uniform(-1.3, 1.3, (3, 17, 9, 2))
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    go = rng.standard_normal((3, 16, 17, 9))
+    before = ember.get_num_threads()
+    try:
+        for threads, align in ((1, False), (2, True)):
+            ember.set_num_threads(threads)
+            kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align)
+            xt = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+            gt = torch.tensor(g, dtype=getattr(torch, dtype), requires_grad=True)
+            xe = ember.tensor(np.ascontiguousarray(a.transpose(0, 2, 3, 1)), dtype=getattr(ember, dtype))
+            xe = xe.permute(0, 3, 1, 2).requires_grad_()
+            ge = ember.tensor(g, dtype=getattr(ember, dtype), requires_grad=True)
+            yt, ye = TF.grid_sample(xt, gt, **kw), EF.grid_sample(xe, ge, **kw)
+            np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+            assert ye.grad_fn.name() == yt.grad_fn.name()
+            yt.backward(torch.tensor(go, dtype=yt.dtype))
+            ye.backward(ember.tensor(go, dtype=ye.dtype))
+            np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+            # (float32 grid gradients: sums over channels of tap differences, which ember adds in double)
+            np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), rtol=5 * tol, atol=100 * tol)
+            ge2 = ember.tensor(g, dtype=getattr(ember, dtype), requires_grad=True)
+            (gg,) = ember.autograd.grad(EF.grid_sample(xe.detach(), ge2, **kw).sum(), ge2)
+            np.testing.assert_allclose(gg.numpy(), ember.autograd.grad(EF.grid_sample(xe, ge, **kw).sum(), ge)[0].numpy())
+    finally:
+        ember.set_num_threads(before)
+    xe = ember.tensor(a, requires_grad=True)
+    ge = ember.tensor(g, requires_grad=True)
+    (gx,) = ember.autograd.grad(EF.grid_sample(xe, ge, mode=mode).pow(2).sum(), xe, create_graph=True)
+    with pytest.raises(NotImplementedError, match="grid_sampler_2d_backward"):
+        gx.sum().backward()
+
+
 def test_grid_sample_errors():
     x, g = ember.zeros(2, 3, 4, 4), ember.zeros(2, 3, 3, 2)
     with pytest.raises(ValueError):

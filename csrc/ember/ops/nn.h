@@ -76,6 +76,9 @@ Tensor pad_gather(const Tensor& input, const std::vector<std::vector<int64_t>>& 
 // F.interpolate's core: input (N, C, *spatial) resized to output_size (one per spatial dim) with
 // mode nearest, nearest-exact, linear/bilinear/trilinear, bicubic or area. scales (empty, or one
 // optional per dim) are the user's scale factors, which torch uses for the coordinate mapping.
+// F.grid_sample of 4-d float32/float64 input (ops/nn_grid_sample.cpp, Note [Fused grid_sample]):
+// bilinear (nearest: true for nearest), padding 0 zeros, 1 border, 2 reflection.
+Tensor grid_sample_2d(const Tensor& input, const Tensor& grid, bool nearest, int padding, bool align_corners);
 Tensor upsample(const Tensor& input, std::string_view mode, IntArrayRef output_size,
                 const std::vector<std::optional<double>>& scales = {}, bool align_corners = false);
 

@@ -600,7 +600,8 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
 
-# ---- affine_grid / grid_sample: pure compositions of ember ops (gradients from the parts) ----
+# ---- affine_grid / grid_sample: compositions of ember ops (gradients from the parts); 4-d float
+# grid_sample is one C++ op (Note [Fused grid_sample]) ----
 def _linspace_from_neg_one(steps, align_corners, dtype):
     if steps <= 1:
         return _ember.zeros(steps, dtype=dtype)
@@ -674,6 +675,13 @@ def _grid_source(coord, size, padding_mode, align_corners):
     return c
 
 
+_GRID_PADDING = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _is_batched(*ts):
+    return any(type(t).__name__ == "BatchedTensor" for t in ts)
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples input (N, C, H, W) at grid (N, Ho, Wo, 2) locations in [-1, 1] (x, y order)."""
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -702,6 +710,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                            f"{input.dtype} and grid has {grid.dtype}")
     if input.dim() == 5:
         return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
+    if input.dtype in (_ember.float32, _ember.float64) and not _is_batched(input, grid):
+        # Note [Fused grid_sample] (ops/nn_grid_sample.cpp); the composition below serves other dtypes and vmap
+        return _C._grid_sample_2d(input, grid, mode == "nearest", _GRID_PADDING[padding_mode], align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
     x = _grid_source(grid[..., 0], w, padding_mode, align_corners)
