@@ -193,6 +193,24 @@ def test_grid_sample_fused_matches_torch(mode, padding_mode, dtype):
         gx.sum().backward()
 
 
+@pytest.mark.parametrize("xs,gs", [((0, 3, 4, 4), (0, 2, 2, 2)), ((2, 3, 4, 4), (2, 0, 5, 2)), ((2, 0, 4, 4), (2, 3, 3, 2)),
+                                   ((1, 1, 1, 1), (1, 2, 2, 2)), ((2, 3, 0, 4), (2, 2, 2, 2)),
+                                   ((2, 3, 2, 2, 0), (2, 2, 2, 2, 3))])
+def test_grid_sample_empty_and_tiny_shapes_as_torch(xs, gs):
+    """Empty batches, grids and channels give empty results (and gradients); an empty spatial dim of
+    the input is torch's RuntimeError."""
+    outcome = []
+    for lib, F in ((torch, TF), (ember, EF)):
+        x, g = lib.ones(*xs, requires_grad=True), lib.zeros(*gs, requires_grad=True)
+        try:
+            y = F.grid_sample(x, g, align_corners=False)
+            y.sum().backward()
+            outcome.append(("ok", tuple(y.shape), float(x.grad.sum())))
+        except RuntimeError as e:
+            outcome.append(("RuntimeError", str(e)))
+    assert outcome[0] == outcome[1]
+
+
 def test_grid_sample_errors():
     x, g = ember.zeros(2, 3, 4, 4), ember.zeros(2, 3, 3, 2)
     with pytest.raises(ValueError):
