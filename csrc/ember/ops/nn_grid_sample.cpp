@@ -36,7 +36,8 @@ Coord source(double g, int64_t size, int padding, bool align_corners) {
   };
   if (padding == 1) return clip(c);
   if (padding == 2) {
-    const double twice_low = align_corners ? 0.0 : -1.0, twice_high = align_corners ? 2.0 * double(size - 1) : 2.0 * double(size) - 1;
+    const double twice_low = align_corners ? 0.0 : -1.0,
+                 twice_high = align_corners ? 2.0 * double(size - 1) : 2.0 * double(size) - 1;
     if (twice_low == twice_high) return Coord{0.0, 0.0};
     const double low = twice_low / 2, span = (twice_high - twice_low) / 2;
     double dist = c.v - low, d = c.d;
@@ -152,7 +153,8 @@ void backward_into(const Tensor& gout, const Tensor& input, const TapBuffer& tap
 Tensor grid_sample_2d(const Tensor& input_, const Tensor& grid_, bool nearest, int padding, bool align_corners) {
   EMBER_CHECK(input_.dim() == 4 && grid_.dim() == 4 && grid_.size(3) == 2 && grid_.size(0) == input_.size(0),
               "grid_sample_2d: expected input (N, C, H, W) and grid (N, Ho, Wo, 2)");
-  EMBER_CHECK(input_.dtype() == grid_.dtype() && (input_.dtype() == ScalarType::Float32 || input_.dtype() == ScalarType::Float64),
+  EMBER_CHECK(input_.dtype() == grid_.dtype() &&
+                  (input_.dtype() == ScalarType::Float32 || input_.dtype() == ScalarType::Float64),
               "grid_sample_2d: float32 or float64 input and grid of one dtype expected");
   EMBER_CHECK(padding >= 0 && padding <= 2, "grid_sample_2d: padding mode 0 (zeros), 1 (border) or 2 (reflection)");
   const Tensor input = contiguous(input_), grid = contiguous(grid_);
@@ -184,35 +186,35 @@ Tensor grid_sample_2d(const Tensor& input_, const Tensor& grid_, bool nearest, i
   });
   if (auto node = autograd::make_node<autograd::LambdaBackward>(input_, grid_)) {
     const bool input_grad = autograd::requires_grad(input_), grid_grad = autograd::requires_grad(grid_);
-    node->record("GridSampler2DBackward0", {out}, {input, grid}, {},
-                 [=](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
-                   const Tensor &x = s[0], &gr = s[1];
-                   Tensor gout = contiguous(g[0]);
-                   Tensor gin = input_grad ? zeros(x.sizes(), x.dtype()) : Tensor();
-                   Tensor ggrid = grid_grad ? zeros(gr.sizes(), gr.dtype()) : Tensor();
-                   EMBER_DISPATCH_FLOAT(x.dtype(), "grid_sampler_2d_backward", [&] {
-                     if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
-                       const TapBuffer taps = all_taps<scalar_t>(gr, x.size(2), x.size(3), nearest, padding,
-                                                                         align_corners);
-                       backward_into<scalar_t>(gout, x, taps, nearest, gin.defined() ? &gin : nullptr,
-                                               ggrid.defined() ? &ggrid : nullptr);
-                     }
-                   });
-                   // Under create_graph the gradients get a node that refuses a second derivative, as torch's
-                   if (auto nn = autograd::make_node<autograd::LambdaBackward>(g[0], x, gr)) {
-                     std::vector<Tensor> outs;
-                     if (gin.defined()) outs.push_back(gin);
-                     if (ggrid.defined()) outs.push_back(ggrid);
-                     auto refuse = [](const autograd::TensorList&, const autograd::TensorList&) -> autograd::TensorList {
-                       EMBER_NOT_IMPLEMENTED("the derivative for 'grid_sampler_2d_backward' is not implemented.");
-                     };
-                     if (outs.size() == 2)
-                       nn->record("GridSampler2DBackwardBackward0", {outs[0], outs[1]}, {}, {}, refuse);
-                     else if (outs.size() == 1)
-                       nn->record("GridSampler2DBackwardBackward0", {outs[0]}, {}, {}, refuse);
-                   }
-                   return {gin, ggrid};
-                 });
+    node->record(
+        "GridSampler2DBackward0", {out}, {input, grid}, {},
+        [=](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
+          const Tensor &x = s[0], &gr = s[1];
+          Tensor gout = contiguous(g[0]);
+          Tensor gin = input_grad ? zeros(x.sizes(), x.dtype()) : Tensor();
+          Tensor ggrid = grid_grad ? zeros(gr.sizes(), gr.dtype()) : Tensor();
+          EMBER_DISPATCH_FLOAT(x.dtype(), "grid_sampler_2d_backward", [&] {
+            if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+              const TapBuffer taps = all_taps<scalar_t>(gr, x.size(2), x.size(3), nearest, padding, align_corners);
+              backward_into<scalar_t>(gout, x, taps, nearest, gin.defined() ? &gin : nullptr,
+                                      ggrid.defined() ? &ggrid : nullptr);
+            }
+          });
+          // Under create_graph the gradients get a node that refuses a second derivative, as torch's
+          if (auto nn = autograd::make_node<autograd::LambdaBackward>(g[0], x, gr)) {
+            std::vector<Tensor> outs;
+            if (gin.defined()) outs.push_back(gin);
+            if (ggrid.defined()) outs.push_back(ggrid);
+            auto refuse = [](const autograd::TensorList&, const autograd::TensorList&) -> autograd::TensorList {
+              EMBER_NOT_IMPLEMENTED("the derivative for 'grid_sampler_2d_backward' is not implemented.");
+            };
+            if (outs.size() == 2)
+              nn->record("GridSampler2DBackwardBackward0", {outs[0], outs[1]}, {}, {}, refuse);
+            else if (outs.size() == 1)
+              nn->record("GridSampler2DBackwardBackward0", {outs[0]}, {}, {}, refuse);
+          }
+          return {gin, ggrid};
+        });
   }
   return out;
 }
