@@ -3,6 +3,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include "common.h"
+#include "ember/ops/nn_rnn.h"
 
 namespace ember::py {
 namespace {
@@ -13,6 +14,11 @@ void bind_nn_norm(nb::module_& m) {
   using nb::arg;
   // Recurrent cells (ops/nn_rnn.cpp).
   m.def("_nn_lstm_cell_fused", &lstm_cell_fused, arg("gates"), arg("cx"));
+  m.def(
+      "_nn_lstm_layer",
+      [](const Tensor& gi, const std::vector<int64_t>& batch_sizes, const Tensor& h0, const Tensor& c0,
+         const Tensor& w_hh, bool reverse) { return lstm_layer(gi, batch_sizes, h0, c0, w_hh, reverse); },
+      arg("gates"), arg("batch_sizes"), arg("h0"), arg("c0"), arg("w_hh"), arg("reverse"));
   m.def("_nn_gru_cell_fused", &gru_cell_fused, arg("input_gates"), arg("hidden_gates"), arg("hx"));
   m.def(
       "lstm_cell",

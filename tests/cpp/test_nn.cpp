@@ -8,8 +8,10 @@
 
 #include "ember/autograd/engine.h"
 #include "ember/ember.h"
+#include "ember/ops/nn_rnn.h"
 
 using namespace ember;
+using autograd::TensorList;
 
 namespace {
 double max_abs_diff(const Tensor& a, const Tensor& b) {
@@ -64,6 +66,106 @@ TEST(NN, FusedBackwardAgreesWithCreateGraphFormula) {
     Tensor fused = grad_of(out, x, false), formula = grad_of(out, x, true);
     EXPECT_LT(max_abs_diff(fused, formula), 1e-10);
   }
+}
+
+namespace {
+// The fused LSTM layer's loop written out with the per-step cell op: states (B, H), rows of step t
+// at offset[t]; sequences join (reverse) or leave (forward) as in lstm_layer's packed layout.
+std::tuple<Tensor, Tensor, Tensor> lstm_layer_by_cells(const Tensor& gi, const std::vector<int64_t>& sizes,
+                                                       const Tensor& h0, const Tensor& c0, const Tensor& w,
+                                                       bool reverse) {
+  const int64_t T = static_cast<int64_t>(sizes.size()), B = h0.size(0);
+  std::vector<int64_t> offset;
+  int64_t n = 0;
+  for (int64_t b : sizes) {
+    offset.push_back(n);
+    n += b;
+  }
+  std::vector<Tensor> outs(static_cast<size_t>(T));
+  Tensor h = h0, c = c0;
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = reverse ? T - 1 - s : s, rows = sizes[static_cast<size_t>(t)];
+    Tensor g = add(narrow(gi, 0, offset[static_cast<size_t>(t)], rows), mm(narrow(h, 0, 0, rows), transpose(w, 0, 1)));
+    auto [hy, cy] = lstm_cell_fused(g, narrow(c, 0, 0, rows));
+    outs[static_cast<size_t>(t)] = hy;
+    h = rows == B ? hy : cat({hy, narrow(h, 0, rows, B - rows)}, 0);
+    c = rows == B ? cy : cat({cy, narrow(c, 0, rows, B - rows)}, 0);
+  }
+  return {cat(outs, 0), h, c};
+}
+}  // namespace
+
+// Note [Fused LSTM layer]: the one-op layer (in pieces of hidden units for H = 128, one piece for
+// H = 8) agrees with the loop of cell ops, forward and backward, padded and packed, both
+// directions, bit-identical for 1 and 2 threads; its create_graph backward agrees with the fused one.
+TEST(NN, FusedLstmLayerAgreesWithCellLoop) {
+  manual_seed(11);
+  const int prev = get_num_threads();
+  for (int64_t H : {8, 128})
+    for (bool reverse : {false, true})
+      for (bool packed : {false, true}) {
+        const std::vector<int64_t> sizes =
+            packed ? std::vector<int64_t>{5, 5, 3, 2, 2, 1} : std::vector<int64_t>{5, 5, 5, 5};
+        int64_t n = 0;
+        for (int64_t b : sizes) n += b;
+        auto leaf = [](Tensor t) {
+          autograd::set_requires_grad(t, true);
+          return t;
+        };
+        Tensor gi = leaf(randn({n, 4 * H}, nullptr, ScalarType::Float64));
+        Tensor h0 = leaf(randn({5, H}, nullptr, ScalarType::Float64));
+        Tensor c0 = leaf(randn({5, H}, nullptr, ScalarType::Float64));
+        Tensor w = leaf(mul(randn({4 * H, H}, nullptr, ScalarType::Float64), full({}, 0.1, ScalarType::Float64)));
+        Tensor wo = randn({n, H}, nullptr, ScalarType::Float64), wh = randn({5, H}, nullptr, ScalarType::Float64);
+        auto loss = [&](const std::tuple<Tensor, Tensor, Tensor>& r) {
+          return add(add(sum(mul(std::get<0>(r), wo)), sum(mul(std::get<1>(r), wh))), sum(std::get<2>(r)));
+        };
+        autograd::BackwardOptions o;
+        o.accumulate = false;
+        o.keep_graph = true;
+        auto ref = lstm_layer_by_cells(gi, sizes, h0, c0, w, reverse);
+        TensorList ref_grads = autograd::run_backward({loss(ref)}, {Tensor()}, {gi, h0, c0, w}, o);
+        std::vector<TensorList> fused_grads;
+        std::vector<Tensor> fused_out;
+        for (int threads : {1, 2}) {
+          set_num_threads(threads);
+          auto r = lstm_layer(gi, sizes, h0, c0, w, reverse);
+          for (int i = 0; i < 3; ++i) {
+            const Tensor& a = i == 0 ? std::get<0>(r) : i == 1 ? std::get<1>(r) : std::get<2>(r);
+            const Tensor& b = i == 0 ? std::get<0>(ref) : i == 1 ? std::get<1>(ref) : std::get<2>(ref);
+            EXPECT_LT(max_abs_diff(a, b), 1e-12) << "H=" << H << " reverse=" << reverse << " packed=" << packed;
+          }
+          fused_out.push_back(std::get<0>(r));
+          fused_grads.push_back(autograd::run_backward({loss(r)}, {Tensor()}, {gi, h0, c0, w}, o));
+          if (threads == 1) {
+            autograd::BackwardOptions cg = o;
+            cg.create_graph = true;
+            TensorList formula = autograd::run_backward({loss(r)}, {Tensor()}, {gi, h0, c0, w}, cg);
+            for (size_t i = 0; i < 4; ++i) EXPECT_LT(max_abs_diff(formula[i], fused_grads[0][i]), 1e-12);
+          }
+        }
+        set_num_threads(prev);
+        EXPECT_TRUE(equal(fused_out[0], fused_out[1]));
+        for (size_t i = 0; i < 4; ++i) {
+          EXPECT_LT(max_abs_diff(fused_grads[0][i], ref_grads[i]), 1e-11) << "grad " << i << " H=" << H;
+          EXPECT_TRUE(equal(fused_grads[0][i], fused_grads[1][i])) << "grad " << i << " H=" << H;
+        }
+      }
+}
+
+TEST(NN, FusedLstmLayerRejectsBadArguments) {
+  Tensor gi = zeros({6, 8}), h = zeros({3, 2}), w = zeros({8, 2});
+  EXPECT_NO_THROW(lstm_layer(gi, {3, 3}, h, h, w, false));
+  EXPECT_THROW(lstm_layer(gi, {3, 2}, h, h, w, false), std::exception);  // rows != sum of sizes
+  EXPECT_THROW(lstm_layer(gi, {2, 4}, h, h, w, false), std::exception);  // first size != B, increasing
+  EXPECT_THROW(lstm_layer(gi, {}, h, h, w, false), std::exception);      // no step
+  EXPECT_THROW(lstm_layer(gi, {3, 3}, h, h, zeros({8, 3}), false), std::exception);
+  EXPECT_THROW(lstm_layer(gi, {3, 3}, h, zeros({3, 3}), w, false), std::exception);
+  EXPECT_THROW(lstm_layer(to_dtype(gi, ScalarType::Int64), {3, 3}, to_dtype(h, ScalarType::Int64),
+                          to_dtype(h, ScalarType::Int64), to_dtype(w, ScalarType::Int64), false),
+               std::exception);
+  EXPECT_THROW(lstm_layer(gi, {3, 3}, to_dtype(h, ScalarType::Float64), h, w, false), std::exception);
+  EXPECT_THROW(lstm_layer(gi, {3, 3, 0}, h, h, w, false), std::exception);  // an empty step
 }
 
 TEST(NN, BatchNormUpdatesRunningStats) {

@@ -109,8 +109,11 @@ IN, HID, T, B = 3, 5, 6, 4
 LENGTHS = {"packed_sorted": [6, 4, 4, 1], "packed_unsorted": [2, 6, 1, 5]}
 
 
-def run_layer(name, kwargs, kind, with_hx, dtype, seed=0):
+def run_layer(name, kwargs, kind, with_hx, dtype, seed=0, hid=HID):
+    """Runs the twins on the same input and compares outputs and gradients; returns ember's outputs
+    and gradients (input, states, parameters) as numpy arrays."""
     rng = np.random.default_rng(seed)
+    HID = hid
     em, tm = twin(name, (IN, HID), kwargs, dtype, seed)
     bf = kwargs.get("batch_first", False)
     dirs = 2 if kwargs.get("bidirectional") else 1
@@ -163,6 +166,8 @@ def run_layer(name, kwargs, kind, with_hx, dtype, seed=0):
     for a, b in zip(ins_e, ins_t):
         close(a.grad, b.grad, tol * 10)
     same_param_grads(em, tm, tol)
+    return [t.detach().numpy() for t, _ in pairs] + [a.grad.numpy() for a in ins_e] + \
+        [p.grad.numpy() for p in em.parameters()]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -170,6 +175,99 @@ def run_layer(name, kwargs, kind, with_hx, dtype, seed=0):
 def test_layer_matches_torch(case, dtype):
     name, kwargs, kind, with_hx = case
     run_layer(name, kwargs, kind, with_hx, dtype)
+
+
+# Note [Fused LSTM layer] (ops/nn_rnn.cpp): wide layers run each step in pieces of hidden units
+# (2 pieces for 128 units at batch 4, 4 for 256), in parallel; results as torch's and bit-identical
+# for 1 and 2 threads.
+@pytest.mark.parametrize("hid", [128, 256])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("config", [({"num_layers": 2, "bidirectional": True}, "padded", True),
+                                    ({"bidirectional": True, "batch_first": True}, "packed_unsorted", True),
+                                    ({"num_layers": 2}, "packed_sorted", False),
+                                    ({"bidirectional": True}, "unbatched", True)],
+                         ids=lambda c: f"{c[1]}-hx{int(c[2])}")
+def test_fused_lstm_layer_in_pieces_matches_torch(config, dtype, hid):
+    kwargs, kind, with_hx = config
+    before = ember.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            results.append(run_layer("LSTM", kwargs, kind, with_hx, dtype, hid=hid))
+    finally:
+        ember.set_num_threads(before)
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+
+
+def test_fused_lstm_layer_is_one_node_and_16bit_runs_the_loop():
+    m = enn.LSTM(3, 4)
+    out, (h, c) = m(ember.randn(5, 2, 3))
+    assert out.grad_fn.name() != "CatBackward0"
+    names, seen, todo = set(), set(), [out.grad_fn]
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        names.add(fn.name())
+        todo.extend(f for f, _ in fn.next_functions)
+    assert "LstmLayerBackward0" in names and "FusedLstmCellBackward0" not in names
+    for dt in (ember.bfloat16, ember.float16):  # the per-step loop serves 16-bit floats
+        m16 = enn.LSTM(3, 4, dtype=dt)
+        o16, _ = m16(ember.randn(5, 2, 3).to(dt))
+        assert o16.dtype == dt and tuple(o16.shape) == (5, 2, 4)
+        mf = copy.deepcopy(m16).float()
+        x = ember.randn(5, 2, 3).to(dt)
+        np.testing.assert_allclose(m16(x)[0].float().detach().numpy(), mf(x.float())[0].detach().numpy(),
+                                   atol=3e-2)
+
+
+def test_fused_lstm_layer_double_backward():
+    from ember.autograd import gradgradcheck
+    m = enn.LSTM(2, 3, bidirectional=True, dtype=ember.float64)
+    names = [n for n, _ in m.named_parameters()]
+    params = [p.detach().clone().requires_grad_() for p in m.parameters()]
+    x = ember.randn(3, 2, 2, dtype=ember.float64, requires_grad=True)
+    h0 = ember.randn(2, 2, 3, dtype=ember.float64, requires_grad=True)
+    c0 = ember.randn(2, 2, 3, dtype=ember.float64, requires_grad=True)
+
+    def fn(x, h0, c0, *ps):
+        out, (h, c) = functional_call(m, dict(zip(names, ps)), (x, (h0, c0)))
+        return out, h, c
+
+    assert gradcheck(fn, (x, h0, c0, *params))
+    assert gradgradcheck(fn, (x, h0, c0, *params))
+    # packed, reverse direction with sequences joining at their last step
+    xs = ember.randn(4, 3, 2, dtype=ember.float64, requires_grad=True)
+
+    def packed(x, h0, c0):
+        out, (h, c) = m(ernn.pack_padded_sequence(x, [4, 2, 1]), (h0, c0))
+        return out.data, h, c
+
+    h0b = ember.randn(2, 3, 3, dtype=ember.float64, requires_grad=True)
+    c0b = ember.randn(2, 3, 3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(packed, (xs, h0b, c0b))
+    assert gradgradcheck(packed, (xs, h0b, c0b))
+
+
+def test_fused_lstm_layer_errors():
+    f = ember._C._nn_lstm_layer
+    gi, h, w = ember.zeros(6, 8), ember.zeros(3, 2), ember.zeros(8, 2)
+    assert tuple(f(gi, [3, 3], h, h, w, False)[0].shape) == (6, 2)
+    bad = [((gi, [3, 2], h, h, w, False)),  # 6 rows for 5
+           ((gi, [2, 4], h, h, w, False)),  # the first size is not the batch; sizes increase
+           ((gi, [], h, h, w, False)),
+           ((gi, [3, 3, 0], h, h, w, False)),
+           ((gi, [3, 3], h, h, ember.zeros(8, 3), False)),
+           ((gi, [3, 3], h, ember.zeros(3, 3), w, False)),
+           ((gi, [3, 3], h.double(), h, w, False)),
+           ((gi.long(), [3, 3], h.long(), h.long(), w.long(), False)),
+           ((ember.zeros(6, 8, 1), [3, 3], h, h, w, False))]
+    for args in bad:
+        with pytest.raises(RuntimeError):
+            f(*args)
 
 
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])

@@ -132,6 +132,40 @@ void gru_backward(const Tensor& gi, const Tensor& gh, const Tensor& hx, const Te
   });
 }
 
+// Note [Fused LSTM layer]: a step writes the activations over the pre-activations, so the
+// backward needs only tanh(c) and no other transcendental.
+template <typename T, typename M = opmath_t<T>>
+void lstm_layer_row(T* __restrict g, const T* __restrict c0, T* __restrict c1, T* __restrict h1, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    M i = sigmoid_of(M(g[j])), f = sigmoid_of(M(g[H + j])), gg = tanh_of(M(g[2 * H + j])),
+      o = sigmoid_of(M(g[3 * H + j]));
+    M c = f * M(c0[j]) + i * gg;
+    g[j] = T(i);
+    g[H + j] = T(f);
+    g[2 * H + j] = T(gg);
+    g[3 * H + j] = T(o);
+    c1[j] = T(c);
+    h1[j] = T(o * tanh_of(c));
+  }
+}
+
+template <typename T, bool HasOut, typename M = opmath_t<T>>
+void lstm_layer_backward_row(const T* __restrict a, const T* __restrict c0, const T* __restrict c1,
+                             const T* __restrict dh, const T* __restrict dout, T* __restrict dc, T* __restrict dg,
+                             int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    M i = M(a[j]), f = M(a[H + j]), gg = M(a[2 * H + j]), o = M(a[3 * H + j]);
+    M tc = tanh_of(M(c1[j]));
+    M gh = HasOut ? M(dh[j]) + M(dout[j]) : M(dh[j]);
+    M d = M(dc[j]) + gh * o * (M(1) - tc * tc);
+    dg[j] = T(d * gg * i * (M(1) - i));
+    dg[H + j] = T(d * M(c0[j]) * f * (M(1) - f));
+    dg[2 * H + j] = T(d * i * (M(1) - gg * gg));
+    dg[3 * H + j] = T(gh * tc * o * (M(1) - o));
+    dc[j] = T(d * f);
+  }
+}
+
 }  // namespace
 
 void EMBER_ISA_KERNEL(lstm_cell_forward)(const Tensor& gates, const Tensor& cx, int64_t B, int64_t H, Tensor& hy,
@@ -151,6 +185,34 @@ void EMBER_ISA_KERNEL(gru_cell_backward)(const Tensor& gi, const Tensor& gh, con
                                          int64_t B, int64_t H, Tensor& dgi, Tensor& dgh, Tensor& dhx) {
   EMBER_DISPATCH_FLOAT(gi.dtype(), "gru_cell_backward",
                        [&] { gru_backward<scalar_t>(gi, gh, hx, ghy, B, H, dgi, dgh, dhx); });
+}
+
+void EMBER_ISA_KERNEL(lstm_layer_step_forward)(ScalarType dt, void* gates, const void* c_prev, void* c, void* h,
+                                               int64_t rows, int64_t H, int64_t ldg, int64_t ldh) {
+  EMBER_DISPATCH_FLOAT(dt, "lstm", [&] {
+    using T = scalar_t;
+    T *G = static_cast<T*>(gates), *C = static_cast<T*>(c), *HY = static_cast<T*>(h);
+    const T* C0 = static_cast<const T*>(c_prev);
+    for_rows(rows, H, [=](int64_t r) { lstm_layer_row<T>(G + r * ldg, C0 + r * ldh, C + r * ldh, HY + r * ldh, H); });
+  });
+}
+void EMBER_ISA_KERNEL(lstm_layer_step_backward)(ScalarType dt, const void* act, const void* c_prev, const void* c,
+                                                const void* dh, const void* dout, void* dc, void* dgates, int64_t rows,
+                                                int64_t H, int64_t ldg, int64_t ldh) {
+  EMBER_DISPATCH_FLOAT(dt, "lstm_backward", [&] {
+    using T = scalar_t;
+    const T *A = static_cast<const T*>(act), *C0 = static_cast<const T*>(c_prev), *C = static_cast<const T*>(c),
+            *DH = static_cast<const T*>(dh), *DO = static_cast<const T*>(dout);
+    T *DC = static_cast<T*>(dc), *DG = static_cast<T*>(dgates);
+    for_rows(rows, H, [=](int64_t r) {
+      if (DO)
+        lstm_layer_backward_row<T, true>(A + r * ldg, C0 + r * ldh, C + r * ldh, DH + r * ldh, DO + r * ldh,
+                                         DC + r * ldh, DG + r * ldg, H);
+      else
+        lstm_layer_backward_row<T, false>(A + r * ldg, C0 + r * ldh, C + r * ldh, DH + r * ldh, DH, DC + r * ldh,
+                                          DG + r * ldg, H);
+    });
+  });
 }
 
 }  // namespace ember::cpu

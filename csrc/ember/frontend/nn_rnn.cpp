@@ -7,6 +7,7 @@
 
 #include "ember/frontend/nn_init.h"
 #include "ember/frontend/nn_modules.h"
+#include "ember/ops/nn_rnn.h"
 
 namespace torch::nn {
 
@@ -30,6 +31,16 @@ struct LayerWeights {
 std::tuple<Tensor, Tensor, Tensor> run_direction(Mode mode, const Tensor& x, Tensor h, Tensor c, const LayerWeights& w,
                                                  bool reverse) {
   int64_t L = x.size(0);
+  const ScalarType dt = x.scalar_type();
+  if (mode == Mode::LSTM && !w.w_hr.defined() && x.device().is_cpu() &&
+      (dt == ScalarType::Float32 || dt == ScalarType::Float64)) {
+    // One op over all steps (Note [Fused LSTM layer] in ops/nn_rnn.cpp); both biases folded into
+    // the input projection.
+    const int64_t N = x.size(1), H = w.w_hh.size(1);
+    Tensor gi = at::linear(x, w.w_ih, w.b_ih.defined() ? w.b_ih + w.b_hh : Tensor()).reshape({L * N, 4 * H});
+    auto [out, hn, cn] = ember::lstm_layer(gi, std::vector<int64_t>(static_cast<size_t>(L), N), h, c, w.w_hh, reverse);
+    return {Tensor(out).reshape({L, N, H}), Tensor(hn), Tensor(cn)};
+  }
   // Input projections of every step in one GEMM.
   Tensor gi_all = at::linear(x, w.w_ih, w.b_ih);
   std::vector<Tensor> outs(static_cast<size_t>(L));

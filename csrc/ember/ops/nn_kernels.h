@@ -82,6 +82,18 @@ EMBER_DECLARE_ISA_KERNEL(void, gru_cell_forward,
 EMBER_DECLARE_ISA_KERNEL(void, gru_cell_backward,
                          (const Tensor& gi, const Tensor& gh, const Tensor& hx, const Tensor& ghy, int64_t B, int64_t H,
                           Tensor& dgi, Tensor& dgh, Tensor& dhx))
+// One time step of the fused LSTM layer (Note [Fused LSTM layer], ops/nn_rnn.cpp) on `rows` rows of
+// float32/float64 (dt) for H hidden units: gate rows (4H wide: i, f, g, o) are ldg elements apart,
+// state rows ldh apart. The gates hold the pre-activations and are overwritten with the
+// activations; c_prev in, c and h out.
+EMBER_DECLARE_ISA_KERNEL(void, lstm_layer_step_forward,
+                         (ScalarType dt, void* gates, const void* c_prev, void* c, void* h, int64_t rows, int64_t H,
+                          int64_t ldg, int64_t ldh))
+// Its backward from the activations, c_prev, c and the gradients dh plus dout (the step's output
+// gradient, or null): dgates, and dc from the gradient of c to that of c_prev, in place.
+EMBER_DECLARE_ISA_KERNEL(void, lstm_layer_step_backward,
+                         (ScalarType dt, const void* act, const void* c_prev, const void* c, const void* dh,
+                          const void* dout, void* dc, void* dgates, int64_t rows, int64_t H, int64_t ldg, int64_t ldh))
 }  // namespace cpu
 
 namespace kernels {

@@ -6,10 +6,16 @@
 // gradients work as through the unfused formulas.
 #include "ember/ops/nn.h"
 
+#include <cstring>
+#include <vector>
+
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
+#include "ember/core/parallel.h"
+#include "ember/ops/gemm.h"
 #include "ember/ops/nn_kernels.h"
 #include "ember/ops/nn_linear.h"
+#include "ember/ops/nn_rnn.h"
 #include "ember/ops/operators.h"
 #include "ember/ops/ops.h"
 
@@ -113,6 +119,317 @@ Tensor gru_cell_fused(const Tensor& gi_in, const Tensor& gh_in, const Tensor& hx
         });
   }
   return hy;
+}
+
+// Note [Fused LSTM layer]: a layer's time loop in C++ over raw buffers, as cuDNN's layer call
+// rather than a Python loop of per-step ops (torch's CPU LSTM is that loop, each step an addmm and
+// a cell with its own autograd nodes). Forward, per step: the gates of the step's rows start as
+// their input projections (one copy of gi for all steps), the hidden projection is added by one
+// BLAS call with beta = 1 (gemm_into), and a pointwise pass writes the activations over the gates,
+// c and h. Only activations, c, and the step's previous h and c are kept for backward, which walks
+// the steps back: a pointwise pass gives the gates' gradient (tanh(c) its only transcendental), one
+// BLAS call the previous h's; the weight gradient dW_hh is one GEMM over all steps' gate gradients
+// and previous states (N x 4H by N x H) instead of a small product and an add per step. State
+// buffers hold one row per sequence; a step touches the first batch_sizes[t] of them, so packed
+// sequences (and the reverse direction, where a sequence joins with its h0 at its last step) need
+// nothing else. Under create_graph the backward is recomputed with differentiable ops, so higher
+// order gradients flow as through the composition.
+namespace {
+struct LstmSteps {
+  std::vector<int64_t> rows, offset;  // per time index t
+  int64_t n = 0, B = 0, H = 0;
+  bool reverse = false;
+  int64_t time(int64_t s) const { return reverse ? static_cast<int64_t>(rows.size()) - 1 - s : s; }
+  int64_t count() const { return static_cast<int64_t>(rows.size()); }
+};
+
+LstmSteps check_lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0, const Tensor& c0,
+                           const Tensor& w, bool reverse) {
+  const char* op = "lstm";
+  EMBER_CHECK(gi.dim() == 2 && h0.dim() == 2 && c0.dim() == 2 && w.dim() == 2, op,
+              ": expected 2-D gates, states and weight, got ", gi.dim(), "-D, ", h0.dim(), "-D, ", c0.dim(), "-D and ",
+              w.dim(), "-D");
+  for (const Tensor* t : {&h0, &c0, &w}) check_pair(gi, *t, op, "gates", "states and weight");
+  EMBER_CHECK(gi.dtype() == ScalarType::Float32 || gi.dtype() == ScalarType::Float64, op,
+              ": the fused layer takes float32 or float64, got ", dtype_name(gi.dtype()));
+  EMBER_CHECK(gi.device().is_cpu(), op, ": the fused layer runs on the CPU, got ", gi.device().str());
+  LstmSteps st;
+  st.H = h0.size(1);
+  st.B = h0.size(0);
+  st.reverse = reverse;
+  EMBER_CHECK(c0.sizes() == h0.sizes(), op, ": expected c0 of shape ", h0.shape_str(), ", got ", c0.shape_str());
+  EMBER_CHECK(w.size(0) == 4 * st.H && w.size(1) == st.H && gi.size(1) == 4 * st.H, op, ": weight_hh of shape ",
+              w.shape_str(), " and gates of shape ", gi.shape_str(), " do not match hidden size ", st.H);
+  EMBER_CHECK(!batch_sizes.empty(), op, ": expected at least one time step");
+  EMBER_CHECK(batch_sizes[0] == st.B, op, ": expected the first batch size to equal the states' ", st.B, ", got ",
+              batch_sizes[0]);
+  int64_t prev = st.B;
+  for (int64_t b : batch_sizes) {
+    EMBER_CHECK(b >= 1 && b <= prev, op, ": batch sizes must be positive and non-increasing, got ", b, " after ", prev);
+    st.rows.push_back(b);
+    st.offset.push_back(st.n);
+    st.n += b;
+    prev = b;
+  }
+  EMBER_CHECK(gi.size(0) == st.n, op, ": expected ", st.n, " rows of gates for the batch sizes, got ", gi.size(0));
+  return st;
+}
+
+Tensor rows_of(const Tensor& t, int64_t offset, int64_t rows) { return narrow(t, 0, offset, rows); }
+void copy_rows(Tensor& dst, int64_t dst_row, const Tensor& src, int64_t src_row, int64_t rows) {
+  const int64_t width = dst.size(1), bytes = static_cast<int64_t>(element_size(dst.dtype()));
+  std::memcpy(static_cast<char*>(dst.data_ptr()) + dst_row * width * bytes,
+              static_cast<const char*>(src.data_ptr()) + src_row * width * bytes,
+              static_cast<size_t>(rows * width * bytes));
+}
+void* row_ptr(const Tensor& t, int64_t row) {
+  return static_cast<char*>(t.data_ptr()) + row * t.size(1) * static_cast<int64_t>(element_size(t.dtype()));
+}
+Tensor clone_contiguous(const Tensor& t) {
+  Tensor r = empty(t.sizes(), t.dtype(), t.device());
+  copy_(r, t);
+  return r;
+}
+// rows [0, rows) of `state` replaced by `head` (differentiably).
+Tensor with_head(const Tensor& head, const Tensor& state) {
+  const int64_t rows = head.size(0), B = state.size(0);
+  return rows == B ? head : cat({head, narrow(state, 0, rows, B - rows)}, 0);
+}
+
+// The create_graph backward of lstm_layer: the forward recomputed with differentiable ops from the
+// saved inputs, then the gradient formulas of lstm_cell_fused's create_graph path, step by step.
+TensorList lstm_layer_backward_differentiable(const LstmSteps& st, const TensorList& g, const Tensor& gi,
+                                              const Tensor& h0, const Tensor& c0, const Tensor& w) {
+  const int64_t H = st.H, T = st.count();
+  struct Step {
+    Tensor i, f, gg, o, cp, c, hp;
+  };
+  std::vector<Step> steps(static_cast<size_t>(T));
+  Tensor h = h0, c = c0, wt = transpose(w, 0, 1);
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = st.time(s), rows = st.rows[t];
+    Step& k = steps[static_cast<size_t>(t)];
+    k.hp = narrow(h, 0, 0, rows);
+    k.cp = narrow(c, 0, 0, rows);
+    Tensor pre = addmm(rows_of(gi, st.offset[t], rows), k.hp, wt);
+    k.i = sigmoid(gate(pre, 0, H));
+    k.f = sigmoid(gate(pre, 1, H));
+    k.gg = tanh(gate(pre, 2, H));
+    k.o = sigmoid(gate(pre, 3, H));
+    k.c = k.f * k.cp + k.i * k.gg;
+    h = with_head(k.o * tanh(k.c), h);
+    c = with_head(k.c, c);
+  }
+  auto zeros_bh = [&] { return zeros({st.B, H}, gi.dtype(), gi.device()); };
+  Tensor dh = g[1].defined() ? g[1] : zeros_bh(), dc = g[2].defined() ? g[2] : zeros_bh(), dw;
+  std::vector<Tensor> dgates(static_cast<size_t>(T));
+  for (int64_t s = T - 1; s >= 0; --s) {
+    const int64_t t = st.time(s), rows = st.rows[t];
+    const Step& k = steps[static_cast<size_t>(t)];
+    Tensor gh = narrow(dh, 0, 0, rows);
+    if (g[0].defined()) gh = gh + rows_of(g[0], st.offset[t], rows);
+    Tensor tc = tanh(k.c);
+    Tensor d = narrow(dc, 0, 0, rows) + gh * k.o * one_minus(tc * tc);
+    Tensor dg = cat({d * k.gg * k.i * one_minus(k.i), d * k.cp * k.f * one_minus(k.f), d * k.i * one_minus(k.gg * k.gg),
+                     gh * tc * k.o * one_minus(k.o)},
+                    1);
+    dgates[static_cast<size_t>(t)] = dg;
+    dh = with_head(mm(dg, w), dh);
+    dc = with_head(d * k.f, dc);
+    Tensor dwt = mm(transpose(dg, 0, 1), k.hp);
+    dw = dw.defined() ? dw + dwt : dwt;
+  }
+  return {cat(dgates, 0), dh, dc, dw};
+}
+}  // namespace
+
+namespace {
+// The fixed pieces of a step (Note [Fused LSTM layer]): P groups of H / P hidden units, P by shape
+// alone (a power of two, pieces at least 64 units and 2^16 multiply-adds wide), so the bits are
+// the same for any thread count.
+int64_t lstm_pieces(int64_t B, int64_t H) {
+  int64_t P = 1;
+  while (P < 8 && H % (2 * P) == 0 && H / (2 * P) >= 64 && B * 4 * H * H / (2 * P) >= (int64_t(1) << 16)) P *= 2;
+  return P;
+}
+
+// (.., 4, P, Hc) <-> (.., P, 4, Hc) along `dim` of size 4H: piece k's gates side by side.
+Tensor to_pieces(const Tensor& t, int64_t dim, int64_t P) {
+  if (P == 1) return contiguous(t);
+  const int64_t H4 = t.size(dim), Hc = H4 / 4 / P;
+  Shape split = t.sizes();
+  split[static_cast<size_t>(dim)] = 4;
+  split.insert(split.begin() + dim + 1, {P, Hc});
+  return reshape(contiguous(transpose(reshape(t, split), dim, dim + 1)), t.sizes());
+}
+Tensor from_pieces(const Tensor& t, int64_t dim, int64_t P) {
+  if (P == 1) return t;
+  const int64_t H4 = t.size(dim), Hc = H4 / 4 / P;
+  Shape split = t.sizes();
+  split[static_cast<size_t>(dim)] = P;
+  split.insert(split.begin() + dim + 1, {4, Hc});
+  return reshape(contiguous(transpose(reshape(t, split), dim, dim + 1)), t.sizes());
+}
+
+// Runs body(t, phase, k) for every step in order, each of its phases in turn and every piece k of
+// a phase, the pieces on the threads in parallel with a barrier after each phase; before(t) runs
+// alone before step t where needs_before(t).
+template <typename Needs, typename Before, typename Body>
+void for_steps(const LstmSteps& st, int64_t P, int phases, const Needs& needs_before, const Before& before,
+               const Body& body) {
+  const int64_t T = st.count();
+  const int nt = static_cast<int>(std::min<int64_t>(P, get_num_threads()));
+#ifdef _OPENMP
+  if (nt > 1 && !in_parallel_region()) {
+#pragma omp parallel num_threads(nt)
+    for (int64_t s = 0; s < T; ++s) {
+      const int64_t t = st.time(s);
+      if (needs_before(t)) {
+#pragma omp single
+        before(t);
+      }
+      for (int phase = 0; phase < phases; ++phase) {
+#pragma omp for schedule(static)
+        for (int64_t k = 0; k < P; ++k) body(t, phase, k);
+      }
+    }
+    return;
+  }
+#endif
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = st.time(s);
+    if (needs_before(t)) before(t);
+    for (int phase = 0; phase < phases; ++phase)
+      for (int64_t k = 0; k < P; ++k) body(t, phase, k);
+  }
+}
+
+// The backward of lstm_layer (Note [Fused LSTM layer]) from its activations (pieces' order),
+// previous states, c of every step and the weight in pieces' order: per step (in reverse) the
+// pointwise pass of each piece, then dh[:, piece] = dgates @ wp[:, piece], which needs every
+// piece's dgates (two phases).
+TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList& g, const Tensor& act,
+                               const Tensor& hprev, const Tensor& cprev, const Tensor& cs, const Tensor& wp) {
+  const int64_t H = st.H, Hc = H / P;
+  const ScalarType dt = act.dtype();
+  const int64_t es = static_cast<int64_t>(element_size(dt));
+  auto state_grad = [&](const Tensor& gr) {
+    return gr.defined() ? clone_contiguous(gr) : zeros({st.B, H}, dt, act.device());
+  };
+  Tensor dh = state_grad(g[1]), dc = state_grad(g[2]);
+  const Tensor dout = g[0].defined() ? contiguous(g[0]) : Tensor();
+  Tensor dgates = empty({st.n, 4 * H}, dt, act.device());
+  auto step = EMBER_ISA_SELECT(cpu::lstm_layer_step_backward);
+  char *DH = static_cast<char*>(dh.data_ptr()), *DC = static_cast<char*>(dc.data_ptr()),
+       *DG = static_cast<char*>(dgates.data_ptr());
+  const char *W = static_cast<const char*>(wp.data_ptr()), *A = static_cast<const char*>(act.data_ptr()),
+             *CP = static_cast<const char*>(cprev.data_ptr()), *CS = static_cast<const char*>(cs.data_ptr()),
+             *DO = dout.defined() ? static_cast<const char*>(dout.data_ptr()) : nullptr;
+  LstmSteps back = st;  // the steps in the opposite order
+  back.reverse = !st.reverse;
+  for_steps(
+      back, P, 2, [](int64_t) { return false; }, [](int64_t) {},
+      [&](int64_t t, int phase, int64_t k) {
+        const int64_t rows = st.rows[t], off = st.offset[t];
+        if (phase == 0) {
+          step(dt, A + (off * 4 * H + k * 4 * Hc) * es, CP + (off * H + k * Hc) * es, CS + (off * H + k * Hc) * es,
+               DH + k * Hc * es, DO ? DO + (off * H + k * Hc) * es : nullptr, DC + k * Hc * es,
+               DG + (off * 4 * H + k * 4 * Hc) * es, rows, Hc, 4 * H, H);
+        } else {
+          gemm_raw_one_thread(dt, false, false, rows, Hc, 4 * H, DG + off * 4 * H * es, 4 * H, W + k * Hc * es, H,
+                              false, DH + k * Hc * es, H);
+        }
+      });
+  Tensor dgi = from_pieces(dgates, 1, P);
+  return {dgi, dh, dc, mm(transpose(dgi, 0, 1), hprev)};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef batch_sizes, const Tensor& h0_in,
+                                              const Tensor& c0_in, const Tensor& w_in, bool reverse) {
+  const LstmSteps st = check_lstm_layer(gi_in, batch_sizes, h0_in, c0_in, w_in, reverse);
+  const int64_t H = st.H, B = st.B, N = st.n, T = st.count(), P = lstm_pieces(B, H), Hc = H / P;
+  const ScalarType dt = gi_in.dtype();
+  const int64_t es = static_cast<int64_t>(element_size(dt));
+  auto node = autograd::make_node<LambdaBackward>(gi_in, h0_in, c0_in, w_in);
+  Tensor gates, wp, out, cs, h0, c0, hprev, cprev, hn, cn;
+  {
+    autograd::NoGradGuard raw;
+    gates = to_pieces(gi_in, 1, P);  // a copy: the activations overwrite it
+    if (P == 1 && gates.is_same(gi_in)) gates = clone_contiguous(gi_in);
+    wp = to_pieces(w_in, 0, P);
+    out = empty({N, H}, dt, gi_in.device());
+    cs = empty({N, H}, dt, gi_in.device());
+    h0 = contiguous(h0_in);
+    c0 = contiguous(c0_in);
+    // A step's previous states: the rows of the step before it, or h0/c0; in the reverse direction
+    // a step where sequences join takes rows of both, gathered into hprev/cprev (which also keep
+    // every step's previous states for backward).
+    auto previous = [&](int64_t t, bool c) -> std::pair<const Tensor*, int64_t> {
+      const int64_t before = reverse ? t + 1 : t - 1;
+      if (before < 0 || before >= T) return {c ? &c0 : &h0, 0};
+      if (st.rows[before] < st.rows[t]) return {c ? &cprev : &hprev, st.offset[t]};
+      return {c ? &cs : &out, st.offset[before]};
+    };
+    auto joins_at = [&](int64_t t) { return reverse && t + 1 < T && st.rows[t + 1] < st.rows[t]; };
+    bool joins = false;
+    for (int64_t t = 0; t < T; ++t) joins = joins || joins_at(t);
+    if (node || joins) {
+      hprev = empty({N, H}, dt, gi_in.device());
+      cprev = empty({N, H}, dt, gi_in.device());
+    }
+    auto gather = [&](int64_t t) {
+      const int64_t before = t + 1, off = st.offset[t];
+      const int64_t kept = st.rows[before], joined = st.rows[t] - kept;
+      copy_rows(hprev, off, out, st.offset[before], kept);
+      copy_rows(cprev, off, cs, st.offset[before], kept);
+      copy_rows(hprev, off + kept, h0, kept, joined);
+      copy_rows(cprev, off + kept, c0, kept, joined);
+    };
+    auto step = EMBER_ISA_SELECT(cpu::lstm_layer_step_forward);
+    const char *G = static_cast<const char*>(gates.data_ptr()), *W = static_cast<const char*>(wp.data_ptr());
+    char *O = static_cast<char*>(out.data_ptr()), *C = static_cast<char*>(cs.data_ptr());
+    for_steps(st, P, 1, joins_at, gather, [&](int64_t t, int, int64_t k) {
+      const int64_t rows = st.rows[t], off = st.offset[t];
+      auto [hsrc, hrow] = previous(t, false);
+      auto [csrc, crow] = previous(t, true);
+      char* g = const_cast<char*>(G) + (off * 4 * H + k * 4 * Hc) * es;
+      // gates[:, piece k] += h_prev @ wp[piece k rows]^T
+      gemm_raw_one_thread(dt, false, true, rows, 4 * Hc, H, row_ptr(*hsrc, hrow), H, W + k * 4 * Hc * H * es, H, true,
+                          g, 4 * H);
+      step(dt, g, static_cast<const char*>(row_ptr(*csrc, crow)) + k * Hc * es, C + (off * H + k * Hc) * es,
+           O + (off * H + k * Hc) * es, rows, Hc, 4 * H, H);
+    });
+    // h_n, c_n: each sequence's state after its own last step
+    hn = empty({B, H}, dt, gi_in.device());
+    cn = empty({B, H}, dt, gi_in.device());
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t after = reverse ? t - 1 : t + 1;
+      const int64_t lo = after >= 0 && after < T ? st.rows[after] : 0, hi = st.rows[t];
+      if (reverse ? t == 0 : lo < hi) {
+        copy_rows(hn, lo, out, st.offset[t] + lo, hi - lo);
+        copy_rows(cn, lo, cs, st.offset[t] + lo, hi - lo);
+      }
+    }
+    if (node)
+      for (int64_t t = 0; t < T; ++t) {
+        auto [hsrc, hrow] = previous(t, false);
+        auto [csrc, crow] = previous(t, true);
+        if (hsrc == &hprev) continue;  // gathered in place already
+        copy_rows(hprev, st.offset[t], *hsrc, hrow, st.rows[t]);
+        copy_rows(cprev, st.offset[t], *csrc, crow, st.rows[t]);
+      }
+  }
+  if (node)
+    node->record("LstmLayerBackward0", {out, hn, cn}, {gi_in, h0_in, c0_in, w_in, gates, hprev, cprev, cs, wp}, {},
+                 [st, P](const TensorList& g, const TensorList& s) -> TensorList {
+                   if (!g[0].defined() && !g[1].defined() && !g[2].defined())
+                     return {Tensor(), Tensor(), Tensor(), Tensor()};
+                   if (autograd::GradMode::is_enabled())
+                     return lstm_layer_backward_differentiable(st, g, s[0], s[1], s[2], s[3]);
+                   return lstm_layer_backward(st, P, g, s[4], s[5], s[6], s[7], s[8]);
+                 });
+  return {out, hn, cn};
 }
 
 namespace {

@@ -1,0 +1,20 @@
+// Raw GEMM into existing memory, for fused layers that run many small products in a loop (the
+// recurrent layers of ops/nn_rnn.cpp): no autograd, no result allocation.
+#pragma once
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// c = a @ b (accumulate: c += a @ b) for 2-d float32/float64 CPU tensors on one dtype; c's rows must
+// be contiguous (stride 1 along dim 1). The same deterministic choice of BLAS calls as mm (Note
+// [Deterministic GEMM threading]): the same bits for any thread count.
+void gemm_into(const Tensor& a, const Tensor& b, Tensor& c, bool accumulate);
+
+// One single-threaded BLAS product on raw row-major float32/float64 memory (dt): c (m x n, rows ldc
+// apart) = a' @ b' (accumulate: c += a' @ b'), where a' is a (m x k, rows lda apart) or, with
+// trans_a, the transpose of a (k x m); b' likewise. The fixed pieces of a fused layer's parallel
+// step call it, from inside a parallel region or not: the same bits either way.
+void gemm_raw_one_thread(ScalarType dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                         int64_t lda, const void* b, int64_t ldb, bool accumulate, void* c, int64_t ldc);
+
+}  // namespace ember

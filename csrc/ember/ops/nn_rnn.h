@@ -1,0 +1,18 @@
+// Fused recurrent layers (Note [Fused LSTM layer] in ops/nn_rnn.cpp).
+#pragma once
+#include <tuple>
+
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// One LSTM layer in one direction over every time step. gi (N, 4H): the input projections of all
+// steps with both biases added, rows laid out as PackedSequence data (step t's batch_sizes[t] rows,
+// sequences sorted by decreasing length; a padded batch has equal sizes); h0, c0 (B, H) with
+// B = batch_sizes[0]; w_hh (4H, H). reverse: steps run last to first. Returns the outputs (N, H) in
+// gi's row order and h_n, c_n (B, H): each sequence's state after its own last step.
+// float32/float64 on the CPU; differentiable, also to higher orders.
+std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
+                                              const Tensor& c0, const Tensor& w_hh, bool reverse);
+
+}  // namespace ember
