@@ -271,6 +271,28 @@ Tensor from_pieces(const Tensor& t, int64_t dim, int64_t P) {
   return reshape(contiguous(transpose(reshape(t, split), dim, dim + 1)), t.sizes());
 }
 
+// The recurrent products' right operands packed for cpu::panel_gemm (Note [Recurrent GEMM]): piece
+// k's k_rows x n matrix view(k) as panels of panel_width columns; all pieces in one buffer, piece k
+// at k * panel_elems(...). Products of more rows than kPanelMaxRows run on BLAS instead.
+constexpr int64_t kPanelMaxRows = 64;
+int64_t panel_width(ScalarType dt) { return dt == ScalarType::Float64 ? 12 : 24; }
+int64_t panel_elems(ScalarType dt, int64_t k_rows, int64_t n) {
+  const int64_t w = panel_width(dt);
+  return (n + w - 1) / w * w * k_rows;
+}
+template <typename View>
+Tensor pack_panels(int64_t P, int64_t k_rows, int64_t n, ScalarType dt, const View& view) {
+  const int64_t w = panel_width(dt), np = (n + w - 1) / w;
+  std::vector<Tensor> pieces;
+  for (int64_t k = 0; k < P; ++k) {
+    Tensor full = zeros({k_rows, np * w}, dt);
+    Tensor head = narrow(full, 1, 0, n);
+    copy_(head, view(k));
+    pieces.push_back(reshape(contiguous(permute(reshape(full, {k_rows, np, w}), {1, 0, 2})), {np * k_rows * w}));
+  }
+  return P == 1 ? pieces[0] : cat(pieces, 0);
+}
+
 // Runs body(t, phase, k) for every step in order, each of its phases in turn and every piece k of
 // a phase, the pieces on the threads in parallel with a barrier after each phase; before(t) runs
 // alone before step t where needs_before(t).
@@ -325,6 +347,12 @@ TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList&
   const char *W = static_cast<const char*>(wp.data_ptr()), *A = static_cast<const char*>(act.data_ptr()),
              *CP = static_cast<const char*>(cprev.data_ptr()), *CS = static_cast<const char*>(cs.data_ptr()),
              *DO = dout.defined() ? static_cast<const char*>(dout.data_ptr()) : nullptr;
+  const bool panels = st.B <= kPanelMaxRows;
+  const Tensor wpan =
+      panels ? pack_panels(P, 4 * H, Hc, dt, [&](int64_t k) { return narrow(wp, 1, k * Hc, Hc); }) : Tensor();
+  const char* WP = panels ? static_cast<const char*>(wpan.data_ptr()) : nullptr;
+  const int64_t pstride = panel_elems(dt, 4 * H, Hc) * es;
+  auto gemm = EMBER_ISA_SELECT(cpu::panel_gemm);
   LstmSteps back = st;  // the steps in the opposite order
   back.reverse = !st.reverse;
   for_steps(
@@ -387,6 +415,14 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
       copy_rows(cprev, off + kept, c0, kept, joined);
     };
     auto step = EMBER_ISA_SELECT(cpu::lstm_layer_step_forward);
+    auto gemm = EMBER_ISA_SELECT(cpu::panel_gemm);
+    const bool panels = B <= kPanelMaxRows;
+    const Tensor wpan = panels
+                            ? pack_panels(P, H, 4 * Hc, dt,
+                                          [&](int64_t k) { return transpose(narrow(wp, 0, k * 4 * Hc, 4 * Hc), 0, 1); })
+                            : Tensor();
+    const char* WP = panels ? static_cast<const char*>(wpan.data_ptr()) : nullptr;
+    const int64_t pstride = panel_elems(dt, H, 4 * Hc) * es;
     const char *G = static_cast<const char*>(gates.data_ptr()), *W = static_cast<const char*>(wp.data_ptr());
     char *O = static_cast<char*>(out.data_ptr()), *C = static_cast<char*>(cs.data_ptr());
     for_steps(st, P, 1, joins_at, gather, [&](int64_t t, int, int64_t k) {
@@ -395,8 +431,11 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
       auto [csrc, crow] = previous(t, true);
       char* g = const_cast<char*>(G) + (off * 4 * H + k * 4 * Hc) * es;
       // gates[:, piece k] += h_prev @ wp[piece k rows]^T
-      gemm_raw_one_thread(dt, false, true, rows, 4 * Hc, H, row_ptr(*hsrc, hrow), H, W + k * 4 * Hc * H * es, H, true,
-                          g, 4 * H);
+      if (panels)
+        gemm(dt, rows, 4 * Hc, H, row_ptr(*hsrc, hrow), H, WP + k * pstride, g, 4 * H, true);
+      else
+        gemm_raw_one_thread(dt, false, true, rows, 4 * Hc, H, row_ptr(*hsrc, hrow), H, W + k * 4 * Hc * H * es, H, true,
+                            g, 4 * H);
       step(dt, g, static_cast<const char*>(row_ptr(*csrc, crow)) + k * Hc * es, C + (off * H + k * Hc) * es,
            O + (off * H + k * Hc) * es, rows, Hc, 4 * H, H);
     });
