@@ -101,56 +101,60 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer_by_cells(const Tensor& gi, const s
 TEST(NN, FusedLstmLayerAgreesWithCellLoop) {
   manual_seed(11);
   const int prev = get_num_threads();
-  for (int64_t H : {8, 128})
-    for (bool reverse : {false, true})
-      for (bool packed : {false, true}) {
-        const std::vector<int64_t> sizes =
-            packed ? std::vector<int64_t>{5, 5, 3, 2, 2, 1} : std::vector<int64_t>{5, 5, 5, 5};
-        int64_t n = 0;
-        for (int64_t b : sizes) n += b;
-        auto leaf = [](Tensor t) {
-          autograd::set_requires_grad(t, true);
-          return t;
-        };
-        Tensor gi = leaf(randn({n, 4 * H}, nullptr, ScalarType::Float64));
-        Tensor h0 = leaf(randn({5, H}, nullptr, ScalarType::Float64));
-        Tensor c0 = leaf(randn({5, H}, nullptr, ScalarType::Float64));
-        Tensor w = leaf(mul(randn({4 * H, H}, nullptr, ScalarType::Float64), full({}, 0.1, ScalarType::Float64)));
-        Tensor wo = randn({n, H}, nullptr, ScalarType::Float64), wh = randn({5, H}, nullptr, ScalarType::Float64);
-        auto loss = [&](const std::tuple<Tensor, Tensor, Tensor>& r) {
-          return add(add(sum(mul(std::get<0>(r), wo)), sum(mul(std::get<1>(r), wh))), sum(std::get<2>(r)));
-        };
-        autograd::BackwardOptions o;
-        o.accumulate = false;
-        o.keep_graph = true;
-        auto ref = lstm_layer_by_cells(gi, sizes, h0, c0, w, reverse);
-        TensorList ref_grads = autograd::run_backward({loss(ref)}, {Tensor()}, {gi, h0, c0, w}, o);
-        std::vector<TensorList> fused_grads;
-        std::vector<Tensor> fused_out;
-        for (int threads : {1, 2}) {
-          set_num_threads(threads);
-          auto r = lstm_layer(gi, sizes, h0, c0, w, reverse);
-          for (int i = 0; i < 3; ++i) {
-            const Tensor& a = i == 0 ? std::get<0>(r) : i == 1 ? std::get<1>(r) : std::get<2>(r);
-            const Tensor& b = i == 0 ? std::get<0>(ref) : i == 1 ? std::get<1>(ref) : std::get<2>(ref);
-            EXPECT_LT(max_abs_diff(a, b), 1e-12) << "H=" << H << " reverse=" << reverse << " packed=" << packed;
+  // batch 5: recurrent products on panels; batch 50: on BLAS (Note [Recurrent GEMM])
+  for (int64_t scale : {1, 10})
+    for (int64_t H : {8, 128})
+      for (bool reverse : {false, true})
+        for (bool packed : {false, true}) {
+          std::vector<int64_t> sizes =
+              packed ? std::vector<int64_t>{5, 5, 3, 2, 2, 1} : std::vector<int64_t>{5, 5, 5, 5};
+          for (int64_t& b : sizes) b *= scale;
+          const int64_t B = sizes[0];
+          int64_t n = 0;
+          for (int64_t b : sizes) n += b;
+          auto leaf = [](Tensor t) {
+            autograd::set_requires_grad(t, true);
+            return t;
+          };
+          Tensor gi = leaf(randn({n, 4 * H}, nullptr, ScalarType::Float64));
+          Tensor h0 = leaf(randn({B, H}, nullptr, ScalarType::Float64));
+          Tensor c0 = leaf(randn({B, H}, nullptr, ScalarType::Float64));
+          Tensor w = leaf(mul(randn({4 * H, H}, nullptr, ScalarType::Float64), full({}, 0.1, ScalarType::Float64)));
+          Tensor wo = randn({n, H}, nullptr, ScalarType::Float64), wh = randn({B, H}, nullptr, ScalarType::Float64);
+          auto loss = [&](const std::tuple<Tensor, Tensor, Tensor>& r) {
+            return add(add(sum(mul(std::get<0>(r), wo)), sum(mul(std::get<1>(r), wh))), sum(std::get<2>(r)));
+          };
+          autograd::BackwardOptions o;
+          o.accumulate = false;
+          o.keep_graph = true;
+          auto ref = lstm_layer_by_cells(gi, sizes, h0, c0, w, reverse);
+          TensorList ref_grads = autograd::run_backward({loss(ref)}, {Tensor()}, {gi, h0, c0, w}, o);
+          std::vector<TensorList> fused_grads;
+          std::vector<Tensor> fused_out;
+          for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            auto r = lstm_layer(gi, sizes, h0, c0, w, reverse);
+            for (int i = 0; i < 3; ++i) {
+              const Tensor& a = i == 0 ? std::get<0>(r) : i == 1 ? std::get<1>(r) : std::get<2>(r);
+              const Tensor& b = i == 0 ? std::get<0>(ref) : i == 1 ? std::get<1>(ref) : std::get<2>(ref);
+              EXPECT_LT(max_abs_diff(a, b), 1e-12) << "H=" << H << " reverse=" << reverse << " packed=" << packed;
+            }
+            fused_out.push_back(std::get<0>(r));
+            fused_grads.push_back(autograd::run_backward({loss(r)}, {Tensor()}, {gi, h0, c0, w}, o));
+            if (threads == 1) {
+              autograd::BackwardOptions cg = o;
+              cg.create_graph = true;
+              TensorList formula = autograd::run_backward({loss(r)}, {Tensor()}, {gi, h0, c0, w}, cg);
+              for (size_t i = 0; i < 4; ++i) EXPECT_LT(max_abs_diff(formula[i], fused_grads[0][i]), 1e-12);
+            }
           }
-          fused_out.push_back(std::get<0>(r));
-          fused_grads.push_back(autograd::run_backward({loss(r)}, {Tensor()}, {gi, h0, c0, w}, o));
-          if (threads == 1) {
-            autograd::BackwardOptions cg = o;
-            cg.create_graph = true;
-            TensorList formula = autograd::run_backward({loss(r)}, {Tensor()}, {gi, h0, c0, w}, cg);
-            for (size_t i = 0; i < 4; ++i) EXPECT_LT(max_abs_diff(formula[i], fused_grads[0][i]), 1e-12);
+          set_num_threads(prev);
+          EXPECT_TRUE(equal(fused_out[0], fused_out[1]));
+          for (size_t i = 0; i < 4; ++i) {
+            EXPECT_LT(max_abs_diff(fused_grads[0][i], ref_grads[i]), 1e-11) << "grad " << i << " H=" << H;
+            EXPECT_TRUE(equal(fused_grads[0][i], fused_grads[1][i])) << "grad " << i << " H=" << H;
           }
         }
-        set_num_threads(prev);
-        EXPECT_TRUE(equal(fused_out[0], fused_out[1]));
-        for (size_t i = 0; i < 4; ++i) {
-          EXPECT_LT(max_abs_diff(fused_grads[0][i], ref_grads[i]), 1e-11) << "grad " << i << " H=" << H;
-          EXPECT_TRUE(equal(fused_grads[0][i], fused_grads[1][i])) << "grad " << i << " H=" << H;
-        }
-      }
 }
 
 TEST(NN, FusedLstmLayerRejectsBadArguments) {
