@@ -87,6 +87,23 @@ def test_nll_loss(reduction, weighted):
     gradchecks(lambda lib, F, x: F.nll_loss(x, t_e, reduction=reduction), x)
 
 
+@pytest.mark.parametrize("reduction", REDS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("shape", [(512, 1000), (4096, 10), (6, 7, 5)])
+def test_nll_loss_sizes_and_dtypes(reduction, dtype, shape):
+    """The forward loop and the scattered gradient (ops/nn_loss.cpp) against torch at sizes where
+    they were tuned, with weights and ignored targets; the non-contiguous input too."""
+    x = randn(*shape, dtype=torch.float32).detach().log_softmax(1).to(dtype).requires_grad_()
+    t = targets((shape[0],) + shape[2:], shape[1])
+    t.view(-1)[::7] = -100
+    w = torch.rand(shape[1], generator=torch.Generator().manual_seed(3)).to(dtype) + 0.1
+    run_both(lambda lib, F, x, t, w: F.nll_loss(x, t, weight=w, reduction=reduction), x, t, w)
+    run_both(lambda lib, F, x, t: F.nll_loss(x, t, reduction=reduction), x, t)
+    if len(shape) == 2:
+        xt = x.detach().t().contiguous().requires_grad_()
+        run_both(lambda lib, F, x, t: F.nll_loss(x.t(), t, reduction=reduction), xt, t)
+
+
 def test_legacy_size_average():
     x, t = randn(3, 4), targets((3,), 4)
     run_both(lambda lib, F, x, t: F.nll_loss(x, t, size_average=False), x, t)

@@ -250,20 +250,36 @@ LossTotals nll_forward(const ClassLossArgs& a, Tensor& loss) {
   const int64_t* tg = a.target.data<int64_t>();
   const T* w = a.weight.defined() ? a.weight.data<T>() : nullptr;
   T* out = loss.data<T>();
-  const int64_t C = a.C, inner = a.inner, P = a.outer * inner;
-  LossTotals r;
-  for (int64_t p = 0; p < P; ++p) {
-    int64_t t = tg[p];
-    if (t == a.ignore_index) {
-      out[p] = T(0);
-      continue;
+  const int64_t C = a.C, inner = a.inner;
+  // The losses first, their total in a second pass: with both totals in the first loop GCC paired
+  // them in one vector kept in memory, a store and reload per position (6.5 ns each; 4096x10 took
+  // 1.4x torch's time). 16-bit losses are rounded when stored, so there the total sums the
+  // unrounded values in the one loop. Positions are walked as (o, i), not divided out of p.
+  double total = 0, weight = 0;
+  int64_t valid = 0;
+  for (int64_t o = 0, p = 0; o < a.outer; ++o) {
+    const T* xo = x + o * C * inner;
+    for (int64_t i = 0; i < inner; ++i, ++p) {
+      const int64_t t = tg[p];
+      if (t == a.ignore_index) {
+        out[p] = T(0);
+        continue;
+      }
+      const M wt = w ? static_cast<M>(w[t]) : M(1);
+      const M l = -wt * static_cast<M>(xo[t * inner + i]);
+      out[p] = static_cast<T>(l);
+      if constexpr (!std::is_same_v<T, M>) total += l;
+      if (w)
+        weight += wt;
+      else
+        ++valid;
     }
-    M wt = w ? static_cast<M>(w[t]) : M(1);
-    M l = -wt * static_cast<M>(x[(p / inner) * C * inner + t * inner + p % inner]);
-    out[p] = static_cast<T>(l);
-    r.total += l;
-    r.weight += wt;
   }
+  if constexpr (std::is_same_v<T, M>)
+    for (int64_t p = 0, P = a.outer * inner; p < P; ++p) total += out[p];
+  LossTotals r;
+  r.total = total;
+  r.weight = w ? weight : static_cast<double>(valid);
   return r;
 }
 

@@ -60,8 +60,9 @@ ClassLossArgs class_layout(const Tensor& input, const Tensor& target, const Tens
   if (weight.defined()) a.weight = contiguous(to_dtype(reshape(weight, {a.C}), input.dtype()));
   a.ignore_index = ignore_index;
   const int64_t* t = a.target.data<int64_t>();
+  const int64_t C = a.C;
   for (int64_t i = 0, n = a.target.numel(); i < n; ++i)
-    if (t[i] != ignore_index && (t[i] < 0 || t[i] >= a.C))
+    if (t[i] != ignore_index && (t[i] < 0 || t[i] >= C))
       throw IndexError(detail::str_cat("Target ", t[i], " is out of bounds."));
   return a;
 }
@@ -204,9 +205,18 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
     double denom = r.weight;
     n->record("NllLossBackward0", {out}, {a.target, a.weight}, {},
               [=](const TensorList& g, const TensorList& s) -> TensorList {
-                ClassTerms ct = class_terms(s[0], s[1], ignore_index, outer, C, inner, g[0].dtype());
-                Tensor sc = grad_scale(g[0], red, denom, outer, inner);
-                return {reshape(neg(mul(ct.onehot, mul(sc, ct.wt))), in_sizes)};
+                // -scale * weight[target] scattered into zeros at each target: one pass over the
+                // (outer, C, inner) gradient instead of a one-hot product (512x1000: 2.3x -> 0.6x
+                // torch's time); differentiable in g, so create_graph needs nothing else.
+                const Tensor &tg = s[0], &w = s[1];
+                const ScalarType dt = g[0].dtype();
+                Tensor t3 = reshape(tg, {outer, 1, inner});
+                Tensor valid = ne(t3, num(ignore_index));
+                Tensor tc = where(valid, t3, zeros({}, ScalarType::Int64));
+                Tensor wt = to_dtype(valid, dt);
+                if (w.defined()) wt = mul(reshape(index_select(w, 0, reshape(tc, {-1})), {outer, 1, inner}), wt);
+                Tensor vals = neg(mul(grad_scale(g[0], red, denom, outer, inner), wt));
+                return {reshape(scatter(zeros({outer, C, inner}, dt), 1, tc, vals), in_sizes)};
               });
   }
   return out;
