@@ -205,3 +205,47 @@ def test_mm_gradient_of_a_transposed_weight_comes_in_its_layout():
         (torch.tensor(x) @ wt.t()).backward(torch.tensor(g))
         assert we.grad.is_contiguous()
         np.testing.assert_allclose(we.grad.numpy(), wt.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tiny_products_every_tile_shape(dtype):
+    """Note [Tiny GEMM] (cpu/gemm_kernels.cpp): products of at most 16^3 multiply-adds run in register
+    tiles of up to 4 rows by 3 vectors plus a column tail; every row count 1-9 and column count
+    1-40 against float64 numpy, with transposed/strided left operands, expanded right rows, and
+    the same bits for 1 and 2 threads."""
+    rng = np.random.default_rng(0)
+    tol = 1e-5 if dtype == "float32" else 1e-13
+    for m in range(1, 10):
+        for n in list(range(1, 26)) + [32, 40]:
+            k = max(1, min(13, 4096 // (m * n)))
+            a = rng.standard_normal((m, k)).astype(dtype)
+            b = rng.standard_normal((k, n)).astype(dtype)
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+            ea, eb = ember.tensor(a), ember.tensor(b)
+            np.testing.assert_allclose((ea @ eb).numpy(), ref, rtol=tol, atol=tol * k)
+            at = ember.tensor(np.ascontiguousarray(a.T)).t()  # column-major left operand
+            np.testing.assert_allclose((at @ eb).numpy(), ref, rtol=tol, atol=tol * k)
+    # batches: strided batch, expanded rows of b (stride 0), 1 and 2 threads
+    a = rng.standard_normal((64, 7, 2, 9)).astype(dtype)[:, :, 1, :]
+    row = rng.standard_normal((64, 1, 11)).astype(dtype)
+    ea, eb = ember.tensor(np.ascontiguousarray(a)), ember.tensor(row).expand(64, 9, 11)
+    ref = np.einsum("bik,bkj->bij", a.astype(np.float64), np.broadcast_to(row, (64, 9, 11)).astype(np.float64))
+    before = ember.get_num_threads()
+    try:
+        outs = []
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            outs.append(ember.bmm(ea, eb).numpy())
+    finally:
+        ember.set_num_threads(before)
+    np.testing.assert_allclose(outs[0], ref, rtol=tol, atol=tol * 9)
+    assert np.array_equal(outs[0], outs[1])
+    # gradients through the tiny path against torch
+    ta = torch.randn(32, 5, 6, dtype=getattr(torch, dtype), requires_grad=True)
+    tb = torch.randn(32, 6, 10, dtype=getattr(torch, dtype), requires_grad=True)
+    ea2 = ember.tensor(ta.detach().numpy()).requires_grad_()
+    eb2 = ember.tensor(tb.detach().numpy()).requires_grad_()
+    torch.bmm(ta, tb).sum().backward()
+    ember.bmm(ea2, eb2).sum().backward()
+    np.testing.assert_allclose(ea2.grad.numpy(), ta.grad.numpy(), rtol=tol, atol=tol * 10)
+    np.testing.assert_allclose(eb2.grad.numpy(), tb.grad.numpy(), rtol=tol, atol=tol * 10)

@@ -166,75 +166,6 @@ void lstm_layer_backward_row(const T* __restrict a, const T* __restrict c0, cons
   }
 }
 
-// Note [Recurrent GEMM]: the recurrent products of a fused layer have few rows (the batch) and
-// a weight reused at every step. OpenBLAS packs the weight again at each call and ran them at
-// 15-18 GMAC/s on one Zen 3 core (8 x 512 by 512 x 256); packed once per layer call into panels,
-// a register tile of 4 rows by 3 vectors (12 accumulators, all of AVX2's registers bar the three
-// panel loads and a broadcast) ran at 47-61. GCC's vector extension keeps the tile in registers
-// (plain arrays were spilled); 32-byte vectors at every level (two SSE registers each at the
-// baseline). Each output sums its k products in order: the same bits for any thread count.
-typedef float vec32_f __attribute__((vector_size(32)));
-typedef double vec32_d __attribute__((vector_size(32)));
-template <typename T>
-using vec32 = std::conditional_t<std::is_same_v<T, double>, vec32_d, vec32_f>;
-
-template <typename T, int R>
-void panel_tile(const T* __restrict a, int64_t lda, const T* __restrict p, int64_t k, T* __restrict c, int64_t ldc,
-                int64_t cols, bool accumulate) {
-  using V = vec32<T>;
-  constexpr int L = 32 / sizeof(T), NV = 3, W = NV * L;
-  V acc[R][NV];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 3
-    for (int j = 0; j < NV; ++j) acc[r][j] = V{};
-  for (int64_t q = 0; q < k; ++q) {
-    V b[NV];
-#pragma GCC unroll 3
-    for (int j = 0; j < NV; ++j) std::memcpy(&b[j], p + q * W + j * L, 32);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const T x = a[r * lda + q];
-#pragma GCC unroll 3
-      for (int j = 0; j < NV; ++j) acc[r][j] += x * b[j];
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    T out[W];
-    std::memcpy(out, acc[r], sizeof(out));
-    T* row = c + r * ldc;
-    if (accumulate)
-      for (int64_t j = 0; j < cols; ++j) row[j] += out[j];
-    else
-      for (int64_t j = 0; j < cols; ++j) row[j] = out[j];
-  }
-}
-
-template <typename T>
-void panel_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* panels, T* c, int64_t ldc,
-                   bool accumulate) {
-  constexpr int64_t W = 3 * (32 / sizeof(T));
-  for (int64_t p = 0; p * W < n; ++p) {
-    const T* panel = panels + p * k * W;
-    const int64_t j0 = p * W, cols = std::min(W, n - j0);
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) panel_tile<T, 4>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-    switch (m - i) {
-      case 3:
-        panel_tile<T, 3>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-        break;
-      case 2:
-        panel_tile<T, 2>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-        break;
-      case 1:
-        panel_tile<T, 1>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-        break;
-      default:
-        break;
-    }
-  }
-}
-
 }  // namespace
 
 void EMBER_ISA_KERNEL(lstm_cell_forward)(const Tensor& gates, const Tensor& cx, int64_t B, int64_t H, Tensor& hy,
@@ -282,16 +213,6 @@ void EMBER_ISA_KERNEL(lstm_layer_step_backward)(ScalarType dt, const void* act, 
                                           DG + r * ldg, H);
     });
   });
-}
-
-void EMBER_ISA_KERNEL(panel_gemm)(ScalarType dt, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
-                                  const void* panels, void* c, int64_t ldc, bool accumulate) {
-  if (dt == ScalarType::Float64)
-    panel_gemm_of<double>(m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(panels),
-                          static_cast<double*>(c), ldc, accumulate);
-  else
-    panel_gemm_of<float>(m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(panels),
-                         static_cast<float*>(c), ldc, accumulate);
 }
 
 }  // namespace ember::cpu

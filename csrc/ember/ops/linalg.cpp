@@ -11,6 +11,7 @@
 #include "ember/core/autocast.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/gemm_kernels.h"
 #include "ember/cpu/mkl_blas.h"
 #include "ember/cpu/onednn.h"
 #include "ember/ops/complex.h"
@@ -95,6 +96,9 @@ constexpr int64_t kOnednnPieceMacs = int64_t(1) << 21;
 // from there on its time measured 0.80-1.01x that of oneDNN's and OpenBLAS's (paired runs, 2048x256
 // to 2048^3, plain and transposed left operands); below it its per-call cost shows (64^3: 1.3x).
 constexpr int64_t kMklMinMacs = int64_t(1) << 21;
+
+// Products of at most this many multiply-adds run on cpu::tiny_gemm (Note [Tiny GEMM]).
+constexpr int64_t kTinyGemmMacs = 16 * 16 * 16;
 
 template <typename T>
 void gemm_piece(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t bs1, T* c, int64_t m, int64_t n,
@@ -270,9 +274,17 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     scalar_t* pc = out.data<scalar_t>();
     // Note [Deterministic GEMM threading]: the same bands whichever loop below runs (inside the
     // batch loop's parallel region each matrix's bands run one after another).
+    // Note [Tiny GEMM] (cpu/gemm_kernels.cpp): tiny float products without a BLAS call.
+    constexpr bool real_float = std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>;
+    const bool tiny = real_float && m * n * k <= kTinyGemmMacs && (b.strides()[2] == 1 || n == 1) && k > 0;
+    const auto tiny_gemm = EMBER_ISA_SELECT(cpu::tiny_gemm);
     auto one = [&](int64_t i) {
-      gemm_blocked<scalar_t>(pa + i * a.strides()[0], a.strides()[1], a.strides()[2], pb + i * b.strides()[0],
-                             b.strides()[1], b.strides()[2], pc + i * m * n, m, n, k);
+      if (tiny)
+        tiny_gemm(dt, m, n, k, pa + i * a.strides()[0], a.strides()[1], a.strides()[2], pb + i * b.strides()[0],
+                  b.strides()[1], pc + i * m * n);
+      else
+        gemm_blocked<scalar_t>(pa + i * a.strides()[0], a.strides()[1], a.strides()[2], pb + i * b.strides()[0],
+                               b.strides()[1], b.strides()[2], pc + i * m * n, m, n, k);
     };
     // One thread per matrix (BLAS runs single-threaded inside a parallel region) unless matrices
     // are big: a loop of threaded GEMMs on 128^3 ran 30x slower than this on a loaded 2-core box.

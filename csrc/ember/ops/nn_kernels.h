@@ -94,12 +94,6 @@ EMBER_DECLARE_ISA_KERNEL(void, lstm_layer_step_forward,
 EMBER_DECLARE_ISA_KERNEL(void, lstm_layer_step_backward,
                          (ScalarType dt, const void* act, const void* c_prev, const void* c, const void* dh,
                           const void* dout, void* dc, void* dgates, int64_t rows, int64_t H, int64_t ldg, int64_t ldh))
-// Note [Recurrent GEMM]: c (m x n, rows ldc apart) = a (m x k, rows lda apart) @ b (accumulate:
-// c += a @ b), float32/float64 (dt), where b comes packed by pack_panels: the columns in panels of
-// panel_width(dt), each panel k rows of that width, contiguous, the last one zero-padded.
-EMBER_DECLARE_ISA_KERNEL(void, panel_gemm,
-                         (ScalarType dt, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
-                          const void* panels, void* c, int64_t ldc, bool accumulate))
 }  // namespace cpu
 
 namespace kernels {

@@ -12,6 +12,7 @@
 #include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/gemm_kernels.h"
 #include "ember/ops/gemm.h"
 #include "ember/ops/nn_kernels.h"
 #include "ember/ops/nn_linear.h"
@@ -276,7 +277,7 @@ Tensor from_pieces(const Tensor& t, int64_t dim, int64_t P) {
 // at k * panel_elems(...). Products of more rows than kPanelMaxRows run on BLAS instead.
 // (Batches of 64 ran 5-10% faster on OpenBLAS, 32 and fewer on panels.)
 constexpr int64_t kPanelMaxRows = 48;
-int64_t panel_width(ScalarType dt) { return dt == ScalarType::Float64 ? 12 : 24; }
+using cpu::panel_width;
 int64_t panel_elems(ScalarType dt, int64_t k_rows, int64_t n) {
   const int64_t w = panel_width(dt);
   return (n + w - 1) / w * w * k_rows;

@@ -1,0 +1,165 @@
+// Compiled once per ISA level (Note [Multi-ISA kernels] in isa.h). Small GEMMs (gemm_kernels.h).
+#include "ember/cpu/gemm_kernels.h"
+
+#include "ember/cpu/isa_begin.h"
+
+namespace ember::cpu {
+namespace {
+
+// Note [Recurrent GEMM]: the recurrent products of a fused layer have few rows (the batch) and
+// a weight reused at every step. OpenBLAS packs the weight again at each call and ran them at
+// 15-18 GMAC/s on one Zen 3 core (8 x 512 by 512 x 256); packed once per layer call into panels,
+// a register tile of 4 rows by 3 vectors (12 accumulators, all of AVX2's registers bar the three
+// panel loads and a broadcast) ran at 47-61. GCC's vector extension keeps the tile in registers
+// (plain arrays were spilled); 32-byte vectors at every level (two SSE registers each at the
+// baseline). Each output sums its k products in order: the same bits for any thread count.
+typedef float vec32_f __attribute__((vector_size(32)));
+typedef double vec32_d __attribute__((vector_size(32)));
+template <typename T>
+using vec32 = std::conditional_t<std::is_same_v<T, double>, vec32_d, vec32_f>;
+
+template <typename T, int R>
+void panel_tile(const T* __restrict a, int64_t lda, const T* __restrict p, int64_t k, T* __restrict c, int64_t ldc,
+                int64_t cols, bool accumulate) {
+  using V = vec32<T>;
+  constexpr int L = 32 / sizeof(T), NV = 3, W = NV * L;
+  V acc[R][NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+    for (int j = 0; j < NV; ++j) acc[r][j] = V{};
+  for (int64_t q = 0; q < k; ++q) {
+    V b[NV];
+#pragma GCC unroll 3
+    for (int j = 0; j < NV; ++j) std::memcpy(&b[j], p + q * W + j * L, 32);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const T x = a[r * lda + q];
+#pragma GCC unroll 3
+      for (int j = 0; j < NV; ++j) acc[r][j] += x * b[j];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    T out[W];
+    std::memcpy(out, acc[r], sizeof(out));
+    T* row = c + r * ldc;
+    if (accumulate)
+      for (int64_t j = 0; j < cols; ++j) row[j] += out[j];
+    else
+      for (int64_t j = 0; j < cols; ++j) row[j] = out[j];
+  }
+}
+
+template <typename T>
+void panel_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* panels, T* c, int64_t ldc,
+                   bool accumulate) {
+  constexpr int64_t W = 3 * (32 / sizeof(T));
+  for (int64_t p = 0; p * W < n; ++p) {
+    const T* panel = panels + p * k * W;
+    const int64_t j0 = p * W, cols = std::min(W, n - j0);
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) panel_tile<T, 4>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
+    switch (m - i) {
+      case 3:
+        panel_tile<T, 3>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
+        break;
+      case 2:
+        panel_tile<T, 2>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
+        break;
+      case 1:
+        panel_tile<T, 1>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// Note [Tiny GEMM]: a BLAS call costs ~0.3 us before it computes anything, more than a whole
+// 16x16x16 product (bmm of 512 of them: 1.05-1.4x torch's time, 1024 4x4 ones 1.26x). Products
+// of at most kTinyGemmMacs multiply-adds (ops/linalg.cpp) run here instead, in register tiles of
+// up to 4 rows by 3 vectors as panel_tile's, reading b's rows in place (a row-at-a-time loop
+// through memory waited on its own stores: 16x16x16 ran slower than BLAS); columns past the last
+// whole vector are summed one by one.
+template <typename T, int R, int NV>
+void tiny_tile(const T* __restrict a, int64_t as0, int64_t as1, const T* __restrict b, int64_t bs0, T* __restrict c,
+               int64_t ldc, int64_t k) {
+  using V = vec32<T>;
+  constexpr int L = 32 / sizeof(T);
+  V acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < NV; ++j) acc[r][j] = V{};
+  for (int64_t q = 0; q < k; ++q) {
+    V bv[NV];
+    for (int j = 0; j < NV; ++j) std::memcpy(&bv[j], b + q * bs0 + j * L, 32);
+    for (int r = 0; r < R; ++r) {
+      const T x = a[r * as0 + q * as1];
+      for (int j = 0; j < NV; ++j) acc[r][j] += x * bv[j];
+    }
+  }
+  for (int r = 0; r < R; ++r) std::memcpy(c + r * ldc, acc[r], sizeof(acc[r]));
+}
+
+template <typename T, int R>
+void tiny_rows(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, T* c, int64_t n, int64_t k) {
+  constexpr int64_t L = 32 / sizeof(T);
+  int64_t j = 0;
+  for (; j + 3 * L <= n; j += 3 * L) tiny_tile<T, R, 3>(a, as0, as1, b + j, bs0, c + j, n, k);
+  if (j + 2 * L <= n) {
+    tiny_tile<T, R, 2>(a, as0, as1, b + j, bs0, c + j, n, k);
+    j += 2 * L;
+  } else if (j + L <= n) {
+    tiny_tile<T, R, 1>(a, as0, as1, b + j, bs0, c + j, n, k);
+    j += L;
+  }
+  for (; j < n; ++j)
+    for (int r = 0; r < R; ++r) {
+      T sum = T(0);
+      for (int64_t q = 0; q < k; ++q) sum += a[r * as0 + q * as1] * b[q * bs0 + j];
+      c[r * n + j] = sum;
+    }
+}
+
+template <typename T>
+void tiny_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0,
+                  T* c) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) tiny_rows<T, 4>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+  switch (m - i) {
+    case 3:
+      tiny_rows<T, 3>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+      break;
+    case 2:
+      tiny_rows<T, 2>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+      break;
+    case 1:
+      tiny_rows<T, 1>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+void EMBER_ISA_KERNEL(panel_gemm)(ScalarType dt, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                                  const void* panels, void* c, int64_t ldc, bool accumulate) {
+  if (dt == ScalarType::Float64)
+    panel_gemm_of<double>(m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(panels),
+                          static_cast<double*>(c), ldc, accumulate);
+  else
+    panel_gemm_of<float>(m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(panels),
+                         static_cast<float*>(c), ldc, accumulate);
+}
+void EMBER_ISA_KERNEL(tiny_gemm)(ScalarType dt, int64_t m, int64_t n, int64_t k, const void* a, int64_t as0,
+                                 int64_t as1, const void* b, int64_t bs0, void* c) {
+  if (dt == ScalarType::Float64)
+    tiny_gemm_of<double>(m, n, k, static_cast<const double*>(a), as0, as1, static_cast<const double*>(b), bs0,
+                         static_cast<double*>(c));
+  else
+    tiny_gemm_of<float>(m, n, k, static_cast<const float*>(a), as0, as1, static_cast<const float*>(b), bs0,
+                        static_cast<float*>(c));
+}
+
+}  // namespace ember::cpu
+#include "ember/cpu/isa_end.h"
