@@ -209,7 +209,7 @@ def test_mm_gradient_of_a_transposed_weight_comes_in_its_layout():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_tiny_products_every_tile_shape(dtype):
-    """Note [Tiny GEMM] (cpu/gemm_kernels.cpp): products of at most 16^3 multiply-adds run in register
+    """Note [Tiny GEMM] (cpu/gemm_kernels.cpp): products of at most 64^3 multiply-adds run in register
     tiles of up to 4 rows by 3 vectors plus a column tail; every row count 1-9 and column count
     1-40 against float64 numpy, with transposed/strided left operands, expanded right rows, and
     the same bits for 1 and 2 threads."""
@@ -225,6 +225,11 @@ def test_tiny_products_every_tile_shape(dtype):
             np.testing.assert_allclose((ea @ eb).numpy(), ref, rtol=tol, atol=tol * k)
             at = ember.tensor(np.ascontiguousarray(a.T)).t()  # column-major left operand
             np.testing.assert_allclose((at @ eb).numpy(), ref, rtol=tol, atol=tol * k)
+    for m, n, k in ((64, 64, 64), (33, 61, 50), (63, 17, 64), (2, 100, 64)):  # up to the 64^3 bound
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        np.testing.assert_allclose((ember.tensor(a) @ ember.tensor(b)).numpy(), ref, rtol=tol, atol=tol * k)
     # batches: strided batch, expanded rows of b (stride 0), 1 and 2 threads
     a = rng.standard_normal((64, 7, 2, 9)).astype(dtype)[:, :, 1, :]
     row = rng.standard_normal((64, 1, 11)).astype(dtype)
