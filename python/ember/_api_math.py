@@ -234,9 +234,10 @@ def spherical_bessel_j0(input, *, out=None):
     return _finish(_E.where(x == 0, _E.ones_like(x), _E.sin(safe) / safe), out, input)
 
 
-# ---- orthogonal polynomials: P_n(x) by a three-term recurrence, n a number or a tensor ----
+# ---- orthogonal polynomials: P_n(x), n a number or a tensor (Note [Orthogonal polynomials]) ----
 
-def _poly(x, n, p0, p1, step, name):
+def _poly(x, n, name):
+    """P_n(x) of the family `name` with torch's promotion and broadcasting of x and n."""
     if not isinstance(x, _E.Tensor):
         x = _E.tensor(x, dtype=n.dtype if isinstance(n, _E.Tensor) and n.is_floating_point()
                       else _E.get_default_dtype())
@@ -247,41 +248,31 @@ def _poly(x, n, p0, p1, step, name):
     if not dt.is_floating_point:
         dt = _E.get_default_dtype()
     x, n = _E.broadcast_tensors(x.to(dt), n.to(dt))
-    nmax = int(n.max().item()) if n.numel() else 0
-    prev, cur = p0(x), p1(x)
-    out = _E.where(n == 0, prev, _E.zeros_like(x))
-    out = _E.where(n == 1, cur, out)
-    for k in range(1, nmax):
-        prev, cur = cur, step(x, k, cur, prev)
-        out = _E.where(n == k + 1, cur, out)
-    return out
+    # Note [Orthogonal polynomials] (ops/polynomials.cpp): one C++ kernel
+    return _C._orthogonal_polynomial(name, x, n)
 
 
-def _ones(x):
-    return _E.ones_like(x)
-
-
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def chebyshev_polynomial_t(input, n, *, out=None):
-    r = _poly(input, n, _ones, lambda x: x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_t")
+    r = _poly(input, n, "chebyshev_polynomial_t")
     return _finish(r, out, input, n)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def chebyshev_polynomial_u(input, n, *, out=None):
-    r = _poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_u")
+    r = _poly(input, n, "chebyshev_polynomial_u")
     return _finish(r, out, input, n)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def chebyshev_polynomial_v(input, n, *, out=None):
-    r = _poly(input, n, _ones, lambda x: 2 * x - 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_v")
+    r = _poly(input, n, "chebyshev_polynomial_v")
     return _finish(r, out, input, n)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def chebyshev_polynomial_w(input, n, *, out=None):
-    r = _poly(input, n, _ones, lambda x: 2 * x + 1, lambda x, k, c, p: 2 * x * c - p, "chebyshev_polynomial_w")
+    r = _poly(input, n, "chebyshev_polynomial_w")
     return _finish(r, out, input, n)
 
 
@@ -301,33 +292,31 @@ shifted_chebyshev_polynomial_v = _shifted(chebyshev_polynomial_v)
 shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def hermite_polynomial_h(input, n, *, out=None):
     """Physicists' Hermite polynomials: H_{k+1} = 2x H_k - 2k H_{k-1}."""
-    r = _poly(input, n, _ones, lambda x: 2 * x, lambda x, k, c, p: 2 * x * c - 2 * k * p, "hermite_polynomial_h")
+    r = _poly(input, n, "hermite_polynomial_h")
     return _finish(r, out, input, n)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def hermite_polynomial_he(input, n, *, out=None):
     """Probabilists' Hermite polynomials: He_{k+1} = x He_k - k He_{k-1}."""
-    r = _poly(input, n, _ones, lambda x: x, lambda x, k, c, p: x * c - k * p, "hermite_polynomial_he")
+    r = _poly(input, n, "hermite_polynomial_he")
     return _finish(r, out, input, n)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def laguerre_polynomial_l(input, n, *, out=None):
     """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1)."""
-    r = _poly(input, n, _ones, lambda x: 1 - x,
-                         lambda x, k, c, p: ((2 * k + 1 - x) * c - k * p) / (k + 1), "laguerre_polynomial_l")
+    r = _poly(input, n, "laguerre_polynomial_l")
     return _finish(r, out, input, n)
 
 
-@_vmap_elementwise  # n.max().item() picks the recurrence length
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def legendre_polynomial_p(input, n, *, out=None):
     """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1)."""
-    r = _poly(input, n, _ones, lambda x: x,
-                         lambda x, k, c, p: ((2 * k + 1) * x * c - k * p) / (k + 1), "legendre_polynomial_p")
+    r = _poly(input, n, "legendre_polynomial_p")
     return _finish(r, out, input, n)
 
 

@@ -1,6 +1,7 @@
 // Unary math, activations and the pointwise binary/ternary ops: functions (with out=),
 // Tensor methods, in-place variants and operators (& | ^ ~ << >> abs()).
 #include "common.h"
+#include "ember/ops/polynomials.h"
 
 namespace ember::py {
 nb::object nonzero_tuple(const Tensor& t);  // bind_index.cpp
@@ -293,6 +294,25 @@ void bind_unary(nb::module_& m) {
         throw nb::value_error(("_bessel: unknown function " + name).c_str());
       },
       nb::arg("name"), nb::arg("input"));
+
+  // Orthogonal polynomials (ops/polynomials.cpp); ember/_api_math.py promotes, broadcasts, names them.
+  m.def(
+      "_orthogonal_polynomial",
+      [](const std::string& name, const Tensor& x, const Tensor& n) {
+        static const std::pair<const char*, PolynomialKind> kKinds[] = {
+            {"chebyshev_polynomial_t", PolynomialKind::ChebyshevT},
+            {"chebyshev_polynomial_u", PolynomialKind::ChebyshevU},
+            {"chebyshev_polynomial_v", PolynomialKind::ChebyshevV},
+            {"chebyshev_polynomial_w", PolynomialKind::ChebyshevW},
+            {"hermite_polynomial_h", PolynomialKind::HermiteH},
+            {"hermite_polynomial_he", PolynomialKind::HermiteHe},
+            {"laguerre_polynomial_l", PolynomialKind::LaguerreL},
+            {"legendre_polynomial_p", PolynomialKind::LegendreP}};
+        for (const auto& [k, kind] : kKinds)
+          if (name == k) return orthogonal_polynomial(kind, x, n);
+        throw nb::value_error(("_orthogonal_polynomial: unknown polynomial " + name).c_str());
+      },
+      nb::arg("name"), nb::arg("input"), nb::arg("n"));
 
   auto round_p = [](int64_t d) { return UnaryParams{.p0 = static_cast<double>(d)}; };
   m.def(
