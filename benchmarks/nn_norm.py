@@ -7,28 +7,14 @@ two libraries alternate step by step, so load on a shared machine hits both alik
 `--threads` threads (default: their default counts).
 """
 import argparse
-import time
 
 import torch
 import torch.nn.functional as TF
 
 import ember
 import ember.nn.functional as EF
+from timing import best_pair
 
-
-
-def best_pair(f, g, reps):
-    """Best times (ms) of f and g over `reps` alternating calls, after a warm-up of each."""
-    f(), g()
-    tf, tg = [], []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        tf.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        g()
-        tg.append(time.perf_counter() - t)
-    return min(tf) * 1e3, min(tg) * 1e3
 
 
 def e_(t, rg=True):

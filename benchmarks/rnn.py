@@ -8,25 +8,11 @@ and inputs. Forward runs under no_grad (inference); forward+backward sums the ou
 `--threads` threads (default: their default counts).
 """
 import argparse
-import time
 
 import torch
 
 import ember
-
-
-def best_pair(f, g, reps):
-    """Best times (ms) of f and g over `reps` alternating calls, after a warm-up of each."""
-    f(), g()
-    tf, tg = [], []
-    for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        tf.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        g()
-        tg.append(time.perf_counter() - t)
-    return min(tf) * 1e3, min(tg) * 1e3
+from timing import best_pair
 
 
 # (layer, batch, steps, input size, hidden size, layers, bidirectional)
