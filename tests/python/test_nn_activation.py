@@ -520,7 +520,9 @@ def test_log1p_expm1_based_activations_float32_accuracy():
 
 PAD_GATHER = [((2, 3, 7), (2, 3)), ((2, 3, 7), (0, 0)), ((3, 7), (1, 2)), ((2, 3, 5, 6), (1, 2, 3, 0)),
               ((3, 5, 6), (2, 2, 1, 1)), ((1, 2, 4, 5, 6), (1, 1, 2, 0, 3, 2)), ((2, 2, 4, 5, 6), (1, 0, 0, 2, 1, 1)),
-              ((2, 3, 5, 6), (-1, 2, 1, -2)), ((0, 3, 5, 6), (1, 1, 1, 1)), ((2, 3, 5, 1), (0, 0, 2, 1))]
+              ((2, 3, 5, 6), (-1, 2, 1, -2)), ((0, 3, 5, 6), (1, 1, 1, 1)), ((2, 3, 5, 1), (0, 0, 2, 1)),
+              # rows split among threads mid-plane (the row loop steps plane and row without division)
+              ((3, 4, 40, 300), (2, 3, 1, 2)), ((2, 3, 9, 10, 200), (1, 1, 2, 1, 1, 2))]
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])

