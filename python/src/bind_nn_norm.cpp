@@ -19,6 +19,11 @@ void bind_nn_norm(nb::module_& m) {
       [](const Tensor& gi, const std::vector<int64_t>& batch_sizes, const Tensor& h0, const Tensor& c0,
          const Tensor& w_hh, bool reverse) { return lstm_layer(gi, batch_sizes, h0, c0, w_hh, reverse); },
       arg("gates"), arg("batch_sizes"), arg("h0"), arg("c0"), arg("w_hh"), arg("reverse"));
+  m.def(
+      "_nn_gru_layer",
+      [](const Tensor& gi, const std::vector<int64_t>& batch_sizes, const Tensor& h0, const Tensor& w_hh,
+         nb::handle b_hh, bool reverse) { return gru_layer(gi, batch_sizes, h0, w_hh, opt_tensor(b_hh), reverse); },
+      arg("gates"), arg("batch_sizes"), arg("h0"), arg("w_hh"), arg("b_hh").none(), arg("reverse"));
   m.def("_nn_gru_cell_fused", &gru_cell_fused, arg("input_gates"), arg("hidden_gates"), arg("hx"));
   m.def(
       "lstm_cell",

@@ -359,6 +359,21 @@ TEST(FrontendNN, Recurrent) {
   EXPECT_EQ(gh.sizes(), torch::IntArrayRef({2, 2, 4}));
   go.sum().backward();
   EXPECT_TRUE(gru->parameters()[0].grad().defined());
+  // The fused GRU layer against the loop over GRUCell, as for the LSTM above.
+  torch::nn::GRU one_gru(3, 4);
+  torch::nn::GRUCell gcell(3, 4);
+  {
+    torch::NoGradGuard no_grad;
+    gcell->weight_ih.copy_(one_gru->named_parameters()["weight_ih_l0"]);
+    gcell->weight_hh.copy_(one_gru->named_parameters()["weight_hh_l0"]);
+    gcell->bias_ih.copy_(one_gru->named_parameters()["bias_ih_l0"]);
+    gcell->bias_hh.copy_(one_gru->named_parameters()["bias_hh_l0"]);
+  }
+  auto [g1, gs1] = one_gru->forward(seq);
+  torch::Tensor gh_loop = torch::zeros({2, 4});
+  for (int64_t t = 0; t < 6; ++t) gh_loop = gcell->forward(seq[t], gh_loop);
+  EXPECT_TRUE(close(g1[5], gh_loop));
+  EXPECT_TRUE(close(gs1[0], gh_loop));
   torch::nn::MultiheadAttention mha(8, 2);
   auto q = torch::randn({5, 3, 8});
   auto [attn, weights] = mha->forward(q, q, q);

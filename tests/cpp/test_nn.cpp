@@ -157,6 +157,77 @@ TEST(NN, FusedLstmLayerAgreesWithCellLoop) {
         }
 }
 
+// The fused GRU layer against a loop of the fused cell op (gru_cell_fused with b_hh inside the
+// reset gate), padded and packed, both directions, batch 5 (panels) and 50 (BLAS), with and without
+// b_hh: values and gradients, 1 and 2 threads bitwise, create_graph = fused backward.
+TEST(NN, FusedGruLayerAgreesWithCellLoop) {
+  manual_seed(13);
+  const int prev = get_num_threads();
+  for (int64_t scale : {1, 10})
+    for (bool bias : {true, false})
+      for (bool reverse : {false, true})
+        for (bool packed : {false, true}) {
+          const int64_t H = 128;
+          std::vector<int64_t> sizes =
+              packed ? std::vector<int64_t>{5, 5, 3, 2, 2, 1} : std::vector<int64_t>{5, 5, 5, 5};
+          for (int64_t& b : sizes) b *= scale;
+          const int64_t B = sizes[0], T = static_cast<int64_t>(sizes.size());
+          int64_t n = 0;
+          std::vector<int64_t> offset;
+          for (int64_t b : sizes) offset.push_back(n), n += b;
+          auto leaf = [](Tensor t) {
+            autograd::set_requires_grad(t, true);
+            return t;
+          };
+          const ScalarType f64 = ScalarType::Float64;
+          Tensor gi = leaf(randn({n, 3 * H}, nullptr, f64)), h0 = leaf(randn({B, H}, nullptr, f64));
+          Tensor w = leaf(mul(randn({3 * H, H}, nullptr, f64), full({}, 0.1, f64)));
+          Tensor b = bias ? leaf(randn({3 * H}, nullptr, f64)) : Tensor();
+          std::vector<Tensor> ins = {gi, h0, w};
+          if (bias) ins.push_back(b);
+          Tensor wo = randn({n, H}, nullptr, f64), wh = randn({B, H}, nullptr, f64);
+          auto loss = [&](const Tensor& out, const Tensor& hn) { return add(sum(mul(out, wo)), sum(mul(hn, wh))); };
+          // reference: the cell loop
+          std::vector<Tensor> outs(static_cast<size_t>(T));
+          Tensor h = h0;
+          for (int64_t s = 0; s < T; ++s) {
+            const int64_t t = reverse ? T - 1 - s : s, rows = sizes[static_cast<size_t>(t)];
+            Tensor hp = narrow(h, 0, 0, rows), gh = mm(hp, transpose(w, 0, 1));
+            if (bias) gh = add(gh, b);
+            Tensor hy = gru_cell_fused(narrow(gi, 0, offset[static_cast<size_t>(t)], rows), gh, hp);
+            outs[static_cast<size_t>(t)] = hy;
+            h = rows == B ? hy : cat({hy, narrow(h, 0, rows, B - rows)}, 0);
+          }
+          autograd::BackwardOptions o;
+          o.accumulate = false;
+          o.keep_graph = true;
+          Tensor ref_out = cat(outs, 0);
+          TensorList ref = autograd::run_backward({loss(ref_out, h)}, {Tensor()}, ins, o);
+          std::vector<TensorList> got;
+          std::vector<Tensor> got_out;
+          for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            auto [out, hn] = gru_layer(gi, sizes, h0, w, b, reverse);
+            EXPECT_LT(max_abs_diff(out, ref_out), 1e-12);
+            EXPECT_LT(max_abs_diff(hn, h), 1e-12);
+            got_out.push_back(out);
+            got.push_back(autograd::run_backward({loss(out, hn)}, {Tensor()}, ins, o));
+            if (threads == 1) {
+              autograd::BackwardOptions cg = o;
+              cg.create_graph = true;
+              TensorList formula = autograd::run_backward({loss(out, hn)}, {Tensor()}, ins, cg);
+              for (size_t i = 0; i < ins.size(); ++i) EXPECT_LT(max_abs_diff(formula[i], got[0][i]), 1e-11);
+            }
+          }
+          set_num_threads(prev);
+          EXPECT_TRUE(equal(got_out[0], got_out[1]));
+          for (size_t i = 0; i < ins.size(); ++i) {
+            EXPECT_LT(max_abs_diff(got[0][i], ref[i]), 1e-10) << "grad " << i << " bias=" << bias;
+            EXPECT_TRUE(equal(got[0][i], got[1][i])) << "grad " << i;
+          }
+        }
+}
+
 TEST(NN, FusedLstmLayerRejectsBadArguments) {
   Tensor gi = zeros({6, 8}), h = zeros({3, 2}), w = zeros({8, 2});
   EXPECT_NO_THROW(lstm_layer(gi, {3, 3}, h, h, w, false));

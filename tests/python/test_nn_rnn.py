@@ -180,6 +180,7 @@ def test_layer_matches_torch(case, dtype):
 # Note [Fused LSTM layer] (ops/nn_rnn.cpp): wide layers run each step in pieces of hidden units
 # (2 pieces for 128 units at batch 4, 4 for 256), in parallel; results as torch's and bit-identical
 # for 1 and 2 threads.
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
 @pytest.mark.parametrize("hid", [128, 256])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("config", [({"num_layers": 2, "bidirectional": True}, "padded", True),
@@ -187,25 +188,22 @@ def test_layer_matches_torch(case, dtype):
                                     ({"num_layers": 2}, "packed_sorted", False),
                                     ({"bidirectional": True}, "unbatched", True)],
                          ids=lambda c: f"{c[1]}-hx{int(c[2])}")
-def test_fused_lstm_layer_in_pieces_matches_torch(config, dtype, hid):
+def test_fused_layer_in_pieces_matches_torch(config, dtype, hid, name):
     kwargs, kind, with_hx = config
     before = ember.get_num_threads()
     try:
         results = []
         for threads in (1, 2):
             ember.set_num_threads(threads)
-            results.append(run_layer("LSTM", kwargs, kind, with_hx, dtype, hid=hid))
+            results.append(run_layer(name, kwargs, kind, with_hx, dtype, hid=hid))
     finally:
         ember.set_num_threads(before)
     for a, b in zip(*results):
         assert np.array_equal(a, b)
 
 
-def test_fused_lstm_layer_is_one_node_and_16bit_runs_the_loop():
-    m = enn.LSTM(3, 4)
-    out, (h, c) = m(ember.randn(5, 2, 3))
-    assert out.grad_fn.name() != "CatBackward0"
-    names, seen, todo = set(), set(), [out.grad_fn]
+def _node_names(t):
+    names, seen, todo = set(), set(), [t.grad_fn]
     while todo:
         fn = todo.pop()
         if fn is None or id(fn) in seen:
@@ -213,7 +211,20 @@ def test_fused_lstm_layer_is_one_node_and_16bit_runs_the_loop():
         seen.add(id(fn))
         names.add(fn.name())
         todo.extend(f for f, _ in fn.next_functions)
+    return names
+
+
+def test_fused_lstm_layer_is_one_node_and_16bit_runs_the_loop():
+    m = enn.LSTM(3, 4)
+    out, (h, c) = m(ember.randn(5, 2, 3))
+    names = _node_names(out)
     assert "LstmLayerBackward0" in names and "FusedLstmCellBackward0" not in names
+    for bias in (True, False):
+        out, h = enn.GRU(3, 4, bias=bias)(ember.randn(5, 2, 3))
+        names = _node_names(out)
+        assert "GruLayerBackward0" in names and "FusedGruCellBackward0" not in names
+    o16, _ = enn.GRU(3, 4, dtype=ember.bfloat16)(ember.randn(5, 2, 3).to(ember.bfloat16))
+    assert o16.dtype == ember.bfloat16 and "FusedGruCellBackward0" in _node_names(o16)
     for dt in (ember.bfloat16, ember.float16):  # the per-step loop serves 16-bit floats
         m16 = enn.LSTM(3, 4, dtype=dt)
         o16, _ = m16(ember.randn(5, 2, 3).to(dt))
@@ -250,6 +261,45 @@ def test_fused_lstm_layer_double_backward():
     c0b = ember.randn(2, 3, 3, dtype=ember.float64, requires_grad=True)
     assert gradcheck(packed, (xs, h0b, c0b))
     assert gradgradcheck(packed, (xs, h0b, c0b))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_gru_layer_double_backward(bias):
+    from ember.autograd import gradgradcheck
+    m = enn.GRU(2, 3, bidirectional=True, bias=bias, dtype=ember.float64)
+    names = [n for n, _ in m.named_parameters()]
+    params = [p.detach().clone().requires_grad_() for p in m.parameters()]
+    x = ember.randn(3, 2, 2, dtype=ember.float64, requires_grad=True)
+    h0 = ember.randn(2, 2, 3, dtype=ember.float64, requires_grad=True)
+
+    def fn(x, h0, *ps):
+        return functional_call(m, dict(zip(names, ps)), (x, h0))
+
+    assert gradcheck(fn, (x, h0, *params))
+    assert gradgradcheck(fn, (x, h0, *params))
+
+    def packed(x, h0):
+        out, h = m(ernn.pack_padded_sequence(x, [4, 2, 1]), h0)
+        return out.data, h
+
+    xs = ember.randn(4, 3, 2, dtype=ember.float64, requires_grad=True)
+    h0b = ember.randn(2, 3, 3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(packed, (xs, h0b))
+    assert gradgradcheck(packed, (xs, h0b))
+
+
+def test_fused_gru_layer_errors():
+    f = ember._C._nn_gru_layer
+    gi, h, w, b = ember.zeros(6, 6), ember.zeros(3, 2), ember.zeros(6, 2), ember.zeros(6)
+    assert tuple(f(gi, [3, 3], h, w, b, False)[0].shape) == (6, 2)
+    assert tuple(f(gi, [3, 3], h, w, None, True)[1].shape) == (3, 2)
+    bad = [(gi, [3, 2], h, w, b, False), (gi, [2, 4], h, w, b, False), (gi, [], h, w, b, False),
+           (gi, [3, 3], h, ember.zeros(8, 2), b, False), (gi, [3, 3], h, w, ember.zeros(5), False),
+           (gi, [3, 3], h, w, b.double(), False), (gi.long(), [3, 3], h.long(), w.long(), None, False),
+           (ember.zeros(6, 8), [3, 3], h, w, b, False)]
+    for args in bad:
+        with pytest.raises(RuntimeError):
+            f(*args)
 
 
 def test_fused_lstm_layer_errors():

@@ -166,6 +166,36 @@ void lstm_layer_backward_row(const T* __restrict a, const T* __restrict c0, cons
   }
 }
 
+template <typename T, typename M = opmath_t<T>>
+void gru_layer_row(T* __restrict a, const T* __restrict b, const T* __restrict h0, T* __restrict h1, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    M r = sigmoid_of(M(a[j]) + M(b[j])), z = sigmoid_of(M(a[H + j]) + M(b[H + j]));
+    M n = tanh_of(M(a[2 * H + j]) + r * M(b[2 * H + j]));
+    a[j] = T(r);
+    a[H + j] = T(z);
+    a[2 * H + j] = T(n);
+    h1[j] = T((M(1) - z) * n + z * M(h0[j]));
+  }
+}
+
+template <typename T, bool HasOut, typename M = opmath_t<T>>
+void gru_layer_backward_row(const T* __restrict a, const T* __restrict b, const T* __restrict h0, T* __restrict dh,
+                            const T* __restrict dout, T* __restrict dgi, T* __restrict dgh, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    M r = M(a[j]), z = M(a[H + j]), n = M(a[2 * H + j]);
+    M g = HasOut ? M(dh[j]) + M(dout[j]) : M(dh[j]);
+    M dn = g * (M(1) - z) * (M(1) - n * n);
+    M dr = dn * M(b[2 * H + j]) * r * (M(1) - r), dz = g * (M(h0[j]) - n) * z * (M(1) - z);
+    dgi[j] = T(dr);
+    dgh[j] = T(dr);
+    dgi[H + j] = T(dz);
+    dgh[H + j] = T(dz);
+    dgi[2 * H + j] = T(dn);
+    dgh[2 * H + j] = T(dn * r);
+    dh[j] = T(g * z);
+  }
+}
+
 }  // namespace
 
 void EMBER_ISA_KERNEL(lstm_cell_forward)(const Tensor& gates, const Tensor& cx, int64_t B, int64_t H, Tensor& hy,
@@ -211,6 +241,34 @@ void EMBER_ISA_KERNEL(lstm_layer_step_backward)(ScalarType dt, const void* act, 
       else
         lstm_layer_backward_row<T, false>(A + r * ldg, C0 + r * ldh, C + r * ldh, DH + r * ldh, DH, DC + r * ldh,
                                           DG + r * ldg, H);
+    });
+  });
+}
+
+void EMBER_ISA_KERNEL(gru_layer_step_forward)(ScalarType dt, void* gi, const void* gh, const void* h_prev, void* h,
+                                              int64_t rows, int64_t H, int64_t ldg, int64_t ldh) {
+  EMBER_DISPATCH_FLOAT(dt, "gru", [&] {
+    using T = scalar_t;
+    T *A = static_cast<T*>(gi), *HY = static_cast<T*>(h);
+    const T *B = static_cast<const T*>(gh), *H0 = static_cast<const T*>(h_prev);
+    for_rows(rows, H, [=](int64_t r) { gru_layer_row<T>(A + r * ldg, B + r * ldg, H0 + r * ldh, HY + r * ldh, H); });
+  });
+}
+void EMBER_ISA_KERNEL(gru_layer_step_backward)(ScalarType dt, const void* act, const void* gh, const void* h_prev,
+                                               void* dh, const void* dout, void* dgi, void* dgh, int64_t rows,
+                                               int64_t H, int64_t ldg, int64_t ldh) {
+  EMBER_DISPATCH_FLOAT(dt, "gru_backward", [&] {
+    using T = scalar_t;
+    const T *A = static_cast<const T*>(act), *B = static_cast<const T*>(gh), *H0 = static_cast<const T*>(h_prev),
+            *DO = static_cast<const T*>(dout);
+    T *DH = static_cast<T*>(dh), *DI = static_cast<T*>(dgi), *DG = static_cast<T*>(dgh);
+    for_rows(rows, H, [=](int64_t r) {
+      if (DO)
+        gru_layer_backward_row<T, true>(A + r * ldg, B + r * ldg, H0 + r * ldh, DH + r * ldh, DO + r * ldh,
+                                        DI + r * ldg, DG + r * ldg, H);
+      else
+        gru_layer_backward_row<T, false>(A + r * ldg, B + r * ldg, H0 + r * ldh, DH + r * ldh, DH, DI + r * ldg,
+                                         DG + r * ldg, H);
     });
   });
 }

@@ -41,6 +41,12 @@ std::tuple<Tensor, Tensor, Tensor> run_direction(Mode mode, const Tensor& x, Ten
     auto [out, hn, cn] = ember::lstm_layer(gi, std::vector<int64_t>(static_cast<size_t>(L), N), h, c, w.w_hh, reverse);
     return {Tensor(out).reshape({L, N, H}), Tensor(hn), Tensor(cn)};
   }
+  if (mode == Mode::GRU && x.device().is_cpu() && (dt == ScalarType::Float32 || dt == ScalarType::Float64)) {
+    const int64_t N = x.size(1), H = w.w_hh.size(1);  // b_hh stays inside the reset gate
+    Tensor gi = at::linear(x, w.w_ih, w.b_ih).reshape({L * N, 3 * H});
+    auto [out, hn] = ember::gru_layer(gi, std::vector<int64_t>(static_cast<size_t>(L), N), h, w.w_hh, w.b_hh, reverse);
+    return {Tensor(out).reshape({L, N, H}), Tensor(hn), c};
+  }
   // Input projections of every step in one GEMM.
   Tensor gi_all = at::linear(x, w.w_ih, w.b_ih);
   std::vector<Tensor> outs(static_cast<size_t>(L));

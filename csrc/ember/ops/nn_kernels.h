@@ -94,6 +94,18 @@ EMBER_DECLARE_ISA_KERNEL(void, lstm_layer_step_forward,
 EMBER_DECLARE_ISA_KERNEL(void, lstm_layer_step_backward,
                          (ScalarType dt, const void* act, const void* c_prev, const void* c, const void* dh,
                           const void* dout, void* dc, void* dgates, int64_t rows, int64_t H, int64_t ldg, int64_t ldh))
+// One time step of the fused GRU layer (Note [Fused LSTM layer], ops/nn_rnn.cpp) on `rows` rows for
+// H hidden units: gi holds the input projections (r, z, n; b_ih included), gh the hidden ones
+// (b_hh included) in rows ldg apart; h_prev in, h out (rows ldh apart). The activations r, z, n
+// overwrite gi; gh is kept (its n part enters backward).
+EMBER_DECLARE_ISA_KERNEL(void, gru_layer_step_forward,
+                         (ScalarType dt, void* gi, const void* gh, const void* h_prev, void* h, int64_t rows, int64_t H,
+                          int64_t ldg, int64_t ldh))
+// Its backward from the activations, gh, h_prev and dh (+ dout, or null): dgi and dgh (rows ldg
+// apart), and dh replaced by its direct part dh * z (the product with W_hh is added after).
+EMBER_DECLARE_ISA_KERNEL(void, gru_layer_step_backward,
+                         (ScalarType dt, const void* act, const void* gh, const void* h_prev, void* dh,
+                          const void* dout, void* dgi, void* dgh, int64_t rows, int64_t H, int64_t ldg, int64_t ldh))
 }  // namespace cpu
 
 namespace kernels {

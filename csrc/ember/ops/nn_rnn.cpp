@@ -134,7 +134,9 @@ Tensor gru_cell_fused(const Tensor& gi_in, const Tensor& gh_in, const Tensor& hx
 // buffers hold one row per sequence; a step touches the first batch_sizes[t] of them, so packed
 // sequences (and the reverse direction, where a sequence joins with its h0 at its last step) need
 // nothing else. Under create_graph the backward is recomputed with differentiable ops, so higher
-// order gradients flow as through the composition.
+// order gradients flow as through the composition. A GRU layer (gru_layer) runs the same way with
+// its three gates; its hidden projection is kept per step with b_hh, since the reset gate multiplies
+// the n part of it, and b_hh's gradient is the column sums of the hidden gates' gradients.
 namespace {
 struct LstmSteps {
   std::vector<int64_t> rows, offset;  // per time index t
@@ -144,13 +146,14 @@ struct LstmSteps {
   int64_t count() const { return static_cast<int64_t>(rows.size()); }
 };
 
-LstmSteps check_lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0, const Tensor& c0,
-                           const Tensor& w, bool reverse) {
-  const char* op = "lstm";
-  EMBER_CHECK(gi.dim() == 2 && h0.dim() == 2 && c0.dim() == 2 && w.dim() == 2, op,
-              ": expected 2-D gates, states and weight, got ", gi.dim(), "-D, ", h0.dim(), "-D, ", c0.dim(), "-D and ",
+// gi (N, G H), h0 and c0 (B, H; c0 undefined for a GRU), w (G H, H) and the batch sizes.
+LstmSteps check_layer(const char* op, int64_t G, const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
+                      const Tensor& c0, const Tensor& w, bool reverse) {
+  const Tensor& c = c0.defined() ? c0 : h0;
+  EMBER_CHECK(gi.dim() == 2 && h0.dim() == 2 && c.dim() == 2 && w.dim() == 2, op,
+              ": expected 2-D gates, states and weight, got ", gi.dim(), "-D, ", h0.dim(), "-D, ", c.dim(), "-D and ",
               w.dim(), "-D");
-  for (const Tensor* t : {&h0, &c0, &w}) check_pair(gi, *t, op, "gates", "states and weight");
+  for (const Tensor* t : {&h0, &c, &w}) check_pair(gi, *t, op, "gates", "states and weight");
   EMBER_CHECK(gi.dtype() == ScalarType::Float32 || gi.dtype() == ScalarType::Float64, op,
               ": the fused layer takes float32 or float64, got ", dtype_name(gi.dtype()));
   EMBER_CHECK(gi.device().is_cpu(), op, ": the fused layer runs on the CPU, got ", gi.device().str());
@@ -158,8 +161,8 @@ LstmSteps check_lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tens
   st.H = h0.size(1);
   st.B = h0.size(0);
   st.reverse = reverse;
-  EMBER_CHECK(c0.sizes() == h0.sizes(), op, ": expected c0 of shape ", h0.shape_str(), ", got ", c0.shape_str());
-  EMBER_CHECK(w.size(0) == 4 * st.H && w.size(1) == st.H && gi.size(1) == 4 * st.H, op, ": weight_hh of shape ",
+  EMBER_CHECK(c.sizes() == h0.sizes(), op, ": expected c0 of shape ", h0.shape_str(), ", got ", c.shape_str());
+  EMBER_CHECK(w.size(0) == G * st.H && w.size(1) == st.H && gi.size(1) == G * st.H, op, ": weight_hh of shape ",
               w.shape_str(), " and gates of shape ", gi.shape_str(), " do not match hidden size ", st.H);
   EMBER_CHECK(!batch_sizes.empty(), op, ": expected at least one time step");
   EMBER_CHECK(batch_sizes[0] == st.B, op, ": expected the first batch size to equal the states' ", st.B, ", got ",
@@ -248,27 +251,27 @@ namespace {
 // The fixed pieces of a step (Note [Fused LSTM layer]): P groups of H / P hidden units, P by shape
 // alone (a power of two, pieces at least 64 units and 2^16 multiply-adds wide), so the bits are
 // the same for any thread count.
-int64_t lstm_pieces(int64_t B, int64_t H) {
+int64_t layer_pieces(int64_t G, int64_t B, int64_t H) {
   int64_t P = 1;
-  while (P < 8 && H % (2 * P) == 0 && H / (2 * P) >= 64 && B * 4 * H * H / (2 * P) >= (int64_t(1) << 16)) P *= 2;
+  while (P < 8 && H % (2 * P) == 0 && H / (2 * P) >= 64 && B * G * H * H / (2 * P) >= (int64_t(1) << 16)) P *= 2;
   return P;
 }
 
-// (.., 4, P, Hc) <-> (.., P, 4, Hc) along `dim` of size 4H: piece k's gates side by side.
-Tensor to_pieces(const Tensor& t, int64_t dim, int64_t P) {
+// (.., G, P, Hc) <-> (.., P, G, Hc) along `dim` of size G H: piece k's G gates side by side.
+Tensor to_pieces(const Tensor& t, int64_t dim, int64_t P, int64_t G = 4) {
   if (P == 1) return contiguous(t);
-  const int64_t H4 = t.size(dim), Hc = H4 / 4 / P;
+  const int64_t Hc = t.size(dim) / G / P;
   Shape split = t.sizes();
-  split[static_cast<size_t>(dim)] = 4;
+  split[static_cast<size_t>(dim)] = G;
   split.insert(split.begin() + dim + 1, {P, Hc});
   return reshape(contiguous(transpose(reshape(t, split), dim, dim + 1)), t.sizes());
 }
-Tensor from_pieces(const Tensor& t, int64_t dim, int64_t P) {
+Tensor from_pieces(const Tensor& t, int64_t dim, int64_t P, int64_t G = 4) {
   if (P == 1) return t;
-  const int64_t H4 = t.size(dim), Hc = H4 / 4 / P;
+  const int64_t Hc = t.size(dim) / G / P;
   Shape split = t.sizes();
   split[static_cast<size_t>(dim)] = P;
-  split.insert(split.begin() + dim + 1, {4, Hc});
+  split.insert(split.begin() + dim + 1, {G, Hc});
   return reshape(contiguous(transpose(reshape(t, split), dim, dim + 1)), t.sizes());
 }
 
@@ -377,8 +380,8 @@ TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList&
 
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef batch_sizes, const Tensor& h0_in,
                                               const Tensor& c0_in, const Tensor& w_in, bool reverse) {
-  const LstmSteps st = check_lstm_layer(gi_in, batch_sizes, h0_in, c0_in, w_in, reverse);
-  const int64_t H = st.H, B = st.B, N = st.n, T = st.count(), P = lstm_pieces(B, H), Hc = H / P;
+  const LstmSteps st = check_layer("lstm", 4, gi_in, batch_sizes, h0_in, c0_in, w_in, reverse);
+  const int64_t H = st.H, B = st.B, N = st.n, T = st.count(), P = layer_pieces(4, B, H), Hc = H / P;
   const ScalarType dt = gi_in.dtype();
   const int64_t es = static_cast<int64_t>(element_size(dt));
   auto node = autograd::make_node<LambdaBackward>(gi_in, h0_in, c0_in, w_in);
@@ -471,6 +474,190 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
                    return lstm_layer_backward(st, P, g, s[4], s[5], s[6], s[7], s[8]);
                  });
   return {out, hn, cn};
+}
+
+namespace {
+// The create_graph backward of gru_layer, as lstm_layer_backward_differentiable's.
+TensorList gru_layer_backward_differentiable(const LstmSteps& st, const TensorList& g, const Tensor& gi,
+                                             const Tensor& h0, const Tensor& w, const Tensor& b) {
+  const int64_t H = st.H, T = st.count();
+  struct Step {
+    Tensor r, z, n, ghn, hp;
+  };
+  std::vector<Step> steps(static_cast<size_t>(T));
+  Tensor h = h0, wt = transpose(w, 0, 1);
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = st.time(s), rows = st.rows[t];
+    Step& k = steps[static_cast<size_t>(t)];
+    k.hp = narrow(h, 0, 0, rows);
+    Tensor gh = b.defined() ? addmm(b, k.hp, wt) : mm(k.hp, wt), gt = rows_of(gi, st.offset[t], rows);
+    k.r = sigmoid(gate(gt, 0, H) + gate(gh, 0, H));
+    k.z = sigmoid(gate(gt, 1, H) + gate(gh, 1, H));
+    k.ghn = gate(gh, 2, H);
+    k.n = tanh(gate(gt, 2, H) + k.r * k.ghn);
+    h = with_head(one_minus(k.z) * k.n + k.z * k.hp, h);
+  }
+  Tensor dh = g[1].defined() ? g[1] : zeros({st.B, H}, gi.dtype(), gi.device()), dw, db;
+  std::vector<Tensor> dgis(static_cast<size_t>(T));
+  for (int64_t s = T - 1; s >= 0; --s) {
+    const int64_t t = st.time(s), rows = st.rows[t];
+    const Step& k = steps[static_cast<size_t>(t)];
+    Tensor gy = narrow(dh, 0, 0, rows);
+    if (g[0].defined()) gy = gy + rows_of(g[0], st.offset[t], rows);
+    Tensor dn = gy * one_minus(k.z) * one_minus(k.n * k.n);
+    Tensor dr = dn * k.ghn * k.r * one_minus(k.r), dz = gy * (k.hp - k.n) * k.z * one_minus(k.z);
+    dgis[static_cast<size_t>(t)] = cat({dr, dz, dn}, 1);
+    Tensor dgh = cat({dr, dz, dn * k.r}, 1);
+    dh = with_head(gy * k.z + mm(dgh, w), dh);
+    Tensor dwt = mm(transpose(dgh, 0, 1), k.hp);
+    dw = dw.defined() ? dw + dwt : dwt;
+    if (b.defined()) {
+      Tensor dbt = sum(dgh, std::vector<int64_t>{0});
+      db = db.defined() ? db + dbt : dbt;
+    }
+  }
+  return {cat(dgis, 0), dh, dw, db};
+}
+
+// The backward of gru_layer from its activations and hidden projections (pieces' order), previous
+// states and the weight in pieces' order: per step the pointwise pass per piece, then
+// dh[:, piece] += dgh @ wp[:, piece] (two phases), as lstm_layer_backward.
+TensorList gru_layer_backward(const LstmSteps& st, int64_t P, bool has_bias, const TensorList& g, const Tensor& act,
+                              const Tensor& ghs, const Tensor& hprev, const Tensor& wp) {
+  const int64_t H = st.H, Hc = H / P;
+  const ScalarType dt = act.dtype();
+  const int64_t es = static_cast<int64_t>(element_size(dt));
+  Tensor dh = g[1].defined() ? clone_contiguous(g[1]) : zeros({st.B, H}, dt, act.device());
+  const Tensor dout = g[0].defined() ? contiguous(g[0]) : Tensor();
+  Tensor dgi = empty({st.n, 3 * H}, dt, act.device()), dgh = empty({st.n, 3 * H}, dt, act.device());
+  auto step = EMBER_ISA_SELECT(cpu::gru_layer_step_backward);
+  auto gemm = EMBER_ISA_SELECT(cpu::panel_gemm);
+  const bool panels = st.B <= kPanelMaxRows;
+  const Tensor wpan =
+      panels ? pack_panels(P, 3 * H, Hc, dt, [&](int64_t k) { return narrow(wp, 1, k * Hc, Hc); }) : Tensor();
+  const char* WP = panels ? static_cast<const char*>(wpan.data_ptr()) : nullptr;
+  const int64_t pstride = panel_elems(dt, 3 * H, Hc) * es;
+  char *DH = static_cast<char*>(dh.data_ptr()), *DI = static_cast<char*>(dgi.data_ptr()),
+       *DG = static_cast<char*>(dgh.data_ptr());
+  const char *W = static_cast<const char*>(wp.data_ptr()), *A = static_cast<const char*>(act.data_ptr()),
+             *GH = static_cast<const char*>(ghs.data_ptr()), *HP = static_cast<const char*>(hprev.data_ptr()),
+             *DO = dout.defined() ? static_cast<const char*>(dout.data_ptr()) : nullptr;
+  LstmSteps back = st;
+  back.reverse = !st.reverse;
+  for_steps(
+      back, P, 2, [](int64_t) { return false; }, [](int64_t) {},
+      [&](int64_t t, int phase, int64_t k) {
+        const int64_t rows = st.rows[t], off = st.offset[t], gofs = (off * 3 * H + k * 3 * Hc) * es;
+        if (phase == 0) {
+          step(dt, A + gofs, GH + gofs, HP + (off * H + k * Hc) * es, DH + k * Hc * es,
+               DO ? DO + (off * H + k * Hc) * es : nullptr, DI + gofs, DG + gofs, rows, Hc, 3 * H, H);
+        } else if (panels) {
+          gemm(dt, rows, Hc, 3 * H, DG + off * 3 * H * es, 3 * H, WP + k * pstride, DH + k * Hc * es, H, true);
+        } else {
+          gemm_raw_one_thread(dt, false, false, rows, Hc, 3 * H, DG + off * 3 * H * es, 3 * H, W + k * Hc * es, H, true,
+                              DH + k * Hc * es, H);
+        }
+      });
+  Tensor dgi_u = from_pieces(dgi, 1, P, 3), dgh_u = from_pieces(dgh, 1, P, 3);
+  Tensor db = has_bias ? sum(dgh_u, std::vector<int64_t>{0}) : Tensor();
+  return {dgi_u, dh, mm(transpose(dgh_u, 0, 1), hprev), db};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> gru_layer(const Tensor& gi_in, IntArrayRef batch_sizes, const Tensor& h0_in,
+                                     const Tensor& w_in, const Tensor& b_in, bool reverse) {
+  const LstmSteps st = check_layer("gru", 3, gi_in, batch_sizes, h0_in, Tensor(), w_in, reverse);
+  if (b_in.defined()) {
+    check_pair(gi_in, b_in, "gru", "gates", "bias_hh");
+    EMBER_CHECK(b_in.dim() == 1 && b_in.size(0) == 3 * st.H, "gru: expected bias_hh of shape (", 3 * st.H, "), got ",
+                b_in.shape_str());
+  }
+  const int64_t H = st.H, B = st.B, N = st.n, T = st.count(), P = layer_pieces(3, B, H), Hc = H / P;
+  const ScalarType dt = gi_in.dtype();
+  const int64_t es = static_cast<int64_t>(element_size(dt));
+  const bool has_bias = b_in.defined();
+  auto node = has_bias ? autograd::make_node<LambdaBackward>(gi_in, h0_in, w_in, b_in)
+                       : autograd::make_node<LambdaBackward>(gi_in, h0_in, w_in);
+  Tensor gates, wp, ghs, out, h0, hprev, hn;
+  {
+    autograd::NoGradGuard raw;
+    gates = to_pieces(gi_in, 1, P, 3);  // a copy: the activations overwrite it
+    if (P == 1 && gates.is_same(gi_in)) gates = clone_contiguous(gi_in);
+    wp = to_pieces(w_in, 0, P, 3);
+    const Tensor bp = has_bias ? to_pieces(b_in, 0, P, 3) : Tensor();
+    ghs = empty({N, 3 * H}, dt, gi_in.device());
+    out = empty({N, H}, dt, gi_in.device());
+    h0 = contiguous(h0_in);
+    auto previous = [&](int64_t t) -> std::pair<const Tensor*, int64_t> {
+      const int64_t before = reverse ? t + 1 : t - 1;
+      if (before < 0 || before >= T) return {&h0, 0};
+      if (st.rows[before] < st.rows[t]) return {&hprev, st.offset[t]};
+      return {&out, st.offset[before]};
+    };
+    auto joins_at = [&](int64_t t) { return reverse && t + 1 < T && st.rows[t + 1] < st.rows[t]; };
+    bool joins = false;
+    for (int64_t t = 0; t < T; ++t) joins = joins || joins_at(t);
+    if (node || joins) hprev = empty({N, H}, dt, gi_in.device());
+    auto gather = [&](int64_t t) {
+      const int64_t before = t + 1, off = st.offset[t], kept = st.rows[before];
+      copy_rows(hprev, off, out, st.offset[before], kept);
+      copy_rows(hprev, off + kept, h0, kept, st.rows[t] - kept);
+    };
+    auto step = EMBER_ISA_SELECT(cpu::gru_layer_step_forward);
+    auto gemm = EMBER_ISA_SELECT(cpu::panel_gemm);
+    const bool panels = B <= kPanelMaxRows;
+    const Tensor wpan = panels
+                            ? pack_panels(P, H, 3 * Hc, dt,
+                                          [&](int64_t k) { return transpose(narrow(wp, 0, k * 3 * Hc, 3 * Hc), 0, 1); })
+                            : Tensor();
+    const char* WP = panels ? static_cast<const char*>(wpan.data_ptr()) : nullptr;
+    const int64_t pstride = panel_elems(dt, H, 3 * Hc) * es;
+    char *G = static_cast<char*>(gates.data_ptr()), *GH = static_cast<char*>(ghs.data_ptr()),
+         *O = static_cast<char*>(out.data_ptr());
+    const char *W = static_cast<const char*>(wp.data_ptr()),
+               *BP = has_bias ? static_cast<const char*>(bp.data_ptr()) : nullptr;
+    for_steps(st, P, 1, joins_at, gather, [&](int64_t t, int, int64_t k) {
+      const int64_t rows = st.rows[t], off = st.offset[t], gofs = (off * 3 * H + k * 3 * Hc) * es;
+      auto [hsrc, hrow] = previous(t);
+      char* gh = GH + gofs;
+      if (BP)  // gh starts as b_hh's piece, the product is added to it
+        for (int64_t r = 0; r < rows; ++r)
+          std::memcpy(gh + r * 3 * H * es, BP + k * 3 * Hc * es, static_cast<size_t>(3 * Hc * es));
+      if (panels)
+        gemm(dt, rows, 3 * Hc, H, row_ptr(*hsrc, hrow), H, WP + k * pstride, gh, 3 * H, BP != nullptr);
+      else
+        gemm_raw_one_thread(dt, false, true, rows, 3 * Hc, H, row_ptr(*hsrc, hrow), H, W + k * 3 * Hc * H * es, H,
+                            BP != nullptr, gh, 3 * H);
+      step(dt, G + gofs, gh, static_cast<const char*>(row_ptr(*hsrc, hrow)) + k * Hc * es, O + (off * H + k * Hc) * es,
+           rows, Hc, 3 * H, H);
+    });
+    hn = empty({B, H}, dt, gi_in.device());
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t after = reverse ? t - 1 : t + 1;
+      const int64_t lo = after >= 0 && after < T ? st.rows[after] : 0, hi = st.rows[t];
+      if (reverse ? t == 0 : lo < hi) copy_rows(hn, lo, out, st.offset[t] + lo, hi - lo);
+    }
+    if (node)
+      for (int64_t t = 0; t < T; ++t) {
+        auto [hsrc, hrow] = previous(t);
+        if (hsrc != &hprev) copy_rows(hprev, st.offset[t], *hsrc, hrow, st.rows[t]);
+      }
+  }
+  if (node)
+    node->record("GruLayerBackward0", {out, hn},
+                 {gi_in, h0_in, w_in, has_bias ? b_in : Tensor(), gates, ghs, hprev, wp}, {},
+                 [st, P, has_bias](const TensorList& g, const TensorList& s) -> TensorList {
+                   TensorList r;
+                   if (!g[0].defined() && !g[1].defined())
+                     r = {Tensor(), Tensor(), Tensor(), Tensor()};
+                   else if (autograd::GradMode::is_enabled())
+                     r = gru_layer_backward_differentiable(st, g, s[0], s[1], s[2], s[3]);
+                   else
+                     r = gru_layer_backward(st, P, has_bias, g, s[4], s[5], s[6], s[7]);
+                   if (!has_bias) r.pop_back();  // the node's inputs: gi, h0, w_hh
+                   return r;
+                 });
+  return {out, hn};
 }
 
 namespace {

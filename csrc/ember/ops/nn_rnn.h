@@ -15,4 +15,9 @@ namespace ember {
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
                                               const Tensor& c0, const Tensor& w_hh, bool reverse);
 
+// One GRU layer in one direction, as lstm_layer: gi (N, 3H) the input projections with b_ih (b_hh
+// stays inside the reset gate), w_hh (3H, H), b_hh (3H) or undefined. Returns the outputs (N, H) and h_n.
+std::tuple<Tensor, Tensor> gru_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0, const Tensor& w_hh,
+                                     const Tensor& b_hh, bool reverse);
+
 }  // namespace ember

@@ -1,8 +1,9 @@
 """Recurrent layers: RNNCellBase, RNNCell, LSTMCell, GRUCell and RNNBase, RNN, LSTM, GRU.
 
-Note [Recurrent layers as compositions]: an LSTM layer without projections on float32/float64 CPU
-tensors is one C++ op over all time steps (ember._C._nn_lstm_layer, Note [Fused LSTM layer] in
-ops/nn_rnn.cpp). Every other layer is a Python loop over time steps of C++ ops: the
+Note [Recurrent layers as compositions]: an LSTM layer without projections and a GRU layer on
+float32/float64 CPU tensors are one C++ op over all time steps (ember._C._nn_lstm_layer /
+_nn_gru_layer, Note [Fused LSTM layer] in ops/nn_rnn.cpp). Every other layer is a Python loop over
+time steps of C++ ops: the
 hidden projection (addmm) and the cell's fused pointwise op (ember._C._nn_lstm_cell_fused /
 _nn_gru_cell_fused, ops/nn_rnn.cpp: one pass forward and backward instead of about ten
 elementwise ops), so autograd, forward hooks and parametrizations need nothing special. The
@@ -119,9 +120,10 @@ def _run_direction(mode, steps, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     return ember.cat(outs, 0), h, c
 
 
-def _fused_lstm_ok(*ts):
-    """Whether one LSTM layer runs as ember._C._nn_lstm_layer (Note [Fused LSTM layer], ops/nn_rnn.cpp):
-    float32/float64 CPU tensors; vmap and other dtypes or devices run the loop of _run_direction."""
+def _fused_ok(*ts):
+    """Whether one LSTM or GRU layer runs as ember._C._nn_lstm_layer / _nn_gru_layer (Note [Fused LSTM
+    layer], ops/nn_rnn.cpp): float32/float64 CPU tensors; vmap and other dtypes or devices run the loop of
+    _run_direction."""
     dt = ts[0].dtype
     return (dt in (ember.float32, ember.float64) and all(t.dtype == dt and t.device.type == "cpu" for t in ts)
             and not any(type(t).__name__ == "BatchedTensor" for t in ts))
@@ -164,8 +166,11 @@ def _run_stacked(mode, input, batch_sizes, h0, c0, weights, bias, proj, num_laye
                 gi = F.linear(x, w_ih, b_ih + b_hh)
             else:
                 gi = F.linear(x, w_ih, b_ih)
-            if lstm and w_hr is None and _fused_lstm_ok(gi, h0[k], c0[k], w_hh):
+            if lstm and w_hr is None and _fused_ok(gi, h0[k], c0[k], w_hh):
                 out, h, c = _C._nn_lstm_layer(gi, sizes, h0[k], c0[k], w_hh, direction == 1)
+            elif mode == "GRU" and _fused_ok(gi, h0[k], w_hh, *([b_hh] if b_hh is not None else [])):
+                out, h = _C._nn_gru_layer(gi, sizes, h0[k], w_hh, b_hh, direction == 1)
+                c = None
             else:
                 steps = gi.split(sizes, 0)
                 out, h, c = _run_direction(mode, steps, sizes, h0[k], c0[k] if lstm else None, w_hh,
