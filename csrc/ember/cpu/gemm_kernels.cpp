@@ -18,75 +18,14 @@ typedef double vec32_d __attribute__((vector_size(32)));
 template <typename T>
 using vec32 = std::conditional_t<std::is_same_v<T, double>, vec32_d, vec32_f>;
 
-template <typename T, int R>
-void panel_tile(const T* __restrict a, int64_t lda, const T* __restrict p, int64_t k, T* __restrict c, int64_t ldc,
-                int64_t cols, bool accumulate) {
-  using V = vec32<T>;
-  constexpr int L = 32 / sizeof(T), NV = 3, W = NV * L;
-  V acc[R][NV];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 3
-    for (int j = 0; j < NV; ++j) acc[r][j] = V{};
-  for (int64_t q = 0; q < k; ++q) {
-    V b[NV];
-#pragma GCC unroll 3
-    for (int j = 0; j < NV; ++j) std::memcpy(&b[j], p + q * W + j * L, 32);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const T x = a[r * lda + q];
-#pragma GCC unroll 3
-      for (int j = 0; j < NV; ++j) acc[r][j] += x * b[j];
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    T out[W];
-    std::memcpy(out, acc[r], sizeof(out));
-    T* row = c + r * ldc;
-    if (accumulate)
-      for (int64_t j = 0; j < cols; ++j) row[j] += out[j];
-    else
-      for (int64_t j = 0; j < cols; ++j) row[j] = out[j];
-  }
-}
-
-template <typename T>
-void panel_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* panels, T* c, int64_t ldc,
-                   bool accumulate) {
-  constexpr int64_t W = 3 * (32 / sizeof(T));
-  for (int64_t p = 0; p * W < n; ++p) {
-    const T* panel = panels + p * k * W;
-    const int64_t j0 = p * W, cols = std::min(W, n - j0);
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) panel_tile<T, 4>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-    switch (m - i) {
-      case 3:
-        panel_tile<T, 3>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-        break;
-      case 2:
-        panel_tile<T, 2>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-        break;
-      case 1:
-        panel_tile<T, 1>(a + i * lda, lda, panel, k, c + i * ldc + j0, ldc, cols, accumulate);
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-// Note [Tiny GEMM]: a BLAS call costs ~0.3 us before it computes anything and packs both operands
-// again, more than a 16x16x16 product takes (bmm of 512 of them: 1.05-1.4x torch's time, 1024 4x4
-// ones 1.26x). Products of at most kTinyGemmMacs (64^3) multiply-adds (ops/linalg.cpp) run here
-// instead, in register tiles of up to 4 rows by 3 vectors as panel_tile's, reading b's rows in
-// place; columns past the last whole vector are summed one by one. On one Zen 3 core: 32^3 1.75x,
-// 64^3 1.3x OpenBLAS's speed. (A row-at-a-time loop through memory waited on its own stores and ran
-// slower than BLAS; the unroll pragmas keep the tile in registers.)
+// The register tile both kernels share: c[R rows, cols <= NV vectors] (+)= a[R rows, k] @ b[k rows,
+// NV vectors] with a's elements (as0, as1) apart and b's rows bs0 apart (a panel's width, or the
+// right operand's row stride).
 template <typename T, int R, int NV>
-void tiny_tile(const T* __restrict a, int64_t as0, int64_t as1, const T* __restrict b, int64_t bs0, T* __restrict c,
-               int64_t ldc, int64_t k) {
+void tile(const T* __restrict a, int64_t as0, int64_t as1, const T* __restrict b, int64_t bs0, int64_t k,
+          T* __restrict c, int64_t ldc, int64_t cols, bool accumulate) {
   using V = vec32<T>;
-  constexpr int L = 32 / sizeof(T);
+  constexpr int L = 32 / sizeof(T), W = NV * L;
   V acc[R][NV];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
@@ -104,47 +43,77 @@ void tiny_tile(const T* __restrict a, int64_t as0, int64_t as1, const T* __restr
     }
   }
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) std::memcpy(c + r * ldc, acc[r], sizeof(acc[r]));
-}
-
-template <typename T, int R>
-void tiny_rows(const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, T* c, int64_t n, int64_t k) {
-  constexpr int64_t L = 32 / sizeof(T);
-  int64_t j = 0;
-  for (; j + 3 * L <= n; j += 3 * L) tiny_tile<T, R, 3>(a, as0, as1, b + j, bs0, c + j, n, k);
-  if (j + 2 * L <= n) {
-    tiny_tile<T, R, 2>(a, as0, as1, b + j, bs0, c + j, n, k);
-    j += 2 * L;
-  } else if (j + L <= n) {
-    tiny_tile<T, R, 1>(a, as0, as1, b + j, bs0, c + j, n, k);
-    j += L;
-  }
-  for (; j < n; ++j)
-    for (int r = 0; r < R; ++r) {
-      T sum = T(0);
-      for (int64_t q = 0; q < k; ++q) sum += a[r * as0 + q * as1] * b[q * bs0 + j];
-      c[r * n + j] = sum;
+  for (int r = 0; r < R; ++r) {
+    T* row = c + r * ldc;
+    if (cols == W && !accumulate) {
+      std::memcpy(row, acc[r], sizeof(acc[r]));
+      continue;
     }
+    T out[W];
+    std::memcpy(out, acc[r], sizeof(out));
+    if (accumulate)
+      for (int64_t j = 0; j < cols; ++j) row[j] += out[j];
+    else
+      for (int64_t j = 0; j < cols; ++j) row[j] = out[j];
+  }
 }
 
-template <typename T>
-void tiny_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0,
-                  T* c) {
+// Rows of a in tiles of up to 4 against one block of NV vectors of b.
+template <typename T, int NV>
+void tile_rows(int64_t m, const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0, int64_t k, T* c, int64_t ldc,
+               int64_t cols, bool accumulate) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) tiny_rows<T, 4>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+  for (; i + 4 <= m; i += 4) tile<T, 4, NV>(a + i * as0, as0, as1, b, bs0, k, c + i * ldc, ldc, cols, accumulate);
   switch (m - i) {
     case 3:
-      tiny_rows<T, 3>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+      tile<T, 3, NV>(a + i * as0, as0, as1, b, bs0, k, c + i * ldc, ldc, cols, accumulate);
       break;
     case 2:
-      tiny_rows<T, 2>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+      tile<T, 2, NV>(a + i * as0, as0, as1, b, bs0, k, c + i * ldc, ldc, cols, accumulate);
       break;
     case 1:
-      tiny_rows<T, 1>(a + i * as0, as0, as1, b, bs0, c + i * n, n, k);
+      tile<T, 1, NV>(a + i * as0, as0, as1, b, bs0, k, c + i * ldc, ldc, cols, accumulate);
       break;
     default:
       break;
   }
+}
+
+template <typename T>
+void panel_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* panels, T* c, int64_t ldc,
+                   bool accumulate) {
+  constexpr int64_t W = 3 * (32 / sizeof(T));
+  for (int64_t p = 0; p * W < n; ++p)
+    tile_rows<T, 3>(m, a, lda, 1, panels + p * k * W, W, k, c + p * W, ldc, std::min(W, n - p * W), accumulate);
+}
+
+// Note [Tiny GEMM]: a BLAS call costs ~0.3 us before it computes anything and packs both operands
+// again, more than a 16x16x16 product takes (bmm of 512 of them: 1.05-1.4x torch's time, 1024 4x4
+// ones 1.26x). Products of at most kTinyGemmMacs (64^3) multiply-adds (ops/linalg.cpp) run here
+// instead, in the register tiles of the panel kernel (up to 4 rows by 3 vectors), reading b's rows in
+// place; columns past the last whole vector are summed one by one. On one Zen 3 core: 32^3 1.75x,
+// 64^3 1.3x OpenBLAS's speed. (A row-at-a-time loop through memory waited on its own stores and ran
+// slower than BLAS; the unroll pragmas keep the tile in registers.)
+// The right operand's rows read in place: blocks of 3 vectors, then 2 or 1, then single columns.
+template <typename T>
+void tiny_gemm_of(int64_t m, int64_t n, int64_t k, const T* a, int64_t as0, int64_t as1, const T* b, int64_t bs0,
+                  T* c) {
+  constexpr int64_t L = 32 / sizeof(T);
+  int64_t j = 0;
+  for (; j + 3 * L <= n; j += 3 * L) tile_rows<T, 3>(m, a, as0, as1, b + j, bs0, k, c + j, n, 3 * L, false);
+  if (j + 2 * L <= n) {
+    tile_rows<T, 2>(m, a, as0, as1, b + j, bs0, k, c + j, n, 2 * L, false);
+    j += 2 * L;
+  } else if (j + L <= n) {
+    tile_rows<T, 1>(m, a, as0, as1, b + j, bs0, k, c + j, n, L, false);
+    j += L;
+  }
+  for (; j < n; ++j)
+    for (int64_t i = 0; i < m; ++i) {
+      T sum = T(0);
+      for (int64_t q = 0; q < k; ++q) sum += a[i * as0 + q * as1] * b[q * bs0 + j];
+      c[i * n + j] = sum;
+    }
 }
 
 }  // namespace

@@ -194,6 +194,18 @@ Tensor clone_contiguous(const Tensor& t) {
   copy_(r, t);
   return r;
 }
+// h_n (or c_n) from the per-step states (N, H): each sequence's row after its own last step (the
+// last step in time order, or step 0 in the reverse direction, where every sequence ends).
+Tensor final_states(const LstmSteps& st, const Tensor& steps) {
+  Tensor r = empty({st.B, st.H}, steps.dtype(), steps.device());
+  const int64_t T = st.count();
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t after = st.reverse ? t - 1 : t + 1;
+    const int64_t lo = after >= 0 && after < T ? st.rows[after] : 0, hi = st.rows[t];
+    if (st.reverse ? t == 0 : lo < hi) copy_rows(r, lo, steps, st.offset[t] + lo, hi - lo);
+  }
+  return r;
+}
 // rows [0, rows) of `state` replaced by `head` (differentiably).
 Tensor with_head(const Tensor& head, const Tensor& state) {
   const int64_t rows = head.size(0), B = state.size(0);
@@ -368,6 +380,8 @@ TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList&
           step(dt, A + (off * 4 * H + k * 4 * Hc) * es, CP + (off * H + k * Hc) * es, CS + (off * H + k * Hc) * es,
                DH + k * Hc * es, DO ? DO + (off * H + k * Hc) * es : nullptr, DC + k * Hc * es,
                DG + (off * 4 * H + k * 4 * Hc) * es, rows, Hc, 4 * H, H);
+        } else if (panels) {
+          gemm(dt, rows, Hc, 4 * H, DG + off * 4 * H * es, 4 * H, WP + k * pstride, DH + k * Hc * es, H, false);
         } else {
           gemm_raw_one_thread(dt, false, false, rows, Hc, 4 * H, DG + off * 4 * H * es, 4 * H, W + k * Hc * es, H,
                               false, DH + k * Hc * es, H);
@@ -444,17 +458,8 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
       step(dt, g, static_cast<const char*>(row_ptr(*csrc, crow)) + k * Hc * es, C + (off * H + k * Hc) * es,
            O + (off * H + k * Hc) * es, rows, Hc, 4 * H, H);
     });
-    // h_n, c_n: each sequence's state after its own last step
-    hn = empty({B, H}, dt, gi_in.device());
-    cn = empty({B, H}, dt, gi_in.device());
-    for (int64_t t = 0; t < T; ++t) {
-      const int64_t after = reverse ? t - 1 : t + 1;
-      const int64_t lo = after >= 0 && after < T ? st.rows[after] : 0, hi = st.rows[t];
-      if (reverse ? t == 0 : lo < hi) {
-        copy_rows(hn, lo, out, st.offset[t] + lo, hi - lo);
-        copy_rows(cn, lo, cs, st.offset[t] + lo, hi - lo);
-      }
-    }
+    hn = final_states(st, out);
+    cn = final_states(st, cs);
     if (node)
       for (int64_t t = 0; t < T; ++t) {
         auto [hsrc, hrow] = previous(t, false);
@@ -631,12 +636,7 @@ std::tuple<Tensor, Tensor> gru_layer(const Tensor& gi_in, IntArrayRef batch_size
       step(dt, G + gofs, gh, static_cast<const char*>(row_ptr(*hsrc, hrow)) + k * Hc * es, O + (off * H + k * Hc) * es,
            rows, Hc, 3 * H, H);
     });
-    hn = empty({B, H}, dt, gi_in.device());
-    for (int64_t t = 0; t < T; ++t) {
-      const int64_t after = reverse ? t - 1 : t + 1;
-      const int64_t lo = after >= 0 && after < T ? st.rows[after] : 0, hi = st.rows[t];
-      if (reverse ? t == 0 : lo < hi) copy_rows(hn, lo, out, st.offset[t] + lo, hi - lo);
-    }
+    hn = final_states(st, out);
     if (node)
       for (int64_t t = 0; t < T; ++t) {
         auto [hsrc, hrow] = previous(t);
