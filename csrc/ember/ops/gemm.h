@@ -1,14 +1,9 @@
 // Raw GEMM into existing memory, for fused layers that run many small products in a loop (the
-// recurrent layers of ops/nn_rnn.cpp): no autograd, no result allocation.
+// recurrent layers of ops/nn_rnn.cpp, on BLAS past the panel kernel's batch sizes).
 #pragma once
 #include "ember/core/tensor.h"
 
 namespace ember {
-
-// c = a @ b (accumulate: c += a @ b) for 2-d float32/float64 CPU tensors on one dtype; c's rows must
-// be contiguous (stride 1 along dim 1). The same deterministic choice of BLAS calls as mm (Note
-// [Deterministic GEMM threading]): the same bits for any thread count.
-void gemm_into(const Tensor& a, const Tensor& b, Tensor& c, bool accumulate);
 
 // One single-threaded BLAS product on raw row-major float32/float64 memory (dt): c (m x n, rows ldc
 // apart) = a' @ b' (accumulate: c += a' @ b'), where a' is a (m x k, rows lda apart) or, with

@@ -319,26 +319,6 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   return out;
 }
 
-// Single-threaded BLAS with beta = 1 for products below the banding threshold of gemm_blocked
-// (one band there too, so the same call mm makes); larger ones go through mm's paths and an add.
-template <typename T>
-void gemm_small_into(const Tensor& a, const Tensor& b, Tensor& c, bool accumulate) {
-  const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
-  auto la = blas_layout(m, k, a.strides()[0], a.strides()[1]), lb = blas_layout(k, n, b.strides()[0], b.strides()[1]);
-  const Tensor ac = la ? a : contiguous(a), bc = lb ? b : contiguous(b);
-  if (!la) la = blas_layout(m, k, ac.strides()[0], ac.strides()[1]);
-  if (!lb) lb = blas_layout(k, n, bc.strides()[0], bc.strides()[1]);
-  const auto ta = la->trans ? CblasTrans : CblasNoTrans, tb = lb->trans ? CblasTrans : CblasNoTrans;
-  const int64_t ldc = std::max<int64_t>(c.strides()[0], std::max<int64_t>(n, 1));
-  OneBlasThread one;
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, ac.data<float>(), la->ld, bc.data<float>(), lb->ld,
-                accumulate ? 1.0f : 0.0f, c.data<float>(), ldc);
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, ac.data<double>(), la->ld, bc.data<double>(), lb->ld,
-                accumulate ? 1.0 : 0.0, c.data<double>(), ldc);
-}
-
 std::string dims_str(const Tensor& t) {
   std::ostringstream ss;
   for (int64_t i = 0; i < t.dim(); ++i) ss << (i ? "x" : "") << t.sizes()[i];
@@ -346,35 +326,6 @@ std::string dims_str(const Tensor& t) {
 }
 
 }  // namespace
-
-void gemm_into(const Tensor& a, const Tensor& b, Tensor& c, bool accumulate) {
-  const ScalarType dt = c.dtype();
-  EMBER_CHECK(a.dim() == 2 && b.dim() == 2 && c.dim() == 2 && a.dtype() == dt && b.dtype() == dt &&
-                  (dt == ScalarType::Float32 || dt == ScalarType::Float64) && a.sizes()[1] == b.sizes()[0] &&
-                  c.sizes()[0] == a.sizes()[0] && c.sizes()[1] == b.sizes()[1] &&
-                  (c.strides()[1] == 1 || c.sizes()[1] <= 1) && c.device().is_cpu(),
-              "gemm_into: expected 2-d float32/float64 CPU operands of matching shapes and a row-major result");
-  const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
-  if (m == 0 || n == 0) return;
-  autograd::NoGradGuard raw;
-  if (k == 0) {
-    if (!accumulate) fill_(c, 0);
-    return;
-  }
-  if (m * n * k < (int64_t(1) << 21)) {
-    adopt_num_threads();
-    if (dt == ScalarType::Float32)
-      gemm_small_into<float>(a, b, c, accumulate);
-    else
-      gemm_small_into<double>(a, b, c, accumulate);
-    return;
-  }
-  Tensor p = mm(a, b);
-  if (accumulate)
-    binary_op(BinaryOp::Add, c, p, c, /*inplace=*/true);
-  else
-    copy_(c, p);
-}
 
 void gemm_raw_one_thread(ScalarType dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
                          int64_t lda, const void* b, int64_t ldb, bool accumulate, void* c, int64_t ldc) {

@@ -122,21 +122,23 @@ Tensor gru_cell_fused(const Tensor& gi_in, const Tensor& gh_in, const Tensor& hx
   return hy;
 }
 
-// Note [Fused LSTM layer]: a layer's time loop in C++ over raw buffers, as cuDNN's layer call
-// rather than a Python loop of per-step ops (torch's CPU LSTM is that loop, each step an addmm and
-// a cell with its own autograd nodes). Forward, per step: the gates of the step's rows start as
+// Note [Fused LSTM layer]: a layer's time loop in C++ over raw buffers, as cuDNN's layer call (and
+// oneDNN's, which torch's CPU LSTM runs) rather than a Python loop of per-step ops, each an addmm
+// and a cell with its own autograd nodes. Forward, per step: the gates of the step's rows start as
 // their input projections (one copy of gi for all steps), the hidden projection is added by one
-// BLAS call with beta = 1 (gemm_into), and a pointwise pass writes the activations over the gates,
-// c and h. Only activations, c, and the step's previous h and c are kept for backward, which walks
-// the steps back: a pointwise pass gives the gates' gradient (tanh(c) its only transcendental), one
-// BLAS call the previous h's; the weight gradient dW_hh is one GEMM over all steps' gate gradients
-// and previous states (N x 4H by N x H) instead of a small product and an add per step. State
-// buffers hold one row per sequence; a step touches the first batch_sizes[t] of them, so packed
-// sequences (and the reverse direction, where a sequence joins with its h0 at its last step) need
-// nothing else. Under create_graph the backward is recomputed with differentiable ops, so higher
-// order gradients flow as through the composition. A GRU layer (gru_layer) runs the same way with
-// its three gates; its hidden projection is kept per step with b_hh, since the reset gate multiplies
-// the n part of it, and b_hh's gradient is the column sums of the hidden gates' gradients.
+// product with beta = 1 (Note [Recurrent GEMM]), and a pointwise pass writes the activations over
+// the gates, c and h. Each step runs in a fixed number of pieces of hidden units (layer_pieces), in
+// parallel, a barrier between steps. Only activations, c and each step's previous h and c are kept
+// for backward, which walks the steps back: a pointwise pass gives the gates' gradient (tanh(c) its
+// only transcendental), one product the previous h's; the weight gradient dW_hh is one GEMM over
+// all steps' gate gradients and previous states (N x 4H by N x H) instead of a small product and an
+// add per step. Rows are the sequences sorted by decreasing length and a step touches the first
+// batch_sizes[t] of them (the previous step's rows, or h0's where sequences join in the reverse
+// direction), so packed sequences need nothing else. Under create_graph the backward is recomputed
+// with differentiable ops, so higher-order gradients flow as through the composition. A GRU layer
+// (gru_layer) runs the same way with its three gates; its hidden projection is kept per step with
+// b_hh, since the reset gate multiplies the n part of it, and b_hh's gradient is the column sums of
+// the hidden gates' gradients.
 namespace {
 struct LstmSteps {
   std::vector<int64_t> rows, offset;  // per time index t
