@@ -206,7 +206,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
     n->record("NllLossBackward0", {out}, {a.target, a.weight}, {},
               [=](const TensorList& g, const TensorList& s) -> TensorList {
                 // -scale * weight[target] scattered into zeros at each target: one pass over the
-                // (outer, C, inner) gradient instead of a one-hot product (512x1000: 2.3x -> 0.6x
+                // (outer, C, inner) gradient instead of a one-hot product (512x1000: 2.3x -> 0.85-0.93x
                 // torch's time); differentiable in g, so create_graph needs nothing else.
                 const Tensor &tg = s[0], &w = s[1];
                 const ScalarType dt = g[0].dtype();

@@ -140,7 +140,7 @@ Tensor gru_cell_fused(const Tensor& gi_in, const Tensor& gh_in, const Tensor& hx
 // b_hh, since the reset gate multiplies the n part of it, and b_hh's gradient is the column sums of
 // the hidden gates' gradients.
 namespace {
-struct LstmSteps {
+struct LayerSteps {
   std::vector<int64_t> rows, offset;  // per time index t
   int64_t n = 0, B = 0, H = 0;
   bool reverse = false;
@@ -149,8 +149,8 @@ struct LstmSteps {
 };
 
 // gi (N, G H), h0 and c0 (B, H; c0 undefined for a GRU), w (G H, H) and the batch sizes.
-LstmSteps check_layer(const char* op, int64_t G, const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
-                      const Tensor& c0, const Tensor& w, bool reverse) {
+LayerSteps check_layer(const char* op, int64_t G, const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
+                       const Tensor& c0, const Tensor& w, bool reverse) {
   const Tensor& c = c0.defined() ? c0 : h0;
   EMBER_CHECK(gi.dim() == 2 && h0.dim() == 2 && c.dim() == 2 && w.dim() == 2, op,
               ": expected 2-D gates, states and weight, got ", gi.dim(), "-D, ", h0.dim(), "-D, ", c.dim(), "-D and ",
@@ -159,7 +159,7 @@ LstmSteps check_layer(const char* op, int64_t G, const Tensor& gi, IntArrayRef b
   EMBER_CHECK(gi.dtype() == ScalarType::Float32 || gi.dtype() == ScalarType::Float64, op,
               ": the fused layer takes float32 or float64, got ", dtype_name(gi.dtype()));
   EMBER_CHECK(gi.device().is_cpu(), op, ": the fused layer runs on the CPU, got ", gi.device().str());
-  LstmSteps st;
+  LayerSteps st;
   st.H = h0.size(1);
   st.B = h0.size(0);
   st.reverse = reverse;
@@ -198,7 +198,7 @@ Tensor clone_contiguous(const Tensor& t) {
 }
 // h_n (or c_n) from the per-step states (N, H): each sequence's row after its own last step (the
 // last step in time order, or step 0 in the reverse direction, where every sequence ends).
-Tensor final_states(const LstmSteps& st, const Tensor& steps) {
+Tensor final_states(const LayerSteps& st, const Tensor& steps) {
   Tensor r = empty({st.B, st.H}, steps.dtype(), steps.device());
   const int64_t T = st.count();
   for (int64_t t = 0; t < T; ++t) {
@@ -216,7 +216,7 @@ Tensor with_head(const Tensor& head, const Tensor& state) {
 
 // The create_graph backward of lstm_layer: the forward recomputed with differentiable ops from the
 // saved inputs, then the gradient formulas of lstm_cell_fused's create_graph path, step by step.
-TensorList lstm_layer_backward_differentiable(const LstmSteps& st, const TensorList& g, const Tensor& gi,
+TensorList lstm_layer_backward_differentiable(const LayerSteps& st, const TensorList& g, const Tensor& gi,
                                               const Tensor& h0, const Tensor& c0, const Tensor& w) {
   const int64_t H = st.H, T = st.count();
   struct Step {
@@ -316,7 +316,7 @@ Tensor pack_panels(int64_t P, int64_t k_rows, int64_t n, ScalarType dt, const Vi
 // a phase, the pieces on the threads in parallel with a barrier after each phase; before(t) runs
 // alone before step t where needs_before(t).
 template <typename Needs, typename Before, typename Body>
-void for_steps(const LstmSteps& st, int64_t P, int phases, const Needs& needs_before, const Before& before,
+void for_steps(const LayerSteps& st, int64_t P, int phases, const Needs& needs_before, const Before& before,
                const Body& body) {
   const int64_t T = st.count();
   const int nt = static_cast<int>(std::min<int64_t>(P, get_num_threads()));
@@ -349,7 +349,7 @@ void for_steps(const LstmSteps& st, int64_t P, int phases, const Needs& needs_be
 // previous states, c of every step and the weight in pieces' order: per step (in reverse) the
 // pointwise pass of each piece, then dh[:, piece] = dgates @ wp[:, piece], which needs every
 // piece's dgates (two phases).
-TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList& g, const Tensor& act,
+TensorList lstm_layer_backward(const LayerSteps& st, int64_t P, const TensorList& g, const Tensor& act,
                                const Tensor& hprev, const Tensor& cprev, const Tensor& cs, const Tensor& wp) {
   const int64_t H = st.H, Hc = H / P;
   const ScalarType dt = act.dtype();
@@ -372,7 +372,7 @@ TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList&
   const char* WP = panels ? static_cast<const char*>(wpan.data_ptr()) : nullptr;
   const int64_t pstride = panel_elems(dt, 4 * H, Hc) * es;
   auto gemm = EMBER_ISA_SELECT(cpu::panel_gemm);
-  LstmSteps back = st;  // the steps in the opposite order
+  LayerSteps back = st;  // the steps in the opposite order
   back.reverse = !st.reverse;
   for_steps(
       back, P, 2, [](int64_t) { return false; }, [](int64_t) {},
@@ -396,7 +396,7 @@ TensorList lstm_layer_backward(const LstmSteps& st, int64_t P, const TensorList&
 
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef batch_sizes, const Tensor& h0_in,
                                               const Tensor& c0_in, const Tensor& w_in, bool reverse) {
-  const LstmSteps st = check_layer("lstm", 4, gi_in, batch_sizes, h0_in, c0_in, w_in, reverse);
+  const LayerSteps st = check_layer("lstm", 4, gi_in, batch_sizes, h0_in, c0_in, w_in, reverse);
   const int64_t H = st.H, B = st.B, N = st.n, T = st.count(), P = layer_pieces(4, B, H), Hc = H / P;
   const ScalarType dt = gi_in.dtype();
   const int64_t es = static_cast<int64_t>(element_size(dt));
@@ -485,7 +485,7 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
 
 namespace {
 // The create_graph backward of gru_layer, as lstm_layer_backward_differentiable's.
-TensorList gru_layer_backward_differentiable(const LstmSteps& st, const TensorList& g, const Tensor& gi,
+TensorList gru_layer_backward_differentiable(const LayerSteps& st, const TensorList& g, const Tensor& gi,
                                              const Tensor& h0, const Tensor& w, const Tensor& b) {
   const int64_t H = st.H, T = st.count();
   struct Step {
@@ -529,7 +529,7 @@ TensorList gru_layer_backward_differentiable(const LstmSteps& st, const TensorLi
 // The backward of gru_layer from its activations and hidden projections (pieces' order), previous
 // states and the weight in pieces' order: per step the pointwise pass per piece, then
 // dh[:, piece] += dgh @ wp[:, piece] (two phases), as lstm_layer_backward.
-TensorList gru_layer_backward(const LstmSteps& st, int64_t P, bool has_bias, const TensorList& g, const Tensor& act,
+TensorList gru_layer_backward(const LayerSteps& st, int64_t P, bool has_bias, const TensorList& g, const Tensor& act,
                               const Tensor& ghs, const Tensor& hprev, const Tensor& wp) {
   const int64_t H = st.H, Hc = H / P;
   const ScalarType dt = act.dtype();
@@ -549,7 +549,7 @@ TensorList gru_layer_backward(const LstmSteps& st, int64_t P, bool has_bias, con
   const char *W = static_cast<const char*>(wp.data_ptr()), *A = static_cast<const char*>(act.data_ptr()),
              *GH = static_cast<const char*>(ghs.data_ptr()), *HP = static_cast<const char*>(hprev.data_ptr()),
              *DO = dout.defined() ? static_cast<const char*>(dout.data_ptr()) : nullptr;
-  LstmSteps back = st;
+  LayerSteps back = st;
   back.reverse = !st.reverse;
   for_steps(
       back, P, 2, [](int64_t) { return false; }, [](int64_t) {},
@@ -573,7 +573,7 @@ TensorList gru_layer_backward(const LstmSteps& st, int64_t P, bool has_bias, con
 
 std::tuple<Tensor, Tensor> gru_layer(const Tensor& gi_in, IntArrayRef batch_sizes, const Tensor& h0_in,
                                      const Tensor& w_in, const Tensor& b_in, bool reverse) {
-  const LstmSteps st = check_layer("gru", 3, gi_in, batch_sizes, h0_in, Tensor(), w_in, reverse);
+  const LayerSteps st = check_layer("gru", 3, gi_in, batch_sizes, h0_in, Tensor(), w_in, reverse);
   if (b_in.defined()) {
     check_pair(gi_in, b_in, "gru", "gates", "bias_hh");
     EMBER_CHECK(b_in.dim() == 1 && b_in.size(0) == 3 * st.H, "gru: expected bias_hh of shape (", 3 * st.H, "), got ",
