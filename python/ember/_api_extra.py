@@ -257,7 +257,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
 
 def constant_pad_nd(input, pad, value=0):
-    return _F().pad(input, pad, "constant", value)
+    return _C._constant_pad_nd(input, pad, value)
 
 
 def conv_tbc(input, weight, bias, pad=0):

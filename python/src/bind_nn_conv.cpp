@@ -1,11 +1,12 @@
 // Bindings of the convolution and pooling ops (ops/nn.h): torch.conv1d/2d/3d,
 // conv_transpose1d/2d/3d and convolution, as torch.nn.functional calls them; the pools, im2col
-// and col2im under private names that ember/nn/functional.py wraps with torch's signatures.
+// and col2im under private names that ember/nn/functional.py wraps with torch's signatures; F.pad's kernels.
 #include <nanobind/stl/tuple.h>
 
 #include <string>
 
 #include "common.h"
+#include "ember/ops/nn_pad.h"
 
 namespace ember::py {
 namespace {
@@ -132,6 +133,20 @@ void bind_nn_conv(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("kernel_size"), nb::arg("dilation"), nb::arg("padding"), nb::arg("stride"));
   m.def("_pad_gather", &pad_gather, nb::arg("input"), nb::arg("maps"), nb::arg("node_name"));
+  m.def(
+      "_constant_pad_nd",
+      [ints](const Tensor& x, nb::handle pad, nb::handle value) {
+        return constant_pad_nd(x, ints(pad, "constant_pad_nd", "pad"), number_arg(value, "constant_pad_nd", "value"));
+      },
+      nb::arg("input"), nb::arg("pad"), nb::arg("value"));
+  m.def(
+      "_pad",
+      [ints](const Tensor& x, nb::handle p, const std::string& mode, nb::handle value) {
+        EMBER_CHECK_TYPEERR(!PyComplex_Check(value.ptr()),
+                            "pad(): argument 'value' (position 4) must be float, not complex");
+        return pad(x, ints(p, "pad", "pad"), mode, value.is_none() ? Scalar(0) : number_arg(value, "pad", "value"));
+      },
+      nb::arg("input"), nb::arg("pad"), nb::arg("mode"), nb::arg("value").none());
   m.def("_grid_sample_2d", &grid_sample_2d, nb::arg("input"), nb::arg("grid"), nb::arg("nearest"), nb::arg("padding"),
         nb::arg("align_corners"));
   m.def(

@@ -343,6 +343,8 @@ std::string op_name(std::string_view n) {
       {"_max_unpool", "max_unpool"},
       {"_upsample", "upsample"},
       {"_pad_gather", "pad"},
+      {"_pad", "pad"},
+      {"_constant_pad_nd", "constant_pad_nd"},
       {"_linalg_matrix_norm", "linalg_matrix_norm"},
       {"_linalg_vector_norm", "linalg_vector_norm"},
       {"_nn_cross_entropy", "cross_entropy_loss"},

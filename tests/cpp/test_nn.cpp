@@ -8,6 +8,7 @@
 
 #include "ember/autograd/engine.h"
 #include "ember/ember.h"
+#include "ember/ops/nn_pad.h"
 #include "ember/ops/nn_rnn.h"
 
 using namespace ember;
@@ -241,6 +242,31 @@ TEST(NN, FusedLstmLayerRejectsBadArguments) {
                std::exception);
   EXPECT_THROW(lstm_layer(gi, {3, 3}, to_dtype(h, ScalarType::Float64), h, w, false), std::exception);
   EXPECT_THROW(lstm_layer(gi, {3, 3, 0}, h, h, w, false), std::exception);  // an empty step
+}
+
+TEST(NN, ConstantPadCropsPadsAndItsGradientCropsBack) {
+  // Note [Constant pad]: rows of fill, overlap, fill; a crop of what was padded gives the input back
+  Tensor x = reshape(arange(0, 2 * 3 * 4, 1, ScalarType::Float64), {2, 3, 4});
+  Tensor y = constant_pad_nd(x, {2, 1, 1, 0}, -1.0);
+  ASSERT_EQ(y.sizes(), (Shape{2, 4, 7}));
+  EXPECT_TRUE(equal(narrow(narrow(y, 1, 1, 3), 2, 2, 4), x));
+  EXPECT_EQ(item(sum(eq(y, full({}, -1.0, ScalarType::Float64)))).to_int(), 2 * (4 * 7 - 3 * 4));
+  EXPECT_TRUE(equal(constant_pad_nd(y, {-2, -1, -1, 0}), x));
+  Tensor crop = constant_pad_nd(x, {-1, -2, 0, 0, -1, 0});  // negative pads crop every padded dim
+  EXPECT_TRUE(equal(crop, narrow(narrow(x, 0, 1, 1), 2, 1, 1)));
+  EXPECT_TRUE(equal(constant_pad_nd(x, {}), x));
+  EXPECT_EQ(constant_pad_nd(zeros({3, 0}), {1, 1}, 2.0).sizes(), (Shape{3, 2}));
+  // the gradient is the same op with the pads negated
+  Tensor xg = clone(x);
+  autograd::set_requires_grad(xg, true);
+  Tensor g = grad_of(constant_pad_nd(xg, {-1, 2, 1, 1}, 5.0), xg, false);
+  Tensor want = constant_pad_nd(constant_pad_nd(x, {-1, 2, 1, 1}), {1, -2, -1, -1});
+  EXPECT_TRUE(equal(g, mul(want, full({}, 2.0, ScalarType::Float64))));
+  // bad arguments: odd length, more pairs than dims, cropping past a dim, sizes that overflow
+  EXPECT_THROW(constant_pad_nd(x, {1}), std::exception);
+  EXPECT_THROW(constant_pad_nd(x, {1, 1, 1, 1, 1, 1, 1, 1}), std::exception);
+  EXPECT_THROW(constant_pad_nd(x, {-3, -2}), std::exception);
+  EXPECT_THROW(constant_pad_nd(x, {int64_t{1} << 62, int64_t{1} << 62}), std::exception);
 }
 
 TEST(NN, BatchNormUpdatesRunningStats) {

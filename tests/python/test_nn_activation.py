@@ -588,6 +588,113 @@ def test_pad_gather_bad_maps_raise():
         ember._C._pad_gather(x, "not maps", "ReflectionPad1DBackward0")
 
 
+CONSTANT_PAD = PAD_GATHER + [((), ()), ((5,), ()), ((4,), (-2, -2)), ((4,), (-3, -3)), ((2, 3), (-1, 4, -3, 1)),
+                             ((2, 0, 4), (1, 1)), ((2, 0, 4), (1, 1, 2, 0)), ((3, 0), (2, 1)), ((2, 3), (1, 1, 1, 1)),
+                             ((2, 3, 4), (-5, 2)), ((2, 3, 4), (0, 0, 0, 0, 1, 1)), ((6, 40, 1000), (3, 0, 0, 2))]
+
+
+@pytest.mark.parametrize("shape,pads", CONSTANT_PAD, ids=[f"{s}-{p}" for s, p in CONSTANT_PAD])
+def test_constant_pad_matches_torch(shape, pads):
+    # Note [Constant pad]: one pass (fill, overlap, fill per row); negative pads crop
+    rng = np.random.default_rng(len(shape) * 10 + len(pads))
+    a = rng.standard_normal(shape)
+    xt = torch.tensor(a, requires_grad=True)
+    try:
+        yt = torch.nn.functional.pad(xt, pads, value=2.5)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            EF.pad(ember.tensor(a), pads, value=2.5)
+        return
+    xe = ember.tensor(a).requires_grad_()
+    ye = EF.pad(xe, pads, value=2.5)
+    np.testing.assert_array_equal(ye.detach().numpy(), yt.detach().numpy())
+    assert ye.grad_fn.name() == yt.grad_fn.name()
+    g = rng.standard_normal(tuple(yt.shape))
+    yt.backward(torch.tensor(g))
+    ye.backward(ember.tensor(g))
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+    np.testing.assert_array_equal(ember.constant_pad_nd(ember.tensor(a), pads, -1).numpy(),
+                                  torch.constant_pad_nd(torch.tensor(a), pads, -1).numpy())
+    # every element size, the value cast to the dtype, and non-contiguous input
+    for dt, value in (("float32", -1.5), ("bfloat16", 3), ("float16", 0.1), ("int64", 7), ("int8", -3),
+                      ("uint8", 200), ("bool", True), ("complex64", 2.0), ("complex128", -1), ("int32", 0)):
+        t = torch.tensor(a * 10).to(getattr(torch, dt)) if not dt.startswith("complex") else \
+            torch.tensor(a + 1j * np.flip(a).copy()).to(getattr(torch, dt))
+        e = ember.from_numpy(t.numpy()) if dt != "bfloat16" else ember.tensor(a * 10).to(ember.bfloat16)
+        want = torch.nn.functional.pad(t, pads, value=value)
+        got = EF.pad(e, pads, value=value)
+        assert got.dtype == getattr(ember, dt) and tuple(got.shape) == tuple(want.shape)
+        assert np.array_equal(got.float().numpy() if dt == "bfloat16" else got.numpy(),
+                              want.float().numpy() if dt == "bfloat16" else want.numpy()), dt
+    if len(shape) >= 2 and shape[-1] > 1 and shape[-2] > 1:  # the same values through a transposed view
+        a2 = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+        np.testing.assert_array_equal(EF.pad(ember.tensor(a2).transpose(-1, -2), pads, value=2.5).numpy(),
+                                      yt.detach().numpy())
+
+
+def test_constant_pad_threads_and_double_backward():
+    x = ember.randn(4, 8, 60, 70)
+    prev = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = EF.pad(x, (3, -2, 1, 5, 0, 1))
+        ember.set_num_threads(2)
+        assert ember.equal(EF.pad(x, (3, -2, 1, 5, 0, 1)), one)
+    finally:
+        ember.set_num_threads(prev)
+    xd = ember.randn(2, 3, 4, 5, dtype=ember.float64, requires_grad=True)
+    for pads in ((2, 1, 1, 3), (-1, 2, 0, -2), (1, 1, 1, 1, 1, 1, 1, 1)):
+        assert gradcheck(lambda t: EF.pad(t, pads, value=1.5), (xd,))
+        assert gradgradcheck(lambda t: EF.pad(t, pads, value=1.5), (xd,))
+        assert gradgradcheck(lambda t: ember.constant_pad_nd(t, pads, -2.0), (xd,))
+
+
+def test_constant_pad_errors_match_torch():
+    for pads in ((1,), (1, 1, 1, 1, 1, 1, 1), (-4, 0), (0, 0, -3, 1), (1, 1) * 4):
+        with pytest.raises(RuntimeError) as want:
+            torch.nn.functional.pad(torch.zeros(3, 2, 3), pads)
+        with pytest.raises(RuntimeError) as got:
+            EF.pad(ember.zeros(3, 2, 3), pads)
+        assert str(got.value) == str(want.value)
+        with pytest.raises(RuntimeError):
+            torch.constant_pad_nd(torch.zeros(3, 2, 3), pads)
+        with pytest.raises(RuntimeError):  # torch's message for too many pads lacks two spaces
+            ember.constant_pad_nd(ember.zeros(3, 2, 3), pads)
+    for bad in ("ab", [1.5, 2], None):
+        with pytest.raises(TypeError):
+            ember.constant_pad_nd(ember.zeros(3), bad)
+    with pytest.raises(TypeError):
+        ember.constant_pad_nd(ember.zeros(3), [1, 1], "x")
+    with pytest.raises(RuntimeError):
+        ember.constant_pad_nd(ember.zeros(3), [2**62, 2**62])
+
+
+PAD_ERRORS = [((2, 3, 4), (1,), "reflect", None), ((2, 3), (1,) * 6, "reflect", None),
+              ((2, 3, 4), (1, 1), "wrap", None), ((2, 3, 4), (1, 1), "reflect", 2.0),
+              ((1, 2, 3, 4, 5), (1,) * 8, "reflect", None), ((2, 3, 4), (), "reflect", None),
+              ((4,), (1, 1), "replicate", None), ((2, 3, 4), (4, 0), "reflect", None),
+              ((2, 3, 4), (5, 0), "circular", None), ((2, 3, 0), (1, 1), "replicate", None),
+              ((2, 3, 4), (-3, -2), "replicate", None), ((2, 3, 4), (2**62, 2**62), "replicate", None),
+              ((2, 3, 4), (1, 1), "replicate", 1j), ((2, 3, 4), (1, 1), "constant", 1j),
+              ((2, 3, 4), (1, 1), "circular", "x")]
+
+
+@pytest.mark.parametrize("shape,pads,mode,value", PAD_ERRORS)
+def test_pad_errors_match_torch(shape, pads, mode, value):
+    # ember::pad (ops/nn_pad.cpp) checks as torch's F.pad: the same exception type, nothing allocated
+    with pytest.raises(Exception) as want:
+        torch.nn.functional.pad(torch.zeros(shape), pads, mode=mode, value=value)
+    with pytest.raises(want.type):
+        EF.pad(ember.zeros(shape), pads, mode=mode, value=value)
+
+
+def test_pad_crop_past_the_dim_raises():
+    # torch returns uninitialized values when a circular pad crops more than the dim holds
+    with pytest.raises(RuntimeError, match="narrow"):
+        EF.pad(ember.zeros(2, 3, 4), (-5, 1), mode="circular")
+    assert EF.pad(ember.zeros(2, 3, 4), (1, 1), mode="reflect", value=0.0).shape == (2, 3, 6)
+
+
 # ---- Note [Fused activation backward]: one-pass gradients outside create_graph ----
 
 FUSED_BACKWARD = {

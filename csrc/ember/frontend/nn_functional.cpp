@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ember/ops/nn.h"
+#include "ember/ops/nn_pad.h"
 
 namespace torch::nn::functional {
 
@@ -254,37 +255,11 @@ Tensor pairwise_distance(const Tensor& a, const Tensor& b, const PairwiseDistanc
 }
 
 Tensor pad(const Tensor& input, const PadFuncOptions& o) {
-  const std::vector<int64_t>& p = o.pad();
-  if (std::holds_alternative<enumtype::kConstant>(o.mode())) return at::constant_pad_nd(input, p, o.value());
-  EMBER_CHECK(p.size() % 2 == 0, "Padding length must be divisible by 2");
-  EMBER_CHECK(static_cast<int64_t>(p.size() / 2) <= input.dim(), "Padding length too large");
-  // Reflect, replicate and circular padding gather the source positions of each padded dim.
-  Tensor r = input;
-  for (size_t i = 0; i < p.size() / 2; ++i) {
-    int64_t d = input.dim() - 1 - static_cast<int64_t>(i);
-    int64_t n = r.size(d), left = p[2 * i], right = p[2 * i + 1];
-    if (left == 0 && right == 0) continue;
-    std::vector<int64_t> idx;
-    for (int64_t j = -left; j < n + right; ++j) {
-      int64_t k = j;
-      if (std::holds_alternative<enumtype::kReflect>(o.mode())) {
-        EMBER_CHECK(left < n && right < n,
-                    "Argument #4: Padding size should be less than the corresponding input "
-                    "dimension, but got: padding (",
-                    left, ", ", right, ") at dimension ", d, " of input ", input.sizes());
-        if (k < 0) k = -k;
-        if (k >= n) k = 2 * (n - 1) - k;
-      } else if (std::holds_alternative<enumtype::kReplicate>(o.mode())) {
-        k = std::min(std::max<int64_t>(k, 0), n - 1);
-      } else {
-        EMBER_CHECK(left <= n && right <= n, "Padding value causes wrapping around more than once.");
-        k = ((k % n) + n) % n;
-      }
-      idx.push_back(k);
-    }
-    r = r.index_select(d, at::tensor(idx));
-  }
-  return r;
+  const char* mode = std::holds_alternative<enumtype::kConstant>(o.mode())    ? "constant"
+                     : std::holds_alternative<enumtype::kReflect>(o.mode())   ? "reflect"
+                     : std::holds_alternative<enumtype::kReplicate>(o.mode()) ? "replicate"
+                                                                              : "circular";
+  return ember::pad(input, c10::to_ember(o.pad()), mode, o.value());
 }
 
 Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& o) {

@@ -5,6 +5,7 @@
 #include "ember/frontend/functions.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/nn_linear.h"
+#include "ember/ops/nn_pad.h"
 #include "ember/ops/operators.h"
 
 namespace at {
@@ -252,31 +253,7 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
 }
 
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const c10::Scalar& value) {
-  EMBER_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
-  EMBER_CHECK(static_cast<int64_t>(pad.size() / 2) <= self.dim(),
-              "Length of pad should be no more than twice the number of dimensions of the input. Pad length is ",
-              pad.size(), " while the input has ", self.dim(), " dimensions.");
-  // pad holds (left, right) pairs from the last dim backwards; negative amounts crop.
-  Tensor r = self;
-  for (size_t i = 0; i < pad.size() / 2; ++i) {
-    int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
-    int64_t left = pad[2 * i], right = pad[2 * i + 1];
-    if (left < 0) r = r.narrow(d, -left, r.size(d) + left);
-    if (right < 0) r = r.narrow(d, 0, r.size(d) + right);
-    EMBER_CHECK(r.size(d) >= 0, "The input size ", self.size(d), ", plus negative padding ", left, " and ", right,
-                " resulted in a negative output size, which is invalid. Check dimension ", d, " of your input.");
-    std::vector<Tensor> parts;
-    auto block = [&](int64_t n) {
-      std::vector<int64_t> shape = r.sizes().vec();
-      shape[d] = n;
-      return full(shape, value, r.options().requires_grad(false));
-    };
-    if (left > 0) parts.push_back(block(left));
-    parts.push_back(r);
-    if (right > 0) parts.push_back(block(right));
-    if (parts.size() > 1) r = cat(parts, d);
-  }
-  return r;
+  return ember::constant_pad_nd(self, c10::to_ember(pad), value);
 }
 Tensor pixel_shuffle(const Tensor& x, int64_t r) {
   EMBER_CHECK(x.dim() >= 3, "pixel_shuffle expects input to have at least 3 dimensions, but got input with ", x.dim(),
