@@ -111,23 +111,9 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 # ---- stft / istft ----
 
 def _pad_signal(x, pad, mode):
-    """Pads the last dim of a 3-d view by `pad` on both sides (stft's centring). Valid reflect,
-    replicate, circular and constant pads are slices and cats; anything else goes to F.pad,
-    which raises torch's error."""
-    n = x.shape[-1]
-    if pad == 0:
-        return x
-    if mode == "reflect" and pad < n:
-        left, right = x[..., 1:pad + 1].flip(-1), x[..., n - pad - 1:n - 1].flip(-1)
-    elif mode == "replicate" and n > 0:
-        left, right = x[..., :1].expand(*x.shape[:-1], pad), x[..., n - 1:].expand(*x.shape[:-1], pad)
-    elif mode == "circular" and 0 < pad <= n:
-        left, right = x[..., n - pad:], x[..., :pad]
-    elif mode == "constant":
-        left = right = ember.zeros(*x.shape[:-1], pad, dtype=x.dtype)
-    else:
-        return ember.nn.functional.pad(x, [pad, pad], mode)
-    return ember.cat([left, x, right], -1)
+    """Pads the last dim of a 3-d view by `pad` on both sides (stft's centring); F.pad raises
+    torch's errors."""
+    return x if pad == 0 else ember.nn.functional.pad(x, [pad, pad], mode)
 
 
 def _int_or_none(v, fname, argname):
