@@ -4,6 +4,7 @@ empty inputs, dtype rules, errors (exception types as torch), gradients at awkwa
 import math
 import pickle
 
+import numpy as np
 import pytest
 
 import ember
@@ -322,6 +323,32 @@ def test_bincount_dtypes_and_minlength():
     assert_same(eu.bincount(), tu.bincount())
     assert_same(ember.bincount(ember.tensor([], dtype=ember.int64)),
                 torch.bincount(torch.tensor([], dtype=torch.int64)))
+
+
+@pytest.mark.parametrize("n,top", [(200_000, 10), (200_000, 1000), (300_001, 5), (100_000, 40_000)])
+def test_bincount_large_inputs_in_chunks(n, top):
+    # Note [bincount]: chunks count into their own histograms; weighted sums add the chunks in a
+    # fixed order, so they do not depend on the thread count
+    rng = np.random.default_rng(n + top)
+    x = rng.integers(0, top, n)
+    w = rng.standard_normal(n)
+    e, t = ember.from_numpy(x), torch.from_numpy(x)
+    assert_same(ember.bincount(e), torch.bincount(t))
+    assert_same(ember.bincount(e, minlength=top + 7), torch.bincount(t, minlength=top + 7))
+    got = ember.bincount(e, ember.from_numpy(w))
+    np.testing.assert_allclose(got.numpy(), torch.bincount(t, torch.from_numpy(w)).numpy(), rtol=1e-12, atol=1e-9)
+    got32 = ember.bincount(e, ember.from_numpy(w.astype(np.float32)))
+    assert got32.dtype == ember.float32
+    prev = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = ember.bincount(e, ember.from_numpy(w))
+    finally:
+        ember.set_num_threads(prev)
+    assert np.array_equal(one.numpy(), got.numpy())
+    x[n // 2] = -1
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ember.bincount(ember.from_numpy(x))
 
 
 def test_histc():

@@ -412,6 +412,11 @@ inline bool out_of_range(int64_t v, int64_t size) { return static_cast<uint64_t>
   throw Error("index out of bounds");  // unreachable: a thread flagged a bad index
 }
 
+// Whether prefetching the next of `rows` rows of `lines` cache lines pays: only when they come
+// from memory. Rows already in cache ran slower with the prefetches (256x1024 float gather along
+// dim 1: 2x torch's time; 4 MB of rows: 1.6x faster with them).
+bool worth_prefetching(int64_t rows, int64_t lines) { return rows * lines * 64 >= (int64_t{2} << 20); }
+
 // Reads are independent: the (o, k) rows split across threads, each writing its own output range.
 template <size_t B, bool Linear>
 void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::atomic<bool>& bad) {
@@ -427,7 +432,8 @@ void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::
       // select_walk).
       const int64_t* ip = w.ip;
       const int64_t K = w.K, lines = (size * sd * static_cast<int64_t>(B) + 63) / 64;
-      const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1;
+      const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1 && worth_prefetching(w.O, lines);
+      const double line_per_k = static_cast<double>(lines) / static_cast<double>(K);  // no division per line
       for (int64_t r = lo, k0 = k; r < hi; ++o, k0 = 0) {
         const Bytes<B>* base = s + src.outer[o];
         const int64_t kend = std::min<int64_t>(K, k0 + (hi - r));
@@ -435,7 +441,7 @@ void gather_walk(const Walk& w, const Side& src, const char* s_, char* d_, std::
         Bytes<B>* out = d + (r - k0);
         const char* next = pf && o + 1 < w.O ? reinterpret_cast<const char*>(s + src.outer[o + 1]) : nullptr;
         for (int64_t kk = k0; kk < kend; ++kk) {
-          if (next && (kk & 7) == 0) __builtin_prefetch(next + (kk * lines / K) * 64);
+          if (next && (kk & 7) == 0) __builtin_prefetch(next + static_cast<int64_t>(kk * line_per_k) * 64);
           int64_t v = irow[kk];
           if (out_of_range(v, size))
             b = true;
@@ -476,14 +482,15 @@ void scatter_walk(const Walk& w, const Side& dst, const Side& val, T* out, const
     if (N == 1) {  // dim is the last non-trivial dim: one (o) per thread-owned row
       // Random updates within one out row: prefetch the next row in order (see select_walk).
       const int64_t lines = (size * od * static_cast<int64_t>(sizeof(T)) + 63) / 64;
-      const bool pf = od * static_cast<int64_t>(sizeof(T)) <= 16 && lines <= K / 8 + 1;
+      const bool pf = od * static_cast<int64_t>(sizeof(T)) <= 16 && lines <= K / 8 + 1 && worth_prefetching(w.O, lines);
+      const double line_per_k = static_cast<double>(lines) / static_cast<double>(K);
       for (int64_t o = lo; o < hi; ++o) {
         T* obase = out + dst.outer[o];
         const T* vrow = v + val.outer[o];
         const int64_t* ir = PerK ? w.ip : w.ip + o * K;
         const char* next = pf && o + 1 < hi ? reinterpret_cast<const char*>(out + dst.outer[o + 1]) : nullptr;
         for (int64_t k = 0; k < K; ++k) {
-          if (next && (k & 7) == 0) __builtin_prefetch(next + (k * lines / K) * 64, 1);
+          if (next && (k & 7) == 0) __builtin_prefetch(next + static_cast<int64_t>(k * line_per_k) * 64, 1);
           int64_t x = ir[k];
           if (out_of_range(x, size)) {
             b = true;
@@ -639,7 +646,8 @@ void select_walk(int64_t O, int64_t K, int64_t N, int64_t size, const Side& src,
     // Each output row reads one t row at random positions, which the hardware prefetcher cannot
     // follow: while copying row o, prefetch row o + 1 in order, one line every 8 elements.
     const int64_t lines = (size * sd * static_cast<int64_t>(B) + 63) / 64;
-    const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1;
+    const bool pf = sd * static_cast<int64_t>(B) <= 16 && lines <= K / 8 + 1 && worth_prefetching(O, lines);
+    const double line_per_k = static_cast<double>(lines) / static_cast<double>(K);
     parallel_for(0, O * K, grain, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo, o = lo / K, k0 = lo % K; r < hi; ++o, k0 = 0) {
         const Bytes<B>* base = s + src.outer[o];
@@ -648,7 +656,7 @@ void select_walk(int64_t O, int64_t K, int64_t N, int64_t size, const Side& src,
         if (pf && o + 1 < O) {
           const char* next = reinterpret_cast<const char*>(s + src.outer[o + 1]);
           for (int64_t k = k0; k < kend; ++k) {
-            if ((k & 7) == 0) __builtin_prefetch(next + (k * lines / K) * 64);
+            if ((k & 7) == 0) __builtin_prefetch(next + static_cast<int64_t>(k * line_per_k) * 64);
             out[k] = base[ip[k] * sd];
           }
         } else {

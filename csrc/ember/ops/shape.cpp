@@ -343,12 +343,6 @@ TensorVec unbind(const Tensor& t, int64_t dim) {
 }
 
 namespace {
-template <size_t N>
-using Element = std::conditional_t<
-    N == 1, uint8_t,
-    std::conditional_t<N == 2, uint16_t,
-                       std::conditional_t<N == 4, uint32_t, std::conditional_t<N == 8, uint64_t, Bytes<N>>>>>;
-
 // A contiguous copy of t with the dims marked in `flipped` reversed: each output row (the last
 // dim) is read from its source row forwards or backwards. index_select per flipped dim read the
 // last dim through one index per element: flip(-1) of a 3x224x224 image took 8x torch's time.
@@ -359,7 +353,7 @@ void flip_copy(const Tensor& t, Tensor& out, const std::vector<bool>& flipped) {
   // Work items are pieces of rows, so a few long rows (a 1-d flip) still use every thread.
   const int64_t piece = std::max<int64_t>(kGrainSize, 1), pieces = (n + piece - 1) / piece;
   with_element_bytes(element_size(t.dtype()), [&](auto bytes) {
-    using E = Element<decltype(bytes)::value>;
+    using E = Bytes<decltype(bytes)::value>;
     const E* src = static_cast<const E*>(t.data_ptr());
     E* dst = static_cast<E*>(out.data_ptr());
     parallel_for(0, rows * pieces, std::max<int64_t>(1, kGrainSize / std::min(n, piece)), [&](int64_t b, int64_t e) {
