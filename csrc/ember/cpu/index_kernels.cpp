@@ -64,6 +64,7 @@ int64_t compress_avx2(const uint8_t* __restrict m, const char* __restrict src, c
 template <size_t N>
 void compress_rows(const uint8_t* m, const char* src, char* dst, const std::vector<int64_t>& start, int64_t cs,
                    int64_t n) {
+  (void)n;  // only the AVX2 path reads it
   parallel_for(0, static_cast<int64_t>(start.size()) - 1, 1, [&](int64_t lo, int64_t hi) {
     // Local restrict pointers: through the captures the compiler reloads them after each store.
     const Bytes<N>* __restrict s = reinterpret_cast<const Bytes<N>*>(src);
