@@ -40,15 +40,26 @@ nb::object py_value(T v) {
     return nb::float_(static_cast<double>(static_cast<opmath_t<T>>(v)));
 }
 
+// Lists are made at their final length and filled in place; the last dim's values with one dtype
+// dispatch per row (one per element and growing appends: 2-2.7x torch's time).
 nb::object tolist_rec(const Tensor& t, const char* p, int64_t d) {
   if (d == t.dim()) {
     return EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "tolist",
                                           [&] { return py_value(*reinterpret_cast<const scalar_t*>(p)); });
   }
-  nb::list l;
+  const int64_t n = t.sizes()[d];
   // A size-1 dim may carry any stride (unfold with a huge step): never step along it.
-  int64_t step = t.sizes()[d] > 1 ? t.strides()[d] * static_cast<int64_t>(t.element_size()) : 0;
-  for (int64_t i = 0; i < t.sizes()[d]; ++i) l.append(tolist_rec(t, p + i * step, d + 1));
+  const int64_t step = n > 1 ? t.strides()[d] * static_cast<int64_t>(t.element_size()) : 0;
+  nb::object l = nb::steal(PyList_New(static_cast<Py_ssize_t>(n)));
+  if (!l.is_valid()) throw nb::python_error();
+  if (d + 1 == t.dim()) {
+    EMBER_DISPATCH_ALL_AND_COMPLEX(t.dtype(), "tolist", [&] {
+      for (int64_t i = 0; i < n; ++i)
+        PyList_SET_ITEM(l.ptr(), i, py_value(*reinterpret_cast<const scalar_t*>(p + i * step)).release().ptr());
+    });
+  } else {
+    for (int64_t i = 0; i < n; ++i) PyList_SET_ITEM(l.ptr(), i, tolist_rec(t, p + i * step, d + 1).release().ptr());
+  }
   return l;
 }
 

@@ -562,7 +562,9 @@ def test_float_to_int_conversions(src, dst):
                32767.5, 32768.0, -32769.0, 65535.0, 2.0**31 - 128, 2.0**31, -2.0**31, -2.0**31 - 256, 2.0**32, 3e9,
                -3e9, 2.0**40 + 2**20, 2.0**63, -2.0**63, 2.0**64, 1e30, -1e30, math.inf, -math.inf, math.nan]
     rng = np.random.default_rng(0)
-    vals = np.concatenate([np.array(special * 3), rng.standard_normal(1000) * 10.0 ** rng.integers(0, 20, 1000)])
+    small = rng.standard_normal(1003) * 1000  # runs of 8 below 2^31: the widened 32-bit path at AVX2
+    small[rng.integers(0, 1003, 9)] = [2.0**31, -2.0**31, 3e9, math.nan, -math.inf, 2.0**40, -2.0**31 - 256, 1e30, 5.0]
+    vals = np.concatenate([np.array(special * 3), rng.standard_normal(1000) * 10.0 ** rng.integers(0, 20, 1000), small])
     if src == "float64" and dst == "uint8":
         vals = vals[np.abs(vals) < 2.0**31]  # torch's low byte of a huge double's int64 is not defined by us
     t = torch.from_numpy(vals.astype(src))

@@ -105,6 +105,20 @@ void run_int(void* dst, const void* src, int64_t n) {
         _mm512_storeu_si512(d + i, _mm512_cvttpd_epi64(_mm512_loadu_pd(s + i)));
     }
 #endif
+#ifdef EMBER_F16C_LANES
+    // AVX2 has no 64-bit truncation: below 2^31 in magnitude (nearly always) it is the 32-bit one
+    // widened; eight values holding INT32_MIN (out of that range, NaN, or -2^31 itself) take the
+    // scalar 64-bit one (all scalar: 1.9x torch's time)
+    for (; i + 8 <= n; i += 8) {
+      const __m256i t = trunc8_i32(s + i);
+      if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(t, _mm256_set1_epi32(INT32_MIN)))) {
+        for (int64_t j = i; j < i + 8; ++j) d[j] = to_int_one<To>(s[j]);
+        continue;
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm256_cvtepi32_epi64(_mm256_castsi256_si128(t)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i + 4), _mm256_cvtepi32_epi64(_mm256_extracti128_si256(t, 1)));
+    }
+#endif
   } else {
 #ifdef EMBER_F16C_LANES
     // 32-bit truncations a block at a time, then their low bits (a narrowing loop GCC vectorizes)
