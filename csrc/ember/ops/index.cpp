@@ -1452,25 +1452,30 @@ void search_kernel(const Tensor& seq, const Tensor& vals, const Tensor& sorter, 
   const T* v = vals.data<T>();
   const int64_t* so = sorter.defined() ? sorter.data<int64_t>() : nullptr;
   int64_t* o = out.data<int64_t>();
-  for (int64_t i = 0; i < vals.numel(); ++i) {
-    int64_t row = one_d ? 0 : i / vin;
-    const T* base = s + row * inner;
-    const int64_t* sb = so ? so + row * inner : nullptr;
-    M x = static_cast<M>(v[i]);
-    int64_t lo = 0, hi = inner;
-    while (lo < hi) {
-      int64_t mid = (lo + hi) / 2;
-      M y = static_cast<M>(base[sb ? sb[mid] : mid]);
-      // Written so NaN sorts last, as torch: a NaN value goes past every boundary, NaN boundaries
-      // lie past every value.
-      bool go_right = right ? !(y > x) : !(y >= x);
-      if (go_right)
-        lo = mid + 1;
-      else
-        hi = mid;
+  // Values are independent: split among threads. Each search narrows [lo, lo + n) with selects,
+  // not branches, probing what the branchy loop probed (random values mispredicted half of the
+  // branches: 1.76x torch's time).
+  int64_t steps = 1;
+  while ((int64_t{1} << steps) <= inner) ++steps;
+  parallel_for(0, vals.numel(), std::max<int64_t>(1, kGrainSize / (4 * steps)), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t row = one_d ? 0 : i / vin;
+      const T* base = s + row * inner;
+      const int64_t* sb = so ? so + row * inner : nullptr;
+      const M x = static_cast<M>(v[i]);
+      int64_t lo = 0, n = inner;
+      while (n > 0) {
+        const int64_t half = n / 2, mid = lo + half;
+        const M y = static_cast<M>(base[sb ? sb[mid] : mid]);
+        // Written so NaN sorts last, as torch: a NaN value goes past every boundary, NaN boundaries
+        // lie past every value.
+        const bool go_right = right ? !(y > x) : !(y >= x);
+        lo = go_right ? mid + 1 : lo;
+        n = go_right ? n - half - 1 : half;
+      }
+      o[i] = lo;
     }
-    o[i] = lo;
-  }
+  });
 }
 }  // namespace
 
