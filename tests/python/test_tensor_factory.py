@@ -424,3 +424,19 @@ def test_long_arange_and_linspace_split_over_threads(dtype):
         assert np.array_equal(e, one)
         if k < 3 and dtype != "bfloat16":
             assert np.array_equal(e, call(torch).double().numpy())
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+def test_triangle_indices_match_torch(name):
+    # rows as runs of their column ranges (ember/_composite.py): every offset regime, both dtypes
+    for row, col in [(512, 512), (5, 7), (7, 5), (1, 1), (0, 3), (3, 0), (0, 0), (6, 3)]:
+        for offset in (-10, -3, -1, 0, 1, 2, 10, 2**62, -2**62):
+            for dt in ("int64", "int32"):
+                e = getattr(ember, name)(row, col, offset, dtype=getattr(ember, dt))
+                t = getattr(torch, name)(row, col, offset, dtype=getattr(torch, dt))
+                assert e.dtype == getattr(ember, dt) and tuple(e.shape) == tuple(t.shape)
+                assert (e.numpy() == t.numpy()).all(), (row, col, offset)
+    with pytest.raises(RuntimeError):
+        getattr(ember, name)(-1, 3)
+    with pytest.raises(NotImplementedError):
+        getattr(ember, name)(3, 3, dtype=ember.float32)
