@@ -307,3 +307,34 @@ def test_lstsq_empty_matches_torch(dtype, driver, sa, sb):
                               driver=driver)
     for e, t in zip(run(ember), run(torch)):
         assert_same(e, t)
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_batched_lu_splits_among_threads(n):
+    # lu_factor factors a batch's matrices on separate threads, each on one: the same factors as one
+    # matrix at a time, for any thread count; singular members still report per matrix
+    import numpy as np
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((37, n, n))
+    a[5] = 0.0  # singular
+    e = ember.from_numpy(a)
+    prev = ember.get_num_threads()
+    outs = []
+    try:
+        for t in (1, 2):
+            ember.set_num_threads(t)
+            sign, logabs = ember.linalg.slogdet(e)
+            outs.append((ember.linalg.det(e).numpy(), sign.numpy(), logabs.numpy()))
+    finally:
+        ember.set_num_threads(prev)
+    for x, y in zip(*outs):
+        assert np.array_equal(x, y)
+    one = np.array([float(ember.linalg.det(e[i])) for i in range(37)])
+    assert np.array_equal(outs[0][0], one)
+    np.testing.assert_allclose(outs[0][0], np.linalg.det(a), rtol=1e-9, atol=1e-12)
+    b = ember.from_numpy(rng.standard_normal((37, n, 2)))
+    ok = ember.from_numpy(np.delete(a, 5, axis=0))
+    x = ember.linalg.solve(ok, ember.from_numpy(np.delete(b.numpy(), 5, axis=0)))
+    np.testing.assert_allclose((ok @ x).numpy(), np.delete(b.numpy(), 5, axis=0), atol=1e-8)
+    with pytest.raises(ember.linalg.LinAlgError):
+        ember.linalg.solve(e, b)

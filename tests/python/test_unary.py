@@ -797,3 +797,28 @@ def test_float64_softmax_family_against_torch(dim, n):
         assert outs[0] == outs[1]
     finally:
         ember.set_num_threads(before)
+
+
+def test_float_hypot_is_glibcs():
+    # float hypot inline (cpu/pointwise_kernels.cpp): the double squares' sum, one sqrt, rounded to
+    # float, as glibc's hypotf (NumPy's hypot here); infinities beat NaNs; 16-bit floats through it
+    import numpy as np
+    rng = np.random.default_rng(3)
+    n = 50_000
+    with np.errstate(over="ignore"):
+        a = (rng.standard_normal(n) * 10.0 ** rng.integers(-40, 39, n)).astype(np.float32)
+        b = (rng.standard_normal(n) * 10.0 ** rng.integers(-40, 39, n)).astype(np.float32)
+    sp = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 3e38, 1e-45, np.nan, np.inf, 2.0, -np.inf], np.float32)
+    sq = np.array([np.nan, 1.0, np.inf, -0.0, 0.0, 3e38, 1e-45, 5.0, -np.inf, np.nan, np.nan], np.float32)
+    a, b = np.concatenate([a, sp]), np.concatenate([b, sq])
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = np.hypot(a, b)
+    got = ember.hypot(ember.from_numpy(a), ember.from_numpy(b)).numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    strided = ember.hypot(ember.from_numpy(a)[::2], ember.from_numpy(b)[::2]).numpy()
+    assert np.array_equal(strided, want[::2], equal_nan=True)
+    h = ember.hypot(ember.from_numpy(a[:1000]).half(), ember.from_numpy(b[:1000]).half())
+    assert h.dtype == ember.float16
+    if torch is not None:
+        th = torch.hypot(torch.from_numpy(a[:1000]).half(), torch.from_numpy(b[:1000]).half())
+        np.testing.assert_allclose(h.float().numpy(), th.float().numpy(), rtol=1e-3, atol=0)

@@ -2,6 +2,7 @@
 #include "ember/cpu/pointwise_kernels.h"
 
 #include <cmath>
+#include <limits>
 
 #include "ember/core/checked_math.h"
 #include "ember/cpu/isa_begin.h"
@@ -79,7 +80,15 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
         binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
       break;
     case PointwiseOp::Hypot:
-      if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::hypot(a, b); });
+      if constexpr (std::is_same_v<M, float>)
+        // glibc's hypotf inline (a call per element: 1.2-2x torch's time): the exact double squares
+        // summed, one sqrt, rounded to float; an infinity beats a NaN, as C's hypot
+        binary_loop<T, T>(it, [](M a, M b) -> M {
+          const double s = std::sqrt(static_cast<double>(a) * a + static_cast<double>(b) * b);
+          return std::isinf(a) | std::isinf(b) ? std::numeric_limits<float>::infinity() : static_cast<float>(s);
+        });
+      else if constexpr (kFloat)
+        binary_loop<T, T>(it, [](M a, M b) -> M { return std::hypot(a, b); });
       break;
     case PointwiseOp::Copysign:
       if constexpr (kFloat) binary_loop<T, T>(it, [](M a, M b) -> M { return std::copysign(a, b); });

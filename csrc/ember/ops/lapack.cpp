@@ -317,11 +317,20 @@ LU lu_factor(const Tensor& a) {
     using T = decltype(tag);
     T* p = r.lu.data<T>();
     int* piv = r.piv.data<int>();
-    for (int64_t i = 0; i < B; ++i) {
-      int info = 0;
-      Lapack<T>::getrf(n, n, p + i * n * n, n, piv + i * n, &info);
-      r.infos[i] = info;
-    }
+    // A batch splits among threads, each matrix factored on one (inside a parallel region BLAS
+    // runs on one thread): 64 factorizations of 128x128 one after another, each on both threads,
+    // took 1.5-1.7x torch's time. The factors do not depend on the thread count.
+    auto factor = [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        int info = 0;
+        Lapack<T>::getrf(n, n, p + i * n * n, n, piv + i * n, &info);
+        r.infos[static_cast<size_t>(i)] = info;
+      }
+    };
+    if (B > 1 && (B >= get_num_threads() || n <= 256))  // (a few large ones keep every thread each)
+      parallel_for(0, B, std::max<int64_t>(1, kGrainSize / (n * n * n)), factor);
+    else
+      factor(0, B);
   });
   return r;
 }
