@@ -676,7 +676,9 @@ PAD_ERRORS = [((2, 3, 4), (1,), "reflect", None), ((2, 3), (1,) * 6, "reflect", 
               ((2, 3, 4), (5, 0), "circular", None), ((2, 3, 0), (1, 1), "replicate", None),
               ((2, 3, 4), (-3, -2), "replicate", None), ((2, 3, 4), (2**62, 2**62), "replicate", None),
               ((2, 3, 4), (1, 1), "replicate", 1j), ((2, 3, 4), (1, 1), "constant", 1j),
-              ((2, 3, 4), (1, 1), "circular", "x")]
+              ((2, 3, 4), (1, 1), "circular", "x"), ((2, 3, 4), (-5, 1), "replicate", None),
+              ((2, 3, 4), (1, -5), "reflect", None), ((2, 3, 4), (-2**63, 2**63 - 1), "replicate", None),
+              ((2, 3, 4), (-2**63, -2**63), "constant", None), ((2, 3, 4), (2**63 - 1, 2**63 - 1), "constant", None)]
 
 
 @pytest.mark.parametrize("shape,pads,mode,value", PAD_ERRORS)

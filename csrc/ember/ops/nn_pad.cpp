@@ -16,32 +16,20 @@
 #include "ember/core/checked_math.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/element_bytes.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 
 namespace ember {
 namespace {
 
-// Calls f(W{}) with W an unsigned word of the element size: the pad kernels move elements as bits.
+// Calls f(W{}) with W the unsigned word of the element size (cpu/element_bytes.h): the pad kernels
+// move elements as bits.
 template <typename F>
 void with_element_word(int64_t element_size, F&& f) {
-  struct Bytes16 {
-    uint64_t lo, hi;
-  };
-  switch (element_size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    case 16:
-      return f(Bytes16{});
-    default:
-      EMBER_CHECK(false, "pad: unsupported element size ", element_size);
-  }
+  const bool ok =
+      with_element_bytes(static_cast<size_t>(element_size), [&](auto bytes) { f(Bytes<decltype(bytes)::value>{}); });
+  EMBER_CHECK(ok, "pad: unsupported element size ", element_size);
 }
 
 // A map of the last padded dim as runs of consecutive sources: out[o0 + t] <- in[s0 + t], t < len.
@@ -204,8 +192,8 @@ Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value
     const int64_t d = input.dim() - 1 - i, left = pad[2 * i], right = pad[2 * i + 1];
     // torch crops before it pads: cropping more than the dim holds fails even if padding would refill
     // it (so the padded size is never negative)
-    EMBER_CHECK(input.size(d) + std::min<int64_t>(left, 0) + std::min<int64_t>(right, 0) >= 0,
-                "narrow(): length must be non-negative.");
+    const int64_t n0 = input.size(d);  // (compared without sums that could overflow)
+    EMBER_CHECK(left >= -n0 && right >= -(n0 + std::min<int64_t>(left, 0)), "narrow(): length must be non-negative.");
     int64_t n = 0;
     EMBER_CHECK(!__builtin_add_overflow(input.size(d), left, &n) && !__builtin_add_overflow(n, right, &n),
                 "constant_pad_nd: padded size of dimension ", d, " overflows");
@@ -333,12 +321,18 @@ Tensor pad(const Tensor& input, IntArrayRef pad, std::string_view mode, const Sc
     if (mode == "circular") {
       EMBER_CHECK(left <= n && right <= n, "Padding value causes wrapping around more than once.");
       if (left < 0 || right < 0) {  // torch crops the negative sides first and wraps what is left
+        EMBER_CHECK(left >= -n && right >= -(n + std::min<int64_t>(left, 0)), "narrow(): length must be non-negative.");
         x = narrow(x, d, std::max<int64_t>(-left, 0), n + std::min<int64_t>(left, 0) + std::min<int64_t>(right, 0));
         left = std::max<int64_t>(left, 0), right = std::max<int64_t>(right, 0), n = x.size(d);
         EMBER_CHECK(left <= n && right <= n, "Padding value causes wrapping around more than once.");
       }
     }
     EMBER_CHECK(mode != "replicate" || n > 0, "input tensor must have non-zero size in the padded dims");
+    if (mode != "circular") {  // torch's check; a side cropping past the dim is refused outright (no overflow)
+      const char* name = i == 0 ? "W" : i == 1 ? "H" : "D";
+      EMBER_CHECK(out_shape[static_cast<size_t>(d)] >= 1 && left >= -n && right >= -n, "input (", name, ": ", n,
+                  ") is too small. Calculated output ", name, ": ", out_shape[static_cast<size_t>(d)]);
+    }
     maps[static_cast<size_t>(k - 1 - i)] = source_positions(n, left, right, mode);
   }
   const std::string name =
