@@ -349,6 +349,9 @@ def test_bincount_large_inputs_in_chunks(n, top):
     x[n // 2] = -1
     with pytest.raises(RuntimeError, match="non-negative"):
         ember.bincount(ember.from_numpy(x))
+    for huge in (2**63 - 1, 2**62):  # no overflow on the way to the allocation's error
+        with pytest.raises(RuntimeError):
+            ember.bincount(ember.tensor([1, huge]))
 
 
 def test_histc():

@@ -660,6 +660,7 @@ Tensor bincount(const Tensor& t, const Tensor& weights, int64_t minlength) {
   int64_t low = 0, top = -1;  // one branch-free pass; a negative value raises after it
   for (int64_t i = 0; i < n; ++i) low = std::min(low, xp[i]), top = std::max(top, xp[i]);
   EMBER_CHECK(low >= 0, "bincount only supports 1-d non-negative integral inputs.");
+  EMBER_CHECK(top < std::numeric_limits<int64_t>::max(), "bincount: a value of ", top, " needs too many bins");
   const int64_t len = std::max(minlength, top + 1);
   Tensor w = weights.defined() ? contiguous(to_dtype(weights, ScalarType::Float64)) : Tensor();
   Tensor out = zeros({len}, weights.defined() ? ScalarType::Float64 : ScalarType::Int64);
