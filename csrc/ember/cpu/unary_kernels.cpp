@@ -119,6 +119,44 @@ void float_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref,
     }
   });
 }
+
+// Note [Float lgamma] over float and 16-bit floats: as float_math_loop, but both passes vectorized and
+// sharing lgamma(|x|) (in double, kept for the second pass: the reflection subtracts it).
+template <typename T>
+void lgamma_float_loop(const TensorIter& it) {
+  it.for_each([](char** d, const int64_t* s, int64_t n) EMBER_WIDE_VECTORS {
+    if (s[0] != sizeof(T) || s[1] != sizeof(T)) {
+      for (int64_t k = 0; k < n; ++k) {
+        const float x = static_cast<float>(*reinterpret_cast<const T*>(d[1] + k * s[1]));
+        const double lg = math::lgamma_of_abs(x);
+        *reinterpret_cast<T*>(d[0] + k * s[0]) =
+            static_cast<T>(math::not_positive_finite(x) ? math::lgamma_reflected(x, lg) : math::lgamma_positive(x, lg));
+      }
+      return;
+    }
+    auto* o = reinterpret_cast<T*>(d[0]);
+    auto* a = reinterpret_cast<const T*>(d[1]);
+    constexpr int64_t kBlock = 256;
+    float x[kBlock], y[kBlock];
+    double lg[kBlock];
+    for (int64_t k = 0; k < n; k += kBlock) {
+      const int64_t len = std::min(kBlock, n - k);
+      row_to_float(a + k, x, len);
+      int32_t other = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        lg[j] = math::lgamma_of_abs(x[j]);
+        y[j] = math::lgamma_positive(x[j], lg[j]);
+        other |= math::not_positive_finite(x[j]) ? 1 : 0;
+      }
+      if (other)
+        for (int64_t j = 0; j < len; ++j) {
+          const float r = math::lgamma_reflected(x[j], lg[j]);
+          y[j] = math::not_positive_finite(x[j]) ? r : y[j];
+        }
+      row_from_float(y, o + k, len);
+    }
+  });
+}
 #undef EMBER_WIDE_VECTORS
 
 template <typename T>
@@ -216,7 +254,6 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Asinh, math::asinh, std::asinh, (void(x), false))
     MATH_OP(Acosh, math::acosh, std::acosh, (void(x), false))
     MATH_OP(Atanh, math::atanh, std::atanh, (void(x), false))
-    MATH_OP(Lgamma, math::lgamma, std::lgamma, math::not_positive_finite(x))  // Note [Float lgamma]
     MATH_OP(Digamma, math::digamma_positive, math::digamma, math::not_positive_finite(x))
 #undef MATH_OP
     FLOAT_OP(Log1p, return fast_log1p(x))
@@ -247,6 +284,12 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
       const M alpha = static_cast<M>(p0), scale = static_cast<M>(p1), in_scale = static_cast<M>(p.p2);
       return x > 0 ? x * scale : fast_expm1(x * in_scale) * alpha * scale;
     })
+    case UnaryOp::Lgamma:  // Note [Float lgamma]: x > 0 in the first loop, the rest reflected in a second
+      if constexpr (std::is_same_v<M, float>)
+        lgamma_float_loop<T>(it);
+      else if constexpr (kFloat)
+        unary_loop<T, T>(it, [](M x) { return static_cast<M>(std::lgamma(x)); });
+      break;
     case UnaryOp::Gelu:  // two loops, so neither has a branch that blocks vectorization
       if constexpr (kFloat) {
         if (p0 == 0) {

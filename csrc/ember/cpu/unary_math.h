@@ -603,12 +603,13 @@ EMBER_MATH_INLINE float acosh(float x) {
   return x < 1.0f ? std::numeric_limits<float>::quiet_NaN() : r;  // (far below 1, 2t + t^2 rounds to t^2)
 }
 
-// Note [Float lgamma]: lgamma for float x in (0, inf) in double, branch-free: x is shifted up to
+// Note [Float lgamma]: lgamma for float x > 0 in double, branch-free: x is shifted up to
 // z = x + n >= 8 (n <= 8) while P = x (x + 1) ... (x + n - 1) collects the factors, then
 // lgamma(x) = Stirling(z) - log(P), Stirling's series to 1/z^11 (truncation below 2e-14 at z = 8).
 // Double keeps the cancellation near the roots 1 and 2 harmless for a float result; they are
-// exact zeros. x <= 0, inf and NaN go to libm (not_positive_finite: the reflection formula, poles).
-// glibc's lgammaf is a call per element (2.5x torch's time, whose SLEEF lgamma is vectorized).
+// exact zeros. x <= 0, inf and NaN (not_positive_finite) take the reflection formula below in a
+// second vectorized pass (glibc's lgammaf is a call per element: 2.5x torch's time, whose SLEEF
+// lgamma is vectorized).
 // log for double x > 0, finite and normal: fdlibm's log (musl's constants), within 1 ulp.
 EMBER_MATH_INLINE double log_normal_double(double x) {
   const uint64_t ix = std::bit_cast<uint64_t>(x) + (0x3ff0000000000000ull - 0x3fe6a09e667f3bcdull);
@@ -627,7 +628,7 @@ EMBER_MATH_INLINE double log_normal_double(double x) {
 EMBER_MATH_INLINE bool not_positive_finite(float x) {
   return !(x > 0.0f && x < std::numeric_limits<float>::infinity());
 }
-EMBER_MATH_INLINE float lgamma(float x) {  // x in (0, inf); others: not_positive_finite
+EMBER_MATH_INLINE double lgamma_positive_double(double x) {  // x > 0, finite
   double z = x, p = 1.0;
   for (int i = 0; i < 8; ++i) {  // unrolled: each lane steps until z >= 8
     const bool step = z < 8.0;
@@ -639,8 +640,42 @@ EMBER_MATH_INLINE float lgamma(float x) {  // x in (0, inf); others: not_positiv
       r *
       (1.0 / 12.0 + r2 * (-1.0 / 360.0 +
                           r2 * (1.0 / 1260.0 + r2 * (-1.0 / 1680.0 + r2 * (1.0 / 1188.0 + r2 * (-691.0 / 360360.0))))));
-  const double lg = (z - 0.5) * log_normal_double(z) - z + 0.91893853320467274178 + series - log_normal_double(p);
+  return (z - 0.5) * log_normal_double(z) - z + 0.91893853320467274178 + series - log_normal_double(p);
+}
+// lgamma(|x|) in double for any float x: lgamma's first pass (|x|: the lanes of x < 0 compute
+// something finite; garbage logs of negative values made denormals, and a select on x made GCC
+// spill: each 3x slower).
+EMBER_MATH_INLINE double lgamma_of_abs(float x) { return lgamma_positive_double(std::fabs(x)); }
+// lgamma(x) for x in (0, inf) from lg = lgamma_of_abs(x), exact zeros at 1 and 2.
+EMBER_MATH_INLINE float lgamma_positive(float x, double lg) {
   return x == 1.0f || x == 2.0f ? 0.0f : static_cast<float>(lg);
+}
+// lgamma(x) for the other x (not_positive_finite) from lg = lgamma_of_abs(x): the reflection
+// log|Gamma(x)| = log(pi / |sin(pi x)|) - lgamma(1 - x) with lgamma(1 - x) = lg + log|x|, so
+// log(pi / (|x| |sin(pi x)|)) - lg, in double (r = x - rint(x) is exact; sin(pi r), |r| <= 1/2, by
+// its Taylor series to r^21). Poles (zeros, integers: all of x <= -2^23) and the infinities give
+// +inf, NaN stays NaN. Vectorizable: float_math_loop's second pass over the blocks holding such x
+// (glibc's lgammaf per element was 2.9x torch's time on normal samples). Selects in double: float
+// ones made GCC spill (4x slower).
+EMBER_MATH_INLINE float lgamma_reflected(float x, double lg) {
+  const double xd = -std::fabs(static_cast<double>(x));  // (finite work in x > 0's lanes)
+  const double r = xd - std::rint(xd), r2 = r * r;
+  double s = 0x1.2877020d52cf0p-31;  // (-1)^k pi^(2k+1) / (2k+1)!, k = 10 .. 0
+  s = s * r2 - 0x1.8a404211f9547p-26;
+  s = s * r2 + 0x1.aaec32af93359p-21;
+  s = s * r2 - 0x1.6fadb9f155744p-16;
+  s = s * r2 + 0x1.e8f434d018d63p-12;
+  s = s * r2 - 0x1.e3074fde8871fp-8;
+  s = s * r2 + 0x1.50783487ee782p-4;
+  s = s * r2 - 0x1.32d2cce62bd86p-1;
+  s = s * r2 + 0x1.466bc6775aae2p+1;
+  s = s * r2 - 0x1.4abbce625be53p+2;
+  s = s * r2 + 0x1.921fb54442d18p+1;
+  const double denominator = std::max(std::fabs(s * r) * -xd, 1e-300);  // (the poles' lanes stay finite)
+  const double v = log_normal_double(3.14159265358979323846 / denominator) - lg;
+  const double pole_value = xd != xd ? xd : std::numeric_limits<double>::infinity();
+  const bool pole = !(xd < 0.0 && xd > -8388608.0) || r == 0.0;
+  return static_cast<float>(pole ? pole_value : v);
 }
 // digamma for float x in (0, inf) in double, the same way: shifted to z >= 10 (n <= 10) with
 // sum 1/(x + k) kept as one fraction (no division per step), then log z - 1/(2z) - the asymptotic
