@@ -98,46 +98,22 @@ def ndtr(input, *, out=None):
     return _finish(0.5 * _E.erfc(-x / math.sqrt(2)), out)
 
 
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def ndtri(input, *, out=None):
     """The inverse of ndtr (the normal quantile function)."""
-    p = _float(input, "ndtri", half=False)
-    x = math.sqrt(2) * _E.erfinv(2 * p - 1)
-    # erfinv(2p - 1) loses the tail (2p - 1 rounds near -1): Newton steps on ndtr, which is accurate there.
-    inside = (p > 0) & (p < 1)
-    for _ in range(2):
-        xs = _E.where(inside, x, _E.zeros_like(x))
-        step = (0.5 * _E.erfc(-xs / math.sqrt(2)) - p) * math.sqrt(2 * math.pi) * _E.exp(xs * xs / 2)
-        x = _E.where(inside, xs - step, x)
-    return _finish(x, out, input)
+    return _finish(_C._special_unary("ndtri", input), out, input)
 
 
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def erfcx(input, *, out=None):
-    """exp(x^2) * erfc(x), in float64 inside; an asymptotic series where erfc underflows."""
-    x = _float(input, "erfcx", half=False)
-    dt = x.dtype
-    xd = x.to(_E.float64)
-    lim = 25.0
-    direct = _E.exp(_E.minimum(xd, _E.full_like(xd, lim)) ** 2) * _E.erfc(_E.minimum(xd, _E.full_like(xd, lim)))
-    big = _E.maximum(xd, _E.full_like(xd, lim))
-    t = 1 / (2 * big * big)
-    s = _E.ones_like(big)
-    term = s
-    for k in range(1, 12):
-        term = term * (-(2 * k - 1)) * t
-        s = s + term
-    asym = s / (big * math.sqrt(math.pi))
-    return _finish(_E.where(xd < lim, direct, asym).to(dt), out, input)
+    """exp(x^2) * erfc(x), without its overflow and underflow (ops/special_unary.cpp)."""
+    return _finish(_C._special_unary("erfcx", input), out, input)
 
 
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def log_ndtr(input, *, out=None):
     """log(ndtr(x)), accurate in both tails."""
-    x = _float(input, "log_ndtr", half=False)
-    dt = x.dtype
-    xd = x.to(_E.float64)
-    neg = _E.minimum(xd, _E.zeros_like(xd))
-    left = _E.log(erfcx(-neg / math.sqrt(2)) / 2) - neg * neg / 2
-    right = _E.log1p(-0.5 * _E.erfc(_E.maximum(xd, _E.zeros_like(xd)) / math.sqrt(2)))
-    return _finish(_E.where(xd < 0, left, right).to(dt), out, input)
+    return _finish(_C._special_unary("log_ndtr", input), out, input)
 
 
 def entr(input, *, out=None):
@@ -619,128 +595,12 @@ def bessel_y1(input, *, out=None):
     return _finish(_bessel(input, "y1", "bessel_y1", half=False, grad=False), out, input)
 
 
-# ---- the Airy function Ai (Note [airy_ai]) ----
-#
-# Note [airy_ai]
-# For |x| <= _AIRY_R, Ai is a Taylor polynomial about the nearest node x0 of a grid of step _AIRY_STEP:
-# Ai'' = x Ai gives the coefficients a_{k+2} = (x0 a_k + a_{k-1}) / ((k + 2)(k + 1)) from Ai(x0), Ai'(x0).
-# The node values come from the Maclaurin series Ai = c1 f - c2 g summed once in 60-digit decimal
-# arithmetic, where its cancellation (terms up to e^(2/3 |x|^1.5)) costs nothing. Beyond _AIRY_R the
-# asymptotic expansions in zeta = 2/3 |x|^1.5 (DLMF 9.7.5, 9.7.9) are accurate to rounding.
-
-_AIRY_R = 10.0
-_AIRY_STEP = 0.25
-_airy_nodes = []  # [x0, Ai(x0), Ai'(x0)] as float64 tensors, filled on first use
-
-
-def _decimal_gamma(z, ctx):
-    """Gamma(z) for a Decimal 0 < z < 1: Stirling's series at z + 40, shifted back by the recurrence."""
-    from decimal import Decimal
-    from fractions import Fraction
-    pi = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
-    # Bernoulli numbers B_0..B_40 from sum_{j<=n} C(n+1, j) B_j = 0
-    bern = [Fraction(1)]
-    for n in range(1, 41):
-        bern.append(-sum(math.comb(n + 1, j) * bern[j] for j in range(n)) / (n + 1))
-    w = z + 40
-    lg = (w - Decimal("0.5")) * ctx.ln(w) - w + ctx.ln(2 * pi) / 2
-    for j in range(1, 21):
-        b = bern[2 * j]
-        lg += Decimal(b.numerator) / Decimal(b.denominator) / (2 * j * (2 * j - 1) * w ** (2 * j - 1))
-    g = ctx.exp(lg)
-    for k in range(40):
-        g /= z + k
-    return g
-
-
-def _airy_node_values():
-    if not _airy_nodes:
-        from decimal import Context, Decimal, localcontext
-        ctx = Context(prec=60)
-        with localcontext(ctx):  # every Decimal operation below at 60 digits
-            _airy_nodes.extend(_airy_node_lists(ctx, Decimal))
-    return _airy_nodes
-
-
-def _airy_node_lists(ctx, Decimal):
-    """[x0], [Ai(x0)], [Ai'(x0)] on the grid, from the Maclaurin series (in the caller's 60-digit context)."""
-    third = ctx.divide(Decimal(1), Decimal(3))
-    c1 = 1 / (ctx.power(Decimal(3), 2 * third) * _decimal_gamma(2 * third, ctx))  # Ai(0)
-    c2 = 1 / (ctx.power(Decimal(3), third) * _decimal_gamma(third, ctx))  # -Ai'(0)
-    n = int(round(2 * _AIRY_R / _AIRY_STEP))
-    xs, ai, aip = [], [], []
-    for j in range(n + 1):
-        x = Decimal(-_AIRY_R) + j * Decimal(_AIRY_STEP)
-        x3 = x * x * x
-        # f = sum 3^k (1/3)_k x^3k / (3k)!, g = sum 3^k (2/3)_k x^(3k+1) / (3k+1)!: term ratios
-        tf, tg = Decimal(1), x
-        f, g, fp, gp = tf, tg, Decimal(0), Decimal(1)
-        for k in range(1, 200):
-            tf = tf * x3 / ((3 * k - 1) * (3 * k))
-            tg = tg * x3 / ((3 * k) * (3 * k + 1))
-            f, g = f + tf, g + tg
-            fp, gp = fp + tf * 3 * k / x if x else fp, gp + tg * (3 * k + 1) / x if x else gp
-            if abs(tf) + abs(tg) < Decimal("1e-45"):
-                break
-        xs.append(float(x))
-        ai.append(float(ctx.plus(c1 * f - c2 * g)))
-        aip.append(float(ctx.plus(c1 * fp - c2 * gp)))
-    return [_E.tensor(v, dtype=_E.float64) for v in (xs, ai, aip)]
-
-
-def _airy_asymptotic(ax, negative):
-    """Ai(x) for |x| = ax >= _AIRY_R (x < 0 when negative)."""
-    t = _E.sqrt(ax)
-    zeta = 2 * ax * t / 3
-    z = 1 / zeta
-    u, terms = 1.0, []
-    for k in range(36):  # u_k of DLMF 9.7.2; the terms shrink below rounding before they turn around
-        if k:
-            u = u * (6 * k - 5) * (6 * k - 3) * (6 * k - 1) / ((2 * k - 1) * 216 * k)
-        terms.append(u)
-    if not negative:
-        s = _E.zeros_like(z)
-        for k in reversed(range(36)):
-            s = s * z + (-1) ** k * terms[k]
-        return _E.exp(-zeta) * s / (2 * math.sqrt(math.pi) * _E.sqrt(t))
-    zz = z * z
-    p, q = _E.zeros_like(z), _E.zeros_like(z)
-    for k in reversed(range(18)):
-        p = p * zz + (-1) ** k * terms[2 * k]
-        q = q * zz + (-1) ** k * terms[2 * k + 1]
-    theta = zeta + math.pi / 4
-    return (_E.sin(theta) * p - _E.cos(theta) * q * z) / (math.sqrt(math.pi) * _E.sqrt(t))
-
-
 @_vmap_elementwise
 def airy_ai(input, *, out=None):
-    """The Airy function Ai(x) (Note [airy_ai]); no gradient, as torch."""
+    """The Airy function Ai(x) (Note [airy_ai] in ops/special_unary.cpp); no gradient, as torch."""
     if not isinstance(input, _E.Tensor):
         raise TypeError(f"special_airy_ai(): argument 'x' (position 1) must be Tensor, not {type(input).__name__}")
-    _no_kernel_for(input.dtype, "airy_ai")
-    x = _float(input)
-    dt = x.dtype
-    with _E.no_grad():
-        xd = x.detach().to(_E.float64)
-        nodes_x, nodes_ai, nodes_aip = _airy_node_values()
-        inside = xd.abs() <= _AIRY_R
-        xi = _E.where(inside, xd, _E.zeros_like(xd))
-        j = _E.round((xi + _AIRY_R) / _AIRY_STEP).long().clamp(0, nodes_x.shape[0] - 1)
-        x0, a0, a1 = nodes_x[j], nodes_ai[j], nodes_aip[j]
-        h = xi - x0
-        total, hk = a0 + a1 * h, h
-        a_km1, a_k, a_kp1 = _E.zeros_like(a0), a0, a1  # a_{k-1}, a_k, a_{k+1} at k = 0 (a_{-1} = 0)
-        for k in range(40):  # |h| <= 1/8 and |x0| <= 10: the terms fall under rounding well before 40
-            a_next = (x0 * a_k + a_km1) / ((k + 2) * (k + 1))
-            hk = hk * h
-            total = total + a_next * hk
-            a_km1, a_k, a_kp1 = a_k, a_kp1, a_next
-        ax = _E.where(inside, _E.full_like(xd, _AIRY_R), xd.abs())
-        neg = _airy_asymptotic(ax, True)
-        pos = _airy_asymptotic(ax, False)
-        r = _E.where(inside, total, _E.where(xd < 0, neg, pos))
-        r = _E.where(_E.isinf(xd), _E.full_like(r, math.nan), r)  # torch: nan at both infinities
-    return _finish(r.to(dt), out, input)
+    return _finish(_C._special_unary("airy_ai", input), out, input)
 
 # ---- randomized low-rank SVD / PCA (Halko, Martinsson and Tropp's range finder with power iterations) ----
 

@@ -2,6 +2,7 @@
 // Tensor methods, in-place variants and operators (& | ^ ~ << >> abs()).
 #include "common.h"
 #include "ember/ops/polynomials.h"
+#include "ember/ops/special_unary.h"
 
 namespace ember::py {
 nb::object nonzero_tuple(const Tensor& t);  // bind_index.cpp
@@ -292,6 +293,20 @@ void bind_unary(nb::module_& m) {
         for (const auto& [n, op] : kOps)
           if (name == n) return bessel(op, x);
         throw nb::value_error(("_bessel: unknown function " + name).c_str());
+      },
+      nb::arg("name"), nb::arg("input"));
+
+  // erfcx, log_ndtr, ndtri, airy_ai (ops/special_unary.cpp); ember/_api_math.py gives them out=.
+  m.def(
+      "_special_unary",
+      [](const std::string& name, const Tensor& x) {
+        static const std::pair<const char*, SpecialUnaryOp> kOps[] = {{"erfcx", SpecialUnaryOp::Erfcx},
+                                                                      {"log_ndtr", SpecialUnaryOp::LogNdtr},
+                                                                      {"ndtri", SpecialUnaryOp::Ndtri},
+                                                                      {"airy_ai", SpecialUnaryOp::AiryAi}};
+        for (const auto& [n, op] : kOps)
+          if (name == n) return special_unary(op, x);
+        throw nb::value_error(("_special_unary: unknown function " + name).c_str());
       },
       nb::arg("name"), nb::arg("input"));
 

@@ -1,5 +1,5 @@
-// Note [Bessel functions]: the scalar functions against values from mpmath (30 digits), the tensor
-// entry's dtype rules and its gradient.
+// Note [Bessel functions] and ops/special_unary.cpp: the scalar functions against values from mpmath (30
+// digits), the tensor entries' dtype rules and their gradients.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include "ember/autograd/engine.h"
 #include "ember/ember.h"
+#include "ember/ops/special_unary.h"
 
 using namespace ember;
 
@@ -67,4 +68,56 @@ TEST(Bessel, TensorDtypesAndGradient) {
   Tensor g = autograd::run_backward({sum(bessel(BesselOp::I0, v))}, {Tensor()}, {v}, o)[0];
   expect_rel(item(g).to_double(), 3.9533702174026094);             // I0' = I1
   EXPECT_FALSE(autograd::requires_grad(bessel(BesselOp::K0, v)));  // none for K, J, Y, as torch
+}
+
+// ops/special_unary.cpp: erfcx, log_ndtr, ndtri and airy_ai against mpmath (30 digits, at the doubles).
+TEST(SpecialUnary, ValuesAgainstMpmath) {
+  expect_rel(math::erfcx(-2.0), 108.94090438997797);
+  expect_rel(math::erfcx(0.5), 0.61569034419292587);
+  expect_rel(math::erfcx(12.0), 0.046854221014893763);  // the asymptotic series
+  expect_rel(math::log_ndtr(-20.0), -203.91715537109726);
+  expect_rel(math::log_ndtr(-0.5), -1.1759117615936186);
+  expect_rel(math::log_ndtr(3.0), -0.0013508099647481938);
+  expect_rel(math::ndtri(1e-10), -6.3613409024040562);
+  expect_rel(math::ndtri(0.3), -0.52440051270804082);  // (of the doubles nearest 0.3, 0.9999)
+  expect_rel(math::ndtri(0.9999), 3.7190164854557084);
+  EXPECT_NEAR(math::airy_ai(-12.5), -0.27627456138116025, 1e-15);
+  EXPECT_NEAR(math::airy_ai(-3.3), -0.41718093737455014, 1e-15);
+  expect_rel(math::airy_ai(0.7), 0.18916240039815008);
+  expect_rel(math::airy_ai(15.0), 2.1649625207379923e-18);
+}
+
+TEST(SpecialUnary, EdgeValues) {
+  EXPECT_EQ(math::erfcx(kInf), 0.0);
+  EXPECT_EQ(math::erfcx(-kInf), kInf);
+  EXPECT_EQ(math::erfcx(-27.0), kInf);
+  EXPECT_EQ(math::log_ndtr(kInf), 0.0);
+  EXPECT_EQ(math::log_ndtr(-kInf), -kInf);
+  EXPECT_EQ(math::ndtri(0.0), -kInf);
+  EXPECT_EQ(math::ndtri(1.0), kInf);
+  EXPECT_EQ(math::ndtri(0.5), 0.0);
+  EXPECT_TRUE(std::isnan(math::ndtri(1.5)));
+  EXPECT_TRUE(std::isnan(math::ndtri(-0.1)));
+  EXPECT_TRUE(std::isfinite(math::ndtri(5e-324)));
+  EXPECT_TRUE(std::isnan(math::airy_ai(kInf)));
+  EXPECT_TRUE(std::isnan(math::airy_ai(-kInf)));
+  for (double (*f)(double) : {math::erfcx, math::log_ndtr, math::ndtri, math::airy_ai})
+    EXPECT_TRUE(std::isnan(f(std::numeric_limits<double>::quiet_NaN())));
+}
+
+TEST(SpecialUnary, TensorDtypesAndGradient) {
+  Tensor x = arange(Scalar(0), Scalar(3), Scalar(1), ScalarType::Int64);
+  Tensor y = special_unary(SpecialUnaryOp::Erfcx, x);  // integers compute in the default dtype
+  EXPECT_EQ(y.dtype(), ScalarType::Float32);
+  EXPECT_NEAR(item(select(y, 0, 0)).to_double(), 1.0, 1e-7);
+  EXPECT_THROW(special_unary(SpecialUnaryOp::LogNdtr, to_dtype(x, ScalarType::Float16)), NotImplementedError);
+  EXPECT_THROW(special_unary(SpecialUnaryOp::Ndtri, to_dtype(x, ScalarType::Complex64)), NotImplementedError);
+
+  Tensor v = full({1}, Scalar(0.5), ScalarType::Float64);
+  autograd::set_requires_grad(v, true);
+  autograd::BackwardOptions o;
+  o.accumulate = false;
+  Tensor g = autograd::run_backward({sum(special_unary(SpecialUnaryOp::Erfcx, v))}, {Tensor()}, {v}, o)[0];
+  expect_rel(item(g).to_double(), -0.5126888229025867);                             // 2 x erfcx(x) - 2/sqrt(pi)
+  EXPECT_FALSE(autograd::requires_grad(special_unary(SpecialUnaryOp::AiryAi, v)));  // none, as torch
 }
