@@ -7,7 +7,7 @@ import math
 import warnings
 
 import ember as _E
-from ember import _C  # noqa: F401
+from ember import _C
 
 # ---- aliases (torch's alternative names) ----
 divide = _E.div
@@ -531,9 +531,7 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    i, j = triu_indices(n, n, 1)
-    return _E.linalg.vector_norm(_E.sub(input[i], input[j]), p, dim=-1)
+    return _C._pdist(input, p)  # Note [pdist] (ops/distance.cpp)
 
 
 def _finish(r, out):

@@ -4,6 +4,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include "common.h"
+#include "ember/ops/distance.h"
 #include "ember/ops/lapack.h"
 
 namespace ember::py {
@@ -105,6 +106,9 @@ Tensor tensordot_py(nb::handle a, nb::handle b, nb::handle dims) {
 void bind_linalg(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   m.def("mv", &mv, nb::arg("input"), nb::arg("vec"));
+  // torch.pdist (ops/distance.cpp); ember/_composite.py checks the Python-level arguments.
+  m.def(
+      "_pdist", [](const Tensor& x, double p) { return pdist(x, p); }, nb::arg("input"), nb::arg("p"));
   cls.def("mv", &mv, nb::arg("vec"));
   m.def("dot", &dot, nb::arg("input"), nb::arg("tensor"));
   cls.def("dot", &dot, nb::arg("tensor"));

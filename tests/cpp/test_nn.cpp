@@ -3,11 +3,13 @@
 // and the fused backward kernels agree with the create_graph formulas built from ember ops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "ember/autograd/engine.h"
 #include "ember/ember.h"
+#include "ember/ops/distance.h"
 #include "ember/ops/nn_pad.h"
 #include "ember/ops/nn_rnn.h"
 
@@ -267,6 +269,32 @@ TEST(NN, ConstantPadCropsPadsAndItsGradientCropsBack) {
   EXPECT_THROW(constant_pad_nd(x, {1, 1, 1, 1, 1, 1, 1, 1}), std::exception);
   EXPECT_THROW(constant_pad_nd(x, {-3, -2}), std::exception);
   EXPECT_THROW(constant_pad_nd(x, {int64_t{1} << 62, int64_t{1} << 62}), std::exception);
+}
+
+TEST(NN, PdistPairsRowsInRowMajorOrderWithTheirGradient) {
+  // Note [pdist]: rows (0, 0), (3, 4), (0, 1) -> pairs (0,1), (0,2), (1,2)
+  Tensor x = empty({3, 2}, ScalarType::Float64);
+  const double rows[] = {0.0, 0.0, 3.0, 4.0, 0.0, 1.0};
+  std::copy(rows, rows + 6, x.data<double>());
+  Tensor d = pdist(x);
+  ASSERT_EQ(d.sizes(), (Shape{3}));
+  EXPECT_DOUBLE_EQ(item(select(d, 0, 0)).to_double(), 5.0);
+  EXPECT_DOUBLE_EQ(item(select(d, 0, 1)).to_double(), 1.0);
+  EXPECT_DOUBLE_EQ(item(select(d, 0, 2)).to_double(), std::sqrt(18.0));
+  EXPECT_DOUBLE_EQ(item(select(pdist(x, 1.0), 0, 0)).to_double(), 7.0);
+  EXPECT_DOUBLE_EQ(item(select(pdist(x, INFINITY), 0, 0)).to_double(), 4.0);
+  EXPECT_DOUBLE_EQ(item(select(pdist(x, 0.0), 0, 2)).to_double(), 2.0);
+  EXPECT_EQ(pdist(zeros({1, 3}, ScalarType::Float64)).numel(), 0);
+  // d(sum of d^2)/dx_0 = 2 d_01 (x_0 - x_1)/d_01 + 2 d_02 (x_0 - x_2)/d_02 = (-6, -8) + (0, -2)
+  Tensor xg = clone(x);
+  autograd::set_requires_grad(xg, true);
+  Tensor g = grad_of(pdist(xg), xg, false);
+  EXPECT_NEAR(item(select(select(g, 0, 0), 0, 0)).to_double(), -6.0, 1e-14);
+  EXPECT_NEAR(item(select(select(g, 0, 0), 0, 1)).to_double(), -10.0, 1e-14);
+  EXPECT_THROW(pdist(zeros({3})), std::exception);
+  EXPECT_THROW(pdist(x, -1.0), std::exception);
+  EXPECT_THROW(pdist(zeros({2, 2}, ScalarType::Int64)), std::exception);
+  EXPECT_THROW(pdist(zeros({2, 2}, ScalarType::Float16)), NotImplementedError);
 }
 
 TEST(NN, BatchNormUpdatesRunningStats) {
