@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numbers>
 #include <type_traits>
@@ -63,6 +64,24 @@ double log_ndtr(double x) {
 // tail as -ndtri(1 - p) (1 - p exact).
 namespace {
 
+// Acklam's coefficients, highest degree first: the central numerator and denominator (in r = q^2,
+// q = p - 1/2) and the tail's (in q = sqrt(-2 log p)); the denominators' constant term 1 left out.
+constexpr double kCentralNum[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+constexpr double kCentralDen[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                  6.680131188771972e+01, -1.328068155288572e+01};
+constexpr double kTailNum[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                               -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+constexpr double kTailDen[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                               3.754408661907416e+00};
+
+template <size_t N>
+double horner(const double (&c)[N], double x) {  // c[0] x^(N-1) + ... + c[N-1]
+  double s = 0.0;
+  for (double v : c) s = s * x + v;
+  return s;
+}
+
 // ndtri(p) for p in (0, 1) to Acklam's 1.2e-9 (refine: the Halley step), else NaN / -+inf.
 template <bool refine>
 double ndtri_to(double p) {
@@ -74,33 +93,12 @@ double ndtri_to(double p) {
   double x, residual;
   if (p < kLow) {
     const double q = std::sqrt(-2.0 * std::log(p));
-    x = (((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838e+00) * q -
-           2.549732539343734e+00) *
-              q +
-          4.374664141464968e+00) *
-             q +
-         2.938163982698783e+00) /
-        ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996e+00) * q +
-          3.754408661907416e+00) *
-             q +
-         1.0);
+    x = horner(kTailNum, q) / (horner(kTailDen, q) * q + 1.0);
     if (!refine) return x;
     residual = std::erfc(-x * kInvSqrt2) / 2.0 - p;
   } else {
     const double q = p - 0.5, r = q * q;
-    x = (((((-3.969683028665376e+01 * r + 2.209460984245205e+02) * r - 2.759285104469687e+02) * r +
-           1.383577518672690e+02) *
-              r -
-          3.066479806614716e+01) *
-             r +
-         2.506628277459239e+00) *
-        q /
-        (((((-5.447609879822406e+01 * r + 1.615858368580409e+02) * r - 1.556989798598866e+02) * r +
-           6.680131188771972e+01) *
-              r -
-          1.328068155288572e+01) *
-             r +
-         1.0);
+    x = horner(kCentralNum, r) * q / (horner(kCentralDen, r) * r + 1.0);
     if (!refine) return x;
     residual = std::erf(x * kInvSqrt2) / 2.0 - q;
   }
@@ -116,8 +114,9 @@ double ndtri(double p) { return ndtri_to<true>(p); }
 // For |x| <= 10, Ai is the Taylor series about the nearest node x0 of a grid of step 1/4:
 // Ai'' = x Ai gives a_{k+2} = (x0 a_k + a_{k-1}) / ((k+2)(k+1)) from Ai(x0), Ai'(x0) (airy_nodes.inc,
 // scripts/fit_airy.py, 40-digit values rounded once). |x - x0| <= 1/8 and |x0| <= 10 make the terms
-// fall like (sqrt(10)/8)^k / k!: 26 of them reach double rounding, 14 a float's. Beyond 10 the asymptotic expansions in
-// zeta = 2/3 |x|^1.5 (DLMF 9.7.5, 9.7.9) are accurate to rounding. +-inf give NaN, as torch.
+// fall like (sqrt(10)/8)^k / k!: 26 of them reach double rounding, 14 a float's. Beyond 10 the
+// asymptotic expansions in zeta = 2/3 |x|^1.5 (DLMF 9.7.5, 9.7.9) are accurate to rounding. +-inf
+// give NaN, as torch.
 namespace {
 
 // 1 / ((k + 2)(k + 1)): the recurrence's divisions as multiplications (a chain of 26 divisions
