@@ -266,6 +266,10 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """Trapezoid rule along dim, with sample points x (tensor) or spacing dx."""
     if y.shape[dim] == 0:
         return _E.sum(y, dim)
+    if x is None:  # evenly spaced: (sum - the ends' halves) * dx, one pass over y instead of three
+        ends = _E.mul(_E.add(y.select(dim, 0), y.select(dim, -1)), 0.5)
+        r = _E.sub(_E.sum(y, dim), ends)
+        return r if dx is None else _E.mul(r, dx)
     return _trapezoid(y, x, dx, dim, _E.sum)
 
 
