@@ -489,8 +489,9 @@ def renorm(input, p, dim, maxnorm):
     d = dim % max(input.dim(), 1)
     others = [i for i in range(input.dim()) if i != d]
     norm = _E.linalg.vector_norm(input, p, dim=others, keepdim=True) if others else _E.abs(input)
+    # (the factor's dependence on the norm is part of the gradient, as torch's; detaching it was wrong)
     factor = _E.where(_E.gt(norm, maxnorm), _E.div(maxnorm, _E.add(norm, 1e-7)), _E.ones_like(norm))
-    return _E.mul(input, factor.detach())
+    return _E.mul(input, factor)
 
 
 def ldexp(input, other, *, out=None):

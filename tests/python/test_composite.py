@@ -1,5 +1,6 @@
 """The torch functions written in Python from other ember ops (python/ember/_composite.py):
 values, dtypes and shapes against torch, float64 gradients with gradcheck, torch's exception types."""
+import math
 import warnings
 
 import pytest
@@ -156,7 +157,23 @@ GRADS = [
     ("diagonal_scatter", lambda x, y: ember.diagonal_scatter(x, y[0, :3])),
     ("ldexp", lambda x, y: ember.ldexp(x, ember.tensor([1, -2, 0, 3]))),
     ("cumulative_trapezoid", lambda x, y: ember.cumulative_trapezoid(x, y)), ("pdist", lambda x, y: ember.pdist(x)),
+    ("renorm", lambda x, y: ember.renorm(x, 2, 0, 1.0)), ("renorm_inf", lambda x, y: ember.renorm(x, math.inf, 1, 0.5)),
+    ("trapezoid_dx", lambda x, y: ember.trapezoid(x, dx=0.5, dim=0)),
 ]
+
+
+def test_renorm_gradient_matches_torch():
+    """The scale's dependence on the slice norm is part of renorm's gradient (a detached scale gave
+    gradients off by O(1))."""
+    import numpy as np
+    g = torch.Generator().manual_seed(3)
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 0.5), (3, -1, 2.0), (math.inf, 1, 0.7), (2, 0, 100.0)):
+        x = torch.randn(4, 5, 3, dtype=torch.float64, generator=g, requires_grad=True)
+        gy = torch.randn(4, 5, 3, dtype=torch.float64, generator=g)
+        torch.renorm(x, p, dim, maxnorm).backward(gy)
+        xe = ember.from_numpy(x.detach().numpy().copy()).requires_grad_()
+        ember.renorm(xe, p, dim, maxnorm).backward(ember.from_numpy(gy.numpy()))
+        np.testing.assert_allclose(xe.grad.numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("name,f", GRADS, ids=[g[0] for g in GRADS])
