@@ -116,12 +116,10 @@ def log_ndtr(input, *, out=None):
     return _finish(_C._special_unary("log_ndtr", input), out, input)
 
 
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def entr(input, *, out=None):
-    """-x ln x for x > 0, 0 at 0, -inf for x < 0."""
-    x = _float(input, "entr")
-    safe = _E.where(x > 0, x, _E.ones_like(x))
-    r = _E.where(x > 0, -x * _E.log(safe), _E.where(x == 0, _E.zeros_like(x), _E.full_like(x, -math.inf)))
-    return _finish(_E.where(_E.isnan(x), x, r), out, input)
+    """-x ln x for x > 0, 0 at 0, -inf for x < 0 (ops/special_unary.cpp; torch's derivative -(1 + ln x))."""
+    return _finish(_C._special_unary("entr", input), out, input)
 
 
 def _check_int_range(*values):

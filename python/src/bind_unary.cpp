@@ -296,14 +296,15 @@ void bind_unary(nb::module_& m) {
       },
       nb::arg("name"), nb::arg("input"));
 
-  // erfcx, log_ndtr, ndtri, airy_ai (ops/special_unary.cpp); ember/_api_math.py gives them out=.
+  // erfcx, log_ndtr, ndtri, airy_ai, entr (ops/special_unary.cpp); ember/_api_math.py gives them out=.
   m.def(
       "_special_unary",
       [](const std::string& name, const Tensor& x) {
         static const std::pair<const char*, SpecialUnaryOp> kOps[] = {{"erfcx", SpecialUnaryOp::Erfcx},
                                                                       {"log_ndtr", SpecialUnaryOp::LogNdtr},
                                                                       {"ndtri", SpecialUnaryOp::Ndtri},
-                                                                      {"airy_ai", SpecialUnaryOp::AiryAi}};
+                                                                      {"airy_ai", SpecialUnaryOp::AiryAi},
+                                                                      {"entr", SpecialUnaryOp::Entr}};
         for (const auto& [n, op] : kOps)
           if (name == n) return special_unary(op, x);
         throw nb::value_error(("_special_unary: unknown function " + name).c_str());

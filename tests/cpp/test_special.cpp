@@ -101,7 +101,11 @@ TEST(SpecialUnary, EdgeValues) {
   EXPECT_TRUE(std::isfinite(math::ndtri(5e-324)));
   EXPECT_TRUE(std::isnan(math::airy_ai(kInf)));
   EXPECT_TRUE(std::isnan(math::airy_ai(-kInf)));
-  for (double (*f)(double) : {math::erfcx, math::log_ndtr, math::ndtri, math::airy_ai})
+  EXPECT_EQ(math::entr(0.0), 0.0);
+  EXPECT_EQ(math::entr(-0.5), -kInf);
+  EXPECT_EQ(math::entr(kInf), -kInf);
+  EXPECT_DOUBLE_EQ(math::entr(0.5), 0.5 * std::log(2.0));
+  for (double (*f)(double) : {math::erfcx, math::log_ndtr, math::ndtri, math::airy_ai, math::entr})
     EXPECT_TRUE(std::isnan(f(std::numeric_limits<double>::quiet_NaN())));
 }
 

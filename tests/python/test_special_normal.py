@@ -135,3 +135,38 @@ def test_under_vmap_has_no_fallback(name):
     got = ember.vmap(getattr(ember.special, name), in_dims=1)(ember.from_numpy(x.numpy().copy()))
     assert batched.fallback_counts == {}
     assert_same(got, getattr(torch.special, name)(x).T)
+
+
+def test_entr_values_and_gradient_as_torch():
+    """special.entr (ops/special_unary.cpp): -x ln x, 0 at 0, -inf below 0, NaN kept; float16/bfloat16 too
+    (computed in double, so correctly rounded where torch's half kernel is off by one); the derivative is
+    torch's -(1 + ln x): inf at 0, NaN below 0, -inf at inf (a where-composition gave 0 there)."""
+    special = [0.5, 0.0, -0.0, -1.0, math.nan, math.inf, 1e-30, 3.0, 1e30, 2.0 ** -149]
+    for dt in ("float32", "float64"):
+        t = torch.tensor(special, dtype=getattr(torch, dt))
+        got = ember.special.entr(ember.tensor(t.tolist(), dtype=getattr(ember, dt)))
+        assert_same(got, torch.special.entr(t), rtol=1e-6 if dt == "float32" else 1e-15)
+    for dt in ("float16", "bfloat16"):
+        t = torch.tensor(special[:8], dtype=getattr(torch, dt))
+        got = ember.special.entr(ember.tensor(t.float().tolist(), dtype=getattr(ember, dt)))
+        want = torch.special.entr(t.double()).to(getattr(torch, dt))  # the correctly rounded result
+        assert_same(got, want)
+        np.testing.assert_allclose(got.float().numpy(), torch.special.entr(t).float().numpy(), rtol=1e-2)
+    assert ember.special.entr(ember.tensor([1, 2, 0])).dtype == ember.float32
+    x = torch.tensor([0.5, 0.0, -1.0, 2.0, math.inf], dtype=torch.float64, requires_grad=True)
+    torch.special.entr(x).sum().backward()
+    xe = ember.tensor([0.5, 0.0, -1.0, 2.0, math.inf], dtype=ember.float64, requires_grad=True)
+    ye = ember.special.entr(xe)
+    ye.sum().backward()
+    assert ye.grad_fn.name() == "SpecialEntrBackward0"
+    assert_same(xe.grad, x.grad)
+    v = ember.tensor([0.3, 1.7, 4.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(ember.special.entr, (v,))
+    assert ember.autograd.gradgradcheck(ember.special.entr, (v,))
+    out = ember.empty(0, dtype=ember.float64)
+    assert ember.special.entr(ember.tensor([0.25], dtype=ember.float64), out=out) is out
+    with pytest.raises(NotImplementedError) as want:
+        torch.special.entr(torch.ones(2, dtype=torch.complex64))
+    with pytest.raises(NotImplementedError) as got:
+        ember.special.entr(ember.ones(2, dtype=ember.complex64))
+    assert str(got.value) == str(want.value)

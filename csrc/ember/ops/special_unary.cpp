@@ -1,4 +1,4 @@
-// erfcx, log_ndtr, ndtri and airy_ai (ops/special_unary.h): scalar double functions applied over the
+// erfcx, log_ndtr, ndtri, airy_ai and entr (ops/special_unary.h): scalar double functions applied over the
 // elements in parallel (as Python compositions of whole-tensor ops they took 2.3-15x torch's time).
 #include "ember/ops/special_unary.h"
 
@@ -175,6 +175,11 @@ double airy_ai_to(double x) {
 
 double airy_ai(double x) { return airy_ai_to<26>(x); }
 
+double entr(double x) {
+  if (x > 0) return -x * std::log(x);       // (inf: -inf)
+  return x == 0 ? 0.0 : x < 0 ? -kInf : x;  // NaN stays NaN
+}
+
 }  // namespace math
 
 namespace {
@@ -196,37 +201,70 @@ double ndtri_float(double p) { return math::ndtri_to<false>(p); }
 double airy_ai_float(double x) { return math::airy_ai_to<14>(x); }
 
 struct SpecialInfo {
-  const char* name;  // torch's kernel name, for dtype errors
-  double (*f)(double);
-  double (*f_float)(double);  // enough for a float result
+  const char* name;   // torch's kernel name, for dtype errors
+  bool half = false;  // float16/bfloat16 accepted (entr), else NotImplementedError as torch
 };
 
 SpecialInfo special_info(SpecialUnaryOp op) {
   switch (op) {
     case SpecialUnaryOp::Erfcx:
-      return {"erfcx", math::erfcx, erfcx_float};
+      return {"erfcx"};
     case SpecialUnaryOp::LogNdtr:
-      return {"log_ndtr", math::log_ndtr, math::log_ndtr};
+      return {"log_ndtr"};
     case SpecialUnaryOp::Ndtri:
-      return {"ndtri", math::ndtri, ndtri_float};
+      return {"ndtri"};
     case SpecialUnaryOp::AiryAi:
-      return {"airy_ai", math::airy_ai, airy_ai_float};
+      return {"airy_ai"};
+    case SpecialUnaryOp::Entr:
+      return {"entr", true};
   }
-  return {"?", nullptr, nullptr};
+  return {"?"};
 }
 
-// f over x's elements into a new contiguous tensor of x's dtype, in double.
-Tensor special_values(const SpecialInfo& info, const Tensor& x) {
+// o[k] = f(in[k]) in double, in parallel; f a lambda, so it inlines (through a function pointer, a call
+// per element cost more than entr's log).
+template <typename T, typename F>
+void apply(const T* in, T* o, int64_t n, F f) {
+  parallel_for(0, n, 512, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) o[k] = static_cast<T>(f(static_cast<double>(static_cast<opmath_t<T>>(in[k]))));
+  });
+}
+
+// op over x's elements into a new contiguous tensor of x's dtype; a float result takes the float forms.
+Tensor special_values(SpecialUnaryOp op, const SpecialInfo& info, const Tensor& x) {
   const Tensor xc = contiguous(x);
   Tensor out = empty(x.sizes(), x.dtype());
   const int64_t n = x.numel();
   EMBER_DISPATCH_FLOAT(x.dtype(), info.name, [&] {
     const scalar_t* in = xc.data<scalar_t>();
     scalar_t* o = out.data<scalar_t>();
-    const auto f = std::is_same_v<scalar_t, double> ? info.f : info.f_float;
-    parallel_for(0, n, 512, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) o[k] = static_cast<scalar_t>(f(static_cast<double>(in[k])));
-    });
+    constexpr bool kDouble = std::is_same_v<scalar_t, double>;
+    switch (op) {
+      case SpecialUnaryOp::Erfcx:
+        if constexpr (kDouble)
+          apply(in, o, n, [](double v) { return math::erfcx(v); });
+        else
+          apply(in, o, n, [](double v) { return erfcx_float(v); });
+        break;
+      case SpecialUnaryOp::LogNdtr:
+        apply(in, o, n, [](double v) { return math::log_ndtr(v); });
+        break;
+      case SpecialUnaryOp::Ndtri:
+        if constexpr (kDouble)
+          apply(in, o, n, [](double v) { return math::ndtri(v); });
+        else
+          apply(in, o, n, [](double v) { return ndtri_float(v); });
+        break;
+      case SpecialUnaryOp::AiryAi:
+        if constexpr (kDouble)
+          apply(in, o, n, [](double v) { return math::airy_ai(v); });
+        else
+          apply(in, o, n, [](double v) { return airy_ai_float(v); });
+        break;
+      case SpecialUnaryOp::Entr:
+        apply(in, o, n, [](double v) { return math::entr(v); });
+        break;
+    }
   });
   return out;
 }
@@ -236,16 +274,17 @@ Tensor special_values(const SpecialInfo& info, const Tensor& x) {
 Tensor special_unary(SpecialUnaryOp op, const Tensor& input) {
   const SpecialInfo info = special_info(op);
   const ScalarType dt = input.dtype();
-  if (is_complex(dt) || dt == ScalarType::Float16 || dt == ScalarType::BFloat16)
+  if (is_complex(dt) || (!info.half && (dt == ScalarType::Float16 || dt == ScalarType::BFloat16)))
     EMBER_NOT_IMPLEMENTED("\"", info.name, "_cpu\" not implemented for '", scalar_type_name(dt), "'");
   const Tensor x = is_floating_point(dt) ? input : to_dtype(input, default_dtype());
   Tensor y;
   {
     autograd::NoGradGuard no_grad;
-    y = special_values(info, x);
+    y = special_values(op, info, x);
   }
   if (op == SpecialUnaryOp::AiryAi) return y;
-  static constexpr const char* kNodes[] = {"SpecialErfcxBackward0", "SpecialLogNdtrBackward0", "SpecialNdtriBackward0"};
+  static constexpr const char* kNodes[] = {"SpecialErfcxBackward0", "SpecialLogNdtrBackward0", "SpecialNdtriBackward0",
+                                           "", "SpecialEntrBackward0"};  // (airy_ai: none)
   if (auto n = autograd::make_node<autograd::LambdaBackward>(x)) {
     n->record(kNodes[static_cast<int>(op)], {y}, {x}, {y},
               [op](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
@@ -258,8 +297,11 @@ Tensor special_unary(SpecialUnaryOp op, const Tensor& input) {
                   case SpecialUnaryOp::LogNdtr:  // phi(x) / Phi(x) = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi)
                     d = div(exp(sub(mul(mul(xv, xv), ew::num(-0.5)), yv)), ew::num(math::kSqrt2Pi));
                     break;
-                  default:  // ndtri: 1 / phi(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2)
+                  case SpecialUnaryOp::Ndtri:  // 1 / phi(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2)
                     d = mul(exp(mul(mul(yv, yv), ew::num(0.5))), ew::num(math::kSqrt2Pi));
+                    break;
+                  default:  // entr: -(1 + log x), torch's formula (inf at 0, NaN below)
+                    d = neg(add(log(xv), ew::num(1.0)));
                     break;
                 }
                 return {mul(g[0], d)};
