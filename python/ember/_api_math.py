@@ -166,39 +166,16 @@ def multigammaln(input, p, *, out=None):
 mvlgamma = multigammaln
 
 
-# Bernoulli numbers B_2j / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta.
-_B2J = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330]
-
-
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def zeta(input, other, *, out=None):
-    """The Hurwitz zeta function sum_k (q + k)^-x for x > 1 (torch.special.zeta(x, q))."""
+    """The Hurwitz zeta function sum_k (q + k)^-x (torch.special.zeta(x, q)); Cephes' series in
+    ops/special_binary.cpp."""
     _check_int_range(input, other)
     if not isinstance(input, _E.Tensor):
         input = _E.tensor(float(input), dtype=other.dtype if other.is_floating_point() else _E.get_default_dtype())
     if not isinstance(other, _E.Tensor):
         other = _E.tensor(float(other), dtype=input.dtype if input.is_floating_point() else _E.get_default_dtype())
-    dt = _E.result_type(input, other)
-    _no_kernel_for(dt, "zeta")
-    if not dt.is_floating_point:
-        dt = _E.get_default_dtype()
-    x, q = _E.broadcast_tensors(input.to(_E.float64), other.to(_E.float64))
-    n = 12
-    s = _E.zeros_like(x)
-    for k in range(n):
-        s = s + (q + k) ** (-x)
-    a = q + n
-    s = s + a ** (1 - x) / (x - 1) + a ** (-x) / 2
-    fact = 1.0
-    poch = x  # x (x+1) ... (x + 2j - 2)
-    for j, b in enumerate(_B2J, start=1):
-        fact *= (2 * j - 1) * (2 * j)
-        s = s + b / fact * poch * a ** (-x - 2 * j + 1)
-        poch = poch * (x + 2 * j - 1) * (x + 2 * j)
-    bad_q = (q <= 0) & (q == _E.floor(q))
-    r = _E.where(x == 1, _E.full_like(s, math.inf), s)
-    r = _E.where(x < 1, _E.full_like(s, math.nan), r)
-    r = _E.where(bad_q, _E.full_like(s, math.inf), r)
-    return _finish(r.to(dt), out, input, other)
+    return _C._special_binary("zeta", input, other, out)
 
 
 def spherical_bessel_j0(input, *, out=None):

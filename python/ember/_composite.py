@@ -8,6 +8,7 @@ import warnings
 
 import ember as _E
 from ember import _C
+from ember._api_math import _vmap_elementwise
 
 # ---- aliases (torch's alternative names) ----
 divide = _E.div
@@ -55,24 +56,22 @@ def _need_tensor(name, other):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
 
 
+def _log_add_exp(name, input, other, out):
+    """log(exp(a) + exp(b)) (base 2 for logaddexp2) in ops/special_binary.cpp (Note [logaddexp])."""
+    _need_tensor(name, other)
+    if input.is_complex() or other.is_complex():
+        raise NotImplementedError(f"{name}: complex tensors are not supported by ember yet")
+    return _C._special_binary(name, input, other, out)
+
+
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def logaddexp(input, other, *, out=None):
-    """log(exp(a) + exp(b)), stable: max + log1p(exp(-|a - b|)); equal infinities give themselves."""
-    _need_tensor("logaddexp", other)
-    m = _E.maximum(input, other)
-    same_inf = _E.logical_and(_E.isinf(m), _E.eq(input, other))
-    d = _E.where(same_inf, _E.zeros_like(m), _E.abs(_E.sub(input, other)))
-    r = _E.where(same_inf, m, _E.add(m, _E.log1p(_E.exp(_E.neg(d)))))
-    return _finish(r, out)
+    return _log_add_exp("logaddexp", input, other, out)
 
 
+@_vmap_elementwise  # a C++ kernel: vmap runs it on the whole batch at once
 def logaddexp2(input, other, *, out=None):
-    """log2(2**a + 2**b), stable."""
-    _need_tensor("logaddexp2", other)
-    m = _E.maximum(input, other)
-    same_inf = _E.logical_and(_E.isinf(m), _E.eq(input, other))
-    d = _E.where(same_inf, _E.zeros_like(m), _E.abs(_E.sub(input, other)))
-    r = _E.where(same_inf, m, _E.add(m, _E.div(_E.log1p(_E.exp2(_E.neg(d))), math.log(2))))
-    return _finish(r, out)
+    return _log_add_exp("logaddexp2", input, other, out)
 
 
 def xlogy(input, other, *, out=None):

@@ -2,6 +2,7 @@
 // Tensor methods, in-place variants and operators (& | ^ ~ << >> abs()).
 #include "common.h"
 #include "ember/ops/polynomials.h"
+#include "ember/ops/special_binary.h"
 #include "ember/ops/special_unary.h"
 
 namespace ember::py {
@@ -310,6 +311,19 @@ void bind_unary(nb::module_& m) {
         throw nb::value_error(("_special_unary: unknown function " + name).c_str());
       },
       nb::arg("name"), nb::arg("input"));
+
+  // logaddexp, logaddexp2, zeta (ops/special_binary.cpp); ember's Python layer wraps number operands.
+  m.def(
+      "_special_binary",
+      [](const std::string& name, const Tensor& a, const Tensor& b, std::optional<Tensor> out) {
+        static const std::pair<const char*, SpecialBinaryOp> kOps[] = {{"logaddexp", SpecialBinaryOp::LogAddExp},
+                                                                       {"logaddexp2", SpecialBinaryOp::LogAddExp2},
+                                                                       {"zeta", SpecialBinaryOp::Zeta}};
+        for (const auto& [n, op] : kOps)
+          if (name == n) return special_binary(op, a, b, out ? *out : Tensor());
+        throw nb::value_error(("_special_binary: unknown function " + name).c_str());
+      },
+      nb::arg("name"), nb::arg("input"), nb::arg("other"), nb::arg("out").none() = nb::none());
 
   // Orthogonal polynomials (ops/polynomials.cpp); ember/_api_math.py promotes, broadcasts, names them.
   m.def(

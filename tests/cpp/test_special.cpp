@@ -2,11 +2,13 @@
 // digits), the tensor entries' dtype rules and their gradients.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "ember/autograd/engine.h"
 #include "ember/ember.h"
+#include "ember/ops/special_binary.h"
 #include "ember/ops/special_unary.h"
 
 using namespace ember;
@@ -124,4 +126,72 @@ TEST(SpecialUnary, TensorDtypesAndGradient) {
   Tensor g = autograd::run_backward({sum(special_unary(SpecialUnaryOp::Erfcx, v))}, {Tensor()}, {v}, o)[0];
   expect_rel(item(g).to_double(), -0.5126888229025867);                             // 2 x erfcx(x) - 2/sqrt(pi)
   EXPECT_FALSE(autograd::requires_grad(special_unary(SpecialUnaryOp::AiryAi, v)));  // none, as torch
+}
+
+// A float64 vector of the given values.
+static Tensor values_of(std::initializer_list<double> v) {
+  Tensor t = empty({static_cast<int64_t>(v.size())}, ScalarType::Float64);
+  std::copy(v.begin(), v.end(), t.data<double>());
+  return t;
+}
+
+TEST(SpecialBinary, LogAddExpValuesAndEdges) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (ScalarType dt : {ScalarType::Float32, ScalarType::Float64}) {
+    Tensor a = to_dtype(values_of({1.0, kInf, -kInf, kInf, 0.5, nan, -100.0, 3.0}), dt);
+    Tensor b = to_dtype(values_of({2.0, kInf, -kInf, -kInf, 0.5, 1.0, 0.0, 3.0}), dt);
+    Tensor y = to_dtype(special_binary(SpecialBinaryOp::LogAddExp, a, b), ScalarType::Float64);
+    const double* v = contiguous(y).data<double>();
+    const double tol = dt == ScalarType::Float32 ? 1e-6 : 1e-15;
+    EXPECT_NEAR(v[0], 2.0 + std::log1p(std::exp(-1.0)), tol);
+    EXPECT_EQ(v[1], kInf);   // equal infinities give themselves (a - b is NaN)
+    EXPECT_EQ(v[2], -kInf);
+    EXPECT_EQ(v[3], kInf);
+    EXPECT_NEAR(v[4], 0.5 + std::log(2.0), tol);
+    EXPECT_TRUE(std::isnan(v[5]));
+    EXPECT_NEAR(v[6], std::exp(-100.0), dt == ScalarType::Float32 ? 1e-45 : 1e-57);  // the correction term: log1p of a tiny e is e
+    EXPECT_NEAR(v[7], 3.0 + std::log(2.0), tol);
+    Tensor y2 = special_binary(SpecialBinaryOp::LogAddExp2, a, b);
+    EXPECT_NEAR(item(select(y2, 0, 0)).to_double(), 2.0 + std::log2(1.5), tol);
+    EXPECT_NEAR(item(select(y2, 0, 4)).to_double(), 1.5, tol);
+  }
+  // broadcasting, integer and complex refusals
+  Tensor r = special_binary(SpecialBinaryOp::LogAddExp, zeros({3, 1}), zeros({4}));
+  EXPECT_EQ(r.sizes(), Shape({3, 4}));
+  EXPECT_THROW(special_binary(SpecialBinaryOp::LogAddExp, zeros({2}, ScalarType::Int64), zeros({2}, ScalarType::Int64)),
+               NotImplementedError);
+  EXPECT_THROW(special_binary(SpecialBinaryOp::LogAddExp2, zeros({2}, ScalarType::Complex64), zeros({2})),
+               NotImplementedError);
+  EXPECT_THROW(special_binary(SpecialBinaryOp::LogAddExp, zeros({2}), zeros({3})), Error);
+}
+
+TEST(SpecialBinary, ZetaValuesAndGradient) {
+  Tensor x = values_of({2.0, 4.0, 1.0, 0.5, 3.0});
+  Tensor q = values_of({1.0, 1.0, 1.0, 1.0, 0.0});
+  Tensor z = special_binary(SpecialBinaryOp::Zeta, x, q);
+  const double* v = contiguous(z).data<double>();
+  expect_rel(v[0], M_PI * M_PI / 6);
+  expect_rel(v[1], std::pow(M_PI, 4) / 90);
+  EXPECT_EQ(v[2], kInf);           // the pole at x = 1
+  EXPECT_TRUE(std::isnan(v[3]));   // x < 1
+  EXPECT_EQ(v[4], kInf);           // q a non-positive integer
+  EXPECT_THROW(special_binary(SpecialBinaryOp::Zeta, zeros({2}, ScalarType::Float16), zeros({2}, ScalarType::Float16)),
+               NotImplementedError);
+  EXPECT_EQ(special_binary(SpecialBinaryOp::Zeta, full({1}, Scalar(2), ScalarType::Int64),
+                           full({1}, Scalar(1), ScalarType::Int64)).dtype(),
+            ScalarType::Float32);  // integers compute in the default dtype
+
+  // d/dq zeta(x, q) = -x zeta(x + 1, q); none for x (raises when backward reaches it)
+  Tensor qv = full({1}, Scalar(1.0), ScalarType::Float64);
+  autograd::set_requires_grad(qv, true);
+  autograd::BackwardOptions o;
+  o.accumulate = false;
+  Tensor g = autograd::run_backward({sum(special_binary(SpecialBinaryOp::Zeta, full({1}, Scalar(2.0),
+                                                                                   ScalarType::Float64), qv))},
+                                    {Tensor()}, {qv}, o)[0];
+  expect_rel(item(g).to_double(), -2.0 * 1.2020569031595942);
+  Tensor xv = full({1}, Scalar(2.0), ScalarType::Float64);
+  autograd::set_requires_grad(xv, true);
+  Tensor zx = sum(special_binary(SpecialBinaryOp::Zeta, xv, full({1}, Scalar(1.0), ScalarType::Float64)));
+  EXPECT_THROW(autograd::run_backward({zx}, {Tensor()}, {xv}, o), NotImplementedError);
 }

@@ -803,6 +803,8 @@ def test_vmap_special_polynomials_have_rules(name):
 _MORE = {
     "xlog1py": lambda t, x, y: t.special.xlog1py(x, y.abs()),
     "zeta": lambda t, x, y: t.special.zeta(x.abs() + 1.5, y.abs() + 0.5),
+    "logaddexp": lambda t, x, y: t.logaddexp(x, y),
+    "logaddexp2": lambda t, x, y: t.logaddexp2(x, y),
     "nextafter": lambda t, x, y: t.nextafter(x, y),
     "cosine_similarity": lambda t, x, y: t.nn.functional.cosine_similarity(x, y, 1),
     "bessel_j0": lambda t, x, y: t.special.bessel_j0(x * 10),
