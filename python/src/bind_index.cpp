@@ -1,6 +1,7 @@
 // Indexing, assembly and shape ops (ops/index.cpp, ops/shape.cpp): ember.* functions and Tensor methods.
 #include "common.h"
 #include "ember/autograd/record.h"
+#include "ember/ops/tri_indices.h"
 
 namespace ember::py {
 namespace {
@@ -304,6 +305,13 @@ void bind_index(nb::module_& m) {
   cls.def("narrow_copy", ncopy, nb::arg("dim"), nb::arg("start"), nb::arg("length"));
 
   // ---- triangles and diagonals ----
+  // tril_indices / triu_indices (ops/tri_indices.cpp); ember/_composite.py gives them torch's signature.
+  m.def(
+      "_tri_indices",
+      [](int64_t row, int64_t col, int64_t offset, ScalarType dtype, bool upper) {
+        return upper ? triu_indices(row, col, offset, dtype) : tril_indices(row, col, offset, dtype);
+      },
+      nb::arg("row"), nb::arg("col"), nb::arg("offset"), nb::arg("dtype"), nb::arg("upper"));
   m.def(
       "tril", [](const Tensor& t, int64_t k, nb::handle out) { return with_out(tril(t, k), out, "tril"); },
       nb::arg("input"), nb::arg("diagonal") = 0, nb::kw_only(), nb::arg("out") = none);

@@ -1,7 +1,10 @@
 // Invariants of the tensor core best checked below Python.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ember/ember.h"
+#include "ember/ops/tri_indices.h"
 
 using namespace ember;
 
@@ -118,4 +121,26 @@ TEST(Matmul, AgreesWithLoops) {
       EXPECT_DOUBLE_EQ(c.data<double>()[i * 4 + j], want);
     }
   EXPECT_THROW(mm(a, a), Error);
+}
+
+TEST(Core, TriIndicesRowByRow) {
+  // tril of 3 x 4 below diagonal 1: rows of 2, 3, 4 columns
+  Tensor l = tril_indices(3, 4, 1);
+  ASSERT_EQ(l.sizes(), Shape({2, 9}));
+  const int64_t want_l[2][9] = {{0, 0, 1, 1, 1, 2, 2, 2, 2}, {0, 1, 0, 1, 2, 0, 1, 2, 3}};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 9; ++j) EXPECT_EQ(l.data<int64_t>()[i * 9 + j], want_l[i][j]);
+  // triu of 4 x 3 above diagonal -1, int32: rows of 3, 3, 2, 1 columns
+  Tensor u = triu_indices(4, 3, -1, ScalarType::Int32);
+  ASSERT_EQ(u.sizes(), Shape({2, 9}));
+  const int32_t want_u[2][9] = {{0, 0, 0, 1, 1, 1, 2, 2, 3}, {0, 1, 2, 0, 1, 2, 1, 2, 2}};
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 9; ++j) EXPECT_EQ(u.data<int32_t>()[i * 9 + j], want_u[i][j]);
+  // offsets past the edges, a few pairs of a huge matrix, refusals
+  EXPECT_EQ(tril_indices(3, 3, std::numeric_limits<int64_t>::min()).numel(), 0);
+  EXPECT_EQ(triu_indices(3, 3, std::numeric_limits<int64_t>::min()).size(1), 9);
+  EXPECT_EQ(tril_indices(int64_t{1} << 62, int64_t{1} << 62, 2 - (int64_t{1} << 62)).size(1), 3);
+  EXPECT_THROW(triu_indices(int64_t{1} << 32, int64_t{1} << 32, 0), Error);
+  EXPECT_THROW(tril_indices(-1, 3, 0), Error);
+  EXPECT_THROW(tril_indices(3, 3, 0, ScalarType::Float32), NotImplementedError);
 }

@@ -144,12 +144,13 @@ TEST(SpecialBinary, LogAddExpValuesAndEdges) {
     const double* v = contiguous(y).data<double>();
     const double tol = dt == ScalarType::Float32 ? 1e-6 : 1e-15;
     EXPECT_NEAR(v[0], 2.0 + std::log1p(std::exp(-1.0)), tol);
-    EXPECT_EQ(v[1], kInf);   // equal infinities give themselves (a - b is NaN)
+    EXPECT_EQ(v[1], kInf);  // equal infinities give themselves (a - b is NaN)
     EXPECT_EQ(v[2], -kInf);
     EXPECT_EQ(v[3], kInf);
     EXPECT_NEAR(v[4], 0.5 + std::log(2.0), tol);
     EXPECT_TRUE(std::isnan(v[5]));
-    EXPECT_NEAR(v[6], std::exp(-100.0), dt == ScalarType::Float32 ? 1e-45 : 1e-57);  // the correction term: log1p of a tiny e is e
+    EXPECT_NEAR(v[6], std::exp(-100.0),
+                dt == ScalarType::Float32 ? 1e-45 : 1e-57);  // the correction term: log1p of a tiny e is e
     EXPECT_NEAR(v[7], 3.0 + std::log(2.0), tol);
     Tensor y2 = special_binary(SpecialBinaryOp::LogAddExp2, a, b);
     EXPECT_NEAR(item(select(y2, 0, 0)).to_double(), 2.0 + std::log2(1.5), tol);
@@ -172,13 +173,14 @@ TEST(SpecialBinary, ZetaValuesAndGradient) {
   const double* v = contiguous(z).data<double>();
   expect_rel(v[0], M_PI * M_PI / 6);
   expect_rel(v[1], std::pow(M_PI, 4) / 90);
-  EXPECT_EQ(v[2], kInf);           // the pole at x = 1
-  EXPECT_TRUE(std::isnan(v[3]));   // x < 1
-  EXPECT_EQ(v[4], kInf);           // q a non-positive integer
+  EXPECT_EQ(v[2], kInf);          // the pole at x = 1
+  EXPECT_TRUE(std::isnan(v[3]));  // x < 1
+  EXPECT_EQ(v[4], kInf);          // q a non-positive integer
   EXPECT_THROW(special_binary(SpecialBinaryOp::Zeta, zeros({2}, ScalarType::Float16), zeros({2}, ScalarType::Float16)),
                NotImplementedError);
   EXPECT_EQ(special_binary(SpecialBinaryOp::Zeta, full({1}, Scalar(2), ScalarType::Int64),
-                           full({1}, Scalar(1), ScalarType::Int64)).dtype(),
+                           full({1}, Scalar(1), ScalarType::Int64))
+                .dtype(),
             ScalarType::Float32);  // integers compute in the default dtype
 
   // d/dq zeta(x, q) = -x zeta(x + 1, q); none for x (raises when backward reaches it)
@@ -186,9 +188,9 @@ TEST(SpecialBinary, ZetaValuesAndGradient) {
   autograd::set_requires_grad(qv, true);
   autograd::BackwardOptions o;
   o.accumulate = false;
-  Tensor g = autograd::run_backward({sum(special_binary(SpecialBinaryOp::Zeta, full({1}, Scalar(2.0),
-                                                                                   ScalarType::Float64), qv))},
-                                    {Tensor()}, {qv}, o)[0];
+  Tensor g = autograd::run_backward(
+      {sum(special_binary(SpecialBinaryOp::Zeta, full({1}, Scalar(2.0), ScalarType::Float64), qv))}, {Tensor()}, {qv},
+      o)[0];
   expect_rel(item(g).to_double(), -2.0 * 1.2020569031595942);
   Tensor xv = full({1}, Scalar(2.0), ScalarType::Float64);
   autograd::set_requires_grad(xv, true);

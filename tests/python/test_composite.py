@@ -207,3 +207,28 @@ def test_cdist_modes_match_torch(mode, shapes):
     np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-8, atol=1e-8)
     with pytest.raises(ValueError):  # torch's class for an unknown mode
         ember.cdist(ea, eb, compute_mode="fast")
+
+
+def test_tri_indices_as_torch():
+    """tril_indices / triu_indices (ops/tri_indices.cpp) over shapes and offsets past either edge, both
+    dtypes; a triangle of a few pairs in a 2^62 x 2^62 matrix; too many pairs and bad sizes raise."""
+    import itertools
+    for r, c, k in itertools.product([0, 1, 3, 8, 40], [0, 1, 4, 7, 50], [-60, -9, -1, 0, 1, 5, 60]):
+        for name in ("tril_indices", "triu_indices"):
+            for dt in ("int64", "int32"):
+                e = getattr(ember, name)(r, c, k, dtype=getattr(ember, dt))
+                t = getattr(torch, name)(r, c, k, dtype=getattr(torch, dt))
+                assert str(e.dtype) == "ember." + dt and e.tolist() == t.tolist() and tuple(e.shape) == tuple(t.shape)
+    big = 2 ** 62
+    assert ember.tril_indices(big, big, 2 - big).tolist() == [[big - 2, big - 1, big - 1], [0, 0, 1]]
+    assert ember.triu_indices(big, big, big - 2).tolist() == [[0, 0, 1], [big - 2, big - 1, big - 1]]
+    assert ember.triu_indices(big, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
+    with pytest.raises(RuntimeError, match="too many pairs"):
+        ember.triu_indices(2 ** 32, 2 ** 32)
+    for args in ((-1, 3), (3, -1)):  # torch's messages
+        msgs = []
+        for L in (ember, torch):
+            with pytest.raises(RuntimeError) as info:
+                L.tril_indices(*args)
+            msgs.append(str(info.value))
+        assert msgs[0] == msgs[1]

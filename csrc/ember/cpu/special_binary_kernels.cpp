@@ -21,8 +21,7 @@ constexpr double kLn2 = 0.69314718055994530942, kInvLn2 = 1.44269504088896340736
 template <bool kBase2>
 EMBER_MATH_INLINE float log_add_exp(float a, float b) {
   const float m = a > b ? a : b, d = -std::fabs(a - b);
-  const float r = kBase2 ? m + math::log1p(math::exp2(d)) * static_cast<float>(kInvLn2)
-                         : m + math::log1p(math::exp(d));
+  const float r = kBase2 ? m + math::log1p(math::exp2(d)) * static_cast<float>(kInvLn2) : m + math::log1p(math::exp(d));
   return a == b ? a + static_cast<float>(kBase2 ? 1.0 : kLn2) : r;
 }
 template <bool kBase2>
