@@ -52,7 +52,7 @@ KERNEL_TESTS="tests/python/test_arithmetic.py tests/python/test_unary.py tests/p
   tests/python/test_optim.py tests/python/test_nn_loss.py tests/python/test_nn_norm.py tests/python/test_nn_rnn.py
   tests/python/test_nn_conv.py tests/python/test_nn_attention.py tests/python/test_autocast.py tests/python/test_bessel.py
   tests/python/test_matmul.py tests/python/test_polynomials.py tests/python/test_pdist.py
-  tests/python/test_special_binary.py"
+  tests/python/test_special_binary.py tests/python/test_nn_upsample.py"
 best=$(PYTHONPATH=python $PY -c "import ember; print(ember._C._get_cpu_capability_supported())")
 for level in DEFAULT AVX2 AVX512; do
   [ "$level" = "$best" ] && break

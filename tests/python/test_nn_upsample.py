@@ -193,6 +193,34 @@ def test_grid_sample_fused_matches_torch(mode, padding_mode, dtype):
         gx.sum().backward()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_bilinear_special_values_as_torch(align, padding_mode, dtype):
+    """Note [Vectorized grid_sample taps]: inf and NaN in the input stay out of taps out of range but
+    reach in-range taps of weight 0 (0 * inf is NaN, as torch); grid points at pixel centres, far
+    outside, infinite or NaN; a block boundary (130 points); 1-pixel-wide planes."""
+    rng = np.random.default_rng(11)
+    for shape in ((2, 3, 5, 7), (1, 2, 1, 6), (1, 2, 4, 1)):
+        a = rng.standard_normal(shape)
+        a[0, 0, 0, -1], a[0, -1, -1, 0], a[-1, 1, shape[2] // 2, shape[3] // 2] = np.inf, np.nan, -np.inf
+        H, W = shape[2], shape[3]
+        cx = (2 * np.arange(W) + 1) / W - 1 if not align else (np.linspace(-1, 1, W) if W > 1 else np.zeros(1))
+        cy = (2 * np.arange(H) + 1) / H - 1 if not align else (np.linspace(-1, 1, H) if H > 1 else np.zeros(1))
+        pts = [(x, y) for x in cx for y in cy]  # pixel centres: weight-0 neighbours
+        pts += [(np.nan, 0.0), (0.0, np.nan), (np.inf, 0.2), (-np.inf, -np.inf), (1e30, -1e30), (1.0, 1.0),
+                (-1.0, -1.0), (1.05, 0.3), (-1.02, 0.99)]
+        pts += list(rng.uniform(-1.3, 1.3, (130 - len(pts), 2)))
+        g = np.array(pts[:130]).reshape(1, 10, 13, 2).repeat(shape[0], 0)
+        kw = dict(mode="bilinear", padding_mode=padding_mode, align_corners=align)
+        ye = EF.grid_sample(ember.tensor(a, dtype=getattr(ember, dtype)), ember.tensor(g, dtype=getattr(ember, dtype)),
+                            **kw)
+        yt = TF.grid_sample(torch.tensor(a, dtype=getattr(torch, dtype)), torch.tensor(g, dtype=getattr(torch, dtype)),
+                            **kw)
+        tol = 1e-12 if dtype == "float64" else 1e-5
+        np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("xs,gs", [((0, 3, 4, 4), (0, 2, 2, 2)), ((2, 3, 4, 4), (2, 0, 5, 2)), ((2, 0, 4, 4), (2, 3, 3, 2)),
                                    ((1, 1, 1, 1), (1, 2, 2, 2)), ((2, 3, 0, 4), (2, 2, 2, 2)),
                                    ((2, 3, 2, 2, 0), (2, 2, 2, 2, 3))])

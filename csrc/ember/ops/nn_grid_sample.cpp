@@ -15,6 +15,7 @@
 #include "ember/autograd/record.h"
 #include "ember/core/dispatch.h"
 #include "ember/core/parallel.h"
+#include "ember/cpu/grid_sample_kernels.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 
@@ -151,19 +152,11 @@ void backward_into(const Tensor& gout, const Tensor& input, const TapBuffer& tap
   }
 }
 
-}  // namespace
-
-Tensor grid_sample_2d(const Tensor& input_, const Tensor& grid_, bool nearest, int padding, bool align_corners) {
-  EMBER_CHECK(input_.dim() == 4 && grid_.dim() == 4 && grid_.size(3) == 2 && grid_.size(0) == input_.size(0),
-              "grid_sample_2d: expected input (N, C, H, W) and grid (N, Ho, Wo, 2)");
-  EMBER_CHECK(input_.dtype() == grid_.dtype() &&
-                  (input_.dtype() == ScalarType::Float32 || input_.dtype() == ScalarType::Float64),
-              "grid_sample_2d: float32 or float64 input and grid of one dtype expected");
-  EMBER_CHECK(padding >= 0 && padding <= 2, "grid_sample_2d: padding mode 0 (zeros), 1 (border) or 2 (reflection)");
-  const Tensor input = contiguous(input_), grid = contiguous(grid_);
+// The forward for nearest, reflection padding and planes of 2^31 elements or more: the taps in double.
+void grid_sample_scalar(const Tensor& input, const Tensor& grid, Tensor& out, bool nearest, int padding,
+                        bool align_corners) {
   const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
-  const int64_t Ho = grid.size(1), Wo = grid.size(2), Q = Ho * Wo, HW = H * W;
-  Tensor out = empty({N, C, Ho, Wo}, input.dtype());
+  const int64_t Q = grid.size(1) * grid.size(2), HW = H * W;
   EMBER_DISPATCH_FLOAT(input.dtype(), "grid_sampler_2d", [&] {
     if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
       const scalar_t* x = input.data<scalar_t>();
@@ -203,6 +196,10 @@ Tensor grid_sample_2d(const Tensor& input_, const Tensor& grid_, bool nearest, i
       });
     }
   });
+}
+
+void record_grid_sample(const Tensor& input_, const Tensor& grid_, const Tensor& input, const Tensor& grid,
+                        const Tensor& out, bool nearest, int padding, bool align_corners) {
   if (auto node = autograd::make_node<autograd::LambdaBackward>(input_, grid_)) {
     const bool input_grad = autograd::requires_grad(input_), grid_grad = autograd::requires_grad(grid_);
     node->record(
@@ -235,6 +232,28 @@ Tensor grid_sample_2d(const Tensor& input_, const Tensor& grid_, bool nearest, i
           return {gin, ggrid};
         });
   }
+}
+
+}  // namespace
+
+Tensor grid_sample_2d(const Tensor& input_, const Tensor& grid_, bool nearest, int padding, bool align_corners) {
+  EMBER_CHECK(input_.dim() == 4 && grid_.dim() == 4 && grid_.size(3) == 2 && grid_.size(0) == input_.size(0),
+              "grid_sample_2d: expected input (N, C, H, W) and grid (N, Ho, Wo, 2)");
+  EMBER_CHECK(input_.dtype() == grid_.dtype() &&
+                  (input_.dtype() == ScalarType::Float32 || input_.dtype() == ScalarType::Float64),
+              "grid_sample_2d: float32 or float64 input and grid of one dtype expected");
+  EMBER_CHECK(padding >= 0 && padding <= 2, "grid_sample_2d: padding mode 0 (zeros), 1 (border) or 2 (reflection)");
+  const Tensor input = contiguous(input_), grid = contiguous(grid_);
+  const int64_t N = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
+  const int64_t Ho = grid.size(1), Wo = grid.size(2), Q = Ho * Wo, HW = H * W;
+  Tensor out = empty({N, C, Ho, Wo}, input.dtype());
+  if (!nearest && padding <= 1 && HW < (int64_t{1} << 31)) {  // Note [Vectorized grid_sample taps]
+    cpu::grid_sample_bilinear(input.dtype(), input.data_ptr(), grid.data_ptr(), out.data_ptr(), N, C, H, W, Q, padding,
+                              align_corners);
+  } else {
+    grid_sample_scalar(input, grid, out, nearest, padding, align_corners);
+  }
+  record_grid_sample(input_, grid_, input, grid, out, nearest, padding, align_corners);
   return out;
 }
 
