@@ -243,8 +243,8 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Sin, math::sin, std::sin, math::trig_needs_libm(x))
     MATH_OP(Cos, math::cos, std::cos, math::trig_needs_libm(x))
     MATH_OP(Tan, math::tan, std::tan, math::trig_needs_libm(x))
-    MATH_OP(Asin, math::asin, std::asin, (void(x), false))
-    MATH_OP(Acos, math::acos, std::acos, (void(x), false))
+    MATH_OP(Asin, math::asin, math::asin, (void(x), false))  // Note [Double asin and acos]
+    MATH_OP(Acos, math::acos, math::acos, (void(x), false))  // Note [Double asin and acos]
     MATH_OP(Atan, math::atan, std::atan, (void(x), false))
     MATH_OP(Erfinv, math::erfinv, math::erfinv, (void(x), false))         // Note [Float erfinv]
     MATH_OP(Sinh, math::sinh, std::sinh, math::hyperbolic_needs_libm(x))  // Note [Float sinh and cosh]
