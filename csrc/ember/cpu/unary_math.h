@@ -747,41 +747,43 @@ EMBER_MATH_INLINE float digamma_positive(float x) {  // x in (0, inf); others: n
 
 // ---- scalar special functions (float and double) ----
 
-// Inverse error function: Giles' single-precision approximation ("Approximating the erfinv
-// function", GPU Computing Gems) refined by Newton steps on erf in double.
-inline double erfinv(double y) {
-  if (!(std::fabs(y) <= 1.0)) return std::numeric_limits<double>::quiet_NaN();
-  if (std::fabs(y) == 1.0) return std::copysign(std::numeric_limits<double>::infinity(), y);
-  double w = -std::log((1.0 - y) * (1.0 + y)), p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
-  double x = p * y;
-  for (int i = 0; i < 2; ++i) {  // Newton: each step about doubles the correct digits
-    double err = std::erf(x) - y;
-    x -= err / (1.12837916709551257390 * std::exp(-x * x));
-  }
-  return x;
+// Note [Double erfinv]: erfinv(y) = y g(w), w = -log(1 - y^2), as Giles' approximation, with g as
+// polynomials fitted to double precision (erfinv_double.inc from scripts/fit_erfinv.py) in w - 3.125
+// below w = 6.25, in sqrt(w) - 3.25 up to w = 16 and in sqrt(w) - 5 above; branch-free (the outer two
+// evaluated and one selected), log through log_normal_double, so the loops vectorize (Newton steps on glibc's erf
+// and exp were a call per element: 9.7x torch's time). 1 - y^2 as (1 - |y|)(1 + |y|), whose rounding
+// moves g by under 1e-16. Within 2 ulp; +-1 give +-inf, past them and NaN give NaN. The element loop
+// (erfinv_double_loop, cpu/unary_kernels.cpp) runs the central polynomial alone where a block allows.
+#include "ember/cpu/erfinv_double.inc"
+template <size_t N>
+EMBER_MATH_INLINE double horner_of(const double (&c)[N], double t) {
+  double p = c[0];
+#pragma GCC unroll 32  // unrolled whole, so the element loops around it vectorize
+  for (size_t k = 1; k < N; ++k) p = p * t + c[k];
+  return p;
+}
+// The pieces, so the element loop can skip the outer ranges: w, the central range (for
+// erfinv_is_central: w < 6.2454, in the fit) and the outer ones (with +-1, past them and NaN).
+constexpr double kErfinvCentralEnd = 0.99903;
+EMBER_MATH_INLINE bool erfinv_is_central(double y) { return std::fabs(y) < kErfinvCentralEnd; }
+EMBER_MATH_INLINE double erfinv_w(double y) {
+  const double a = std::fabs(y), p = (1.0 - a) * (1.0 + a);
+  return -log_normal_double(p > 0.0 ? p : 1.0);  // (|y| >= 1 and NaN: the outer form's selects)
+}
+EMBER_MATH_INLINE double erfinv_central(double y, double w) {
+  return std::copysign(horner_of(kErfinvCentral, w - 3.125) * std::fabs(y), y);
+}
+EMBER_MATH_INLINE double erfinv_outer(double y, double w) {
+  const double a = std::fabs(y), s = std::sqrt(w);
+  const double g = w < 16.0 ? horner_of(kErfinvMiddle, s - 3.25) : horner_of(kErfinvTail, s - 5.0);
+  const double r = a < 1.0    ? g * a
+                   : a == 1.0 ? std::numeric_limits<double>::infinity()
+                              : std::numeric_limits<double>::quiet_NaN();
+  return std::copysign(r, y);
+}
+EMBER_MATH_INLINE double erfinv(double y) {
+  const double w = erfinv_w(y);
+  return erfinv_is_central(y) ? erfinv_central(y, w) : erfinv_outer(y, w);
 }
 
 // digamma (psi): reflection for x < 0, recurrence up to x >= 10, then the asymptotic series.
