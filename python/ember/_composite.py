@@ -9,6 +9,7 @@ import warnings
 import ember as _E
 from ember import _C
 from ember._api_math import _vmap_elementwise
+from ember._argcheck import torch_type_name
 
 # ---- aliases (torch's alternative names) ----
 divide = _E.div
@@ -168,8 +169,9 @@ def block_diag(*tensors):
 
 
 def _tri_indices(row, col, offset, dtype, upper):
-    if dtype not in (_E.int32, _E.int64):  # torch names tril_indices either way
-        raise NotImplementedError("\"tril_indices\" not implemented for '" + str(dtype)[6:] + "'")
+    if dtype not in (_E.int32, _E.int64):
+        name = "triu_indices" if upper else "tril_indices"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{torch_type_name(dtype)}'")
     return _C._tri_indices(row, col, offset, dtype, upper)
 
 

@@ -225,6 +225,13 @@ def test_tri_indices_as_torch():
     assert ember.triu_indices(big, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
     with pytest.raises(RuntimeError, match="too many pairs"):
         ember.triu_indices(2 ** 32, 2 ** 32)
+    for dt in ("int16", "float32"):  # torch's message
+        msgs = []
+        for L in (ember, torch):
+            with pytest.raises(NotImplementedError) as info:
+                L.triu_indices(3, 3, dtype=getattr(L, dt))
+            msgs.append(str(info.value))
+        assert msgs[0] == msgs[1]
     for args in ((-1, 3), (3, -1)):  # torch's messages
         msgs = []
         for L in (ember, torch):
