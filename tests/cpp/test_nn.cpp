@@ -271,6 +271,41 @@ TEST(NN, ConstantPadCropsPadsAndItsGradientCropsBack) {
   EXPECT_THROW(constant_pad_nd(x, {int64_t{1} << 62, int64_t{1} << 62}), std::exception);
 }
 
+TEST(NN, GridSampleTapsPaddingModesAndBorderGradient) {
+  // Note [Vectorized grid_sample taps] on a 2x3 plane 0..5 with align_corners: grid (gx, gy) maps to
+  // x = (gx + 1) * 1, y = (gy + 1) / 2
+  Tensor x = reshape(arange(0, 6, 1, ScalarType::Float64), {1, 1, 2, 3});
+  auto sample = [&](double gx, double gy, bool nearest, int padding) {
+    Tensor g = empty({1, 1, 1, 2}, ScalarType::Float64);
+    g.data<double>()[0] = gx, g.data<double>()[1] = gy;
+    return contiguous(grid_sample_2d(x, g, nearest, padding, true)).data<double>()[0];
+  };
+  EXPECT_DOUBLE_EQ(sample(0.0, 0.0, false, 0), 2.5);   // x 1, y 0.5: (1 + 4) / 2
+  EXPECT_DOUBLE_EQ(sample(1.5, -1.0, false, 0), 1.0);  // x 2.5: half of column 2, the rest out (0)
+  EXPECT_DOUBLE_EQ(sample(1.5, -1.0, false, 1), 2.0);  // border: x clipped to 2
+  EXPECT_DOUBLE_EQ(sample(2.0, -1.0, false, 2), 1.0);  // reflection: x 3 -> 1
+  EXPECT_DOUBLE_EQ(sample(-4.0, 1.0, false, 2), 4.0);  // x -3 -> 3 -> 1, row 1
+  EXPECT_DOUBLE_EQ(sample(-0.5, 1.0, true, 0), 3.0);   // nearest: x 0.5 rounds half to even, 0
+  EXPECT_DOUBLE_EQ(sample(0.5, 1.0, true, 0), 5.0);    // x 1.5 -> 2
+  EXPECT_DOUBLE_EQ(sample(1.6, 1.0, true, 0), 0.0);    // x 2.6 -> 3: out of range
+  // the grid gradient: 1 per unit of x along a row (times dx/dgx = 1); 0 on the border when clipped
+  Tensor g = empty({1, 1, 2, 2}, ScalarType::Float64);
+  const double pts[] = {0.3, -0.5, 1.0, -0.5};  // x 1.3 inside; x 2 on the border (y 0.25)
+  std::copy(pts, pts + 4, g.data<double>());
+  autograd::set_requires_grad(g, true);
+  autograd::BackwardOptions o;
+  o.accumulate = false;
+  Tensor gg = autograd::run_backward({sum(grid_sample_2d(x, g, false, 1, true))}, {Tensor()}, {g}, o)[0];
+  EXPECT_DOUBLE_EQ(gg.data<double>()[0], 1.0);
+  EXPECT_DOUBLE_EQ(gg.data<double>()[2], 0.0);
+  EXPECT_DOUBLE_EQ(gg.data<double>()[1], 3.0 / 2);  // d/dy over rows 0 -> 1 is 3, dy/dgy = 1/2
+  // bad arguments
+  const Tensor pts_grid = zeros({1, 1, 1, 2}, ScalarType::Float64);
+  EXPECT_THROW(grid_sample_2d(zeros({1, 1, 0, 3}, ScalarType::Float64), pts_grid, false, 0, true), std::exception);
+  EXPECT_THROW(grid_sample_2d(x, to_dtype(pts_grid, ScalarType::Float32), false, 0, true), std::exception);
+  EXPECT_THROW(grid_sample_2d(x, pts_grid, false, 3, true), std::exception);
+}
+
 TEST(NN, PdistPairsRowsInRowMajorOrderWithTheirGradient) {
   // Note [pdist]: rows (0, 0), (3, 4), (0, 1) -> pairs (0,1), (0,2), (1,2)
   Tensor x = empty({3, 2}, ScalarType::Float64);

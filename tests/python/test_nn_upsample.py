@@ -179,7 +179,7 @@ def test_grid_sample_fused_matches_torch(mode, padding_mode, dtype):
             yt.backward(torch.tensor(go, dtype=yt.dtype))
             ye.backward(ember.tensor(go, dtype=ye.dtype))
             np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
-            # (float32 grid gradients: sums over channels of tap differences, which ember adds in double)
+            # (float32 grid gradients: sums over channels of tap differences, rounded differently)
             np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), rtol=5 * tol, atol=100 * tol)
             ge2 = ember.tensor(g, dtype=getattr(ember, dtype), requires_grad=True)
             (gg,) = ember.autograd.grad(EF.grid_sample(xe.detach(), ge2, **kw).sum(), ge2)
@@ -194,31 +194,47 @@ def test_grid_sample_fused_matches_torch(mode, padding_mode, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("padding_mode", ["zeros", "border"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("align", [False, True])
-def test_grid_sample_bilinear_special_values_as_torch(align, padding_mode, dtype):
+def test_grid_sample_special_values_as_torch(align, mode, padding_mode, dtype):
     """Note [Vectorized grid_sample taps]: inf and NaN in the input stay out of taps out of range but
-    reach in-range taps of weight 0 (0 * inf is NaN, as torch); grid points at pixel centres, far
-    outside, infinite or NaN; a block boundary (130 points); 1-pixel-wide planes."""
+    reach in-range bilinear taps of weight 0 (0 * inf is NaN, as torch); grid points at pixel centres,
+    on the borders (the clip's derivative is 0 there), half-way between pixels (nearest rounds half
+    to even), reflected several times, far outside, infinite or NaN; a block boundary (130 points);
+    1-pixel planes. Values and, for finite inputs, both gradients against torch's."""
     rng = np.random.default_rng(11)
-    for shape in ((2, 3, 5, 7), (1, 2, 1, 6), (1, 2, 4, 1)):
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    for shape in ((2, 3, 5, 7), (1, 2, 1, 6), (1, 2, 4, 1), (1, 1, 1, 1)):
         a = rng.standard_normal(shape)
-        a[0, 0, 0, -1], a[0, -1, -1, 0], a[-1, 1, shape[2] // 2, shape[3] // 2] = np.inf, np.nan, -np.inf
+        special = a.copy()
+        special[0, 0, 0, -1], special[0, -1, -1, 0], special[-1, -1, shape[2] // 2, shape[3] // 2] = np.inf, np.nan, -np.inf
         H, W = shape[2], shape[3]
         cx = (2 * np.arange(W) + 1) / W - 1 if not align else (np.linspace(-1, 1, W) if W > 1 else np.zeros(1))
         cy = (2 * np.arange(H) + 1) / H - 1 if not align else (np.linspace(-1, 1, H) if H > 1 else np.zeros(1))
         pts = [(x, y) for x in cx for y in cy]  # pixel centres: weight-0 neighbours
+        pts += [((x0 + x1) / 2, cy[0]) for x0, x1 in zip(cx[:-1], cx[1:])]  # half-way: nearest's ties
         pts += [(np.nan, 0.0), (0.0, np.nan), (np.inf, 0.2), (-np.inf, -np.inf), (1e30, -1e30), (1.0, 1.0),
-                (-1.0, -1.0), (1.05, 0.3), (-1.02, 0.99)]
-        pts += list(rng.uniform(-1.3, 1.3, (130 - len(pts), 2)))
+                (-1.0, -1.0), (1.05, 0.3), (-1.02, 0.99), (4.7, -3.3), (-9.1, 7.25), (2.0, -2.0)]
+        pts += list(rng.uniform(-3.5, 3.5, (130 - len(pts), 2)))
         g = np.array(pts[:130]).reshape(1, 10, 13, 2).repeat(shape[0], 0)
-        kw = dict(mode="bilinear", padding_mode=padding_mode, align_corners=align)
-        ye = EF.grid_sample(ember.tensor(a, dtype=getattr(ember, dtype)), ember.tensor(g, dtype=getattr(ember, dtype)),
+        kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align)
+        ye = EF.grid_sample(ember.tensor(special, dtype=getattr(ember, dtype)), ember.tensor(g, dtype=getattr(ember, dtype)),
                             **kw)
-        yt = TF.grid_sample(torch.tensor(a, dtype=getattr(torch, dtype)), torch.tensor(g, dtype=getattr(torch, dtype)),
-                            **kw)
-        tol = 1e-12 if dtype == "float64" else 1e-5
+        yt = TF.grid_sample(torch.tensor(special, dtype=getattr(torch, dtype)),
+                            torch.tensor(g, dtype=getattr(torch, dtype)), **kw)
         np.testing.assert_allclose(ye.numpy(), yt.numpy(), rtol=tol, atol=tol)
+        finite = np.isfinite(g).all(-1, keepdims=True) & (np.abs(g) < 1e6).all(-1, keepdims=True)
+        gf = np.where(finite, g, 0.25)
+        go = rng.standard_normal((shape[0], shape[1], 10, 13))
+        grads = []
+        for lib in (ember, torch):
+            x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+            gr = lib.tensor(gf, dtype=getattr(lib, dtype), requires_grad=True)
+            (EF if lib is ember else TF).grid_sample(x, gr, **kw).backward(lib.tensor(go, dtype=getattr(lib, dtype)))
+            grads.append((x.grad.numpy(), gr.grad.numpy()))
+        np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=tol, atol=tol)
+        np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=5 * tol, atol=100 * tol)
 
 
 @pytest.mark.parametrize("xs,gs", [((0, 3, 4, 4), (0, 2, 2, 2)), ((2, 3, 4, 4), (2, 0, 5, 2)), ((2, 0, 4, 4), (2, 3, 3, 2)),

@@ -1,4 +1,4 @@
-// The vectorized bilinear grid_sample forward (Note [Vectorized grid_sample taps] in
+// The 2-d grid_sample forward and backward (Note [Vectorized grid_sample taps] in
 // cpu/grid_sample_kernels.cpp), compiled per ISA level.
 #pragma once
 #include <cstdint>
@@ -8,14 +8,31 @@
 
 namespace ember::cpu {
 
-// out (N, C, Ho, Wo) = bilinear samples of x (N, C, H, W) at grid (N, Ho, Wo, 2), Q = Ho * Wo, all
-// contiguous float32 or float64 (dt); padding 0 (zeros) or 1 (border); H * W below 2^31.
-EMBER_DECLARE_ISA_KERNEL(void, grid_sample_bilinear,
-                         (ScalarType dt, const void* x, const void* grid, void* out, int64_t N, int64_t C, int64_t H,
-                          int64_t W, int64_t Q, int padding, bool align_corners))
-inline void grid_sample_bilinear(ScalarType dt, const void* x, const void* grid, void* out, int64_t N, int64_t C,
-                                 int64_t H, int64_t W, int64_t Q, int padding, bool align_corners) {
-  EMBER_ISA_SELECT(grid_sample_bilinear)(dt, x, grid, out, N, C, H, W, Q, padding, align_corners);
+// Input x (N, C, H, W), grid (N, Ho, Wo, 2) and output (N, C, Ho, Wo), Q = Ho * Wo; all contiguous,
+// float32 or float64.
+struct GridSampleGeometry {
+  int64_t N, C, H, W, Q;
+  bool nearest;  // else bilinear
+  int padding;   // 0 zeros, 1 border, 2 reflection
+  bool align_corners;
+};
+
+EMBER_DECLARE_ISA_KERNEL(void, grid_sample_forward,
+                         (ScalarType dt, const GridSampleGeometry& g, const void* x, const void* grid, void* out))
+inline void grid_sample_forward(ScalarType dt, const GridSampleGeometry& g, const void* x, const void* grid,
+                                void* out) {
+  EMBER_ISA_SELECT(grid_sample_forward)(dt, g, x, grid, out);
+}
+
+// gin (x's shape, zero-filled by the caller) += the output gradient gout scattered through the taps;
+// ggrid (the grid's shape) = the grid gradient (bilinear only: nearest's is zero, left to the
+// caller). Either may be null.
+EMBER_DECLARE_ISA_KERNEL(void, grid_sample_backward,
+                         (ScalarType dt, const GridSampleGeometry& g, const void* x, const void* grid, const void* gout,
+                          void* gin, void* ggrid))
+inline void grid_sample_backward(ScalarType dt, const GridSampleGeometry& g, const void* x, const void* grid,
+                                 const void* gout, void* gin, void* ggrid) {
+  EMBER_ISA_SELECT(grid_sample_backward)(dt, g, x, grid, gout, gin, ggrid);
 }
 
 }  // namespace ember::cpu
