@@ -304,20 +304,26 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M)."""
-    from ember import linalg
     if x1.dim() < 2 or x2.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
                            f"{x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {torch_type_name(x.dtype)}")
     if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+        raise RuntimeError("cdist only supports non-negative p values")
     if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                             "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     big = x1.shape[-2] > 25 or x2.shape[-2] > 25
     if p == 2 and (compute_mode == "use_mm_for_euclid_dist" or
                    (compute_mode == "use_mm_for_euclid_dist_if_necessary" and big)):
+        if x1.dtype != x2.dtype:
+            c_name = {_E.float32: "float", _E.float64: "double"}
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c_name.get(x1.dtype)} != "
+                               f"{c_name.get(x2.dtype)}")
         # |a - b|^2 = |a|^2 + |b|^2 - 2 a.b with one matmul, as torch's mm modes: the pairwise
         # differences would be a (P, R, M) tensor (1 GB for 500 x 500 rows of 1000). Squares that
         # rounding takes below zero are clamped to 1e-30 before the root, as torch's.
@@ -325,7 +331,16 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         sq2 = _E.sum(_E.mul(x2, x2), -1, keepdim=True)
         d2 = _E.add(_E.sub(sq1, _E.mul(_E.matmul(x1, x2.mT), 2)), sq2.mT)
         return _E.sqrt(_E.clamp_min(d2, 1e-30))
-    return linalg.vector_norm(_E.sub(x1.unsqueeze(-2), x2.unsqueeze(-3)), p, dim=-1)
+    # the direct form (ops/distance.cpp, Note [pdist]) on the broadcast batch
+    s1, s2 = tuple(x1.shape[:-2]), tuple(x2.shape[:-2])
+    for k in range(1, min(len(s1), len(s2)) + 1):
+        if s1[-k] != s2[-k] and s1[-k] != 1 and s2[-k] != 1:
+            raise RuntimeError(f"The size of tensor a ({s1[-k]}) must match the size of tensor b ({s2[-k]}) at "
+                               f"non-singleton dimension {max(len(s1), len(s2)) - k}")
+    if s1 != s2:
+        batch = _E.broadcast_shapes(s1, s2)
+        x1, x2 = x1.expand(*batch, *x1.shape[-2:]), x2.expand(*batch, *x2.shape[-2:])
+    return _C._cdist(x1, x2, float(p))
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

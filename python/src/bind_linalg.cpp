@@ -109,6 +109,10 @@ void bind_linalg(nb::module_& m) {
   // torch.pdist (ops/distance.cpp); ember/_composite.py checks the Python-level arguments.
   m.def(
       "_pdist", [](const Tensor& x, double p) { return pdist(x, p); }, nb::arg("input"), nb::arg("p"));
+  // torch.cdist's direct form on (B, P, M) and (B, R, M) (ops/distance.cpp); ember/_composite.py broadcasts.
+  m.def(
+      "_cdist", [](const Tensor& x1, const Tensor& x2, double p) { return cdist(x1, x2, p); }, nb::arg("x1"),
+      nb::arg("x2"), nb::arg("p"));
   cls.def("mv", &mv, nb::arg("vec"));
   m.def("dot", &dot, nb::arg("input"), nb::arg("tensor"));
   cls.def("dot", &dot, nb::arg("tensor"));

@@ -346,6 +346,7 @@ std::string op_name(std::string_view n) {
       {"_pad", "pad"},
       {"_constant_pad_nd", "constant_pad_nd"},
       {"_pdist", "pdist"},
+      {"_cdist", "_cdist_forward"},
       {"_linalg_matrix_norm", "linalg_matrix_norm"},
       {"_linalg_vector_norm", "linalg_vector_norm"},
       {"_nn_cross_entropy", "cross_entropy_loss"},

@@ -332,6 +332,40 @@ TEST(NN, PdistPairsRowsInRowMajorOrderWithTheirGradient) {
   EXPECT_THROW(pdist(zeros({2, 2}, ScalarType::Float16)), NotImplementedError);
 }
 
+TEST(NN, CdistAgreesWithPdistAndRejectsBadArguments) {
+  // Note [Distances in lanes]: 70 rows of 5 (two whole tiles of float lanes and a tail) against themselves:
+  // cdist's upper triangle is pdist, for every norm; its diagonal is 0
+  manual_seed(5);
+  Tensor x = randn({70, 5});
+  for (double p : {0.0, 1.0, 2.0, 3.0, double(INFINITY)}) {
+    Tensor c = cdist(x, x, p), d = pdist(x, p);
+    ASSERT_EQ(c.sizes(), (Shape{70, 70}));
+    for (int64_t i : {0, 33, 68})
+      for (int64_t j : {i + 1, int64_t{69}})
+        EXPECT_FLOAT_EQ(item(select(select(c, 0, i), 0, j)).to_double(),
+                        item(select(d, 0, i * 70 - i * (i + 1) / 2 + (j - i - 1))).to_double());
+    EXPECT_EQ(item(amax(abs(diagonal(c)))).to_double(), 0.0);
+  }
+  // a batch of 2 and the gradient of sum d^2 (p = 2): 2 (x1_i - x2_j) summed over j
+  const Tensor a0 = to_dtype(randn({2, 4, 3}), ScalarType::Float64),
+               b = to_dtype(randn({2, 6, 3}), ScalarType::Float64);
+  Tensor a = clone(a0);
+  autograd::set_requires_grad(a, true);
+  Tensor g = grad_of(cdist(a, b), a, false);
+  Tensor want = mul(sub(mul(a0, full({}, 6.0, ScalarType::Float64)), sum(b, std::vector<int64_t>{1}, true)),
+                    full({}, 2.0, ScalarType::Float64));
+  EXPECT_LT(max_abs_diff(g, want), 1e-12);
+  EXPECT_EQ(cdist(zeros({2, 0, 3}), zeros({2, 5, 3})).sizes(), (Shape{2, 0, 5}));
+  EXPECT_EQ(item(sum(cdist(zeros({3, 0}), zeros({4, 0}), 1.0))).to_double(), 0.0);
+  EXPECT_THROW(cdist(zeros({3}), zeros({3})), std::exception);
+  EXPECT_THROW(cdist(zeros({2, 3}), zeros({2, 4})), std::exception);
+  EXPECT_THROW(cdist(zeros({2, 2, 3}), zeros({3, 2, 3})), std::exception);
+  EXPECT_THROW(cdist(zeros({2, 3}), zeros({2, 3}), -1.0), std::exception);
+  EXPECT_THROW(cdist(zeros({2, 3}), zeros({2, 3}, ScalarType::Float64)), std::exception);
+  EXPECT_THROW(cdist(zeros({2, 3}, ScalarType::Int64), zeros({2, 3}, ScalarType::Int64)), std::exception);
+  EXPECT_THROW(cdist(zeros({2, 3}, ScalarType::BFloat16), zeros({2, 3}, ScalarType::BFloat16)), NotImplementedError);
+}
+
 TEST(NN, BatchNormUpdatesRunningStats) {
   manual_seed(9);
   Tensor x = randn({8, 3, 5}, nullptr, ScalarType::Float64);

@@ -10,4 +10,10 @@ namespace ember {
 // NotImplementedError).
 Tensor pdist(const Tensor& x, double p = 2.0);
 
+// torch.cdist's direct form: out (..., P, R) = ||x1[..., i, :] - x2[..., j, :]||_p for x1 (..., P, M) and
+// x2 (..., R, M) of one float/double dtype and the same batch dims (torch.cdist's batch broadcasting and
+// its matmul form for p = 2 are ember/_composite.py's). p as pdist's; NaN differences as torch's (p = inf skips them).
+// Differentiable once, as torch's.
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
+
 }  // namespace ember
