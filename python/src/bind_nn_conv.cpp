@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common.h"
+#include "ember/ops/nn_grid_sample.h"
 #include "ember/ops/nn_pad.h"
 
 namespace ember::py {
@@ -148,6 +149,8 @@ void bind_nn_conv(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("pad"), nb::arg("mode"), nb::arg("value").none());
   m.def("_grid_sample_2d", &grid_sample_2d, nb::arg("input"), nb::arg("grid"), nb::arg("nearest"), nb::arg("padding"),
+        nb::arg("align_corners"));
+  m.def("_grid_sample_3d", &grid_sample_3d, nb::arg("input"), nb::arg("grid"), nb::arg("nearest"), nb::arg("padding"),
         nb::arg("align_corners"));
   m.def(
       "_upsample",

@@ -10,6 +10,7 @@
 #include "ember/autograd/engine.h"
 #include "ember/ember.h"
 #include "ember/ops/distance.h"
+#include "ember/ops/nn_grid_sample.h"
 #include "ember/ops/nn_pad.h"
 #include "ember/ops/nn_rnn.h"
 
@@ -304,6 +305,20 @@ TEST(NN, GridSampleTapsPaddingModesAndBorderGradient) {
   EXPECT_THROW(grid_sample_2d(zeros({1, 1, 0, 3}, ScalarType::Float64), pts_grid, false, 0, true), std::exception);
   EXPECT_THROW(grid_sample_2d(x, to_dtype(pts_grid, ScalarType::Float32), false, 0, true), std::exception);
   EXPECT_THROW(grid_sample_2d(x, pts_grid, false, 3, true), std::exception);
+  // 3-d: a 2x2x3 volume 0..11 (z, y, x); the grid maps to x = gx + 1, y = (gy + 1) / 2, z = (gz + 1) / 2
+  Tensor v = reshape(arange(0, 12, 1, ScalarType::Float64), {1, 1, 2, 2, 3});
+  auto sample3 = [&](double gx, double gy, double gz, bool nearest, int padding) {
+    Tensor g3 = empty({1, 1, 1, 1, 3}, ScalarType::Float64);
+    g3.data<double>()[0] = gx, g3.data<double>()[1] = gy, g3.data<double>()[2] = gz;
+    return contiguous(grid_sample_3d(v, g3, nearest, padding, true)).data<double>()[0];
+  };
+  EXPECT_DOUBLE_EQ(sample3(0.0, 0.0, 0.0, false, 0), 5.5);    // the centre: the mean of the 8 corners around x 1
+  EXPECT_DOUBLE_EQ(sample3(1.0, 1.0, 1.0, false, 0), 11.0);   // the far corner
+  EXPECT_DOUBLE_EQ(sample3(1.5, -1.0, 1.0, false, 1), 8.0);   // border: x 2.5 clipped to 2, (z 1, y 0)
+  EXPECT_DOUBLE_EQ(sample3(-0.5, 1.0, -1.0, true, 0), 3.0);   // nearest: x 0.5 to 0 (half to even), y 1, z 0
+  EXPECT_DOUBLE_EQ(sample3(2.0, -1.0, -1.0, false, 2), 1.0);  // reflection: x 3 -> 1
+  EXPECT_THROW(grid_sample_3d(x, pts_grid, false, 0, true), std::exception);  // 4-d input
+  EXPECT_THROW(grid_sample_3d(v, zeros({1, 1, 1, 1, 2}, ScalarType::Float64), false, 0, true), std::exception);
 }
 
 TEST(NN, PdistPairsRowsInRowMajorOrderWithTheirGradient) {

@@ -237,6 +237,54 @@ def test_grid_sample_special_values_as_torch(align, mode, padding_mode, dtype):
         np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=5 * tol, atol=100 * tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample_3d_matches_torch(mode, padding_mode, dtype):
+    """5-d grid_sample through the kernels (Note [Vectorized grid_sample taps], 8 taps): a 2x3x5x6x7
+    input (a permuted view) at a 2x4x5x7 grid reaching past the borders, plus special points (NaN, inf,
+    voxel centres, half-way, borders) in a block of more than 128; values, both gradients, node name,
+    on 1 and 2 threads (the same bits); a second derivative raises as torch's."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 5, 6, 7, 3)).transpose(0, 4, 1, 2, 3)
+    g = rng.uniform(-1.6, 1.6, (2, 4, 5, 7, 3))
+    g[0, 0, 0, :7] = [[np.nan, 0, 0], [0, np.inf, 0], [0, 0, -np.inf], [1, 1, 1], [-1, -1, -1], [0, 0, 0],
+                      [1 / 7, -1 / 6, 0.2]]
+    finite = np.where(np.isfinite(g), g, 0.3)
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    go = rng.standard_normal((2, 3, 4, 5, 7))
+    before = ember.get_num_threads()
+    try:
+        results = []
+        for threads, align in ((1, False), (2, False), (2, True)):
+            ember.set_num_threads(threads)
+            kw = dict(mode=mode, padding_mode=padding_mode, align_corners=align)
+            xe = ember.tensor(np.ascontiguousarray(a.transpose(0, 2, 3, 4, 1)), dtype=getattr(ember, dtype))
+            xe = xe.permute(0, 4, 1, 2, 3)
+            xt = torch.tensor(a, dtype=getattr(torch, dtype))
+            np.testing.assert_allclose(
+                EF.grid_sample(xe, ember.tensor(g, dtype=getattr(ember, dtype)), **kw).numpy(),
+                TF.grid_sample(xt, torch.tensor(g, dtype=getattr(torch, dtype)), **kw).numpy(), rtol=tol, atol=tol)
+            xe.requires_grad_(), xt.requires_grad_()
+            ge = ember.tensor(finite, dtype=getattr(ember, dtype), requires_grad=True)
+            gt = torch.tensor(finite, dtype=getattr(torch, dtype), requires_grad=True)
+            ye, yt = EF.grid_sample(xe, ge, **kw), TF.grid_sample(xt, gt, **kw)
+            assert ye.grad_fn.name() == yt.grad_fn.name() == "GridSampler3DBackward0"
+            ye.backward(ember.tensor(go, dtype=ye.dtype))
+            yt.backward(torch.tensor(go, dtype=yt.dtype))
+            np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=tol, atol=tol)
+            np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), rtol=5 * tol, atol=100 * tol)
+            results.append(ye.detach().numpy().tobytes() + xe.grad.numpy().tobytes() + ge.grad.numpy().tobytes())
+        assert results[0] == results[1]
+    finally:
+        ember.set_num_threads(before)
+    xe = ember.tensor(a, requires_grad=True)
+    (gx,) = ember.autograd.grad(EF.grid_sample(xe, ember.tensor(finite), mode=mode).pow(2).sum(), xe,
+                                create_graph=True)
+    with pytest.raises(NotImplementedError, match="grid_sampler_3d_backward"):
+        gx.sum().backward()
+
+
 @pytest.mark.parametrize("xs,gs", [((0, 3, 4, 4), (0, 2, 2, 2)), ((2, 3, 4, 4), (2, 0, 5, 2)), ((2, 0, 4, 4), (2, 3, 3, 2)),
                                    ((1, 1, 1, 1), (1, 2, 2, 2)), ((2, 3, 0, 4), (2, 2, 2, 2)),
                                    ((2, 3, 2, 2, 0), (2, 2, 2, 2, 3))])

@@ -1,4 +1,4 @@
-// The 2-d grid_sample forward and backward (Note [Vectorized grid_sample taps] in
+// The 2-d and 3-d grid_sample forward and backward (Note [Vectorized grid_sample taps] in
 // cpu/grid_sample_kernels.cpp), compiled per ISA level.
 #pragma once
 #include <cstdint>
@@ -8,10 +8,12 @@
 
 namespace ember::cpu {
 
-// Input x (N, C, H, W), grid (N, Ho, Wo, 2) and output (N, C, Ho, Wo), Q = Ho * Wo; all contiguous,
-// float32 or float64.
+// Input x (N, C, H, W), grid (N, Ho, Wo, 2) and output (N, C, Ho, Wo), Q = Ho * Wo (dims 2, D = 1); or
+// x (N, C, D, H, W), grid (N, Do, Ho, Wo, 3) and output (N, C, Do, Ho, Wo), Q = Do * Ho * Wo (dims 3); all
+// contiguous, float32 or float64.
 struct GridSampleGeometry {
-  int64_t N, C, H, W, Q;
+  int dims;
+  int64_t N, C, D, H, W, Q;
   bool nearest;  // else bilinear
   int padding;   // 0 zeros, 1 border, 2 reflection
   bool align_corners;

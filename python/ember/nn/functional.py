@@ -712,11 +712,12 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if input.dtype != grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have the same dtype, but input has "
                            f"{input.dtype} and grid has {grid.dtype}")
+    if input.dtype in (_ember.float32, _ember.float64) and not _is_batched(input, grid):
+        # Note [Fused grid_sample] (ops/nn_grid_sample.cpp); the compositions below serve other dtypes and vmap
+        fused = _C._grid_sample_3d if input.dim() == 5 else _C._grid_sample_2d
+        return fused(input, grid, mode == "nearest", _GRID_PADDING[padding_mode], align_corners)
     if input.dim() == 5:
         return _grid_sample_3d(input, grid, mode, padding_mode, align_corners)
-    if input.dtype in (_ember.float32, _ember.float64) and not _is_batched(input, grid):
-        # Note [Fused grid_sample] (ops/nn_grid_sample.cpp); the composition below serves other dtypes and vmap
-        return _C._grid_sample_2d(input, grid, mode == "nearest", _GRID_PADDING[padding_mode], align_corners)
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
     x = _grid_source(grid[..., 0], w, padding_mode, align_corners)
