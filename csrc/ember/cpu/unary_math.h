@@ -552,13 +552,19 @@ EMBER_MATH_INLINE float acos(float x) {
 // above; a float's w stays below 16) instead of his 3.7-ulp float polynomials: 1 - y^2 is exact in
 // double, its float rounding is taken out of the float log to first order, one rounding at the
 // end: within 1 ulp (torch's float erfinv: 0.54). The double routine below (Newton steps on erf) is
-// a call per element (43x torch's time).
-EMBER_MATH_INLINE float erfinv(float y) {
+// a call per element (43x torch's time). In pieces (w; g by the central polynomial, w < 5, or the
+// outer one; the result) for cpu/unary_kernels.cpp's erfinv_float_loop, which runs the outer one only
+// in blocks that need it. Still 1.8-1.9x torch's time on float32 (its scalar float Newton steps are
+// cheaper than these double polynomials); float polynomials would give up the 1 ulp.
+EMBER_MATH_INLINE double erfinv_float_w(float y) {
   const double a = std::fabs(static_cast<double>(y));
   const double p = (1.0 - a) * (1.0 + a);
   const float pf = static_cast<float>(p);
   const float rounding = static_cast<float>(p - static_cast<double>(pf)) / pf;  // log(p) = log(pf) + rounding
-  const double w = -static_cast<double>(math::log(pf)) - static_cast<double>(rounding);
+  return -static_cast<double>(math::log(pf)) - static_cast<double>(rounding);
+}
+EMBER_MATH_INLINE bool erfinv_float_is_central(double w) { return w < 5.0; }
+EMBER_MATH_INLINE double erfinv_float_central(double w) {
   const double u = w - 2.5;
   double g1 = 0x1.de69e809736c6p-32;
   g1 = g1 * u - 0x1.2c4c5dc854131p-27;
@@ -570,7 +576,9 @@ EMBER_MATH_INLINE float erfinv(float y) {
   g1 = g1 * u - 0x1.486685ea47454p-10;
   g1 = g1 * u - 0x1.11c3e1ecaabdfp-8;
   g1 = g1 * u + 0x1.f91e8b466d8a3p-3;
-  g1 = g1 * u + 0x1.805c5cff94d35p+0;
+  return g1 * u + 0x1.805c5cff94d35p+0;
+}
+EMBER_MATH_INLINE double erfinv_float_outer(double w) {
   const double v = std::sqrt(w) - 0x1.95822343260bap+1;
   double g2 = -0x1.1087591a00ed4p-15;
   g2 = g2 * v + 0x1.ce834d452f237p-14;
@@ -582,11 +590,18 @@ EMBER_MATH_INLINE float erfinv(float y) {
   g2 = g2 * v - 0x1.337ed33844545p-8;
   g2 = g2 * v + 0x1.a3af9484322ccp-8;
   g2 = g2 * v + 0x1.01199b5a1e12fp+0;
-  g2 = g2 * v + 0x1.803207ce50d7ap+1;
-  const float r = static_cast<float>((w < 5.0 ? g1 : g2) * a);
+  return g2 * v + 0x1.803207ce50d7ap+1;
+}
+EMBER_MATH_INLINE float erfinv_float_finish(float y, double g) {
+  const double a = std::fabs(static_cast<double>(y));
+  const float r = static_cast<float>(g * a);
   // +-1: +-inf; past +-1 and NaN: NaN
   const float big = a == 1.0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
   return std::copysign(a < 1.0 ? r : big, y);
+}
+EMBER_MATH_INLINE float erfinv(float y) {
+  const double w = erfinv_float_w(y);
+  return erfinv_float_finish(y, erfinv_float_is_central(w) ? erfinv_float_central(w) : erfinv_float_outer(w));
 }
 
 // Note [Float exp2, erfc and inverse hyperbolics]: glibc's exp2f, erfcf, asinhf, acoshf and atanhf
