@@ -254,3 +254,29 @@ def test_tiny_products_every_tile_shape(dtype):
     ember.bmm(ea2, eb2).sum().backward()
     np.testing.assert_allclose(ea2.grad.numpy(), ta.grad.numpy(), rtol=tol, atol=tol * 10)
     np.testing.assert_allclose(eb2.grad.numpy(), tb.grad.numpy(), rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("sa,sb", SHAPES[:10])
+def test_products_are_not_views_and_take_in_place_ops(sa, sb):
+    """As torch's (_unsafe_view): a product is never a view of a buffer, so an in-place op on it under
+    grad mode works (mm's result, a view made under no_grad, refused one) and records the op itself;
+    the gradients through it match torch's; mm / mv / dot / linear without bias likewise."""
+    grads = []
+    rng = np.random.default_rng(3)
+    na, nb = rng.standard_normal(sa), rng.standard_normal(sb)
+    for lib in (torch, ember):
+        a, b = lib.tensor(na, requires_grad=True), lib.tensor(nb, requires_grad=True)
+        y = lib.matmul(a, b)
+        assert y._base is None
+        y.mul_(2).relu_()
+        assert y.grad_fn.name() == "ReluBackward0"
+        y.sum().backward()
+        grads.append((y.detach().numpy(), a.grad.numpy(), b.grad.numpy()))
+    for got, want in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    x = ember.randn(3, 5, requires_grad=True)
+    for y in (ember.mm(x, ember.randn(5, 4)), ember.mv(x, ember.randn(5)), ember.dot(x[0], x[1]),
+              ember.nn.functional.linear(x, ember.randn(4, 5))):
+        assert y._base is None
+        y.add_(1)
+        y.sum().backward()

@@ -319,6 +319,27 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   return out;
 }
 
+// A product's fresh result reshaped without becoming a view of it, as torch's _unsafe_view: in-place
+// ops on it then need no view bookkeeping (a view made under no_grad, as mm's reshape is, even
+// refused them). The history, when there is one, is UnsafeViewBackward0 (the gradient reshaped back).
+Tensor unsafe_view(const Tensor& t, const Shape& shape) {
+  Tensor r;
+  {
+    autograd::NoGradGuard no_grad;
+    r = reshape(t, shape);
+  }
+  r.impl()->view_base = IntrusivePtr<TensorImpl>();
+  r.impl()->view_made_no_grad = false;
+  if (auto n = autograd::make_node<autograd::LambdaBackward>(t)) {
+    const Shape in = t.sizes();
+    n->record("UnsafeViewBackward0", {r}, {}, {},
+              [in](const autograd::TensorList& g, const autograd::TensorList&) -> autograd::TensorList {
+                return {g[0].defined() ? reshape(g[0], in) : Tensor()};
+              });
+  }
+  return r;
+}
+
 std::string dims_str(const Tensor& t) {
   std::ostringstream ss;
   for (int64_t i = 0; i < t.dim(); ++i) ss << (i ? "x" : "") << t.sizes()[i];
@@ -359,7 +380,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   Tensor r;
   {
     autograd::NoGradGuard raw;
-    r = reshape(batched_mm(unsqueeze(a, 0), unsqueeze(b, 0)), Shape{a.sizes()[0], b.sizes()[1]});
+    r = unsafe_view(batched_mm(unsqueeze(a, 0), unsqueeze(b, 0)), Shape{a.sizes()[0], b.sizes()[1]});
   }
   if (auto n = autograd::make_node<autograd::MmBackward0>(a, b)) {
     n->self = autograd::SavedVariable(a, false);
@@ -400,10 +421,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     EMBER_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
                 b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
                 " elements respectively");
-    return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), Shape{});
+    return unsafe_view(mm(unsqueeze(a, 0), unsqueeze(b, 1)), Shape{});
   }
-  if (da == 2 && db == 1) return reshape(mm(a, unsqueeze(b, 1)), Shape{a.sizes()[0]});
-  if (da == 1 && db == 2) return reshape(mm(unsqueeze(a, 0), b), Shape{b.sizes()[1]});
+  if (da == 2 && db == 1) return unsafe_view(mm(a, unsqueeze(b, 1)), Shape{a.sizes()[0]});
+  if (da == 1 && db == 2) return unsafe_view(mm(unsqueeze(a, 0), b), Shape{b.sizes()[1]});
   if (da == 2 && db == 2) return mm(a, b);
   // Batched: treat 1-d operands as a row/column, broadcast the batch dims.
   Tensor A = da == 1 ? unsqueeze(a, 0) : a;
@@ -435,7 +456,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape out = batch;
   if (da > 1) out.push_back(m);
   if (db > 1) out.push_back(n);
-  return reshape(C, out);
+  return unsafe_view(C, out);
 }
 
 // ---- products built on mm/bmm: their gradients come from mm/bmm, mul and add ----
@@ -521,7 +542,7 @@ Tensor mv(const Tensor& a, const Tensor& v) {
   EMBER_CHECK(a.dim() == 2 && v.dim() == 1, "vector + matrix @ vector expected, got 1, ", a.dim(), ", ", v.dim());
   EMBER_CHECK(a.sizes()[1] == v.sizes()[0], "size mismatch, got input (", a.sizes()[0], "), mat (", dims_str(a),
               "), vec (", v.sizes()[0], ")");
-  return reshape(mm(a, unsqueeze(v, 1)), Shape{a.sizes()[0]});
+  return unsafe_view(mm(a, unsqueeze(v, 1)), Shape{a.sizes()[0]});
 }
 
 Tensor dot(const Tensor& a, const Tensor& b) {
@@ -531,7 +552,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
               b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
               " elements respectively");
-  return reshape(mm(unsqueeze(a, 0), unsqueeze(b, 1)), Shape{});
+  return unsafe_view(mm(unsqueeze(a, 0), unsqueeze(b, 1)), Shape{});
 }
 
 Tensor vdot(const Tensor& a, const Tensor& b) { return dot(is_complex(a.dtype()) ? conj(a) : a, b); }
