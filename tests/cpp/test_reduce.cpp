@@ -181,3 +181,20 @@ TEST(Sort, RadixSortOfIntegersIsStableAndOrdersTheFullRange) {
     EXPECT_EQ(v[descending ? 0 : n - 1], std::numeric_limits<int64_t>::max());
   }
 }
+
+TEST(ReduceKernels, SumAndProductResultsAreNotViewsAndTakeInPlaceOps) {
+  // unsafe_view (ops/unsafe_view.h): sum's and mm's internal reshapes made their results views under
+  // no_grad, which refused an in-place op under grad mode
+  Tensor x = reshape(arange(0, 12, 1, ScalarType::Float64), {3, 4});
+  autograd::set_requires_grad(x, true);
+  for (Tensor y : {sum(x, std::vector<int64_t>{0}), sum(x), mm(x, ones({4, 2}, ScalarType::Float64)),
+                   matmul(reshape(x, {3, 2, 2}), ones({2, 5}, ScalarType::Float64))}) {
+    EXPECT_FALSE(y.impl()->view_base);
+    binary_op(BinaryOp::Mul, y, full({}, 2.0, ScalarType::Float64), y, true);
+    autograd::BackwardOptions o;
+    o.accumulate = false;
+    Tensor g = autograd::run_backward({sum(y)}, {Tensor()}, {x}, o)[0];
+    EXPECT_EQ(g.sizes(), x.sizes());
+    EXPECT_GT(item(sum(g)).to_double(), 0.0);
+  }
+}

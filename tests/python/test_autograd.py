@@ -570,3 +570,31 @@ def test_accumulated_grad_never_aliases_a_live_tensor():
     lin(ember.randn(32, 8)).sum().backward()
     w = lin.weight.grad
     assert w.is_contiguous() and w.untyped_storage().nbytes() == w.numel() * 4
+
+
+_INPLACE_AFTER = {
+    "sum": lambda L, x: x.sum(), "sum_dim": lambda L, x: x.sum(0), "sum_keepdim": lambda L, x: x.sum(1, keepdim=True),
+    "sum_dtype": lambda L, x: x.sum(0, dtype=L.float32), "trace": lambda L, x: x.trace(), "var": lambda L, x: x.var(1),
+    "mean": lambda L, x: x.mean(0), "mm": lambda L, x: x @ L.ones(6, 3, dtype=L.float64),
+    "linear_3d": lambda L, x: L.nn.functional.linear(x.reshape(2, 2, 6), L.ones(5, 6, dtype=L.float64)),
+    "kron": lambda L, x: L.kron(x, L.ones(2, 2, dtype=L.float64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INPLACE_AFTER))
+def test_in_place_ops_on_op_results_as_torch(name):
+    """An op's result that is not a view in torch is not one here either: an in-place op on it under grad
+    mode works and records itself (sum's and mm's results were views made under no_grad, which refused
+    it; var's saved its result, which then failed the version check), with torch's gradients."""
+    import numpy as np
+    x0 = np.random.default_rng(0).standard_normal((4, 6))
+    out = []
+    for lib in (torch, ember):
+        x = lib.tensor(x0, requires_grad=True)
+        y = _INPLACE_AFTER[name](lib, x)
+        assert y._base is None
+        y.mul_(2).add_(1)
+        assert y.grad_fn.name() == "AddBackward0"
+        (y * y).sum().backward()
+        out.append(x.grad.numpy())
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-6, atol=1e-6)

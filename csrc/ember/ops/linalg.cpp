@@ -17,6 +17,7 @@
 #include "ember/ops/complex.h"
 #include "ember/ops/gemm.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -317,27 +318,6 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
     }
   });
   return out;
-}
-
-// A product's fresh result reshaped without becoming a view of it, as torch's _unsafe_view: in-place
-// ops on it then need no view bookkeeping (a view made under no_grad, as mm's reshape is, even
-// refused them). The history, when there is one, is UnsafeViewBackward0 (the gradient reshaped back).
-Tensor unsafe_view(const Tensor& t, const Shape& shape) {
-  Tensor r;
-  {
-    autograd::NoGradGuard no_grad;
-    r = reshape(t, shape);
-  }
-  r.impl()->view_base = IntrusivePtr<TensorImpl>();
-  r.impl()->view_made_no_grad = false;
-  if (auto n = autograd::make_node<autograd::LambdaBackward>(t)) {
-    const Shape in = t.sizes();
-    n->record("UnsafeViewBackward0", {r}, {}, {},
-              [in](const autograd::TensorList& g, const autograd::TensorList&) -> autograd::TensorList {
-                return {g[0].defined() ? reshape(g[0], in) : Tensor()};
-              });
-  }
-  return r;
 }
 
 std::string dims_str(const Tensor& t) {

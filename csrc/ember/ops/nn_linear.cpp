@@ -7,6 +7,7 @@
 #include "ember/core/autocast.h"
 #include "ember/core/error.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -43,7 +44,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
       check_bias_expands(*bias, rows.sizes()[0], weight);
       return reshape(addmm(*bias, rows, t_(weight)), out_shape);
     }
-    out = reshape(mm(rows, t_(weight)), out_shape);
+    out = unsafe_view(mm(rows, t_(weight)), out_shape);  // (not a view of the product, as torch's matmul)
   } else {
     out = weight.dim() == 2 ? matmul(input, t_(weight)) : matmul(input, weight);
   }

@@ -11,6 +11,7 @@
 #include "ember/ops/complex.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -59,7 +60,7 @@ Tensor sum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType
   Tensor x = dtype && *dtype != t.dtype() ? to_dtype(t, *dtype) : t;
   Tensor r;
   {
-    autograd::NoGradGuard raw;  // the internal reshape is not part of the history
+    autograd::NoGradGuard raw;  // the internal reshape is not part of the history (nor a view)
     if (t.numel() == 0) {
       r = zeros(shape, out_dtype);
     } else if (is_complex(out_dtype) && x.dim() == 0) {
@@ -68,9 +69,9 @@ Tensor sum(const Tensor& t, OptDims dims, bool keepdim, std::optional<ScalarType
       std::vector<bool> m2 = mask;
       m2.push_back(false);
       Tensor parts = sum_impl(view_as_real(to_dtype(x, out_dtype)), m2, to_real(out_dtype));
-      r = reshape(view_as_complex(parts), shape);
+      r = unsafe_view(view_as_complex(parts), shape);
     } else {
-      r = reshape(sum_impl(x, mask, out_dtype), shape);
+      r = unsafe_view(sum_impl(x, mask, out_dtype), shape);
     }
   }
   if (auto n = autograd::make_node<autograd::SumBackward1>(x)) {

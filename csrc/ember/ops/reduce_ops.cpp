@@ -264,18 +264,23 @@ Tensor var_std(const Tensor& t, const OptDims& dims, double correction, bool kee
   if (auto n = make_node<LambdaBackward>(t)) {
     int64_t nd = t.dim();
     double denom = static_cast<double>(count) - correction;
-    n->record(take_sqrt ? "StdBackward0" : "VarBackward0", {r}, {t}, {r},
-              [mask, keepdim, nd, denom, take_sqrt](const TensorList& g, const TensorList& s) -> TensorList {
-                const Tensor& x = s[0];
-                Tensor gk = grad_keep(g[0], mask, keepdim, nd);
-                Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
-                if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
-                  Tensor r = grad_keep(s[1], mask, keepdim, nd);
-                  Tensor scale = where(eq(r, num(0.0)), num(0.0), div(gk, r));
-                  return {div(mul(scale, centered), num(denom))};
-                }
-                return {mul(mul(gk, num(2.0 / denom)), centered)};
-              });
+    auto backward = [mask, keepdim, nd, denom, take_sqrt](const TensorList& g, const TensorList& s) -> TensorList {
+      const Tensor& x = s[0];
+      Tensor gk = grad_keep(g[0], mask, keepdim, nd);
+      Tensor centered = sub(x, mean(x, mask_dims(mask, nd), /*keepdim=*/true));
+      if (take_sqrt) {  // d std = d var / (2 std); 0 where std is 0 (as torch)
+        Tensor r = grad_keep(s[1], mask, keepdim, nd);
+        Tensor scale = where(eq(r, num(0.0)), num(0.0), div(gk, r));
+        return {div(mul(scale, centered), num(denom))};
+      }
+      return {mul(mul(gk, num(2.0 / denom)), centered)};
+    };
+    // std's gradient divides by the result, var's needs only the input (so var's result may be
+    // changed in place, as torch's)
+    if (take_sqrt)
+      n->record("StdBackward0", {r}, {t}, {r}, backward);
+    else
+      n->record("VarBackward0", {r}, {t}, {}, backward);
   }
   return r;
 }

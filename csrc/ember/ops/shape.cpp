@@ -12,6 +12,7 @@
 #include "ember/cpu/convert_kernels.h"
 #include "ember/cpu/element_bytes.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -627,7 +628,7 @@ Tensor kron(const Tensor& a, const Tensor& b) {
     bi.push_back(1), bi.push_back(bs[d]);
     out.push_back(as[d] * bs[d]);
   }
-  return reshape(mul(reshape(a, ai), reshape(b, bi)), out);
+  return unsafe_view(mul(reshape(a, ai), reshape(b, bi)), out);  // (the product is fresh: not a view, as torch's)
 }
 
 TensorVec meshgrid(const TensorVec& ts, const std::string& indexing) {

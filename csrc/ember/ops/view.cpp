@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ember/autograd/functions.h"
 #include "ember/autograd/record.h"
 #include "ember/core/checked_math.h"
 #include "ember/ops/ops.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -455,6 +457,24 @@ Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
   sizes.push_back(size);
   strides.push_back(dstride);
   return as_strided(t, sizes, strides, t.storage_offset());
+}
+
+Tensor unsafe_view(const Tensor& t, const Shape& shape) {
+  Tensor r;
+  {
+    autograd::NoGradGuard no_grad;
+    r = reshape(t, shape);
+  }
+  r.impl()->view_base = IntrusivePtr<TensorImpl>();
+  r.impl()->view_made_no_grad = false;
+  if (auto n = autograd::make_node<autograd::LambdaBackward>(t)) {
+    const Shape in = t.sizes();
+    n->record("UnsafeViewBackward0", {r}, {}, {},
+              [in](const autograd::TensorList& g, const autograd::TensorList&) -> autograd::TensorList {
+                return {g[0].defined() ? reshape(g[0], in) : Tensor()};
+              });
+  }
+  return r;
 }
 
 }  // namespace ember
