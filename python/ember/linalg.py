@@ -289,8 +289,8 @@ def matrix_exp(A):
     n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
-    if n == 1:
-        return A.exp()
+    if n == 1:  # (a copy: exp saves its result, which the caller may change in place, as torch allows)
+        return A.exp().clone()
     double = A.dtype in (ember.float64, ember.complex128)
     thetas = _EXPM_THETA_DOUBLE if double else _EXPM_THETA_SINGLE
     batch = tuple(A.shape[:-2])
@@ -300,8 +300,8 @@ def matrix_exp(A):
         norms = [v if math.isfinite(v) else 0.0 for v in norms]  # inf/nan propagate through the products
     top = max(norms)
     for m, theta in thetas:
-        if top <= theta:
-            return _pade(X, m).reshape(A.shape)
+        if top <= theta:  # (a copy: the solve inside saves its result, which the caller may change in place)
+            return _pade(X, m).reshape(A.shape).clone()
     m, theta = thetas[-1]
     s = [max(0, math.ceil(math.log2(v / theta))) if v > 0 else 0 for v in norms]
     scale = ember.tensor([2.0 ** -si for si in s], dtype=X.real.dtype if X.is_complex() else X.dtype)
@@ -314,7 +314,7 @@ def matrix_exp(A):
         need = ember.tensor(s).view(-1, 1, 1)
         for j in range(smax):
             R = ember.where(need > j, R @ R, R)
-    return R.reshape(batch + (n, n))
+    return R.reshape(batch + (n, n)).clone() if smax == 0 else R.reshape(batch + (n, n))
 
 
 # ---- householder_product (torch.orgqr) ----

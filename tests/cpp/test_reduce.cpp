@@ -198,3 +198,19 @@ TEST(ReduceKernels, SumAndProductResultsAreNotViewsAndTakeInPlaceOps) {
     EXPECT_GT(item(sum(g)).to_double(), 0.0);
   }
 }
+
+TEST(ReduceKernels, InPlaceOnAKeepdimResultKeepsTheGradient) {
+  // set_history: var's keepdim result was a view of var's own buffer; an in-place op on it rebased its
+  // history onto that buffer, which has none, and the input's gradient was lost
+  Tensor x = reshape(arange(0, 12, 1, ScalarType::Float64), {3, 4});
+  autograd::set_requires_grad(x, true);
+  Tensor y = var(x, std::vector<int64_t>{1}, 1.0, true);
+  EXPECT_FALSE(y.impl()->view_base);
+  binary_op(BinaryOp::Mul, y, full({}, 2.0, ScalarType::Float64), y, true);
+  autograd::BackwardOptions o;
+  o.accumulate = false;
+  Tensor g = autograd::run_backward({sum(y)}, {Tensor()}, {x}, o)[0];
+  ASSERT_TRUE(g.defined());
+  // d(2 var_row)/dx = 2 * 2 (x - mean) / 3: row 0 is 0..3, mean 1.5
+  EXPECT_DOUBLE_EQ(item(select(select(g, 0, 0), 0, 0)).to_double(), 4.0 * -1.5 / 3.0);
+}

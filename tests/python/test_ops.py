@@ -102,6 +102,29 @@ def test_gradients_match_torch_and_gradcheck(op, sample):
     assert ember.autograd.gradcheck(f, inputs)
 
 
+@pytest.mark.parametrize("op,sample", list(grad_cases()))
+def test_in_place_on_result_as_torch(op, sample):
+    """Where torch's result is not a view and may be changed in place before backward (no op saved it),
+    ember's may too, with torch's gradients: a result that is a view made under no_grad (sum, mm) or
+    saved by its own backward (var, erfinv, i0, entr) refused it."""
+    t_args = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    try:
+        t_out = op.call(torch, *t_args, **sample.kwargs)
+        if not isinstance(t_out, torch.Tensor) or not t_out.requires_grad or t_out._base is not None:
+            pytest.skip("torch's result is not a tensor with history of its own")
+        t_out.mul_(2)
+        t_out.sum().backward()
+    except RuntimeError:
+        pytest.skip("torch refuses the in-place op too")
+    e_args = [to_ember(a).detach().requires_grad_() if isinstance(a, torch.Tensor) else a for a in sample.args]
+    e_out = op.call(ember, *e_args, **sample.kwargs)
+    e_out.mul_(2)
+    e_out.sum().backward()
+    for ta, ea in zip([a for a in t_args if isinstance(a, torch.Tensor)],
+                      [a for a in e_args if isinstance(a, ember.Tensor)]):
+        assert_same(ea.grad, ta.grad, rtol=op.grad_rtol)
+
+
 @pytest.mark.parametrize("op,sample", list(grad_cases("complex128")))
 def test_complex_gradients_match_torch_and_gradcheck(op, sample):
     """PyTorch's convention: the gradient of a real loss is dL/dx + i dL/dy (conjugate Wirtinger)."""

@@ -175,6 +175,14 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& out, const std::shared_ptr<Node>& fn) {
+  // An op's result that is a view of the op's own buffer (a base with no history that needs none: a
+  // reshape of a fresh result) is a standalone result, as torch's ops return it. Left a view, an in-place
+  // op on it rebased the history onto that base, which has none: the gradient was lost without a word.
+  if (out.impl()->view_base && !dynamic_cast<ViewBackward*>(fn.get()) &&
+      !requires_grad(Tensor(out.impl()->view_base))) {
+    out.impl()->view_base = IntrusivePtr<TensorImpl>();
+    out.impl()->view_made_no_grad = false;
+  }
   if (AnomalyMode::is_enabled() && fn->forward_site.empty()) fn->forward_site = forward_trace();
   if (profiler::active()) profiler::note_sequence(fn->sequence_nr());  // links the forward op to its node
   AutogradMetaImpl& m = meta_or_create(out);

@@ -259,28 +259,33 @@ Tensor bessel(BesselOp op, const Tensor& input) {
   static constexpr const char* kNodes[] = {"I0Backward0", "SpecialI0EBackward0", "SpecialI1Backward0",
                                            "SpecialI1EBackward0"};
   if (auto n = autograd::make_node<autograd::LambdaBackward>(x)) {
-    n->record(kNodes[static_cast<int>(op)], {y}, {x}, {y},
-              [op](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
-                const Tensor &xv = s[0], &yv = s[1];
-                Tensor d;
-                switch (op) {
-                  case BesselOp::I0:  // I0' = I1
-                    d = bessel(BesselOp::I1, xv);
-                    break;
-                  case BesselOp::I0e:  // (e^-|x| I0)' = e^-|x| I1 - sgn(x) e^-|x| I0
-                    d = sub(bessel(BesselOp::I1e, xv), mul(sign(xv), yv));
-                    break;
-                  case BesselOp::I1:  // I1' = I0 - I1 / x, 1/2 at 0
-                    d = where(eq(xv, ew::num(0.0)), scalar_tensor(Scalar(0.5), xv.dtype()),
-                              sub(bessel(BesselOp::I0, xv), div(yv, xv)));
-                    break;
-                  default:  // I1e: e^-|x| I0 - e^-|x| I1 (sgn(x) + 1/x), 1/2 at 0
-                    d = where(eq(xv, ew::num(0.0)), scalar_tensor(Scalar(0.5), xv.dtype()),
-                              sub(bessel(BesselOp::I0e, xv), mul(yv, add(sign(xv), reciprocal(xv)))));
-                    break;
-                }
-                return {mul(g[0], d)};
-              });
+    auto backward = [op](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
+      const Tensor& xv = s[0];
+      const Tensor yv = s.size() > 1 ? s[1] : Tensor();
+      Tensor d;
+      switch (op) {
+        case BesselOp::I0:  // I0' = I1
+          d = bessel(BesselOp::I1, xv);
+          break;
+        case BesselOp::I0e:  // (e^-|x| I0)' = e^-|x| I1 - sgn(x) e^-|x| I0
+          d = sub(bessel(BesselOp::I1e, xv), mul(sign(xv), yv));
+          break;
+        case BesselOp::I1:  // I1' = I0 - I1 / x, 1/2 at 0
+          d = where(eq(xv, ew::num(0.0)), scalar_tensor(Scalar(0.5), xv.dtype()),
+                    sub(bessel(BesselOp::I0, xv), div(yv, xv)));
+          break;
+        default:  // I1e: e^-|x| I0 - e^-|x| I1 (sgn(x) + 1/x), 1/2 at 0
+          d = where(eq(xv, ew::num(0.0)), scalar_tensor(Scalar(0.5), xv.dtype()),
+                    sub(bessel(BesselOp::I0e, xv), mul(yv, add(sign(xv), reciprocal(xv)))));
+          break;
+      }
+      return {mul(g[0], d)};
+    };
+    // I0's gradient is I1 of the input (its result not saved, as torch's: it may change in place)
+    if (op == BesselOp::I0)
+      n->record(kNodes[0], {y}, {x}, {}, backward);
+    else
+      n->record(kNodes[static_cast<int>(op)], {y}, {x}, {y}, backward);
   }
   return y;
 }

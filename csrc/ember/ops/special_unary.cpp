@@ -286,26 +286,31 @@ Tensor special_unary(SpecialUnaryOp op, const Tensor& input) {
   static constexpr const char* kNodes[] = {"SpecialErfcxBackward0", "SpecialLogNdtrBackward0", "SpecialNdtriBackward0",
                                            "", "SpecialEntrBackward0"};  // (airy_ai: none)
   if (auto n = autograd::make_node<autograd::LambdaBackward>(x)) {
-    n->record(kNodes[static_cast<int>(op)], {y}, {x}, {y},
-              [op](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
-                const Tensor &xv = s[0], &yv = s[1];
-                Tensor d;
-                switch (op) {
-                  case SpecialUnaryOp::Erfcx:  // 2 x erfcx(x) - 2/sqrt(pi)
-                    d = sub(mul(mul(xv, yv), ew::num(2.0)), ew::num(2.0 * math::kInvSqrtPi));
-                    break;
-                  case SpecialUnaryOp::LogNdtr:  // phi(x) / Phi(x) = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi)
-                    d = div(exp(sub(mul(mul(xv, xv), ew::num(-0.5)), yv)), ew::num(math::kSqrt2Pi));
-                    break;
-                  case SpecialUnaryOp::Ndtri:  // 1 / phi(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2)
-                    d = mul(exp(mul(mul(yv, yv), ew::num(0.5))), ew::num(math::kSqrt2Pi));
-                    break;
-                  default:  // entr: -(1 + log x), torch's formula (inf at 0, NaN below)
-                    d = neg(add(log(xv), ew::num(1.0)));
-                    break;
-                }
-                return {mul(g[0], d)};
-              });
+    auto backward = [op](const autograd::TensorList& g, const autograd::TensorList& s) -> autograd::TensorList {
+      const Tensor& xv = s[0];
+      const Tensor yv = s.size() > 1 ? s[1] : Tensor();
+      Tensor d;
+      switch (op) {
+        case SpecialUnaryOp::Erfcx:  // 2 x erfcx(x) - 2/sqrt(pi)
+          d = sub(mul(mul(xv, yv), ew::num(2.0)), ew::num(2.0 * math::kInvSqrtPi));
+          break;
+        case SpecialUnaryOp::LogNdtr:  // phi(x) / Phi(x) = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi)
+          d = div(exp(sub(mul(mul(xv, xv), ew::num(-0.5)), yv)), ew::num(math::kSqrt2Pi));
+          break;
+        case SpecialUnaryOp::Ndtri:  // 1 / phi(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2)
+          d = mul(exp(mul(mul(yv, yv), ew::num(0.5))), ew::num(math::kSqrt2Pi));
+          break;
+        default:  // entr: -(1 + log x), torch's formula (inf at 0, NaN below)
+          d = neg(add(log(xv), ew::num(1.0)));
+          break;
+      }
+      return {mul(g[0], d)};
+    };
+    // entr's gradient needs only the input (its result not saved, as torch's: it may change in place)
+    if (op == SpecialUnaryOp::Entr)
+      n->record(kNodes[static_cast<int>(op)], {y}, {x}, {}, backward);
+    else
+      n->record(kNodes[static_cast<int>(op)], {y}, {x}, {y}, backward);
   }
   return y;
 }

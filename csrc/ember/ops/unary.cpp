@@ -70,7 +70,7 @@ Info info(UnaryOp op) {
     case UnaryOp::Sigmoid:     return {"sigmoid", K::FloatValued, "SigmoidBackward0", kY};
     case UnaryOp::Erf:         return {"erf", K::FloatValued, "ErfBackward0"};
     case UnaryOp::Erfc:        return {"erfc", K::FloatValued, "ErfcBackward0"};
-    case UnaryOp::Erfinv:      return {"erfinv", K::FloatValued, "ErfinvBackward0", kY};
+    case UnaryOp::Erfinv:      return {"erfinv", K::FloatValued, "ErfinvBackward0", kX};  // (torch recomputes it)
     case UnaryOp::Lgamma:      return {"lgamma", K::FloatValued, "LgammaBackward0"};
     case UnaryOp::Digamma:     return {"digamma", K::FloatValued, "DigammaBackward0"};
     case UnaryOp::Floor:       return {"floor", K::Numeric, "FloorBackward0", kNone};
@@ -210,8 +210,8 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(g, mul(exp(neg(sq(x))), num(k2SqrtPi)));
     case UnaryOp::Erfc:
       return mul(g, mul(exp(neg(sq(x))), num(-k2SqrtPi)));
-    case UnaryOp::Erfinv:
-      return mul(g, mul(exp(sq(y)), num(1 / k2SqrtPi)));
+    case UnaryOp::Erfinv:  // from erfinv(x) again, as torch: the result is not saved, so it may change in place
+      return mul(g, mul(exp(sq(erfinv(x))), num(1 / k2SqrtPi)));
     case UnaryOp::Lgamma:
       return mul(g, digamma(x));
     case UnaryOp::Digamma:
