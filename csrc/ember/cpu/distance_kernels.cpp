@@ -20,9 +20,9 @@ Norm norm_of(double p) {
   return Norm::General;
 }
 
-// Note [Distances in lanes]: a distance between rows of m is a reduction over m; below a few dozen
-// columns a vectorized reduction per pair is mostly its horizontal sum (pdist of 1024 x 8 took 1.9x
-// torch's time). Instead the second operand is transposed once (bt, m x n), and the distances from one
+// Note [Distances in lanes]: a distance between rows of m is a reduction over m; for short rows a
+// vectorized reduction per pair is mostly its horizontal sum (pdist of 1024 x 8 took 1.9x torch's time).
+// Below kRowColumns (128) the second operand is transposed once (bt, m x n), and the distances from one
 // row a to the rows j of bt are taken column by column with the pairs in lanes: tiles of 4 vectors of
 // pairs keep their sums in registers over the m columns, which are added in column order (as torch's
 // kernels, which also put pairs in lanes; the same bits for any thread count). The general p (a pow per
