@@ -2,7 +2,9 @@
 #include "common.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
+#include "ember/core/autocast.h"
 #include "ember/core/type_name.h"
+#include "ember/ops/gemm.h"
 
 namespace ember::py {
 namespace {
@@ -156,28 +158,49 @@ void bind_ops(nb::module_& m) {
   // reductions: bind_reduce.cpp
 
   // linear algebra
-  // out= for the products: computed first (so out may alias an input, as torch), in out's dtype only.
-  auto product_out = [](const Tensor& r, nb::handle out, const char* op) {
-    if (out.is_none()) return r;
-    Tensor o = nb::cast<Tensor>(out);
-    EMBER_CHECK(!(autograd::GradMode::is_enabled() && autograd::requires_grad(r)), op,
-                "(): functions with out=... arguments don't support automatic differentiation, but one of the "
-                "arguments requires grad.");
-    EMBER_CHECK(o.dtype() == r.dtype(), "Expected out tensor to have dtype ", cpp_type_name(r.dtype()), ", but got ",
-                cpp_type_name(o.dtype()), " instead");
-    resize_(o, r.sizes());
-    copy_(o, r);
-    return o;
-  };
+  // matmul's out=: computed first (so out may alias an input, as torch), in out's dtype only.
   m.def(
       "matmul",
-      [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(matmul(a, b), out, "matmul"); },
+      [](const Tensor& a, const Tensor& b, nb::handle out) {
+        if (out.is_none()) return matmul(a, b);
+        Tensor o = nb::cast<Tensor>(out);
+        autocast::ExcludeGuard no_autocast;  // out= forms are not autocast (torch's)
+        Tensor r = matmul(a, b);
+        EMBER_CHECK(!(autograd::GradMode::is_enabled() && (autograd::requires_grad(r) || autograd::requires_grad(o))),
+                    "matmul(): functions with out=... arguments don't support automatic differentiation, but one of "
+                    "the arguments requires grad.");
+        EMBER_CHECK(o.dtype() == r.dtype(), "Expected out tensor to have dtype ", cpp_type_name(r.dtype()),
+                    ", but got ", cpp_type_name(o.dtype()), " instead");
+        warn_if_out_resized(o.sizes(), o.numel(), r.sizes());
+        resize_(o, r.sizes());
+        copy_(o, r);
+        return o;
+      },
       nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+  // mm/bmm write into out directly where they can (ops/gemm.h)
   m.def(
-      "mm", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(mm(a, b), out, "mm"); },
+      "mm",
+      [](const Tensor& a, const Tensor& b, nb::handle out) {
+        if (out.is_none()) return mm(a, b);
+        Tensor o = nb::cast<Tensor>(out);
+        const Shape before = o.sizes();
+        const int64_t numel_before = o.numel();
+        mm_out(o, a, b);
+        warn_if_out_resized(before, numel_before, o.sizes());  // after the op's errors, as torch
+        return o;
+      },
       nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def(
-      "bmm", [=](const Tensor& a, const Tensor& b, nb::handle out) { return product_out(bmm(a, b), out, "bmm"); },
+      "bmm",
+      [](const Tensor& a, const Tensor& b, nb::handle out) {
+        if (out.is_none()) return bmm(a, b);
+        Tensor o = nb::cast<Tensor>(out);
+        const Shape before = o.sizes();
+        const int64_t numel_before = o.numel();
+        bmm_out(o, a, b);
+        warn_if_out_resized(before, numel_before, o.sizes());  // after the op's errors, as torch
+        return o;
+      },
       nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
   cls.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
   cls.def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });

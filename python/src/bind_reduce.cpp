@@ -36,15 +36,7 @@ nb::object write_out(nb::handle out, const Tensor& r, const char* name, bool any
   EMBER_CHECK(any_dtype || can_cast(r.dtype(), o.dtype()), "result type ", dtype_name(r.dtype()),
               " can't be cast to the desired output type ", dtype_name(o.dtype()));
   if (!(o.sizes() == r.sizes())) {
-    if (o.numel() != 0) {
-      std::string msg = detail::str_cat(
-          "An output with one or more elements was resized since it had shape ", o.shape_str(),
-          ", which does not match the required output shape ", r.shape_str(),
-          ". This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they "
-          "have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-          "with t.resize_(0).");
-      if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw nb::python_error();
-    }
+    warn_if_out_resized(o.sizes(), o.numel(), r.sizes());
     resize_(o, r.sizes());
   }
   if (no_partial.defined()) assert_no_partial_overlap(o, no_partial);

@@ -70,6 +70,8 @@ bool to_scalar(nb::handle h, Scalar& out);
 Scalar number_arg(nb::handle h, const char* op, const char* name);
 // A Tensor, or a Python number wrapped as a 0-d tensor (type promotion treats it as a scalar).
 Tensor tensor_arg(nb::handle h, const char* op_name);
+// torch's UserWarning when an out= tensor that had elements (numel_from) is resized from `from` to `to`.
+void warn_if_out_resized(IntArrayRef from, int64_t numel_from, IntArrayRef to);
 // Sizes given as f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size): `args` is the *args tuple.
 Shape sizes_from_args(nb::args args, const char* op_name);
 Shape sizes_from_handle(nb::handle h, const char* op_name);

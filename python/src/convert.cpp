@@ -77,6 +77,17 @@ bool to_scalar(nb::handle h, Scalar& out) {
   return false;
 }
 
+void warn_if_out_resized(IntArrayRef from, int64_t numel_from, IntArrayRef to) {
+  if (numel_from == 0 || from == to) return;
+  std::string msg = detail::str_cat(
+      "An output with one or more elements was resized since it had shape ", shape_str(from),
+      ", which does not match the required output shape ", shape_str(to),
+      ". This behavior is deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+      "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+      "t.resize_(0).");
+  if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) != 0) throw nb::python_error();
+}
+
 Tensor tensor_arg(nb::handle h, const char* op_name) {
   Tensor* t = nullptr;
   if (nb::try_cast<Tensor*>(h, t) && t) return *t;

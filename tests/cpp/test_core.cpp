@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "ember/ember.h"
+#include "ember/ops/gemm.h"
+#include "ember/ops/random.h"
 #include "ember/ops/tri_indices.h"
 
 using namespace ember;
@@ -121,6 +123,31 @@ TEST(Matmul, AgreesWithLoops) {
       EXPECT_DOUBLE_EQ(c.data<double>()[i * 4 + j], want);
     }
   EXPECT_THROW(mm(a, a), Error);
+}
+
+TEST(Matmul, OutFormsWriteIntoOutAndCheckIt) {
+  // A product big enough for the BLAS/MKL path, and a tiny one: out keeps its memory, equals mm.
+  for (int64_t n : {3, 200}) {
+    Tensor a = randn({n, n + 1}), b = randn({n + 1, n - 1});
+    Tensor out = empty({n, n - 1});
+    const void* before = out.data_ptr();
+    const uint32_t version = out.version();
+    Tensor& r = mm_out(out, a, b);
+    EXPECT_TRUE(r.is_same(out));
+    EXPECT_EQ(out.data_ptr(), before) << "written in place, not replaced";
+    EXPECT_GT(out.version(), version);
+    EXPECT_TRUE(allclose(out, mm(a, b), 1e-5, 1e-5));
+    Tensor bout = empty({0});  // resized
+    bmm_out(bout, unsqueeze(a, 0), unsqueeze(b, 0));
+    EXPECT_EQ(bout.sizes(), (Shape{1, n, n - 1}));
+    EXPECT_TRUE(allclose(select(bout, 0, 0), mm(a, b), 1e-5, 1e-5));
+  }
+  Tensor x = randn({4, 4}), y = mm(x, x);
+  mm_out(x, x, x);  // out aliases both operands: computed first
+  EXPECT_TRUE(allclose(x, y, 1e-6, 1e-6));
+  Tensor wrong = empty({0}, ScalarType::Float64);
+  EXPECT_THROW(mm_out(wrong, x, x), Error);
+  EXPECT_THROW(mm_out(wrong, x, randn({3, 4})), Error);
 }
 
 TEST(Core, TriIndicesRowByRow) {

@@ -1,4 +1,6 @@
 """matmul/mm against torch for every broadcasting case, dtypes, layouts and errors."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -78,10 +80,12 @@ def test_errors():
 def test_products_out(name, sa, sb):
     a, b = ember.randn(*sa), ember.randn(*sb)
     ta, tb = torch.tensor(a.numpy()), torch.tensor(b.numpy())
-    for shape in ((0,), (1, 1), (7,)):  # any shape: resized
+    for shape in ((0,), (1, 1), (7,)):  # any shape: resized (with torch's warning when it had elements)
         out, tout = ember.empty(*shape), torch.empty(*shape)
-        r = getattr(ember, name)(a, b, out=out)
-        getattr(torch, name)(ta, tb, out=tout)
+        with pytest.warns(UserWarning, match="was resized") if shape != (0,) else contextlib.nullcontext():
+            r = getattr(ember, name)(a, b, out=out)
+        with pytest.warns(UserWarning, match="was resized") if shape != (0,) else contextlib.nullcontext():
+            getattr(torch, name)(ta, tb, out=tout)
         assert r is out
         assert_same(out, tout)
     if name == "mm":  # out may alias an input: the product is computed first
@@ -94,6 +98,123 @@ def test_products_out(name, sa, sb):
                    lambda: getattr(torch, name)(ta, tb, out=torch.empty(0, dtype=torch.float64)))
     same_error(lambda: getattr(ember, name)(a.requires_grad_(), b, out=ember.empty(0)),
                lambda: getattr(torch, name)(ta.requires_grad_(), tb, out=torch.empty(0)))
+
+
+# mm/bmm write out= directly where they can (ops/gemm.h): every product path (tiny, BLAS, MKL, the
+# transposed-left copy, 16-bit through float32, bfloat16 on oneDNN, integers, k = 0), out contiguous
+# or not, resized or not, aliasing an input, under autocast (out= forms are not autocast), and the
+# errors and warnings, all as torch.
+OUT_CASES = [
+    ("float32", (3, 4), (4, 5), False), ("float32", (128, 256), (256, 128), False),  # tiny; MKL/oneDNN
+    ("float32", (256, 256), (256, 64), True),  # a = x^T with rows far apart: c^T = b^T a^T, then a copy
+    ("float64", (70, 90), (90, 60), False), ("float64", (256, 130), (130, 70), True),
+    ("bfloat16", (40, 64), (64, 48), False), ("float16", (40, 64), (64, 48), False),
+    ("int64", (6, 7), (7, 5), False), ("complex64", (6, 7), (7, 5), False), ("float32", (6, 0), (0, 5), False),
+]
+
+
+def _operands(dtype, sa, sb, transposed_left, batch):
+    g = torch.Generator().manual_seed(7)
+    lead = (batch,) if batch else ()
+    if dtype == "int64":
+        ta, tb = torch.randint(-5, 6, lead + sa, generator=g), torch.randint(-5, 6, lead + sb, generator=g)
+    else:
+        t = getattr(torch, dtype)
+        ta = (torch.randn(lead + sa[::-1], generator=g).to(t).transpose(-1, -2) if transposed_left
+              else torch.randn(lead + sa, generator=g).to(t))
+        tb = torch.randn(lead + sb, generator=g).to(t)
+    ea = ember.from_numpy(ta.transpose(-1, -2).contiguous().numpy() if dtype not in ("bfloat16",) and transposed_left
+                          else ta.contiguous().numpy()) if dtype != "bfloat16" else ember.tensor(ta.float().numpy())
+    if dtype == "bfloat16":
+        ea = ea.to(ember.bfloat16)
+    elif transposed_left:
+        ea = ea.transpose(-1, -2)
+    eb = ember.tensor(tb.float().numpy()).to(ember.bfloat16) if dtype == "bfloat16" else ember.from_numpy(
+        tb.numpy())
+    return ea, eb, ta, tb
+
+
+@pytest.mark.parametrize("batch", [0, 3])
+@pytest.mark.parametrize("dtype,sa,sb,transposed_left", OUT_CASES)
+def test_mm_bmm_out_every_path_as_torch(dtype, sa, sb, transposed_left, batch):
+    import warnings
+    name = "bmm" if batch else "mm"
+    ea, eb, ta, tb = _operands(dtype, sa, sb, transposed_left, batch)
+    rtol = {"bfloat16": 2e-2, "float16": 2e-3}.get(dtype)
+    te, tt = getattr(ember, dtype), getattr(torch, dtype)
+    shape = ((batch,) if batch else ()) + (sa[0], sb[1])
+    for out_kind in ("exact", "empty", "other_shape", "transposed"):
+        if out_kind == "exact":
+            eo, to = ember.full(shape, 9, dtype=te), torch.full(shape, 9, dtype=tt)
+        elif out_kind == "empty":
+            eo, to = ember.empty(0, dtype=te), torch.empty(0, dtype=tt)
+        elif out_kind == "other_shape":
+            eo, to = ember.zeros(2, 2, dtype=te), torch.zeros(2, 2, dtype=tt)
+        else:  # right shape, not contiguous
+            eo = ember.zeros(shape[:-2] + shape[-2:][::-1], dtype=te).transpose(-1, -2)
+            to = torch.zeros(shape[:-2] + shape[-2:][::-1], dtype=tt).transpose(-1, -2)
+        version = eo._version
+        with warnings.catch_warnings(record=True) as we:
+            warnings.simplefilter("always")
+            r = getattr(ember, name)(ea, eb, out=eo)
+        with warnings.catch_warnings(record=True) as wt:
+            warnings.simplefilter("always")
+            getattr(torch, name)(ta, tb, out=to)
+        assert r is eo and eo._version > version
+        assert [str(w.message)[:60] for w in we] == [str(w.message)[:60] for w in wt], out_kind
+        assert_same(eo, to, rtol=rtol)
+        assert eo.stride() == to.stride(), out_kind
+    # out aliasing an input (square operands): the product is computed first, as torch's
+    if sa[0] == sa[1] == sb[0] == sb[1] and not transposed_left:
+        ex, tx = ea.clone(), ta.clone()
+        getattr(ember, name)(ex, ex, out=ex)
+        getattr(torch, name)(tx, tx, out=tx)
+        assert_same(ex, tx, rtol=rtol)
+    # under autocast the out= forms compute in the operands' dtype (torch's)
+    if dtype == "float32":
+        eo, to = ember.empty(shape), torch.empty(shape)
+        with ember.autocast("cpu"):
+            getattr(ember, name)(ea, eb, out=eo)
+        with torch.autocast("cpu"):
+            getattr(torch, name)(ta, tb, out=to)
+        assert_same(eo, to)
+        bad_e, bad_t = ember.empty(shape, dtype=ember.bfloat16), torch.empty(shape, dtype=torch.bfloat16)
+        with ember.autocast("cpu"), torch.autocast("cpu"):
+            same_error(lambda: getattr(ember, name)(ea, eb, out=bad_e), lambda: getattr(torch, name)(ta, tb, out=bad_t))
+
+
+@pytest.mark.parametrize("name", ["mm", "bmm", "matmul"])
+def test_products_out_errors_as_torch(name):
+    lead = (2,) if name == "bmm" else ()
+    a, b = ember.randn(*lead, 3, 4), ember.randn(*lead, 4, 5)
+    ta, tb = torch.tensor(a.numpy()), torch.tensor(b.numpy())
+    cases = [
+        (lambda: (a, b, ember.empty(0, dtype=ember.float64)), lambda: (ta, tb, torch.empty(0, dtype=torch.float64))),
+        (lambda: (a, b, ember.zeros(*lead, 3, 5, requires_grad=True)),  # out itself requires grad
+         lambda: (ta, tb, torch.zeros(*lead, 3, 5, requires_grad=True))),
+        (lambda: (a.detach().requires_grad_(), b, ember.empty(0)),
+         lambda: (ta.detach().requires_grad_(), tb, torch.empty(0))),
+        (lambda: (a, ember.randn(*lead, 5, 4), ember.empty(0)),  # bad shapes: no warning, no resize
+         lambda: (ta, torch.randn(*lead, 5, 4), torch.empty(0))),
+        (lambda: (a, b.double(), ember.empty(0)), lambda: (ta, tb.double(), torch.empty(0))),
+    ]
+    for make_e, make_t in cases:
+        ae, be, oe = make_e()
+        at, bt, ot = make_t()
+        with pytest.raises(Exception) as err_t:
+            getattr(torch, name)(at, bt, out=ot)
+        with pytest.raises(Exception) as err_e:
+            getattr(ember, name)(ae, be, out=oe)
+        assert type(err_e.value) is type(err_t.value), (err_e.value, err_t.value)
+        # (mixed operand dtypes: torch's bmm names out's dtype, its mm resizes out first)
+        if name != "matmul" and be.dtype == ae.dtype:
+            assert str(err_e.value) == str(err_t.value), (err_e.value, err_t.value)
+            assert tuple(oe.shape) == tuple(ot.shape)
+    # under no_grad a leaf that requires grad may be written (torch's rule for in-place writes)
+    with ember.no_grad():
+        o = ember.zeros(*lead, 3, 5, requires_grad=True)
+        getattr(ember, name)(a, b, out=o)
+    assert_same(o.detach(), torch.tensor((a @ b).numpy()))
 
 
 # ---- addmm with beta = alpha = 1 (nn.Linear): torch's AddmmBackward0, the bias inside the GEMM ----

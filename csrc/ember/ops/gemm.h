@@ -12,4 +12,10 @@ namespace ember {
 void gemm_raw_one_thread(ScalarType dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void* a,
                          int64_t lda, const void* b, int64_t ldb, bool accumulate, void* c, int64_t ldc);
 
+// torch.mm / torch.bmm with out= (libtorch's at::mm_out / at::bmm_out): out is resized to the
+// product's shape and, when contiguous and apart from a and b, written in place (no fresh result
+// copied in); the errors of mm/bmm, then torch's out= errors (autograd, dtype).
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b);
+Tensor& bmm_out(Tensor& out, const Tensor& a, const Tensor& b);
+
 }  // namespace ember

@@ -10,7 +10,9 @@
 #include "ember/autograd/record.h"
 #include "ember/core/autocast.h"
 #include "ember/core/dispatch.h"
+#include "ember/core/mem_overlap.h"
 #include "ember/core/parallel.h"
+#include "ember/core/type_name.h"
 #include "ember/cpu/gemm_kernels.h"
 #include "ember/cpu/mkl_blas.h"
 #include "ember/cpu/onednn.h"
@@ -187,10 +189,11 @@ bool mkl_gemm(const Tensor& a, const Tensor& b, Tensor& out) {
   return true;
 }
 
-// a: [B, m, k], b: [B, k, n] (any strides) -> contiguous [B, m, n].
-Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
+// a: [B, m, k], b: [B, k, n] (any strides) -> contiguous [B, m, n]: a new tensor, or `into` when
+// given (contiguous, that shape and a's dtype, sharing no memory with a or b: mm/bmm with out=).
+Tensor batched_mm(const Tensor& a_in, const Tensor& b_in, const Tensor& into = Tensor()) {
   int64_t B = a_in.sizes()[0], m = a_in.sizes()[1], k = a_in.sizes()[2], n = b_in.sizes()[2];
-  Tensor out = empty({B, m, n}, a_in.dtype());
+  Tensor out = into.defined() ? into : empty({B, m, n}, a_in.dtype());
   if (out.numel() == 0) return out;
   if (k == 0) return fill_(out, 0);
   // A matrix BLAS cannot read in place (an expanded, stride-0 operand such as the gradient of a
@@ -214,7 +217,7 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   // 16-bit floats otherwise: float32 GEMM on converted copies, rounded once at the end (float
   // accumulation, as torch's CPU kernels; the scalar loop below ran ~100x slower).
   if (dt == ScalarType::BFloat16 || dt == ScalarType::Float16)
-    return to_dtype(batched_mm(to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32)), dt);
+    return copy_(out, batched_mm(to_dtype(a, ScalarType::Float32), to_dtype(b, ScalarType::Float32)));
   if (dt == ScalarType::Float32 || dt == ScalarType::Float64 || is_complex(dt)) {
     if (!blas_layout(m, k, a.strides()[1], a.strides()[2])) a = contiguous(a);
     if (!blas_layout(k, n, b.strides()[1], b.strides()[2])) b = contiguous(b);
@@ -268,7 +271,7 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in) {
   if (dt == ScalarType::Float32 && B == 1 && m > 1 && n > 1 && a.strides()[1] == 1 && b.strides()[2] == 1 &&
       a.strides()[2] >= 2 * b.strides()[1] && k >= std::max(m, n) && m * n * k >= kOnednnPieceMacs &&
       cpu::onednn_matmul_f32_available() && a.device().is_cpu())
-    return contiguous(transpose(batched_mm(transpose(b, 1, 2), transpose(a, 1, 2)), 1, 2));
+    return copy_(out, transpose(batched_mm(transpose(b, 1, 2), transpose(a, 1, 2)), 1, 2));
   adopt_num_threads();  // OpenBLAS reads this thread's OpenMP count (Note [Thread count across threads])
   EMBER_DISPATCH_ALL_AND_COMPLEX(a.dtype(), "matmul", [&] {
     const scalar_t* pa = a.data<scalar_t>();
@@ -349,14 +352,56 @@ void gemm_raw_one_thread(ScalarType dt, bool trans_a, bool trans_b, int64_t m, i
     return call;                             \
   }
 
-Tensor mm(const Tensor& a, const Tensor& b) {
-  EMBER_AUTOCAST_LOWER(mm(autocast::to_lower(a), autocast::to_lower(b)), &a, &b)
+namespace {
+void check_mm(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dim() == 2, "self must be a matrix");
   EMBER_CHECK(b.dim() == 2, "mat2 must be a matrix");
   EMBER_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", dims_str(a), " and ",
               dims_str(b), ")");
-  EMBER_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ", dtype_name(a.dtype()),
-              " != ", dtype_name(b.dtype()));
+  EMBER_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ", cpp_type_name(a.dtype()),
+              " != ", cpp_type_name(b.dtype()));
+}
+void check_bmm(const Tensor& a, const Tensor& b) {
+  EMBER_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  EMBER_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  EMBER_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0],
+              " and ", b.sizes()[0]);
+  EMBER_CHECK(a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [",
+              a.sizes()[0], ", ", a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
+  EMBER_CHECK(a.dtype() == b.dtype(), "expected scalar type ", scalar_type_name(a.dtype()), " but found ",
+              scalar_type_name(b.dtype()));
+}
+
+// mm/bmm with out=: the checks of the op, then out's (as torch: no autograd through out=, out's
+// dtype the product's, no autocast for out= forms). The product goes straight into out when it is
+// contiguous after resizing, shares no memory with a or b and takes no autograd part; otherwise it
+// is computed first (out may alias an input) and copied in. The direct write saved the copy of a fresh result
+// (mm 1024^3 with out=: 0.97x torch's speed).
+template <typename Compute>
+Tensor& product_into(Tensor& out, const Tensor& a, const Tensor& b, Shape shape, const char* op,
+                     const Compute& compute) {
+  const bool grad = autograd::GradMode::is_enabled() &&
+                    (autograd::requires_grad(a) || autograd::requires_grad(b) || autograd::requires_grad(out));
+  EMBER_CHECK(!grad, op,
+              "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+              "arguments requires grad.");
+  autocast::ExcludeGuard no_autocast;
+  const bool direct = a.device().is_cpu() && b.device().is_cpu() && out.device().is_cpu() &&
+                      !autograd::requires_grad(out) && !detail::same_storage(out, a) && !detail::same_storage(out, b);
+  EMBER_CHECK(out.dtype() == a.dtype(), "Expected out tensor to have dtype ", cpp_type_name(a.dtype()), ", but got ",
+              cpp_type_name(out.dtype()), " instead");
+  Tensor r = direct ? Tensor() : compute(Tensor());  // out may alias an input: the product first
+  resize_(out, shape);
+  if (!direct || !out.is_contiguous()) return copy_(out, r.defined() ? r : compute(Tensor()));
+  out.bump_version();
+  compute(out);
+  return out;
+}
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  EMBER_AUTOCAST_LOWER(mm(autocast::to_lower(a), autocast::to_lower(b)), &a, &b)
+  check_mm(a, b);
   Tensor r;
   {
     autograd::NoGradGuard raw;
@@ -371,16 +416,18 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   return r;
 }
 
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  check_mm(a, b);
+  return product_into(out, a, b, Shape{a.sizes()[0], b.sizes()[1]}, "mm", [&](const Tensor& into) {
+    if (!into.defined()) return mm(a, b);
+    autograd::NoGradGuard raw;
+    return batched_mm(unsqueeze(a, 0), unsqueeze(b, 0), unsqueeze(into, 0));
+  });
+}
+
 Tensor bmm(const Tensor& a, const Tensor& b) {
   EMBER_AUTOCAST_LOWER(bmm(autocast::to_lower(a), autocast::to_lower(b)), &a, &b)
-  EMBER_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
-  EMBER_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
-  EMBER_CHECK(a.sizes()[0] == b.sizes()[0], "batch1 and batch2 must have same number of batches, got ", a.sizes()[0],
-              " and ", b.sizes()[0]);
-  EMBER_CHECK(a.sizes()[2] == b.sizes()[1], "Expected size for first two dimensions of batch2 tensor to be: [",
-              a.sizes()[0], ", ", a.sizes()[2], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
-  EMBER_CHECK(a.dtype() == b.dtype(), "expected scalar type ", dtype_name(a.dtype()), " but found ",
-              dtype_name(b.dtype()));
+  check_bmm(a, b);
   Tensor r = batched_mm(a, b);
   if (auto n = autograd::make_node<autograd::BmmBackward0>(a, b)) {
     n->self = autograd::SavedVariable(a, false);
@@ -388,6 +435,15 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
     autograd::set_history(r, n);
   }
   return r;
+}
+
+Tensor& bmm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  check_bmm(a, b);
+  return product_into(out, a, b, Shape{a.sizes()[0], a.sizes()[1], b.sizes()[2]}, "bmm", [&](const Tensor& into) {
+    if (!into.defined()) return bmm(a, b);
+    autograd::NoGradGuard raw;
+    return batched_mm(a, b, into);
+  });
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
