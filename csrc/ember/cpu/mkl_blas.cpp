@@ -39,10 +39,17 @@ constexpr int kCbwrAvx2 = 10, kCbwrAvx512 = 12, kCbwrStrict = 0x10000;  // mkl_t
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                        int);
+// cblas_?gemm_batch_strided: ..., A, lda, stridea, B, ldb, strideb, beta, C, ldc, stridec, batch_size
+using SgemmBatch = void (*)(int, int, int, int, int, int, float, const float*, int, int, const float*, int, int, float,
+                            float*, int, int, int);
+using DgemmBatch = void (*)(int, int, int, int, int, int, double, const double*, int, int, const double*, int, int,
+                            double, double*, int, int, int);
 
 struct Mkl {
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
+  SgemmBatch sgemm_batch = nullptr;  // optional (MKL 2020 and later have them)
+  DgemmBatch dgemm_batch = nullptr;
   std::string version;
 };
 
@@ -88,6 +95,8 @@ const Mkl* load() {
     auto m = new Mkl;
     m->sgemm = symbol<Sgemm>(lib, "cblas_sgemm");
     m->dgemm = symbol<Dgemm>(lib, "cblas_dgemm");
+    m->sgemm_batch = symbol<SgemmBatch>(lib, "cblas_sgemm_batch_strided");
+    m->dgemm_batch = symbol<DgemmBatch>(lib, "cblas_dgemm_batch_strided");
     // The threading layer must be chosen before any other MKL call; a failed strict-mode request
     // (an unsupported branch on this CPU) leaves MKL unused.
     if (!set_layer || !cbwr_set || !m->sgemm || !m->dgemm || set_layer(kThreadingGnu) < 0 ||
@@ -139,6 +148,27 @@ void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, cons
                const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate) {
   load()->dgemm(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n), as_int(k),
                 1.0, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0 : 0.0, c, as_int(ldc));
+}
+
+bool mkl_gemm_batch_available() {
+  const Mkl* m = mkl_enabled() ? load() : nullptr;
+  return m && m->sgemm_batch && m->dgemm_batch;
+}
+
+void mkl_sgemm_batch(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                     int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
+                     int64_t stride_c, int64_t batch) {
+  load()->sgemm_batch(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n),
+                      as_int(k), 1.0f, a, as_int(lda), as_int(stride_a), b, as_int(ldb), as_int(stride_b), 0.0f, c,
+                      as_int(ldc), as_int(stride_c), as_int(batch));
+}
+
+void mkl_dgemm_batch(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                     int64_t stride_a, const double* b, int64_t ldb, int64_t stride_b, double* c, int64_t ldc,
+                     int64_t stride_c, int64_t batch) {
+  load()->dgemm_batch(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n),
+                      as_int(k), 1.0, a, as_int(lda), as_int(stride_a), b, as_int(ldb), as_int(stride_b), 0.0, c,
+                      as_int(ldc), as_int(stride_c), as_int(batch));
 }
 
 }  // namespace ember::cpu

@@ -14,6 +14,17 @@ void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, cons
 void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
                const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate);
 
+// c[i] = a[i] @ b[i] for i < batch, the matrices stride_* elements apart, in one call of MKL's
+// cblas_?gemm_batch_strided (MKL spreads the batch over this thread's OpenMP count; strict CNR
+// mode keeps the bits the same for any count). Only when mkl_gemm_batch_available().
+void mkl_sgemm_batch(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                     int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
+                     int64_t stride_c, int64_t batch);
+void mkl_dgemm_batch(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+                     int64_t stride_a, const double* b, int64_t ldb, int64_t stride_b, double* c, int64_t ldc,
+                     int64_t stride_c, int64_t batch);
+bool mkl_gemm_batch_available();
+
 // True when MKL was found, loaded and put in strict CNR mode for the CPU level in use (AVX2 or
 // AVX-512), sizes fit its 32-bit integers (the caller checks `fits`), and it is enabled.
 bool mkl_gemm_available();

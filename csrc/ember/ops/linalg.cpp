@@ -226,13 +226,24 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in, const Tensor& into = T
   if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B == 1 && m * n * k >= kMklMinMacs &&
       a.device().is_cpu() && mkl_gemm(a, b, out))
     return out;
-  // A batch: one single-threaded MKL product per matrix, the batch split over the threads (64
-  // products of 128^3: 0.84x torch's speed on oneDNN's batched matmul); with fewer matrices than
-  // threads, each product threaded in turn. Strict CNR mode makes both give the same bits.
+  // A batch: one call of MKL's batch GEMM, which spreads the matrices over the threads: 2-6% faster
+  // than a parallel loop of single-threaded MKL products (which remains for an MKL without the
+  // batch call or strides past 32 bits), itself 1.1x faster than oneDNN's batched matmul on 64
+  // products of 128^3. Strict CNR mode gives the same bits for any thread count either way; it
+  // costs these small products about 10% against MKL's default mode (torch's), large ones nothing.
   if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B > 1 && B * m * n * k >= kMklMinMacs &&
       a.strides()[0] != 0 && b.strides()[0] != 0 && a.device().is_cpu() && mkl_gemm_ok(a, b)) {
     adopt_num_threads();
-    if (B >= get_num_threads()) {
+    if (cpu::mkl_gemm_batch_available() && cpu::mkl_gemm_fits(B, m * n, 0, a.strides()[0], b.strides()[0], 0)) {
+      auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]),
+           lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
+      if (dt == ScalarType::Float32)
+        cpu::mkl_sgemm_batch(la->trans, lb->trans, m, n, k, a.data<float>(), la->ld, a.strides()[0], b.data<float>(),
+                             lb->ld, b.strides()[0], out.data<float>(), n, m * n, B);
+      else
+        cpu::mkl_dgemm_batch(la->trans, lb->trans, m, n, k, a.data<double>(), la->ld, a.strides()[0], b.data<double>(),
+                             lb->ld, b.strides()[0], out.data<double>(), n, m * n, B);
+    } else if (B >= get_num_threads()) {
       parallel_for_rethrow(0, B, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) mkl_gemm_at(a, b, out, false, i);
       });
