@@ -40,7 +40,8 @@ void row_from_float(const float* x, T* y, int64_t n);
 // (float16 add 7x torch's time). Each element gets the same value as in the element loop.
 constexpr int64_t kHalfBlock = 256;
 template <typename out_t, typename F>
-void half_unary_run(out_t* o, const Half* a, int64_t n, const F& f) {
+void half_unary_run(out_t* o, const Half* a, int64_t n, const F& f_ref) {
+  const F f = f_ref;  // Note [Loop closure copies]
   float x[kHalfBlock], y[kHalfBlock];
   for (int64_t k = 0; k < n; k += kHalfBlock) {
     const int64_t len = std::min(kHalfBlock, n - k);
@@ -55,7 +56,9 @@ void half_unary_run(out_t* o, const Half* a, int64_t n, const F& f) {
 }
 // a or b may be one value for the whole run (a_scalar / b_scalar).
 template <typename out_t, typename F>
-void half_binary_run(out_t* o, const Half* a, bool a_scalar, const Half* b, bool b_scalar, int64_t n, const F& f) {
+void half_binary_run(out_t* o, const Half* a, bool a_scalar, const Half* b, bool b_scalar, int64_t n,
+                     const F& f_ref) {
+  const F f = f_ref;  // Note [Loop closure copies]
   float x[kHalfBlock], y[kHalfBlock], z[kHalfBlock];
   if (a_scalar) std::fill(x, x + kHalfBlock, static_cast<float>(*a));
   if (b_scalar) std::fill(y, y + kHalfBlock, static_cast<float>(*b));
