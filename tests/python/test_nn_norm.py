@@ -45,6 +45,49 @@ def test_batch_norm_eval_and_noncontiguous(dtype):
                                                   training=True), x, w, b, rtol=rtol, atol=rtol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(64, 600), (3, 7), (300, 1)])
+def test_batch_norm_on_vectors_column_blocks_as_torch(dtype, shape):
+    # (N, C) input: columns in blocks of 256 on the threads, 16-bit rows through float pieces
+    import numpy as np
+    N, C = shape
+    g = torch.Generator().manual_seed(5)
+    x, gy = torch.randn(N, C, generator=g) * 2 + 1, torch.randn(N, C, generator=g)
+    w, b = torch.randn(C, generator=g), torch.randn(C, generator=g)
+
+    def run(lib, t, x, w, b, gy):
+        xx = x.to(t).detach().requires_grad_()
+        y = lib.nn.functional.batch_norm(xx, None, None, w.to(t), b.to(t), training=True)
+        y.backward(gy.to(t))
+        return np.array(y.double().tolist()), np.array(xx.grad.double().tolist())
+
+    e = run(ember, getattr(ember, dtype), *[to_ember(v) for v in (x, w, b, gy)])
+    t = run(torch, getattr(torch, dtype), x, w, b, gy)
+    if dtype in ("float32", "float64"):
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        for a, r in zip(e, t):
+            np.testing.assert_allclose(a, r, rtol=tol, atol=tol)
+    else:  # at least torch's accuracy against float64 on the same rounded inputs (torch rounds more often)
+        r = run(torch, torch.float64, *[v.to(getattr(torch, dtype)) for v in (x, w, b, gy)])
+        for a, tt, rr in zip(e, t, r):
+            scale = max(np.abs(rr).max(), 1.0)
+            assert np.abs(a - rr).max() <= 1.5 * np.abs(tt - rr).max() + 1e-3 * scale
+    # the same bits on 1 and 2 threads, forward and input gradient
+    xe = to_ember(x).to(getattr(ember, dtype)).detach().requires_grad_()
+    threads = ember.get_num_threads()
+    outs = []
+    try:
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            xe.grad = None
+            y = EF.batch_norm(xe, None, None, training=True)
+            y.backward(to_ember(gy).to(y.dtype))
+            outs.append((y, xe.grad))
+    finally:
+        ember.set_num_threads(threads)
+    assert ember.equal(outs[0][0], outs[1][0]) and ember.equal(outs[0][1], outs[1][1])
+
+
 def test_batch_norm_empty():
     run_both(lambda lib, F, x: F.batch_norm(x, lib.zeros(3), lib.ones(3)), randn(0, 3, 2, dtype=torch.float32))
 

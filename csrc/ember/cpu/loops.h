@@ -56,8 +56,7 @@ void half_unary_run(out_t* o, const Half* a, int64_t n, const F& f_ref) {
 }
 // a or b may be one value for the whole run (a_scalar / b_scalar).
 template <typename out_t, typename F>
-void half_binary_run(out_t* o, const Half* a, bool a_scalar, const Half* b, bool b_scalar, int64_t n,
-                     const F& f_ref) {
+void half_binary_run(out_t* o, const Half* a, bool a_scalar, const Half* b, bool b_scalar, int64_t n, const F& f_ref) {
   const F f = f_ref;  // Note [Loop closure copies]
   float x[kHalfBlock], y[kHalfBlock], z[kHalfBlock];
   if (a_scalar) std::fill(x, x + kHalfBlock, static_cast<float>(*a));
