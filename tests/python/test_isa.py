@@ -155,3 +155,30 @@ def test_16_lane_bfloat16_math_gives_the_element_loops_bits():
                     ("tanh", ember.tanh), ("erf", ember.erf)]:
         assert (bits(f(dense)) == bits(f(strided))).all(), name
     assert (bits(gelu_grad(dense, g_dense)) == bits(gelu_grad(strided, g_strided))).all(), "gelu backward"
+
+
+def test_16_lane_float16_conversions_give_the_element_loops_bits():
+    # Contiguous float16 runs convert 16 at a time at the AVX-512 level (vcvtph2ps / vcvtps2ph with
+    # NaNs made sign | 0x7e00, as Half::from_float): every one of the 65536 inputs, NaNs and
+    # subnormals included, contiguous against strided (the element loop), through ops that keep,
+    # round and make NaNs.
+    import numpy as np
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    x = ember.from_numpy(bits.view(np.int16).copy()).view(ember.float16)
+    strided = ember.from_numpy(np.stack([bits, bits], 1).view(np.int16).copy()).view(ember.float16)[:, 0]
+    assert not strided.is_contiguous()
+
+    def as_bits(t):
+        return t.contiguous().view(ember.int16).numpy()
+
+    for name, f in [("float", lambda t: t.float().half()), ("exp", ember.exp), ("sigmoid", ember.sigmoid),
+                    ("relu", ember.relu), ("x*3", lambda t: t * 3), ("x-x", lambda t: t - t.flip(0)),
+                    ("sqrt", ember.sqrt)]:
+        assert (as_bits(f(x)) == as_bits(f(strided))).all(), name
+    # the float -> half rounding on its own: ties, overflow to inf, subnormals, NaN payloads
+    f32 = np.concatenate([(np.arange(1 << 20, dtype=np.uint32) * 4093).view(np.float32),
+                          np.array([65520.0, 65519.99, 2.0**-25, 2.0**-24 * 1.5, np.nan, -np.nan], np.float32)])
+    f32 = np.concatenate([f32, np.array([0x7f800001, 0xffc00123], np.uint32).view(np.float32)])
+    dense = ember.from_numpy(f32).half()
+    loop = ember.from_numpy(np.stack([f32, f32], 1))[:, 0].half()
+    assert (as_bits(dense) == as_bits(loop)).all()

@@ -188,6 +188,9 @@ template <typename T>
 inline __m512 load16(const T* p, __mmask16 m = 0xffff) {
   if constexpr (std::is_same_v<T, float>) {
     return m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
+  } else if constexpr (std::is_same_v<T, Half>) {  // exact; a NaN made quiet, as Half::to_float
+    return _mm512_cvtph_ps(m == 0xffff ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                       : _mm256_maskz_loadu_epi16(m, p));
   } else {
     static_assert(std::is_same_v<T, BFloat16>);
     const __m256i h =
@@ -202,6 +205,16 @@ inline void store16(T* p, __m512 v, __mmask16 m = 0xffff) {
       _mm512_storeu_ps(p, v);
     else
       _mm512_mask_storeu_ps(p, m, v);
+  } else if constexpr (std::is_same_v<T, Half>) {  // as Half::from_float: nearest even, NaN -> sign | 0x7e00
+    const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i mag_mask = _mm256_set1_epi16(0x7fff);
+    const __mmask16 nan = _mm256_cmpgt_epi16_mask(_mm256_and_si256(h, mag_mask), _mm256_set1_epi16(0x7c00));
+    const __m256i canonical = _mm256_or_si256(_mm256_andnot_si256(mag_mask, h), _mm256_set1_epi16(0x7e00));
+    const __m256i r = _mm256_mask_blend_epi16(nan, h, canonical);
+    if (m == 0xffff)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), r);
+    else
+      _mm256_mask_storeu_epi16(p, m, r);
   } else {
     static_assert(std::is_same_v<T, BFloat16>);
     const __m512i u = _mm512_castps_si512(v);
@@ -222,7 +235,7 @@ template <typename T>
 void row_to_float(const T* x, float* y, int64_t n) {
   int64_t k = 0;
 #ifdef EMBER_AVX512_LANES
-  if constexpr (std::is_same_v<T, BFloat16>)
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>)
     for (; k + 16 <= n; k += 16) _mm512_storeu_ps(y + k, load16(x + k));
 #endif
 #ifdef EMBER_F16C_LANES
@@ -235,7 +248,7 @@ template <typename T>
 void row_from_float(const float* x, T* y, int64_t n) {
   int64_t k = 0;
 #ifdef EMBER_AVX512_LANES
-  if constexpr (std::is_same_v<T, BFloat16>)
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>)
     for (; k + 16 <= n; k += 16) store16(y + k, _mm512_loadu_ps(x + k));
 #endif
 #ifdef EMBER_F16C_LANES
