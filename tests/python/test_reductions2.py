@@ -748,3 +748,20 @@ def test_float_scan_kernel_matches_torch(shape, dim, dtype):
                                           ember.cumsum(h.to(ember.float32), dim).numpy())
     finally:
         ember.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(300, 200), (2048, 130), (5, 64), (70, 3)])
+def test_16bit_column_sums_as_torch(dtype, shape):
+    # 16-bit columns through float pieces of 64 (sum_kernels.cpp add_column_sums): the 64-row and
+    # 64-column blocks, the tail columns, and the row chunks of a bias gradient's shape
+    import numpy as np
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32) * 4
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    e = ember.from_numpy(x).to(getattr(ember, dtype))
+    ref = t.double().sum(0)
+    tol = (2e-2 if dtype == "bfloat16" else 2e-3) * (ref.abs() + np.sqrt(shape[0]) * 4)
+    for got in (e.sum(0), e.t().contiguous().t().sum(0)):
+        assert str(got.dtype).endswith(dtype)
+        assert ((torch.tensor(got.double().numpy()) - ref).abs() <= tol).all()
+    assert ((torch.tensor(e.mean(0).double().numpy()) - ref / shape[0]).abs() <= tol / shape[0]).all()
