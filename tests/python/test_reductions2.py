@@ -765,3 +765,21 @@ def test_16bit_column_sums_as_torch(dtype, shape):
         assert str(got.dtype).endswith(dtype)
         assert ((torch.tensor(got.double().numpy()) - ref).abs() <= tol).all()
     assert ((torch.tensor(e.mean(0).double().numpy()) - ref / shape[0]).abs() <= tol / shape[0]).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_16bit_scans_round_the_double_running_value(dtype, op):
+    # contiguous 16-bit rows scan in float pieces of 256 (two rows side by side), other layouts
+    # element by element: both give each position's double running value rounded once to float,
+    # then to the 16-bit type
+    import numpy as np
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((5, 700)) * (0.1 if op == "cumprod" else 3) + (1 if op == "cumprod" else 0))
+    t16 = torch.from_numpy(x.astype(np.float32)).to(getattr(torch, dtype))
+    vals = t16.double().numpy()
+    run = np.cumsum(vals, 1) if op == "cumsum" else np.cumprod(vals, 1)
+    want = torch.from_numpy(run.astype(np.float32)).to(getattr(torch, dtype)).view(torch.int16).numpy()
+    e = ember.from_numpy(t16.float().numpy()).to(getattr(ember, dtype))
+    for got in (getattr(e, op)(1), getattr(e.t().contiguous().t(), op)(1)):
+        assert (got.contiguous().view(ember.int16).numpy() == want).all()

@@ -52,7 +52,7 @@ Tensor cum_arith(const Tensor& t, int64_t dim, std::optional<ScalarType> dtype, 
           return C(acc.real() + vr, acc.imag() + vi);
         });
       });
-    } else if ((x.dtype() == ScalarType::Float32 || x.dtype() == ScalarType::Float64) && out_dtype == x.dtype()) {
+    } else if (is_floating_point(x.dtype()) && out_dtype == x.dtype()) {
       cpu::scan_float_kernel(Prod, l.x, y, l.outer, l.R, l.inner);  // the same loop at the vector ISA levels
     } else
       EMBER_DISPATCH_ALL(x.dtype(), name, [&] {
