@@ -49,7 +49,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
             break
         hi, lo = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
         x = _E.logical_xor(hi, lo) if x.dtype == _E.bool else _E.sub(hi, lo)
-    return x
+    return x.clone() if x is input else x  # n = 0: a copy, as torch's
 
 
 def _need_tensor(name, other):

@@ -104,6 +104,7 @@ void bind_pyobj(nb::module_& m) {
     const auto& base = t.impl()->view_base;
     return base ? nb::cast(Tensor(base)) : nb::none();
   });
+  cls.def("_is_view", [](const Tensor& t) { return static_cast<bool>(t.impl()->view_base); });
   // Both make a new TensorImpl (a Python object per impl): an alias, or a detached alias.
   cls.def(
       "as_subclass", [](const Tensor& t, nb::handle c) { return wrap_as(alias(t), c); }, nb::arg("cls"));

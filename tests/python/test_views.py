@@ -770,3 +770,50 @@ def test_flip_last_dim_vector_path(shape, dims, dtype):
                 assert np.array_equal(e.t().flip(dims).numpy(), np.flip(v.T, axis=dims))
     finally:
         ember.set_num_threads(before)
+
+
+# Ops whose results torch always puts in new memory, at arguments where a view of the input would
+# have the same values (repeat(1, 1), pixel_shuffle by 1, diff of order 0): writing to the result
+# must leave the input alone. Gradients and node names as torch's for repeat/tile.
+_FRESH = {
+    "repeat": lambda lib, x: x.repeat(1, 1), "repeat_lead": lambda lib, x: x.repeat(1, 1, 1),
+    "tile": lambda lib, x: x.tile(1), "tile_more": lambda lib, x: x.tile((2, 1)),
+    "pixel_shuffle": lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 1, 2, 3), 1),
+    "pixel_unshuffle": lambda lib, x: lib.nn.functional.pixel_unshuffle(x.reshape(1, 1, 2, 3), 1),
+    "pixel_shuffle_1x1": lambda lib, x: lib.nn.functional.pixel_shuffle(x.reshape(1, 4, 1, 1)[:, :4], 2),
+    "diff0": lambda lib, x: lib.diff(x, n=0), "cat1": lambda lib, x: lib.cat([x]),
+    "stack1": lambda lib, x: lib.stack([x])[0], "roll0": lambda lib, x: x.roll(0, 0),
+    "repeat_interleave1": lambda lib, x: x.repeat_interleave(1, dim=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FRESH))
+def test_results_in_new_memory_as_torch(name):
+    import torch
+    f = _FRESH[name]
+    for lib in (torch, ember):
+        x = lib.arange(6.0).reshape(2, 3) if name != "pixel_shuffle_1x1" else lib.arange(4.0)
+        before = x.clone()
+        y = f(lib, x)
+        y.reshape(-1)[0] = 77.0
+        assert lib.equal(x, before), f"{lib.__name__}: writing to {name}'s result changed its input"
+
+
+@pytest.mark.parametrize("reps", [(1, 1), (2, 3), (2, 1, 1), (1, 0), (3,)])
+def test_repeat_gradient_and_node_as_torch(reps):
+    import torch
+    x0 = torch.randn(2, 3, dtype=torch.float64)
+    if len(reps) < 2:
+        x0 = x0[0]
+    xt, xe = x0.clone().requires_grad_(), ember.from_numpy(x0.numpy().copy()).requires_grad_()
+    yt, ye = xt.repeat(*reps), xe.repeat(*reps)
+    assert ye.grad_fn.name() == yt.grad_fn.name() == "RepeatBackward0"
+    assert tuple(ye.shape) == tuple(yt.shape)
+    g = torch.randn(yt.shape, dtype=torch.float64)
+    yt.backward(g)
+    ye.backward(ember.from_numpy(g.numpy().copy()))
+    assert ember.allclose(xe.grad, ember.from_numpy(xt.grad.numpy().copy()))
+    ye2 = xe.detach().requires_grad_().repeat(*reps)
+    ye2.mul_(2)  # an in-place op on the result: a plain tensor, not a view
+    assert ember.autograd.gradcheck(lambda a: a.repeat(*reps), (xe.detach().requires_grad_(),))
+    assert ember.autograd.gradgradcheck(lambda a: a.repeat(*reps), (xe.detach().requires_grad_(),))

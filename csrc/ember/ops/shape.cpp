@@ -453,8 +453,27 @@ Tensor repeat(const Tensor& t, IntArrayRef reps) {
     expd.push_back(reps[i]), expd.push_back(padded[i]);
     out.push_back(reps[i] * padded[i]);
   }
+  // Always new memory, as torch's (repeat(1, 1) was t's own memory, so writing to the result
+  // changed t). With a dual level open, or off the CPU, the composition carries the tangents.
   Tensor x = expand(reshape(t, inter), expd);
-  Tensor r = reshape(contiguous(x), out);
+  if (autograd::forward_ad::is_active() || !t.device().is_cpu())
+    return reshape(clone(x, MemoryFormat::Contiguous), out);
+  Tensor r;
+  {
+    autograd::NoGradGuard raw;
+    r = unsafe_view(clone(x, MemoryFormat::Contiguous), out);
+  }
+  if (auto n = make_node<LambdaBackward>(t)) {
+    n->name_ = "RepeatBackward0";
+    Shape sizes = t.sizes();
+    std::vector<int64_t> rep_dims;  // the repetition dims of the (rep, size) pairs
+    for (size_t i = 0; i < reps.size(); ++i) rep_dims.push_back(static_cast<int64_t>(2 * i));
+    n->fn = [expd, rep_dims, sizes](const TensorList& g, const TensorList&) -> TensorList {
+      if (rep_dims.empty()) return {g[0]};
+      return {reshape(sum(reshape(g[0], expd), rep_dims), sizes)};
+    };
+    set_history(r, n);
+  }
   return r;
 }
 Tensor tile(const Tensor& t, IntArrayRef dims) {

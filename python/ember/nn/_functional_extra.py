@@ -176,8 +176,8 @@ def pixel_shuffle(input, upscale_factor):
     oc = c // (r * r)
     n = len(batch)
     x = input.reshape(batch + [oc, r, r, h, w])
-    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
-    return x.reshape(batch + [oc, h * r, w * r])
+    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]).reshape(batch + [oc, h * r, w * r])
+    return x.clone() if x._is_view() else x  # new memory, as torch's (r = 1 was input's own)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -197,8 +197,8 @@ def pixel_unshuffle(input, downscale_factor):
                            f"{w} is not divisible by {r}")
     n = len(batch)
     x = input.reshape(batch + [c, h // r, r, w // r, r])
-    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
-    return x.reshape(batch + [c * r * r, h // r, w // r])
+    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]).reshape(batch + [c * r * r, h // r, w // r])
+    return x.clone() if x._is_view() else x  # new memory, as torch's (r = 1 was input's own)
 
 
 def channel_shuffle(input, groups):
