@@ -278,90 +278,124 @@ void bind_ops(nb::module_& m) {
       [](const Tensor& t, nb::handle fmt) { return clone(t, memory_format_arg(fmt, MemoryFormat::Preserve, "clone")); },
       nb::arg("input"), nb::kw_only(), nb::arg("memory_format") = nb::none());
 
-  // factories
+  // factories: torch's keywords (out, dtype, layout, device, pin_memory, requires_grad) on each
   auto sized = [&](const char* name, Scalar fill, bool filled) {
     m.def(
         name,
-        [name, fill, filled](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad, nb::handle out) {
-          EMBER_CHECK(out.is_none(), name, "(): out= is not supported");
+        [name, fill, filled](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad, nb::handle out,
+                             nb::handle layout, bool pin_memory) -> nb::object {
           Shape sizes = sizes_from_args(size, name);
-          ScalarType dt = opt_dtype(dtype).value_or(default_dtype());
-          Tensor t = filled ? full(sizes, fill, dt, opt_device(device)) : empty(sizes, dt, opt_device(device));
-          if (requires_grad) autograd::set_requires_grad(t, true);
-          return t;
+          std::optional<ScalarType> dt = opt_dtype(dtype);
+          if (!out.is_none()) {
+            Tensor t = factory_out(out, sizes, dt, name);
+            check_factory_options(layout, pin_memory, requires_grad, t.dtype());
+            if (filled) fill_(t, fill);
+            return nb::borrow(out);
+          }
+          const ScalarType st = dt.value_or(default_dtype());
+          check_factory_options(layout, pin_memory, requires_grad, st);
+          Tensor t = filled ? full(sizes, fill, st, opt_device(device)) : empty(sizes, st, opt_device(device));
+          return nb::cast(grad_if(std::move(t), requires_grad));
         },
         nb::arg("size"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
-        nb::arg("requires_grad") = false, nb::arg("out") = nb::none());
+        nb::arg("requires_grad") = false, nb::arg("out") = nb::none(), nb::arg("layout") = nb::none(),
+        nb::arg("pin_memory") = false);
   };
   sized("empty", 0, false);
   sized("zeros", 0, true);
   sized("ones", 1, true);
+  // The others compute the result, then copy it into out= when given (in out's dtype when dtype is absent).
+  auto finish = [](Tensor t, nb::handle out, nb::handle layout, bool pin_memory, bool requires_grad) {
+    check_factory_options(layout, pin_memory, requires_grad, t.dtype());
+    return into_out(grad_if(std::move(t), requires_grad && out.is_none()), out);
+  };
+  auto out_dtype = [](nb::handle dtype, nb::handle out) {
+    std::optional<ScalarType> dt = opt_dtype(dtype);
+    if (!dt && !out.is_none()) dt = nb::cast<Tensor>(out).dtype();
+    return dt;
+  };
   m.def(
       "full",
-      [](nb::handle size, nb::handle value, nb::handle dtype, nb::handle device) {
+      [=](nb::handle size, nb::handle value, nb::handle out, nb::handle dtype, nb::handle layout, nb::handle device,
+          bool pin_memory, bool requires_grad) {
         Scalar v;
         EMBER_CHECK_TYPEERR(to_scalar(value, v), "full(): argument 'fill_value' must be Number");
-        ScalarType dt = opt_dtype(dtype).value_or(v.natural_dtype());
-        return full(sizes_from_handle(size, "full"), v, dt, opt_device(device));
+        ScalarType dt = out_dtype(dtype, out).value_or(v.natural_dtype());
+        return finish(full(sizes_from_handle(size, "full"), v, dt, opt_device(device)), out, layout, pin_memory,
+                      requires_grad);
       },
-      nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none());
+      nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("out") = nb::none(), nb::arg("dtype") = nb::none(),
+      nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(), nb::arg("pin_memory") = false,
+      nb::arg("requires_grad") = false);
   m.def(
       "empty_strided",
-      [](nb::handle size, nb::handle stride, nb::handle dtype, nb::handle device) {
-        return empty_strided(sizes_from_handle(size, "empty_strided"), sizes_from_handle(stride, "empty_strided"),
-                             opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
+      [=](nb::handle size, nb::handle stride, nb::handle dtype, nb::handle layout, nb::handle device,
+          bool requires_grad, bool pin_memory) {
+        Tensor t = empty_strided(sizes_from_handle(size, "empty_strided"), sizes_from_handle(stride, "empty_strided"),
+                                 opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
+        return finish(std::move(t), nb::none(), layout, pin_memory, requires_grad);
       },
-      nb::arg("size"), nb::arg("stride"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+      nb::arg("size"), nb::arg("stride"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(),
+      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false, nb::arg("pin_memory") = false);
   m.def(
       "arange",
-      [](nb::args args, nb::handle dtype, nb::handle device) {
-        Scalar start = 0, end, step = 1;
+      [=](nb::args args, nb::handle out, nb::handle dtype, nb::handle layout, nb::handle device, bool requires_grad,
+          nb::handle start_kw, nb::handle end_kw, nb::handle step_kw) {
         size_t n = args.size();
-        EMBER_CHECK_TYPEERR(n >= 1 && n <= 3, "arange() takes 1 to 3 positional arguments");
+        EMBER_CHECK_TYPEERR(n <= 3, "arange() takes 1 to 3 positional arguments");
         auto num = [](nb::handle h) {
           Scalar s;
           EMBER_CHECK_TYPEERR(to_scalar(h, s), "arange(): argument must be a Number");
           return s;
         };
-        if (n == 1)
-          end = num(args[0]);
-        else {
-          start = num(args[0]);
-          end = num(args[1]);
-          if (n == 3) step = num(args[2]);
-        }
-        return arange(start, end, step, opt_dtype(dtype), opt_device(device));
+        // arange(end), arange(start, end[, step]), or any of them by keyword
+        nb::handle start = n >= 2 ? args[0] : start_kw, end = n == 1 ? args[0] : (n >= 2 ? args[1] : end_kw),
+                   step = n == 3 ? args[2] : step_kw;
+        EMBER_CHECK_TYPEERR(!end.is_none(), "arange() missing required argument 'end' (pos 1)");
+        Tensor t = arange(start.is_none() ? Scalar(0) : num(start), num(end), step.is_none() ? Scalar(1) : num(step),
+                          out_dtype(dtype, out), opt_device(device));
+        return finish(std::move(t), out, layout, false, requires_grad);
       },
-      nb::arg("args"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+      nb::arg("args"), nb::arg("out") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(),
+      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false, nb::arg("start") = nb::none(),
+      nb::arg("end") = nb::none(), nb::arg("step") = nb::none());
   m.def(
       "linspace",
-      [](nb::handle start, nb::handle end, int64_t steps, nb::handle dtype, nb::handle device) {
+      [=](nb::handle start, nb::handle end, int64_t steps, nb::handle out, nb::handle dtype, nb::handle layout,
+          nb::handle device, bool requires_grad) {
         Scalar s, e;
         to_scalar(start, s);
         to_scalar(end, e);
-        return linspace(s, e, steps, opt_dtype(dtype), opt_device(device));
+        return finish(linspace(s, e, steps, out_dtype(dtype, out), opt_device(device)), out, layout, false,
+                      requires_grad);
       },
-      nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none());
+      nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::kw_only(), nb::arg("out") = nb::none(),
+      nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(),
+      nb::arg("requires_grad") = false);
   m.def(
       "logspace",
-      [](nb::handle start, nb::handle end, int64_t steps, double base, nb::handle dtype, nb::handle device) {
+      [=](nb::handle start, nb::handle end, int64_t steps, double base, nb::handle out, nb::handle dtype,
+          nb::handle layout, nb::handle device, bool requires_grad) {
         Scalar s, e;
         to_scalar(start, s);
         to_scalar(end, e);
-        return logspace(s, e, steps, base, opt_dtype(dtype), opt_device(device));
+        return finish(logspace(s, e, steps, base, out_dtype(dtype, out), opt_device(device)), out, layout, false,
+                      requires_grad);
       },
       nb::arg("start"), nb::arg("end"), nb::arg("steps"), nb::arg("base") = 10.0, nb::kw_only(),
-      nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+      nb::arg("out") = nb::none(), nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(),
+      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
   m.def(
       "eye",
-      [](int64_t n, nb::handle mm, nb::handle dtype, nb::handle device) {
+      [=](int64_t n, nb::handle mm, nb::handle out, nb::handle dtype, nb::handle layout, nb::handle device,
+          bool requires_grad) {
         int64_t cols = mm.is_none() ? n : nb::cast<int64_t>(mm);
-        return eye(n, cols, opt_dtype(dtype).value_or(default_dtype()), opt_device(device));
+        return finish(eye(n, cols, out_dtype(dtype, out).value_or(default_dtype()), opt_device(device)), out, layout,
+                      false, requires_grad);
       },
-      nb::arg("n"), nb::arg("m") = nb::none(), nb::kw_only(), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none());
+      nb::arg("n"), nb::arg("m") = nb::none(), nb::kw_only(), nb::arg("out") = nb::none(),
+      nb::arg("dtype") = nb::none(), nb::arg("layout") = nb::none(), nb::arg("device") = nb::none(),
+      nb::arg("requires_grad") = false);
 }
 
 }  // namespace ember::py

@@ -7,6 +7,42 @@
 #include "ember/autograd/node.h"
 
 namespace ember::py {
+
+// The factories' shared keywords (common.h).
+void check_factory_options(nb::handle layout, bool pin_memory, bool requires_grad, ScalarType dtype) {
+  if (!layout.is_none()) {
+    std::string s = nb::cast<std::string>(nb::str(layout));
+    if (s.size() < 7 || s.compare(s.size() - 7, 7, "strided") != 0)
+      EMBER_NOT_IMPLEMENTED("layout ", s, " is not supported; only strided tensors exist");
+  }
+  if (pin_memory) EMBER_NOT_IMPLEMENTED("pin_memory=True needs CUDA, which this build does not have");
+  if (requires_grad) {
+    EMBER_CHECK(is_floating_point(dtype) || is_complex(dtype),
+                "Only Tensors of floating point and complex dtype can require gradients");
+  }
+}
+// requires_grad=True on a fresh factory result makes it a leaf that requires grad.
+Tensor grad_if(Tensor t, bool requires_grad) {
+  if (requires_grad) autograd::set_requires_grad(t, true);
+  return t;
+}
+// `out=` for factories: resized to `sizes`, dtype checked against an explicit dtype.
+Tensor factory_out(nb::handle out, IntArrayRef sizes, std::optional<ScalarType> dtype, const char* op) {
+  Tensor t = nb::cast<Tensor>(out);
+  EMBER_CHECK(!dtype || *dtype == t.dtype(), op, "(): dtype ", dtype_name(*dtype),
+              " does not match dtype of out parameter (", dtype_name(t.dtype()), ")");
+  if (t.sizes() != sizes) resize_(t, sizes);
+  return t;
+}
+// Result computed out of place, written into `out` (resized) when given.
+nb::object into_out(Tensor result, nb::handle out) {
+  if (out.is_none()) return nb::cast(std::move(result));
+  Tensor t = nb::cast<Tensor>(out);
+  if (t.sizes() != result.sizes()) resize_(t, result.sizes());
+  copy_(t, result);
+  return nb::borrow(out);
+}
+
 namespace {
 
 using Self = nb::pointer_and_handle<Tensor>;
@@ -35,24 +71,6 @@ Device device_arg(nb::handle h) {
 }
 
 // Factory options PyTorch accepts; each one we cannot honour is an error, never ignored.
-void check_factory_options(nb::handle layout, bool pin_memory, bool requires_grad, ScalarType dtype) {
-  if (!layout.is_none()) {
-    std::string s = nb::cast<std::string>(nb::str(layout));
-    if (s.size() < 7 || s.compare(s.size() - 7, 7, "strided") != 0)
-      EMBER_NOT_IMPLEMENTED("layout ", s, " is not supported; only strided tensors exist");
-  }
-  if (pin_memory) EMBER_NOT_IMPLEMENTED("pin_memory=True needs CUDA, which this build does not have");
-  if (requires_grad) {
-    EMBER_CHECK(is_floating_point(dtype) || is_complex(dtype),
-                "Only Tensors of floating point and complex dtype can require gradients");
-  }
-}
-
-// requires_grad=True on a fresh factory result makes it a leaf that requires grad.
-Tensor grad_if(Tensor t, bool requires_grad) {
-  if (requires_grad) autograd::set_requires_grad(t, true);
-  return t;
-}
 
 // memory_format for the *_like functions: None/preserve keeps a dense input's strides.
 bool preserve_layout(nb::handle memory_format) {
@@ -119,24 +137,6 @@ Shape factory_sizes(nb::args args, nb::handle size, const char* op) {
   }
   EMBER_CHECK_TYPEERR(args.size() > 0, op, "(): missing required argument 'size'");
   return sizes_from_args(args, op);
-}
-
-// `out=` for factories: resized to `sizes`, dtype checked against an explicit dtype.
-Tensor factory_out(nb::handle out, IntArrayRef sizes, std::optional<ScalarType> dtype, const char* op) {
-  Tensor t = nb::cast<Tensor>(out);
-  EMBER_CHECK(!dtype || *dtype == t.dtype(), op, "(): dtype ", dtype_name(*dtype),
-              " does not match dtype of out parameter (", dtype_name(t.dtype()), ")");
-  if (t.sizes() != sizes) resize_(t, sizes);
-  return t;
-}
-
-// Result computed out of place, written into `out` (resized) when given.
-nb::object into_out(Tensor result, nb::handle out) {
-  if (out.is_none()) return nb::cast(std::move(result));
-  Tensor t = nb::cast<Tensor>(out);
-  if (t.sizes() != result.sizes()) resize_(t, result.sizes());
-  copy_(t, result);
-  return nb::borrow(out);
 }
 
 nb::handle g_default_generator;  // wraps default_generator(); released (Note [Process-lifetime Python objects])

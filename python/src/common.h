@@ -70,6 +70,13 @@ bool to_scalar(nb::handle h, Scalar& out);
 Scalar number_arg(nb::handle h, const char* op, const char* name);
 // A Tensor, or a Python number wrapped as a 0-d tensor (type promotion treats it as a scalar).
 Tensor tensor_arg(nb::handle h, const char* op_name);
+// The factories' keywords: layout (strided only), pin_memory (refused: no accelerator), and
+// requires_grad (floating/complex dtypes only); out= resized (its dtype must match dtype when
+// given); requires_grad=True making a fresh result a leaf; a result copied into out when given.
+void check_factory_options(nb::handle layout, bool pin_memory, bool requires_grad, ScalarType dtype);
+Tensor grad_if(Tensor t, bool requires_grad);
+Tensor factory_out(nb::handle out, IntArrayRef sizes, std::optional<ScalarType> dtype, const char* op);
+nb::object into_out(Tensor result, nb::handle out);
 // torch's UserWarning when an out= tensor that had elements (numel_from) is resized from `from` to `to`.
 void warn_if_out_resized(IntArrayRef from, int64_t numel_from, IntArrayRef to);
 // Sizes given as f(2, 3), f((2, 3)), f([2, 3]) or f(torch.Size): `args` is the *args tuple.

@@ -440,3 +440,48 @@ def test_triangle_indices_match_torch(name):
         getattr(ember, name)(-1, 3)
     with pytest.raises(NotImplementedError):
         getattr(ember, name)(3, 3, dtype=ember.float32)
+
+
+def _factory_calls(lib):
+    E = lib.empty
+    return {
+        "arange_requires_grad": lambda: lib.arange(4.0, requires_grad=True),
+        "arange3_requires_grad": lambda: lib.arange(0, 4, 1, dtype=lib.float32, requires_grad=True),
+        "arange_out_float64": lambda: lib.arange(5, out=E(0, dtype=lib.float64)),
+        "arange_out_int64": lambda: lib.arange(5, out=E(2, dtype=lib.int64)),
+        "arange_keywords": lambda: lib.arange(start=1, end=5),
+        "arange_end_keyword": lambda: lib.arange(end=5),
+        "arange_layout": lambda: lib.arange(3, layout=lib.strided),
+        "arange_int_requires_grad": lambda: lib.arange(3, requires_grad=True),
+        "linspace_requires_grad": lambda: lib.linspace(0, 1, 5, requires_grad=True),
+        "linspace_out": lambda: lib.linspace(0, 1, 5, out=E(5, dtype=lib.float64)),
+        "logspace_requires_grad": lambda: lib.logspace(0, 1, 5, requires_grad=True),
+        "full_requires_grad": lambda: lib.full((3,), 2.0, requires_grad=True),
+        "full_out": lambda: lib.full((2, 2), 7, out=E(4, dtype=lib.int32)),
+        "full_int_requires_grad": lambda: lib.full((3,), 2, requires_grad=True),
+        "full_layout_pin": lambda: lib.full((3,), 2.0, layout=lib.strided, pin_memory=False),
+        "eye_requires_grad": lambda: lib.eye(3, requires_grad=True),
+        "eye_out": lambda: lib.eye(2, 3, out=E(0)),
+        "empty_strided_requires_grad": lambda: lib.empty_strided((2, 2), (2, 1), requires_grad=True).zero_(),
+        "zeros_layout": lambda: lib.zeros(2, layout=lib.strided),
+        "zeros_pin_false": lambda: lib.zeros(2, pin_memory=False),
+        "zeros_out": lambda: lib.zeros(2, 3, out=E(1)),
+        "ones_out_dtype_mismatch": lambda: lib.ones(2, dtype=lib.int64, out=E(2)),
+        "zeros_int_requires_grad": lambda: lib.zeros(2, dtype=lib.int64, requires_grad=True),
+        "zeros_pin_true": lambda: lib.zeros(2, pin_memory=True),  # no accelerator: refused by both
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_factory_calls(ember)))
+def test_factory_keywords_as_torch(name):
+    # torch's keyword tail on every factory: out=, layout=, pin_memory=, requires_grad=
+    import torch
+
+    def run(lib):
+        try:
+            r = _factory_calls(lib)[name]()
+        except (RuntimeError, TypeError) as err:  # ember's NotImplementedError is a RuntimeError
+            return ("raised", isinstance(err, TypeError))
+        return (str(r.dtype).split(".")[-1], r.tolist(), r.requires_grad, r.is_leaf)
+
+    assert run(ember) == run(torch)
