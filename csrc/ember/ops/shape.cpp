@@ -461,7 +461,8 @@ Tensor repeat(const Tensor& t, IntArrayRef reps) {
   Tensor r;
   {
     autograd::NoGradGuard raw;
-    r = unsafe_view(clone(x, MemoryFormat::Contiguous), out);
+    // (an empty result of huge sizes, [2^62, 0]: no clone of the [2^62, 1, 0, 3] expansion)
+    r = x.numel() == 0 ? empty(out, t.dtype()) : unsafe_view(clone(x, MemoryFormat::Contiguous), out);
   }
   if (auto n = make_node<LambdaBackward>(t)) {
     n->name_ = "RepeatBackward0";
@@ -470,6 +471,7 @@ Tensor repeat(const Tensor& t, IntArrayRef reps) {
     for (size_t i = 0; i < reps.size(); ++i) rep_dims.push_back(static_cast<int64_t>(2 * i));
     n->fn = [expd, rep_dims, sizes](const TensorList& g, const TensorList&) -> TensorList {
       if (rep_dims.empty()) return {g[0]};
+      if (g[0].numel() == 0) return {zeros(sizes, g[0].dtype())};  // (no reshape of huge empty sizes)
       return {reshape(sum(reshape(g[0], expd), rep_dims), sizes)};
     };
     set_history(r, n);
