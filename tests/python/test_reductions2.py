@@ -783,3 +783,26 @@ def test_16bit_scans_round_the_double_running_value(dtype, op):
     e = ember.from_numpy(t16.float().numpy()).to(getattr(ember, dtype))
     for got in (getattr(e, op)(1), getattr(e.t().contiguous().t(), op)(1)):
         assert (got.contiguous().view(ember.int16).numpy() == want).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+def test_16bit_value_index_rows_as_torch(dtype, op):
+    # rows of 64 or more 16-bit values are converted to float and searched in blocks: the first
+    # of equal values and the first NaN win, as torch
+    rng = np.random.default_rng(8)
+    x = np.round(rng.standard_normal((9, 300)) * 4).astype(np.float32)  # many ties
+    x[1, 200] = np.nan
+    x[2, 10], x[2, 250] = np.nan, np.nan
+    x[3, :] = 7.0
+    x[4, 299] = 1e4
+    x[5, 63:65] = -1e4
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    e = ember.from_numpy(x).to(getattr(ember, dtype))
+    for cols in (300, 64, 65, 130):
+        rt, re_ = getattr(t[:, :cols], op)(1), getattr(e[:, :cols], op)(1)
+        if op in ("max", "min"):
+            assert re_.indices.tolist() == rt.indices.tolist()
+            assert np.array_equal(np.array(re_.values.float().tolist()), rt.values.float().numpy(), equal_nan=True)
+        else:
+            assert re_.tolist() == rt.tolist()
