@@ -88,6 +88,33 @@ def test_batch_norm_on_vectors_column_blocks_as_torch(dtype, shape):
     assert ember.equal(outs[0][0], outs[1][0]) and ember.equal(outs[0][1], outs[1][1])
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("N", [1000, 7, 64])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_16bit_as_torch(dtype, N, affine):
+    # 16-bit rows through float buffers (norm_kernels.cpp ln_backward): values and the gradients of
+    # x, w and b at least as accurate as torch's against float64 on the same rounded inputs
+    import numpy as np
+    g = torch.Generator().manual_seed(11)
+    x, gy = torch.randn(33, N, generator=g) * 3 + 1, torch.randn(33, N, generator=g)
+    w, b = torch.randn(N, generator=g), torch.randn(N, generator=g)
+
+    def run(lib, t, x, w, b, gy):
+        xx = x.to(t).detach().requires_grad_()
+        ww, bb = (w.to(t).detach().requires_grad_(), b.to(t).detach().requires_grad_()) if affine else (None, None)
+        y = lib.nn.functional.layer_norm(xx, (N,), ww, bb)
+        y.backward(gy.to(t))
+        outs = [y, xx.grad] + ([ww.grad, bb.grad] if affine else [])
+        return [np.array(o.double().tolist()) for o in outs]
+
+    e = run(ember, getattr(ember, dtype), *[to_ember(v) for v in (x, w, b, gy)])
+    t = run(torch, getattr(torch, dtype), x, w, b, gy)
+    r = run(torch, torch.float64, *[v.to(getattr(torch, dtype)) for v in (x, w, b, gy)])
+    for a, tt, rr in zip(e, t, r):
+        scale = max(np.abs(rr).max(), 1.0)
+        assert np.abs(a - rr).max() <= 1.5 * np.abs(tt - rr).max() + 2e-3 * scale
+
+
 def test_batch_norm_empty():
     run_both(lambda lib, F, x: F.batch_norm(x, lib.zeros(3), lib.ones(3)), randn(0, 3, 2, dtype=torch.float32))
 
