@@ -46,13 +46,14 @@ def test_batch_norm_eval_and_noncontiguous(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
-@pytest.mark.parametrize("shape", [(64, 600), (3, 7), (300, 1)])
-def test_batch_norm_on_vectors_column_blocks_as_torch(dtype, shape):
-    # (N, C) input: columns in blocks of 256 on the threads, 16-bit rows through float pieces
+@pytest.mark.parametrize("shape", [(64, 600), (3, 7), (300, 1), (8, 6, 5, 7), (4, 3, 33)])
+def test_batch_norm_column_blocks_and_16bit_planes_as_torch(dtype, shape):
+    # (N, C) input: columns in blocks of 256 on the threads, 16-bit rows through float pieces;
+    # (N, C, ...) input: float16 planes through float buffers
     import numpy as np
-    N, C = shape
+    C = shape[1]
     g = torch.Generator().manual_seed(5)
-    x, gy = torch.randn(N, C, generator=g) * 2 + 1, torch.randn(N, C, generator=g)
+    x, gy = torch.randn(*shape, generator=g) * 2 + 1, torch.randn(*shape, generator=g)
     w, b = torch.randn(C, generator=g), torch.randn(C, generator=g)
 
     def run(lib, t, x, w, b, gy):
