@@ -65,7 +65,7 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
   constexpr bool kFloat = !std::is_integral_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
 #ifdef EMBER_AVX512_LANES
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
     if (op == PointwiseOp::GeluBackward)  // Note [16-lane float math]
       return binary_loop16<T>(
           it, [](__m512 g, __m512 x) { return _mm512_mul_ps(g, gelu_grad16(x)); },

@@ -260,8 +260,8 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     break;
 
 #ifdef EMBER_AVX512_LANES
-  // float32 and bfloat16 ops with a 16-lane form giving the same floats (Note [16-lane float math])
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16>) {
+  // float32 and the 16-bit ops with a 16-lane form giving the same floats (Note [16-lane float math])
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
     switch (op) {
       case UnaryOp::Exp:
         return unary_loop16<T>(
