@@ -235,3 +235,19 @@ TEST(FrontendTensor, ErrorsAreC10Errors) {
   EXPECT_THROW(AT_ASSERT(false), c10::Error);
   EXPECT_THROW(torch::ones({2}).item<float>(), c10::Error);
 }
+
+TEST(FrontendTensor, ProductsWithOut) {
+  // torch::mm_out / torch::bmm_out: out keeps its memory when it has the product's shape, and is
+  // resized otherwise
+  auto a = torch::randn({5, 4}), b = torch::randn({4, 3});
+  auto out = torch::empty({5, 3});
+  const void* before = out.data_ptr();
+  torch::Tensor& r = torch::mm_out(out, a, b);
+  EXPECT_EQ(&r, &out);
+  EXPECT_EQ(out.data_ptr(), before);
+  EXPECT_TRUE(torch::allclose(out, torch::mm(a, b)));
+  auto bout = torch::empty({0});
+  torch::bmm_out(bout, a.unsqueeze(0), b.unsqueeze(0));
+  EXPECT_EQ(bout.sizes(), (std::vector<int64_t>{1, 5, 3}));
+  EXPECT_TRUE(torch::allclose(bout[0], torch::mm(a, b)));
+}

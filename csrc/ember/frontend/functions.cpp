@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/ops/gemm.h"
 #include "ember/ops/nn.h"
 #include "ember/ops/nn_linear.h"
 #include "ember/ops/operators.h"
@@ -643,6 +644,14 @@ Tensor histc(const Tensor& x, int64_t bins, const c10::Scalar& min, const c10::S
 Tensor matmul(const Tensor& a, const Tensor& b) { return ember::matmul(a, b); }
 Tensor mm(const Tensor& a, const Tensor& b) { return ember::mm(a, b); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return ember::bmm(a, b); }
+Tensor& mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  ember::mm_out(out, a, b);
+  return out;
+}
+Tensor& bmm_out(Tensor& out, const Tensor& a, const Tensor& b) {
+  ember::bmm_out(out, a, b);
+  return out;
+}
 Tensor mv(const Tensor& a, const Tensor& v) { return ember::mv(a, v); }
 Tensor dot(const Tensor& a, const Tensor& b) { return ember::dot(a, b); }
 Tensor outer(const Tensor& a, const Tensor& b) { return ember::outer(a, b); }

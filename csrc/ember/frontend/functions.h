@@ -349,6 +349,8 @@ Tensor histc(const Tensor& self, int64_t bins = 100, const c10::Scalar& min = 0,
 Tensor matmul(const Tensor& self, const Tensor& other);
 Tensor mm(const Tensor& self, const Tensor& mat2);
 Tensor bmm(const Tensor& self, const Tensor& mat2);
+Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2);  // the product written into out
+Tensor& bmm_out(Tensor& out, const Tensor& self, const Tensor& mat2);
 Tensor mv(const Tensor& self, const Tensor& vec);
 Tensor dot(const Tensor& self, const Tensor& other);
 Tensor outer(const Tensor& self, const Tensor& vec2);
