@@ -806,3 +806,13 @@ def test_16bit_value_index_rows_as_torch(dtype, op):
             assert np.array_equal(np.array(re_.values.float().tolist()), rt.values.float().numpy(), equal_nan=True)
         else:
             assert re_.tolist() == rt.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_scans_over_empty_dims(dtype):
+    # an empty scanned dim crashed the 16-bit row scan (a grain of kGrainSize / 0; found by libFuzzer)
+    t = getattr(ember, dtype)
+    for shape, dim in (((3, 0), 1), ((0, 5), 1), ((0, 5), 0), ((2, 0, 3), 1), ((2, 3, 0), 2)):
+        x = ember.zeros(*shape, dtype=t)
+        for op in ("cumsum", "cumprod"):
+            assert tuple(getattr(x, op)(dim).shape) == shape

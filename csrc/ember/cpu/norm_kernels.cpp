@@ -269,7 +269,7 @@ void bn_backward_input(const BatchNormArgs& a, const Tensor& dy_t, const Tensor&
   T* dx = dx_t.data<T>();
   const int64_t C = a.C, I = a.inner;
   if (I == 1) {  // (N, C): whole rows (a task per element of r % C cost more than the arithmetic)
-    parallel_for(0, a.N, std::max<int64_t>(1, kGrainSize / C), [&](int64_t n0, int64_t n1) {
+    parallel_for(0, a.N, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(C, 1)), [&](int64_t n0, int64_t n1) {
       M gbuf[kColumnBlock], xbuf[kColumnBlock], out[kColumnBlock];
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t c0 = 0; c0 < C; c0 += kColumnBlock) {

@@ -176,6 +176,7 @@ void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
 template <typename T, typename F>
 void scan_16bit_rows(const T* x, T* y, int64_t outer, int64_t R, double init, const F& f) {
   constexpr int64_t kPiece = 256;
+  if (outer == 0 || R == 0) return;  // (an empty scanned dim: nothing to write, and no grain of 1 / 0)
   parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
     float in0[kPiece], in1[kPiece], out0[kPiece], out1[kPiece];
     int64_t o = b;
