@@ -1,4 +1,6 @@
 // Functions and operators: ember.add(...), Tensor.__add__, factories, reductions, matmul.
+#include <tuple>
+
 #include "common.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
@@ -178,30 +180,22 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   // mm/bmm write into out directly where they can (ops/gemm.h)
-  m.def(
-      "mm",
-      [](const Tensor& a, const Tensor& b, nb::handle out) {
-        if (out.is_none()) return mm(a, b);
-        Tensor o = nb::cast<Tensor>(out);
-        const Shape before = o.sizes();
-        const int64_t numel_before = o.numel();
-        mm_out(o, a, b);
-        warn_if_out_resized(before, numel_before, o.sizes());  // after the op's errors, as torch
-        return o;
-      },
-      nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
-  m.def(
-      "bmm",
-      [](const Tensor& a, const Tensor& b, nb::handle out) {
-        if (out.is_none()) return bmm(a, b);
-        Tensor o = nb::cast<Tensor>(out);
-        const Shape before = o.sizes();
-        const int64_t numel_before = o.numel();
-        bmm_out(o, a, b);
-        warn_if_out_resized(before, numel_before, o.sizes());  // after the op's errors, as torch
-        return o;
-      },
-      nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
+  using Product = Tensor (*)(const Tensor&, const Tensor&);
+  using ProductOut = Tensor& (*)(Tensor&, const Tensor&, const Tensor&);
+  for (auto [name, f, f_out] : {std::tuple<const char*, Product, ProductOut>{"mm", mm, mm_out},
+                                std::tuple<const char*, Product, ProductOut>{"bmm", bmm, bmm_out}})
+    m.def(
+        name,
+        [f, f_out](const Tensor& a, const Tensor& b, nb::handle out) {
+          if (out.is_none()) return f(a, b);
+          Tensor o = nb::cast<Tensor>(out);
+          const Shape before = o.sizes();
+          const int64_t numel_before = o.numel();
+          f_out(o, a, b);
+          warn_if_out_resized(before, numel_before, o.sizes());  // after the op's errors, as torch
+          return o;
+        },
+        nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out") = nb::none());
   cls.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
   cls.def("__matmul__", [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
   cls.def("__rmatmul__", [](const Tensor& a, const Tensor& b) { return matmul(b, a); });
