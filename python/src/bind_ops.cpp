@@ -1,6 +1,4 @@
 // Functions and operators: ember.add(...), Tensor.__add__, factories, reductions, matmul.
-#include <tuple>
-
 #include "common.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/autograd/node.h"
@@ -180,13 +178,15 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   // mm/bmm write into out directly where they can (ops/gemm.h)
-  using Product = Tensor (*)(const Tensor&, const Tensor&);
-  using ProductOut = Tensor& (*)(Tensor&, const Tensor&, const Tensor&);
-  for (auto [name, f, f_out] : {std::tuple<const char*, Product, ProductOut>{"mm", mm, mm_out},
-                                std::tuple<const char*, Product, ProductOut>{"bmm", bmm, bmm_out}})
+  struct ProductDef {
+    const char* name;
+    Tensor (*f)(const Tensor&, const Tensor&);
+    Tensor& (*f_out)(Tensor&, const Tensor&, const Tensor&);
+  };
+  for (const ProductDef& p : {ProductDef{"mm", mm, mm_out}, ProductDef{"bmm", bmm, bmm_out}})
     m.def(
-        name,
-        [f, f_out](const Tensor& a, const Tensor& b, nb::handle out) {
+        p.name,
+        [f = p.f, f_out = p.f_out](const Tensor& a, const Tensor& b, nb::handle out) {
           if (out.is_none()) return f(a, b);
           Tensor o = nb::cast<Tensor>(out);
           const Shape before = o.sizes();
