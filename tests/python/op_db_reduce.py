@@ -118,6 +118,7 @@ def _topk_samples(dt):
         Sample("dim0", mk((4, 3), 4), 2, 0),
         Sample("all", mk((6,), 5), 6),
         Sample("0d", mk((), 6), 1),
+        Sample("0d_k0", mk((), 7), 0),  # torch gives the element itself; the scan kernel once read past k = 0 items
     ]
 
 

@@ -391,6 +391,8 @@ INDEX = [
     "lib.tensor(3.).kthvalue(1)",
     "lib.tensor(3.).kthvalue(2)",
     "lib.tensor(3.).topk(2)",
+    "lib.tensor(3.).topk(0)",
+    "lib.tensor(3., dtype=lib.float16).topk(0, largest=False)",
     "lib.ones(3, 3).diag(4).shape",
     "lib.ones(3, 3).diag(-4).shape",
     "lib.ones(3).roll(4, 1)",

@@ -552,6 +552,9 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
   dim = wrap_dim(dim, t.dim());
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   EMBER_CHECK(k >= 0 && k <= size, "selected index k out of range");
+  // A 0-d input gives a 0-d result holding its element for k = 0 as for k = 1 (torch's); the
+  // kernels below would keep k = 0 items and leave that element unwritten.
+  if (t.dim() == 0) k = 1;
   Tensor values = empty(with_size(t, dim, k), t.dtype()), indices = empty(with_size(t, dim, k), ScalarType::Int64);
   if (values.numel() > 0) {
     autograd::NoGradGuard raw;
