@@ -186,8 +186,11 @@ def test_16_lane_float16_conversions_give_the_element_loops_bits():
     for name, f in [("float", lambda t: t.float().half()), ("exp", ember.exp), ("sigmoid", ember.sigmoid),
                     ("relu", ember.relu), ("x*3", lambda t: t * 3), ("x-x", lambda t: t - t.flip(0)),
                     ("sqrt", ember.sqrt), ("silu", F.silu), ("gelu", F.gelu), ("tanh", ember.tanh),
-                    ("erf", ember.erf), ("gelu backward", gelu_grad)]:
+                    ("erf", ember.erf), ("gelu backward", gelu_grad), ("3-x", lambda t: 3 - t),
+                    ("x/(x+1)", lambda t: t / (t + 1)), ("clamp", lambda t: t.clamp(-2, 3))]:
         assert same(f(x), f(strided)), name
+        # runs whose length is no multiple of 8 or 16 (the register chunks' tails)
+        assert same(f(x[3:65530]), f(strided[3:65530])), name
     # the float -> half rounding on its own: ties, overflow to inf, subnormals, NaN payloads
     f32 = np.concatenate([(np.arange(1 << 20, dtype=np.uint32) * 4093).view(np.float32),
                           np.array([65520.0, 65519.99, 2.0**-25, 2.0**-24 * 1.5, np.nan, -np.nan], np.float32)])
