@@ -817,3 +817,36 @@ def test_repeat_gradient_and_node_as_torch(reps):
     ye2.mul_(2)  # an in-place op on the result: a plain tensor, not a view
     assert ember.autograd.gradcheck(lambda a: a.repeat(*reps), (xe.detach().requires_grad_(),))
     assert ember.autograd.gradgradcheck(lambda a: a.repeat(*reps), (xe.detach().requires_grad_(),))
+
+
+_ALIASING = {  # result -> (torch's _is_view(), whether it shares the input's memory)
+    "einsum_identity": lambda lib, x, w, i, y: lib.einsum("ij->ij", x),
+    "einsum_transpose": lambda lib, x, w, i, y: lib.einsum("ij->ji", x),
+    "embedding": lambda lib, x, w, i, y: lib.nn.functional.embedding(i, w),
+    "embedding_flat": lambda lib, x, w, i, y: lib.nn.functional.embedding(i[0], w),
+    "cross_entropy_none": lambda lib, x, w, i, y: lib.nn.functional.cross_entropy(x, y, reduction="none"),
+    "nll_loss_none": lambda lib, x, w, i, y: lib.nn.functional.nll_loss(x, y, reduction="none"),
+    # (N, C, H, W): fresh in torch too (its 3-d and 5-d forms come back as views of a 4-d loss)
+    "cross_entropy_none_2d": lambda lib, x, w, i, y: lib.nn.functional.cross_entropy(
+        x.reshape(1, 3, 2, 2), lib.tensor([[[0, 2], [1, 1]]]), reduction="none"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ALIASING))
+def test_view_or_fresh_result_as_torch(name):
+    """A result is a view exactly where torch's is (einsum passing an operand through: a view of it,
+    never the operand object itself; embedding and per-element losses: fresh tensors, no _base), and
+    in-place ops on the fresh ones record the op's own history."""
+    import torch
+    got = {}
+    for lib in (torch, ember):
+        x = lib.arange(12.0).reshape(3, 4).requires_grad_()
+        w = lib.arange(15.0).reshape(5, 3).requires_grad_()
+        i, y = lib.tensor([[1, 2], [3, 4]]), lib.tensor([0, 3, 1])
+        r = _ALIASING[name](lib, x, w, i, y)
+        got[lib.__name__] = (r._is_view(), r is x, r._base is x, tuple(r.shape))
+        if not r._is_view():
+            r.mul_(2)  # a fresh result takes in-place ops as a plain tensor
+            assert r.grad_fn.name() == "MulBackward0"
+            r.sum().backward()
+    assert got["ember"] == got["torch"]

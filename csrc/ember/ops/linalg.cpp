@@ -910,7 +910,11 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) 
     perm.push_back(d);
     identity = identity && d == static_cast<int64_t>(j);
   }
-  if (!identity) acc.t = permute(acc.t, perm);
+  // An operand passed through unchanged ("ij->ij") comes back as a view of it, as torch's, not as
+  // the operand itself.
+  const bool is_operand =
+      std::any_of(operands.begin(), operands.end(), [&](const Tensor& o) { return o.is_same(acc.t); });
+  if (!identity || is_operand) acc.t = permute(acc.t, perm);
   return acc.t;
 }
 

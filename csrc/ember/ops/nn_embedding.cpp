@@ -11,6 +11,7 @@
 #include "ember/ops/nn.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -195,7 +196,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   }
   Shape s = indices.sizes();
   s.push_back(D);
-  out = view(out, s);
+  out = unsafe_view(out, s);  // a fresh result, not a view of index_select's (torch's)
   if (auto n = autograd::make_node<LambdaBackward>(weight)) {
     n->record("EmbeddingBackward0", {out}, {idx}, {}, [=](const TensorList& g, const TensorList& sv) -> TensorList {
       const Tensor& ix = sv[0];

@@ -12,6 +12,7 @@
 #include "ember/ops/nn_kernels.h"
 #include "ember/ops/ops.h"
 #include "ember/ops/reduce_utils.h"
+#include "ember/ops/unsafe_view.h"
 
 namespace ember {
 namespace {
@@ -68,7 +69,7 @@ ClassLossArgs class_layout(const Tensor& input, const Tensor& target, const Tens
 }
 
 Tensor reduce_totals(const Tensor& loss, const Shape& shape, const LossTotals& r, Reduction red, ScalarType dt) {
-  if (red == Reduction::None) return view(loss, shape);
+  if (red == Reduction::None) return unsafe_view(loss, shape);  // a fresh result, not a view (torch's)
   double v = red == Reduction::Sum ? r.total : r.total / r.weight;
   return full({}, v, dt);
 }
