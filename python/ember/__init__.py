@@ -271,6 +271,12 @@ def __getattr__(name):  # submodules imported on first use (import time)
     if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures", "func"):
         import importlib
         return importlib.import_module("ember." + name)
+    if name in ("jit", "testing", "compiler", "cuda"):
+        import importlib
+        return importlib.import_module("ember." + name)
+    if name == "compile":  # torch.compile's interface, run eagerly (python/ember/_compile.py)
+        import importlib
+        return importlib.import_module("ember._compile").compile
     if name == "vmap":  # torch.vmap is torch.func.vmap
         import importlib
         return importlib.import_module("ember.func").vmap
@@ -357,3 +363,26 @@ def _attach_api_methods():
 
 
 _attach_api_methods()
+
+
+def _attach_device_context():
+    # `with ember.device("cpu"):` as torch's: the default device inside the block (ember's is the CPU).
+    def enter(self):
+        set_default_device(self)
+        return self
+
+    def exit_(self, *exc):
+        set_default_device(None)
+    device.__enter__, device.__exit__ = enter, exit_
+
+
+_attach_device_context()
+
+
+def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
+    """Tensor.cuda(): ember has no GPU (ember.cuda.CudaUnavailableError, an AssertionError as torch's)."""
+    from ember.cuda import _unavailable
+    _unavailable()
+
+
+Tensor.cuda = _tensor_cuda

@@ -185,6 +185,7 @@ void bind_dtype_device(nb::module_& m) {
              d->index = static_cast<int8_t>(index);
            })
       .def("__init__", [](Device* d, int index) { new (d) Device(DeviceType::CUDA, index); })
+      .def("__init__", [](Device* d, const Device& other) { new (d) Device(other); })  // torch.device(a_device)
       .def_prop_ro("type", &Device::type_name)
       .def_prop_ro(
           "index",

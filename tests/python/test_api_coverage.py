@@ -101,12 +101,12 @@ EXCLUDED.update(_names("other devices", """
     batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats
 """))
 EXCLUDED.update(_names("other devices", """
-    cuda ipu is_ipu is_maia is_mps is_mtia is_vulkan is_xla is_xpu mtia record_stream to_mkldnn xpu
+    ipu is_ipu is_maia is_mps is_mtia is_vulkan is_xla is_xpu mtia record_stream to_mkldnn xpu
 """, "Tensor"))
 EXCLUDED.update(_names("other devices", "grouped_mm scaled_grouped_mm scaled_mm", "nn.functional"))
 # TorchScript, FX, torch.compile, export, symbolic shapes, control-flow operators.
 EXCLUDED.update(_names("jit/fx/compile", """
-    compile fork wait import_ir_module import_ir_module_from_buffer parse_ir parse_schema parse_type_comment
+    fork wait import_ir_module import_ir_module_from_buffer parse_ir parse_schema parse_type_comment
     merge_type_from_type_comment unify_type_list sym_constrain_range sym_constrain_range_for_size sym_float
     sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt sym_sum while_loop cond classproperty
     get_file_path

@@ -1,0 +1,185 @@
+"""What programs written for torch call around the math: torch.compile, torch.jit's run-time
+helpers, torch.testing, torch.cuda on a CPU-only build, torch.backends flags and device contexts.
+Each behaves as torch 2.13's CPU build does, except that compile runs eagerly and TorchScript
+raises NotImplementedError."""
+import pytest
+
+import ember
+from conftest import torch
+
+
+def _linear_pair():
+    tm = torch.nn.Linear(3, 2)
+    em = ember.nn.Linear(3, 2)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy()) for k, v in tm.state_dict().items()})
+    return tm, em
+
+
+def test_compile_module_wraps_the_original_as_torch():
+    tm, em = _linear_pair()
+    tc, ec = torch.compile(tm, backend="eager"), ember.compile(em)
+    assert type(ec).__name__ == type(tc).__name__ == "OptimizedModule"
+    assert ec._orig_mod is em and tc._orig_mod is tm
+    assert list(ec.state_dict()) == list(tc.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert ec.weight is em.weight and ec.in_features == 3  # attributes reach the original
+    x = torch.randn(4, 3)
+    ye = ec(ember.from_numpy(x.numpy().copy()))
+    assert ember.allclose(ye, ember.from_numpy(tc(x).detach().numpy().copy()))
+    ye.sum().backward()  # autograd through the wrapper reaches the original's parameters
+    assert em.weight.grad is not None and ec.training
+    ec.eval()
+    assert not em.training  # train/eval reach the original
+
+
+def test_compile_functions_and_decorator_forms():
+    def f(a, scale=2.0):
+        return a * scale
+
+    cf = ember.compile(f)
+    assert cf.__name__ == "f" and ember.equal(cf(ember.ones(2), scale=3.0), ember.full((2,), 3.0))
+
+    @ember.compile
+    def g(a):
+        return a + 1
+
+    @ember.compile(mode="max-autotune", fullgraph=True, dynamic=False)
+    def h(a):
+        return a - 1
+
+    assert ember.equal(g(ember.zeros(2)), ember.ones(2)) and ember.equal(h(ember.ones(2)), ember.zeros(2))
+    assert ember.compile(f, disable=True) is f
+
+
+@pytest.mark.parametrize("kwargs", [dict(mode="fastest"), dict(mode="default", options={"a": 1})])
+def test_compile_argument_errors_as_torch(kwargs):
+    with pytest.raises(RuntimeError):
+        torch.compile(lambda a: a, **kwargs)
+    with pytest.raises(RuntimeError):
+        ember.compile(lambda a: a, **kwargs)
+
+
+def test_jit_runtime_helpers_and_torchscript_refusal():
+    class M(ember.nn.Module):
+        @ember.jit.ignore
+        def helper(self, a):
+            return a * 2
+
+        @ember.jit.unused
+        def unused(self, a):
+            return a
+
+        @ember.jit.export
+        def exported(self, a):
+            return a + 1
+
+        def forward(self, a):
+            if not ember.jit.is_scripting() and not ember.jit.is_tracing():
+                return self.exported(self.helper(a))
+            return a
+
+    assert ember.equal(M()(ember.ones(2)), ember.full((2,), 3.0))
+    assert ember.jit.ignore(drop=True)(len) is len and ember.jit.annotate(int, 3) == 3
+    for call in (lambda: ember.jit.script(M()), lambda: ember.jit.trace(M(), ember.ones(2)),
+                 lambda: ember.jit.save(M(), "m.pt"), lambda: ember.jit.load("m.pt")):
+        with pytest.raises(NotImplementedError, match="TorchScript"):
+            call()
+    assert not ember.compiler.is_compiling() and ember.compiler.disable(len) is len
+
+
+_CLOSE_CASES = [
+    ("equal", lambda L: (L.ones(3), L.ones(3)), {}),
+    ("within_default_tol", lambda L: (L.ones(3), L.ones(3) + 1e-7), {}),
+    ("one_off", lambda L: (L.ones(3), L.tensor([1.0, 2.0, 1.0])), {}),
+    ("all_off_2d", lambda L: (L.zeros(2, 2), L.ones(2, 2)), {}),
+    ("custom_tol", lambda L: (L.ones(3), L.ones(3) * 1.01), dict(rtol=0.02, atol=0.0)),
+    ("nan_unequal", lambda L: (L.tensor([float("nan")]), L.tensor([float("nan")])), {}),
+    ("nan_equal", lambda L: (L.tensor([float("nan")]), L.tensor([float("nan")])), dict(equal_nan=True)),
+    ("dtype", lambda L: (L.ones(2), L.ones(2, dtype=L.float64)), {}),
+    ("dtype_unchecked", lambda L: (L.ones(2), L.ones(2, dtype=L.float64)), dict(check_dtype=False)),
+    ("shape", lambda L: (L.ones(2), L.ones(3)), {}),
+    ("ints", lambda L: (L.tensor([1, 2]), L.tensor([1, 3])), {}),
+    ("half_tol", lambda L: (L.ones(2, dtype=L.float16), L.ones(2, dtype=L.float16) * 1.0005), {}),
+    ("scalar", lambda L: (L.tensor(1.0), L.tensor(2.0)), {}),
+    ("int_scalar", lambda L: (L.tensor(1), L.tensor(3)), {}),
+    ("float_numbers", lambda L: (1.0, 2.0), {}),
+    ("irrational", lambda L: (L.tensor([1.0, 1.1]), L.tensor([1.0, 1.3])), {}),
+    ("sequence", lambda L: ([L.ones(2), L.zeros(1)], [L.ones(2), L.ones(1)]), {}),
+    ("mapping", lambda L: ({"a": L.ones(2)}, {"a": L.ones(2)}), {}),
+    ("numbers", lambda L: (1.0, 1.0 + 1e-9), {}),
+    ("number_types", lambda L: (1, 1.0), {}),
+]
+
+
+@pytest.mark.parametrize("name", [c[0] for c in _CLOSE_CASES])
+def test_assert_close_as_torch(name):
+    make, kwargs = next((m, k) for n, m, k in _CLOSE_CASES if n == name)
+    outcome = {}
+    for L in (torch, ember):
+        try:
+            L.testing.assert_close(*make(L), **kwargs)
+            outcome[L.__name__] = None
+        except AssertionError as e:
+            outcome[L.__name__] = str(e).replace("torch.", "ember.")
+    assert outcome["ember"] == outcome["torch"]
+
+
+def test_assert_close_argument_errors_as_torch():
+    for L in (torch, ember):
+        with pytest.raises(ValueError):
+            L.testing.assert_close(L.ones(1), L.ones(1), rtol=0.1)
+        with pytest.raises(AssertionError, match="custom"):
+            L.testing.assert_close(L.ones(1), L.zeros(1), msg="custom")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "uint8", "bool",
+                                   "complex64"])
+def test_make_tensor(dtype):
+    dt = getattr(ember, dtype)
+    t = ember.testing.make_tensor(3, 4, dtype=dt, low=-2, high=5)
+    assert t.shape == (3, 4) and t.dtype == dt
+    if dtype not in ("bool", "complex64"):
+        assert bool((t >= (0 if dtype == "uint8" else -2)).all()) and bool((t <= 5).all())
+    nc = ember.testing.make_tensor((2, 5), dtype=dt, noncontiguous=True, exclude_zero=True)
+    assert nc.shape == (2, 5) and not nc.is_contiguous() and bool((nc != 0).all())
+    if dt.is_floating_point or dt.is_complex:
+        assert ember.testing.make_tensor(2, dtype=dt, requires_grad=True).requires_grad
+    else:
+        with pytest.raises(ValueError):
+            ember.testing.make_tensor(2, dtype=dt, requires_grad=True)
+
+
+def test_cuda_module_as_torch_without_cuda():
+    c = ember.cuda
+    assert c.is_available() is torch.cuda.is_available() is False
+    assert c.device_count() == torch.cuda.device_count() == 0 and not c.is_initialized()
+    assert c.memory_allocated() == torch.cuda.memory_allocated() == 0
+    c.manual_seed(0), c.manual_seed_all(0), c.empty_cache()  # no-ops, as torch's here
+    for call in (c.synchronize, c.current_device, lambda: c.set_device(0), c.get_device_name,
+                 lambda: ember.ones(1).cuda(), lambda: c.Stream()):
+        with pytest.raises(AssertionError, match="CUDA"):
+            call()
+        with pytest.raises(NotImplementedError):
+            call()
+    with pytest.raises(AssertionError):
+        torch.cuda.synchronize()
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        scaler = ember.cuda.amp.GradScaler()
+    assert not scaler.is_enabled()
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        with ember.cuda.amp.autocast():
+            assert not ember.is_autocast_enabled()
+
+
+def test_backends_flags_and_device_context_as_torch():
+    for L in (torch, ember):
+        assert L.backends.mps.is_available() is False and L.backends.cudnn.is_available() is False
+        assert L.backends.cuda.matmul.allow_tf32 is False and L.backends.cudnn.allow_tf32 is True
+        L.backends.cudnn.benchmark = True
+        L.backends.cudnn.benchmark = False
+        L.backends.cuda.enable_flash_sdp(False)
+        assert not L.backends.cuda.flash_sdp_enabled()
+        L.backends.cuda.enable_flash_sdp(True)
+        d = L.device("cpu")
+        assert L.device(d) == d
+        with d as entered:
+            assert entered == d and L.zeros(1).device == d and L.get_default_device() == d
