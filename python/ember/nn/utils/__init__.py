@@ -1,8 +1,9 @@
-"""nn.utils: gradient clipping, parameter/vector conversion, functional_call, parametrizations (torch's layout)."""
+"""nn.utils: gradient clipping, parameter/vector conversion, functional_call, parametrizations, pruning (torch's layout)."""
 from ember.nn.utils import stateless  # noqa: F401
 from ember.nn.utils import parametrize  # noqa: F401
 from ember.nn.utils import parametrizations  # noqa: F401
 from ember.nn.utils import rnn  # noqa: F401
+from ember.nn.utils import prune  # noqa: F401
 from ember.nn.utils.clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
