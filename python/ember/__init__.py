@@ -121,7 +121,7 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
-__version__ = "0.1.0"
+from ember.version import __version__  # noqa: E402,F401  (ember.version, as torch.version)
 
 from ember._tensor_str import set_printoptions, get_printoptions, printoptions  # noqa: E402,F401
 
@@ -271,7 +271,7 @@ def __getattr__(name):  # submodules imported on first use (import time)
     if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures", "func"):
         import importlib
         return importlib.import_module("ember." + name)
-    if name in ("jit", "testing", "compiler", "cuda", "hub"):
+    if name in ("jit", "testing", "compiler", "cuda", "hub", "__config__"):
         import importlib
         return importlib.import_module("ember." + name)
     if name == "compile":  # torch.compile's interface, run eagerly (python/ember/_compile.py)

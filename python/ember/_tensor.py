@@ -19,6 +19,16 @@ Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 
 
+def _format(self, spec):
+    """f"{t:.2f}": a 0-d tensor formats as its Python number (torch's); others only with an empty spec."""
+    if self.dim() == 0 and type(self) is Tensor:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+Tensor.__format__ = _format
+
+
 # ---- small Tensor methods written from other ops ----
 
 def _inplace_view(name):

@@ -183,3 +183,21 @@ def test_backends_flags_and_device_context_as_torch():
         assert L.device(d) == d
         with d as entered:
             assert entered == d and L.zeros(1).device == d and L.get_default_device() == d
+
+
+def test_format_version_config_and_small_wrappers_as_torch():
+    for L in (torch, ember):
+        assert f"{L.tensor(1.23456):.2f}" == "1.23" and f"{L.tensor(7):>3d}" == "  7"
+        assert format(L.ones(2), "") == str(L.ones(2))
+        with pytest.raises(TypeError):
+            f"{L.ones(2):.2f}"
+        assert L.version.cuda is None and isinstance(L.__config__.show(), str)
+        assert "threads" in L.__config__.parallel_info()
+        dp = L.nn.DataParallel(L.nn.Linear(2, 3))
+        assert dp.device_ids == [] and list(dp.state_dict()) == ["module.weight", "module.bias"]
+        assert dp(L.ones(4, 2)).shape == (4, 3)
+        with pytest.raises(RuntimeError, match="device type"):
+            L.nn.parallel.data_parallel(L.nn.Linear(2, 3), L.ones(1, 2))
+    assert ember.version.__version__ == ember.__version__
+    with pytest.raises(NotImplementedError, match="sparse"):
+        ember.optim.SparseAdam(ember.nn.Linear(2, 2).parameters())

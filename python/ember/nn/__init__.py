@@ -12,6 +12,7 @@ from ember.nn import init  # noqa: F401
 from ember.nn import modules  # noqa: F401
 from ember.nn import parameter  # noqa: F401
 from ember.nn import parallel  # noqa: F401
+from ember.nn.parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel)
 # The star import above also binds the submodule ember.nn.modules.utils as `utils`; `nn.utils` must be
 # the ember.nn.utils package (clip_grad_norm_, rnn, ...), as torch.nn.utils is. import_module returns the
 # package itself (a `from ember.nn import utils` would find the attribute already bound and keep it).

@@ -37,7 +37,7 @@ from ember.nn.modules.rnn import (  # noqa: F401
 
 # ---- normalization, dropout, embedding, losses (helper nnnorm) ----
 from ember.nn.modules.batchnorm import (  # noqa: F401,E402
-    BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, SyncBatchNorm,
 )
 from ember.nn.modules.instancenorm import (  # noqa: F401,E402
     InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,

@@ -7,7 +7,8 @@ from ember.nn.modules.module import Module
 from ember.nn.modules.lazy import LazyModuleMixin
 from ember.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "SyncBatchNorm"]
 
 
 def _factory(device, dtype):
@@ -117,6 +118,108 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _AllReduceSum(ember.autograd.Function):
+    """Sum over the processes of a group, differentiable: the gradient is the summed gradient
+    (every process's loss depends on the shared sum)."""
+
+    @staticmethod
+    def forward(ctx, t, group):
+        import ember.distributed as dist
+        ctx.group = group
+        out = t.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        import ember.distributed as dist
+        g = g.clone()
+        dist.all_reduce(g, group=ctx.group)
+        return g, None
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose statistics, in training, cover the batches of every process in
+    ``process_group`` (default: the world). Outside training, or without an initialized
+    process group of more than one process, it is BatchNorm over the local batch. Unlike
+    torch's, which needs GPUs for the synchronized case, it runs on the CPU over Gloo: the mean and
+    the variance come from two differentiable all-reduces (sums and counts, then squared
+    deviations from the global mean), so gradients are the ones of one big batch."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def _check_non_zero_input_channels(self, input):
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def _group_size(self):
+        import ember.distributed as dist
+        if not (dist.is_available() and dist.is_initialized()):
+            return 1
+        return dist.get_world_size(self.process_group)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        if not (bn_training and self.training and self._group_size() > 1):
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        C = input.size(1)
+        dims = [0] + list(range(2, input.dim()))
+        shape = [1, C] + [1] * (input.dim() - 2)
+        x = input if input.dtype in (ember.float32, ember.float64) else input.float()
+        count = ember.full((1,), float(input.numel() // C), dtype=x.dtype)
+        sums = _AllReduceSum.apply(ember.cat([x.sum(dims), count]), self.process_group)
+        total = sums[C]
+        mean = sums[:C] / total
+        centered = x - mean.reshape(shape)
+        var = _AllReduceSum.apply((centered * centered).sum(dims), self.process_group) / total
+        if self.track_running_stats and self.running_mean is not None:
+            with ember.no_grad():
+                n = float(total)
+                unbiased = var * (n / (n - 1.0)) if n > 1 else var
+                self.running_mean.mul_(1.0 - factor).add_(mean.to(self.running_mean.dtype), alpha=factor)
+                self.running_var.mul_(1.0 - factor).add_(unbiased.to(self.running_var.dtype), alpha=factor)
+        y = centered * ember.rsqrt(var + self.eps).reshape(shape)
+        if self.weight is not None:
+            y = y * self.weight.reshape(shape)
+        if self.bias is not None:
+            y = y + self.bias.reshape(shape)
+        return y.to(input.dtype)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*D in it replaced by a SyncBatchNorm holding the same
+        parameters, running statistics and training flag."""
+        converted = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            converted = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                      module.track_running_stats, process_group)
+            if module.affine:
+                with ember.no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return converted
 
 
 class _LazyNormBase(LazyModuleMixin, _NormBase):
