@@ -386,3 +386,8 @@ def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 Tensor.cuda = _tensor_cuda
+
+# torch's legacy constructors: ember.Tensor(...), FloatTensor and the other typed classes.
+from ember import _legacy  # noqa: E402
+
+globals().update(_legacy.TENSOR_TYPES)

@@ -61,6 +61,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     import ember
     if dtype is None:
         return "torch." + _LEGACY_TYPES[str(self.dtype)[6:]]
+    if isinstance(dtype, type) and hasattr(dtype, "_dtype_name"):  # ember.FloatTensor and the like
+        dtype = getattr(ember, dtype._dtype_name)
     if isinstance(dtype, str):
         wanted = dtype.split(".")[-1]
         matches = [k for k, v in _LEGACY_TYPES.items() if v == wanted]
@@ -148,3 +150,30 @@ def _deepcopy(self, memo):
 
 
 Tensor.__deepcopy__ = _deepcopy
+
+
+# ---- pickle (copy, plain pickle.dumps; ember.save and multiprocessing have their own reducers) ----
+
+def _rebuild_from_bytes(data, dtype_name, shape, requires_grad):
+    import numpy as np
+    ember = _ember()
+    if not data:
+        t = ember.empty(shape, dtype=getattr(ember, dtype_name))
+        return t.requires_grad_() if requires_grad else t
+    flat = ember.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
+    t = flat.view(getattr(ember, dtype_name)).reshape(shape)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _reduce_ex(self, proto):
+    """A tensor pickles as its values (contiguous), dtype, shape and requires_grad: unpickled, it
+    is a new leaf with its own memory."""
+    ember = _ember()
+    raw = self.detach().contiguous().reshape(-1).view(ember.uint8).numpy().tobytes()
+    return (_rebuild_from_bytes, (raw, str(self.dtype).split(".")[-1], tuple(self.shape), self.requires_grad))
+
+
+Tensor.__reduce_ex__ = _reduce_ex
+_C.device.__reduce__ = lambda self: (_C.device, (str(self),))

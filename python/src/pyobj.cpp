@@ -108,6 +108,16 @@ void bind_pyobj(nb::module_& m) {
   // Both make a new TensorImpl (a Python object per impl): an alias, or a detached alias.
   cls.def(
       "as_subclass", [](const Tensor& t, nb::handle c) { return wrap_as(alias(t), c); }, nb::arg("cls"));
+  // torch's legacy constructor, ember.Tensor(...) (and subclasses without their own __new__):
+  // python/ember/_legacy.py makes the tensor and this object takes over its TensorImpl (one Python
+  // object per impl: the impl now points here, and the temporary, referenced nowhere else, goes).
+  // Should anything else hold the temporary, this object becomes an alias of it instead.
+  cls.def("__init__", [](nb::pointer_and_handle<Tensor> self, nb::args args, nb::kwargs kwargs) {
+    nb::object made = nb::module_::import_("ember._legacy").attr("tensor_new")(*args, **kwargs);
+    Tensor t = nb::cast<Tensor>(made);
+    new (self.p) Tensor(Py_REFCNT(made.ptr()) == 1 ? t : alias(t));
+    register_pyobj(self.h.ptr());
+  });
   cls.def_static(
       "_make_subclass",
       [](nb::handle c, const Tensor& data, bool require_grad) {

@@ -201,3 +201,86 @@ def test_format_version_config_and_small_wrappers_as_torch():
     assert ember.version.__version__ == ember.__version__
     with pytest.raises(NotImplementedError, match="sparse"):
         ember.optim.SparseAdam(ember.nn.Linear(2, 2).parameters())
+
+
+_LEGACY_CASES = {
+    "Tensor_list": lambda L: L.Tensor([1, 2, 3]),
+    "Tensor_nested": lambda L: L.Tensor([[1, 2], [3, 4]]),
+    "Tensor_sizes": lambda L: L.Tensor(2, 3).shape,
+    "Tensor_size_obj": lambda L: L.Tensor(L.Size([4])).shape,
+    "Tensor_empty": lambda L: L.Tensor().shape,
+    "Tensor_numpy": lambda L: L.Tensor(__import__("numpy").array([1, 2])),
+    "FloatTensor": lambda L: L.FloatTensor([1.5, 2]),
+    "LongTensor_sizes": lambda L: (L.LongTensor(3).dtype, L.LongTensor(3).shape),
+    "ByteTensor": lambda L: L.ByteTensor([1, 255]),
+    "BoolTensor": lambda L: L.BoolTensor([True, False]),
+    "DoubleTensor": lambda L: L.DoubleTensor([[1]]),
+    "isinstance_float": lambda L: (isinstance(L.ones(1), L.FloatTensor), isinstance(L.ones(1), L.LongTensor),
+                                   isinstance(L.ones(1, dtype=L.int64), L.LongTensor), isinstance(3, L.FloatTensor)),
+    "type_cast": lambda L: L.ones(2).type(L.DoubleTensor).dtype,
+    "Variable": lambda L: (L.autograd.Variable(L.ones(2), requires_grad=True).requires_grad,
+                           isinstance(L.ones(1), L.autograd.Variable)),
+    "parameter_of_Tensor": lambda L: L.nn.Parameter(L.Tensor(3, 2)).shape,
+}
+
+
+def _plain(v, L):
+    if isinstance(v, L.Tensor):
+        return (str(v.dtype).split(".")[-1], v.tolist())
+    if isinstance(v, tuple):
+        return tuple(_plain(x, L) for x in v)
+    if isinstance(v, L.dtype):
+        return str(v).split(".")[-1]
+    return v
+
+
+@pytest.mark.parametrize("name", sorted(_LEGACY_CASES))
+def test_legacy_constructors_as_torch(name):
+    got = {L.__name__: _plain(_LEGACY_CASES[name](L), L) for L in (torch, ember)}
+    if name.endswith("sizes") or name == "Tensor_size_obj" or name == "Tensor_empty":
+        got = {k: tuple(v) if not isinstance(v, tuple) or not v or not isinstance(v[0], str) else v
+               for k, v in got.items()}
+    assert got["ember"] == got["torch"]
+
+
+def test_legacy_constructor_aliases_and_errors_as_torch():
+    for L in (torch, ember):
+        t = L.ones(2)
+        a = L.Tensor(t)
+        a[0] = 5
+        assert t[0].item() == 5 and a is not t  # an alias of a tensor of the default dtype
+        assert L.Tensor(L.ones(2, dtype=L.int64)).dtype == L.int64  # an alias whatever its dtype
+        for bad, exc in ((lambda: L.FloatTensor(L.ones(2, dtype=L.int64)), TypeError), (lambda: L.Tensor(-1), RuntimeError),
+                         (lambda: L.Tensor("ab"), TypeError)):
+            with pytest.raises(exc):
+                bad()
+    x = ember.Tensor([3.0])
+    assert not x._is_view() and x.grad_fn is None
+    x.requires_grad_()
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [6.0]
+
+    class Sub(ember.Tensor):
+        pass
+    s = Sub([1.0, 2.0])
+    assert type(s) is Sub and s.tolist() == [1.0, 2.0]
+
+
+def test_pickle_tensors_modules_and_devices():
+    import copy
+    import pickle
+    cases = [ember.ones(2, 3), ember.arange(6).reshape(2, 3).t(), ember.tensor(True), ember.zeros(0, 2),
+             ember.randn(3, dtype=ember.bfloat16), ember.randn(2, dtype=ember.complex64),
+             ember.ones(2, requires_grad=True), ember.tensor(2.5, dtype=ember.float64)]
+    for t in cases:
+        u = pickle.loads(pickle.dumps(t))
+        assert u.dtype == t.dtype and u.shape == t.shape and u.requires_grad == t.requires_grad
+        assert ember.equal(u.detach(), t.detach()) and u.is_leaf
+        if u.numel():
+            before = t.detach().clone()
+            u.detach().zero_()  # its own memory
+            assert ember.equal(t.detach(), before)
+    m = pickle.loads(pickle.dumps(ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.BatchNorm1d(2))))
+    assert type(m[0].weight).__name__ == "Parameter" and list(m.state_dict())[0] == "0.weight"
+    assert pickle.loads(pickle.dumps(ember.device("cpu"))) == ember.device("cpu")
+    assert ember.equal(copy.copy(ember.arange(3)), ember.arange(3))

@@ -54,6 +54,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 from ember.autograd import forward_ad, functional  # noqa: E402,F401
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+from ember._legacy import Variable  # noqa: E402,F401  (torch.autograd.Variable, merged into Tensor)
 
 
 def __getattr__(name):  # ember.autograd.profiler (the older profiler API) on first use
