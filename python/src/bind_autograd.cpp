@@ -1,8 +1,10 @@
 // Autograd from Python: Tensor.backward/grad/hooks, graph nodes, autograd.grad, grad modes,
 // and the node type behind ember.autograd.Function.
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
 
 #include "common.h"
 // after Python.h (via common.h): frame access for python_site()
@@ -20,6 +22,34 @@ namespace ember::py {
 namespace ag = ember::autograd;
 using ag::TensorList;
 namespace {
+
+// A Python object that may outlive the GIL holder: released under the GIL (or leaked at exit).
+struct GilObject {
+  nb::object obj;
+  explicit GilObject(nb::object o) : obj(std::move(o)) {}
+  ~GilObject() {
+    if (!Py_IsInitialized()) {
+      obj.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    obj.reset();
+  }
+};
+
+// Note [Saved tensor hooks] from Python: pack's result, and the unpack that turns it back.
+struct PyPackedTensor : ag::PackedTensor {
+  std::shared_ptr<GilObject> packed, unpack_fn;
+  Tensor unpack() const override {
+    nb::gil_scoped_acquire gil;
+    nb::object r = unpack_fn->obj(packed->obj);
+    if (!nb::isinstance<Tensor>(r))
+      throw TypeError(
+          std::string("Output of saved tensor unpack_hook expected to be a Tensor but got result of type ") +
+          nb::type_name(r.type()).c_str());
+    return nb::cast<Tensor>(r);
+  }
+};
 
 // Saved tensors of a Python Function (ctx.save_for_backward), version-checked on unpack.
 struct SavedTensors {
@@ -361,6 +391,20 @@ void bind_autograd(nb::module_& m) {
       nb::arg("outputs"), nb::arg("grad_outputs").none(), nb::arg("keep_graph"), nb::arg("create_graph"),
       nb::arg("inputs").none(), nb::arg("allow_unused"), nb::arg("accumulate"));
   m.def("is_grad_enabled", [] { return ag::GradMode::is_enabled(); });
+  m.def("_push_saved_tensors_hooks", [](nb::object pack, nb::object unpack) {
+    auto pack_h = std::make_shared<GilObject>(std::move(pack));
+    auto unpack_h = std::make_shared<GilObject>(std::move(unpack));
+    ag::push_saved_tensor_hooks([pack_h, unpack_h](const Tensor& t) -> std::shared_ptr<ag::PackedTensor> {
+      nb::gil_scoped_acquire gil;
+      auto p = std::make_shared<PyPackedTensor>();
+      p->packed = std::make_shared<GilObject>(pack_h->obj(t));
+      p->unpack_fn = unpack_h;
+      return p;
+    });
+  });
+  m.def("_pop_saved_tensors_hooks", [] { ag::pop_saved_tensor_hooks(); });
+  m.def("_set_saved_tensors_hooks_disabled",
+        [](std::optional<std::string> message) { return ag::set_saved_tensor_hooks_disabled(std::move(message)); });
 
   // Forward-mode AD (ember.autograd.forward_ad; Note [Forward AD]).
   namespace fw = ag::forward_ad;

@@ -360,6 +360,32 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
 
 // ---- SavedVariable ----
 
+namespace {
+struct SavedHookState {
+  std::vector<PackHook> stack;
+  std::optional<std::string> disabled;
+};
+SavedHookState& saved_hooks() {
+  thread_local SavedHookState state;
+  return state;
+}
+}  // namespace
+
+void push_saved_tensor_hooks(PackHook pack) {
+  auto& s = saved_hooks();
+  EMBER_CHECK(!s.disabled, *s.disabled);
+  s.stack.push_back(std::move(pack));
+}
+void pop_saved_tensor_hooks() {
+  auto& s = saved_hooks();
+  if (!s.stack.empty()) s.stack.pop_back();
+}
+std::optional<std::string> set_saved_tensor_hooks_disabled(std::optional<std::string> message) {
+  auto& s = saved_hooks();
+  std::swap(s.disabled, message);
+  return message;
+}
+
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
   EMBER_CHECK(!t.impl()->is_inference || InferenceMode::is_enabled(),
@@ -369,6 +395,22 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   is_output_ = is_output;
   saved_version_ = t.version();
   requires_grad_ = requires_grad(t);
+  if (auto& hooks = saved_hooks().stack; !hooks.empty()) {  // Note [Saved tensor hooks]
+    if (auto* m = meta(t)) {
+      if (is_output) output_nr_ = m->output_nr;
+      if (m->grad_fn) producer_ = m->grad_fn->name();
+    }
+    // The hook runs with no hooks installed (its own ops save tensors as usual, not through it).
+    std::vector<PackHook> installed;
+    installed.swap(hooks);
+    struct Restore {
+      std::vector<PackHook>& hooks;
+      std::vector<PackHook>& installed;
+      ~Restore() { hooks.swap(installed); }
+    } restore{hooks, installed};
+    packed_ = installed.back()(is_output ? detach(t) : t);
+    return;
+  }
   t.impl()->version_counter_ref().watched.store(true, std::memory_order_relaxed);
   if (is_output) {
     // Saving an output with its grad_fn would form a cycle (node -> tensor -> node): keep the
@@ -391,6 +433,17 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
               "have already been freed). Saved intermediate values of the graph are freed when you call "
               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
               "a second time or if you need to access saved tensors after calling backward.");
+  if (packed_) {  // Note [Saved tensor hooks]: the tensor is whatever unpack gives back
+    Tensor u = packed_->unpack();
+    if (is_output_ && requires_grad_ && owner && GradMode::is_enabled()) {
+      Tensor t = detach(u);
+      AutogradMetaImpl& m = meta_or_create(t);
+      m.grad_fn = owner;
+      m.output_nr = output_nr_;
+      return t;
+    }
+    return u;
+  }
   uint32_t now = data_.version();
   if (now != saved_version_) {
     std::string from = is_output_ && owner ? owner->name() : producer_;

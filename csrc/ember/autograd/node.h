@@ -174,6 +174,22 @@ struct ViewGeometry {
 // The view's gradient placed in zeros shaped and laid out like the base.
 Tensor view_grad_to_base(const Tensor& g, const ViewGeometry& base, const ViewGeometry& view);
 
+// Note [Saved tensor hooks]: autograd.graph.saved_tensors_hooks(pack, unpack). While a pair is
+// installed on a thread, every tensor saved for backward there is handed to pack, whose result
+// is kept instead of the tensor, and backward gets its tensor back from unpack (offloading,
+// compression, recomputation). The innermost pair applies; hooks are per thread, as torch's.
+class PackedTensor {
+ public:
+  virtual ~PackedTensor() = default;
+  virtual Tensor unpack() const = 0;
+};
+using PackHook = std::function<std::shared_ptr<PackedTensor>(const Tensor&)>;
+void push_saved_tensor_hooks(PackHook pack);  // refused while disabled (below)
+void pop_saved_tensor_hooks();
+// disable_saved_tensors_hooks(message): pushing hooks raises `message` until re-enabled
+// (std::nullopt); returns the previous setting.
+std::optional<std::string> set_saved_tensor_hooks_disabled(std::optional<std::string> message);
+
 // A tensor kept for backward, with the version it had (paper §4.3).
 class SavedVariable {
  public:
@@ -183,12 +199,14 @@ class SavedVariable {
   Tensor unpack(const std::shared_ptr<Node>& owner = nullptr) const;
   void reset() {
     data_ = Tensor();
+    packed_.reset();
     released_ = true;
   }
   bool defined() const { return was_defined_; }
 
  private:
   Tensor data_;
+  std::shared_ptr<PackedTensor> packed_;  // instead of data_ under saved-tensor hooks
   uint32_t saved_version_ = 0;
   uint32_t output_nr_ = 0;
   bool is_output_ = false;

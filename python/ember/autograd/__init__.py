@@ -52,7 +52,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return res
 
 
-from ember.autograd import forward_ad, functional  # noqa: E402,F401
+from ember.autograd import forward_ad, functional, graph  # noqa: E402,F401
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 from ember._legacy import Variable  # noqa: E402,F401  (torch.autograd.Variable, merged into Tensor)
 
