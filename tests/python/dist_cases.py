@@ -618,41 +618,38 @@ def _sync_bn_data(world, per_rank, step):
     return rng.randn(world * per_rank, 3, 4, 4).astype(np.float64) * 2 + 1
 
 
-def sync_batchnorm(rank, world, port, steps=3, per_rank=4):
-    """SyncBatchNorm(3) in training on this rank's slice of each step's batch: its output, input
-    gradient, weight/bias gradients and running statistics, to compare with BatchNorm2d over the
-    whole batch in one process."""
-    _init(rank, world, port)
-    bn = ember.nn.SyncBatchNorm(3, momentum=0.3).double()
+def _sync_bn_module(cls):
+    bn = cls(3, momentum=0.3).double()
     with ember.no_grad():
         bn.weight.copy_(ember.tensor([1.0, 2.0, -0.5], dtype=ember.float64))
         bn.bias.copy_(ember.tensor([0.1, 0.0, 0.3], dtype=ember.float64))
-    out = []
-    for step in range(steps):
-        full = _sync_bn_data(world, per_rank, step)
-        x = ember.from_numpy(full[rank * per_rank:(rank + 1) * per_rank].copy()).requires_grad_()
-        y = bn(x)
-        (y * y.detach().cos()).sum().backward()  # a loss whose gradient differs per element
-        out.append({"y": to_numpy(y.detach()), "gx": to_numpy(x.grad), "gw": to_numpy(bn.weight.grad),
-                    "gb": to_numpy(bn.bias.grad), "rm": to_numpy(bn.running_mean), "rv": to_numpy(bn.running_var)})
-        bn.weight.grad = bn.bias.grad = None
+    return bn
+
+
+def _sync_bn_step(bn, x):
+    """One training step on x: output, gradients and running statistics."""
+    x = ember.from_numpy(x.copy()).requires_grad_()
+    y = bn(x)
+    (y * y.detach().cos()).sum().backward()  # a loss whose gradient differs per element
+    r = {"y": to_numpy(y.detach()), "gx": to_numpy(x.grad), "gw": to_numpy(bn.weight.grad),
+         "gb": to_numpy(bn.bias.grad), "rm": to_numpy(bn.running_mean), "rv": to_numpy(bn.running_var)}
+    bn.weight.grad = bn.bias.grad = None
+    return r
+
+
+def sync_batchnorm(rank, world, port, steps=3, per_rank=4):
+    """SyncBatchNorm(3) in training on this rank's slice of each step's batch, to compare with
+    BatchNorm2d over the whole batch in one process (sync_batchnorm_reference)."""
+    _init(rank, world, port)
+    bn = _sync_bn_module(ember.nn.SyncBatchNorm)
+    out = [_sync_bn_step(bn, _sync_bn_data(world, per_rank, s)[rank * per_rank:(rank + 1) * per_rank])
+           for s in range(steps)]
     dist.destroy_process_group()
     return out
 
 
 def sync_batchnorm_reference(world, steps=3, per_rank=4):
-    bn = ember.nn.BatchNorm2d(3, momentum=0.3).double()
-    with ember.no_grad():
-        bn.weight.copy_(ember.tensor([1.0, 2.0, -0.5], dtype=ember.float64))
-        bn.bias.copy_(ember.tensor([0.1, 0.0, 0.3], dtype=ember.float64))
-    out = []
-    for step in range(steps):
-        x = ember.from_numpy(_sync_bn_data(world, per_rank, step)).requires_grad_()
-        y = bn(x)
-        (y * y.detach().cos()).sum().backward()
-        # the weight and bias gradients of the whole batch are the sum of the ranks' (each rank's
-        # loss covers its slice), so each rank's share is compared through the sum
-        out.append({"y": to_numpy(y.detach()), "gx": to_numpy(x.grad), "gw": to_numpy(bn.weight.grad),
-                    "gb": to_numpy(bn.bias.grad), "rm": to_numpy(bn.running_mean), "rv": to_numpy(bn.running_var)})
-        bn.weight.grad = bn.bias.grad = None
-    return out
+    # the whole batch's weight and bias gradients are the sum of the ranks' (each rank's loss
+    # covers its slice): the test compares them through that sum
+    bn = _sync_bn_module(ember.nn.BatchNorm2d)
+    return [_sync_bn_step(bn, _sync_bn_data(world, per_rank, s)) for s in range(steps)]

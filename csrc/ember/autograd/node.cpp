@@ -433,17 +433,16 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
               "have already been freed). Saved intermediate values of the graph are freed when you call "
               ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
               "a second time or if you need to access saved tensors after calling backward.");
-  if (packed_) {  // Note [Saved tensor hooks]: the tensor is whatever unpack gives back
-    Tensor u = packed_->unpack();
-    if (is_output_ && requires_grad_ && owner && GradMode::is_enabled()) {
-      Tensor t = detach(u);
-      AutogradMetaImpl& m = meta_or_create(t);
-      m.grad_fn = owner;
-      m.output_nr = output_nr_;
-      return t;
-    }
-    return u;
-  }
+  // A saved output gets its history back, so double backward sees it as the owner's output.
+  auto with_history = [&](const Tensor& value) {
+    if (!(is_output_ && requires_grad_ && owner && GradMode::is_enabled())) return value;
+    Tensor t = detach(value);
+    AutogradMetaImpl& m = meta_or_create(t);
+    m.grad_fn = owner;
+    m.output_nr = output_nr_;
+    return t;
+  };
+  if (packed_) return with_history(packed_->unpack());  // Note [Saved tensor hooks]
   uint32_t now = data_.version();
   if (now != saved_version_) {
     std::string from = is_output_ && owner ? owner->name() : producer_;
@@ -458,15 +457,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
            "ember.autograd.set_detect_anomaly(True).";
     throw Error(msg.str());
   }
-  if (is_output_ && requires_grad_ && owner && GradMode::is_enabled()) {
-    // Re-attach the history so double backward sees this value as the owner's output.
-    Tensor t = detach(data_);
-    AutogradMetaImpl& m = meta_or_create(t);
-    m.grad_fn = owner;
-    m.output_nr = output_nr_;
-    return t;
-  }
-  return data_;
+  return with_history(data_);
 }
 
 }  // namespace ember::autograd

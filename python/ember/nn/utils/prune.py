@@ -201,8 +201,8 @@ def _n_to_prune(amount, size):
     return round(amount * size)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
+class _ByScore(BasePruningMethod):
+    """Unstructured pruning of the ``amount`` entries (a count, or a fraction) of lowest score."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -210,39 +210,36 @@ class RandomUnstructured(BasePruningMethod):
         _validate_amount_init(amount)
         self.amount = amount
 
+    def _scores(self, t):
+        raise NotImplementedError
+
     def compute_mask(self, t, default_mask):
         size = t.numel()
         _validate_amount(self.amount, size)
         k = _n_to_prune(self.amount, size)
         mask = default_mask.clone()
         if k != 0:
-            idx = ember.topk(ember.rand_like(t, dtype=ember.float32).reshape(-1), k=k).indices
+            idx = ember.topk(self._scores(t).reshape(-1), k=k, largest=False).indices
             mask.reshape(-1)[idx] = 0
         return mask
+
+
+class RandomUnstructured(_ByScore):
+    """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
+
+    def _scores(self, t):
+        return ember.rand_like(t, dtype=ember.float32)
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_ByScore):
     """Prunes the ``amount`` entries (a count, or a fraction) of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        size = t.numel()
-        _validate_amount(self.amount, size)
-        k = _n_to_prune(self.amount, size)
-        mask = default_mask.clone()
-        if k != 0:
-            idx = ember.topk(ember.abs(t).reshape(-1), k=k, largest=False).indices
-            mask.reshape(-1)[idx] = 0
-        return mask
+    def _scores(self, t):
+        return ember.abs(t)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -267,8 +264,8 @@ def _check_structured(t, dim):
         raise IndexError(f"Invalid index {dim} for tensor of size {tuple(t.shape)}")
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes ``amount`` whole channels along ``dim``, chosen at random."""
+class _ChannelsByScore(BasePruningMethod):
+    """Structured pruning of the ``amount`` channels along ``dim`` of lowest score."""
 
     PRUNING_TYPE = "structured"
 
@@ -277,31 +274,8 @@ class RandomStructured(BasePruningMethod):
         self.amount = amount
         self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _check_structured(t, self.dim)
-        size = t.shape[self.dim]
-        _validate_amount(self.amount, size)
-        k = _n_to_prune(self.amount, size)
-        if k == 0:
-            return default_mask
-        keep = ember.topk(ember.rand(size), k=size - k).indices
-        return _channel_mask(t, self.dim, keep) * default_mask
-
-    @classmethod
-    def apply(cls, module, name, amount, dim=-1):
-        return super().apply(module, name, amount=amount, dim=dim)
-
-
-class LnStructured(BasePruningMethod):
-    """Prunes the ``amount`` channels along ``dim`` of smallest L``n`` norm."""
-
-    PRUNING_TYPE = "structured"
-
-    def __init__(self, amount, n, dim=-1):
-        _validate_amount_init(amount)
-        self.amount = amount
-        self.n = n
-        self.dim = dim
+    def _channel_scores(self, t, dim):
+        raise NotImplementedError
 
     def compute_mask(self, t, default_mask):
         _check_structured(t, self.dim)
@@ -311,9 +285,30 @@ class LnStructured(BasePruningMethod):
         if k == 0:
             return default_mask
         dim = self.dim if self.dim >= 0 else t.dim() + self.dim
-        norms = ember.linalg.vector_norm(t, ord=self.n, dim=[d for d in range(t.dim()) if d != dim])
-        keep = ember.topk(norms, k=size - k, largest=True).indices
+        keep = ember.topk(self._channel_scores(t, dim), k=size - k, largest=True).indices
         return _channel_mask(t, dim, keep) * default_mask
+
+
+class RandomStructured(_ChannelsByScore):
+    """Prunes ``amount`` whole channels along ``dim``, chosen at random."""
+
+    def _channel_scores(self, t, dim):
+        return ember.rand(t.shape[dim])
+
+    @classmethod
+    def apply(cls, module, name, amount, dim=-1):
+        return super().apply(module, name, amount=amount, dim=dim)
+
+
+class LnStructured(_ChannelsByScore):
+    """Prunes the ``amount`` channels along ``dim`` of smallest L``n`` norm."""
+
+    def __init__(self, amount, n, dim=-1):
+        super().__init__(amount, dim)
+        self.n = n
+
+    def _channel_scores(self, t, dim):
+        return ember.linalg.vector_norm(t, ord=self.n, dim=[d for d in range(t.dim()) if d != dim])
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
