@@ -271,7 +271,7 @@ def __getattr__(name):  # submodules imported on first use (import time)
     if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures", "func"):
         import importlib
         return importlib.import_module("ember." + name)
-    if name in ("jit", "testing", "compiler", "cuda", "hub", "__config__"):
+    if name in ("jit", "testing", "compiler", "cuda", "hub", "__config__", "types"):
         import importlib
         return importlib.import_module("ember." + name)
     if name == "compile":  # torch.compile's interface, run eagerly (python/ember/_compile.py)

@@ -284,3 +284,40 @@ def test_pickle_tensors_modules_and_devices():
     assert type(m[0].weight).__name__ == "Parameter" and list(m.state_dict())[0] == "0.weight"
     assert pickle.loads(pickle.dumps(ember.device("cpu"))) == ember.device("cpu")
     assert ember.equal(copy.copy(ember.arange(3)), ember.arange(3))
+
+
+_IMPORTS = [
+    "from {L}.nn.common_types import _size_2_t, _ratio_any_t",
+    "from {L}.nn.attention import SDPBackend, sdpa_kernel",
+    "from {L}.types import Number, Device",
+    "from {L}.utils._pytree import tree_map, tree_flatten, tree_unflatten, tree_leaves",
+]
+
+
+@pytest.mark.parametrize("stmt", _IMPORTS)
+def test_module_paths_import_as_torch(stmt):
+    exec(stmt.format(L="torch"), {})
+    exec(stmt.format(L="ember"), {})
+
+
+def test_sdpa_kernel_and_pytree_as_torch():
+    from ember.utils import _pytree as ep
+    from torch.utils import _pytree as tp
+    q = {"torch": torch.randn(1, 2, 3, 4)}
+    q["ember"] = ember.from_numpy(q["torch"].numpy().copy())
+    for L in (torch, ember):
+        A = L.nn.attention
+        x = q[L.__name__]
+        with A.sdpa_kernel([A.SDPBackend.MATH]):
+            assert L.nn.functional.scaled_dot_product_attention(x, x, x).shape == (1, 2, 3, 4)
+        with A.sdpa_kernel(A.SDPBackend.EFFICIENT_ATTENTION):
+            with pytest.raises(RuntimeError, match="No viable backend"):
+                L.nn.functional.scaled_dot_product_attention(x, x, x)
+        L.nn.functional.scaled_dot_product_attention(x, x, x)  # allowed again after the block
+    tree = {"a": [1, (2, 3)], "b": {"c": 4}}
+    for P in (tp, ep):
+        assert P.tree_map(lambda v: v * 10, tree) == {"a": [10, (20, 30)], "b": {"c": 40}}
+        assert P.tree_map(lambda u, v: u + v, tree, tree)["a"][1] == (4, 6)
+        leaves, spec = P.tree_flatten(tree)
+        assert leaves == [1, 2, 3, 4] and P.tree_unflatten([v + 1 for v in leaves], spec)["b"]["c"] == 5
+        assert P.tree_leaves(tree, is_leaf=lambda v: isinstance(v, tuple)) == [1, (2, 3), 4]

@@ -8,24 +8,28 @@ A spec is (kind, aux, children): kind "leaf", "tuple", "list", "dict" (aux: the 
 LEAF = ("leaf", None, ())
 
 
-def tree_flatten(tree):
+def tree_flatten(tree, is_leaf=None):
+    """(leaves, spec); is_leaf(x) True stops the descent at x."""
     leaves = []
-    spec = _flatten(tree, leaves)
+    spec = _flatten(tree, leaves, is_leaf)
     return leaves, spec
 
 
-def _flatten(x, leaves):
+def _flatten(x, leaves, is_leaf=None):
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return LEAF
     if type(x) is tuple:
-        return ("tuple", len(x), tuple(_flatten(c, leaves) for c in x))
+        return ("tuple", len(x), tuple(_flatten(c, leaves, is_leaf) for c in x))
     if type(x) is list:
-        return ("list", len(x), tuple(_flatten(c, leaves) for c in x))
+        return ("list", len(x), tuple(_flatten(c, leaves, is_leaf) for c in x))
     if type(x) is dict:
         keys = tuple(x.keys())
-        return ("dict", keys, tuple(_flatten(x[k], leaves) for k in keys))
+        return ("dict", keys, tuple(_flatten(x[k], leaves, is_leaf) for k in keys))
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
-        return ("namedtuple", type(x), tuple(_flatten(c, leaves) for c in x))
+        return ("namedtuple", type(x), tuple(_flatten(c, leaves, is_leaf) for c in x))
     if isinstance(x, tuple) and hasattr(type(x), "n_fields"):  # ember.return_types (structseq-like)
-        return ("structseq", type(x), tuple(_flatten(c, leaves) for c in x))
+        return ("structseq", type(x), tuple(_flatten(c, leaves, is_leaf) for c in x))
     leaves.append(x)
     return LEAF
 
@@ -52,9 +56,17 @@ def _unflatten(it, spec):
     return aux(*vals)
 
 
-def tree_map(fn, tree):
-    leaves, spec = tree_flatten(tree)
-    return tree_unflatten([fn(x) for x in leaves], spec)
+def tree_map(fn, tree, *rests, is_leaf=None):
+    """fn over the leaves of tree (and, as further arguments, of the trees in rests, which must
+    have tree's structure), rebuilt in tree's structure."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = []
+    for r in rests:
+        r_leaves, r_spec = tree_flatten(r, is_leaf)
+        if r_spec != spec:
+            raise ValueError(f"tree_map: the trees differ in structure: {spec_str(spec)} vs {spec_str(r_spec)}")
+        others.append(r_leaves)
+    return tree_unflatten([fn(*xs) for xs in zip(leaves, *others)], spec)
 
 
 def num_leaves(spec):

@@ -96,6 +96,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     is_causal lets query i see keys j <= i. enable_gqa repeats key/value heads (dim -3) to the
     query's head count. Rows that may attend to nothing give zeros.
     """
+    from ember.nn.attention import _check_kernel_available
+    _check_kernel_available()  # an sdpa_kernel block may allow only GPU kernels
     lowered = ember.amp._lower_if_autocast(query, key, value)  # Note [Autocast]: a lower-precision op
     if lowered is not None:
         with ember.autocast("cpu", enabled=False):
