@@ -43,7 +43,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
     if not callable(model):
-        raise RuntimeError("torch.compile argument must be a function or an nn.Module")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
     if isinstance(model, Module):

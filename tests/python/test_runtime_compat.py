@@ -321,3 +321,34 @@ def test_sdpa_kernel_and_pytree_as_torch():
         leaves, spec = P.tree_flatten(tree)
         assert leaves == [1, 2, 3, 4] and P.tree_unflatten([v + 1 for v in leaves], spec)["b"]["c"] == 5
         assert P.tree_leaves(tree, is_leaf=lambda v: isinstance(v, tuple)) == [1, (2, 3), 4]
+
+
+_BAD_INPUT = {
+    "Tensor_huge": lambda L: L.Tensor(2**62, 2**62),
+    "FloatTensor_overflow": lambda L: L.FloatTensor(2**70),
+    "Tensor_two_lists": lambda L: L.Tensor([1], [2]),
+    "LongTensor_ragged": lambda L: L.LongTensor([[1], [2, 3]]),
+    "Tensor_negative": lambda L: L.Tensor(2, -3),
+    "make_tensor_huge": lambda L: L.testing.make_tensor(2**40, 2**40, dtype=L.float32, device="cpu"),
+    "make_tensor_negative": lambda L: L.testing.make_tensor(-1, dtype=L.float32, device="cpu"),
+    "make_tensor_low_high": lambda L: L.testing.make_tensor(2, dtype=L.float32, device="cpu", low=3, high=1),
+    "prune_no_such_tensor": lambda L: L.nn.utils.prune.l1_unstructured(L.nn.Linear(2, 2), "nope", 1),
+    "prune_structured_1d": lambda L: L.nn.utils.prune.ln_structured(L.nn.Linear(2, 2), "bias", 1, 2, 0),
+    "prune_bad_dim": lambda L: L.nn.utils.prune.ln_structured(L.nn.Linear(2, 2), "weight", 1, 2, 5),
+    "compile_not_callable": lambda L: L.compile(3),
+    "sync_bn_wrong_channels": lambda L: L.nn.SyncBatchNorm(2)(L.ones(2, 3)),
+    "assert_close_objects": lambda L: L.testing.assert_close(object(), object()),
+    "sdpa_kernel_not_a_list": lambda L: L.nn.attention.sdpa_kernel("math").__enter__(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_INPUT))
+def test_bad_input_raises_as_torch(name):
+    import torch.nn.attention  # noqa: F401  (submodules torch does not import itself)
+    import torch.nn.utils.prune  # noqa: F401
+    raised = {}
+    for L in (torch, ember):
+        with pytest.raises(Exception) as info:
+            _BAD_INPUT[name](L)
+        raised[L.__name__] = type(info.value)
+    assert raised["ember"] is raised["torch"], raised

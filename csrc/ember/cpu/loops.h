@@ -29,8 +29,8 @@ inline void float8_to_half(Half* p, __m256 v) {
 #endif
 
 #ifdef EMBER_AVX512_LANES
-// 16 elements of T (float or bfloat16) as floats, and back: all 16, or the lanes of mask m. A
-// bfloat16 is rounded as BFloat16(float) rounds (to nearest even; NaN -> 0x7fc0).
+// 16 elements of T (float, float16 or bfloat16) as floats, and back: all 16, or the lanes of mask
+// m. A bfloat16 is rounded as BFloat16(float) rounds (to nearest even; NaN -> 0x7fc0).
 template <typename T>
 inline __m512 load16(const T* p, __mmask16 m = 0xffff) {
   if constexpr (std::is_same_v<T, float>) {
@@ -78,6 +78,32 @@ inline void store16(T* p, __m512 v, __mmask16 m = 0xffff) {
 inline __mmask16 tail_mask16(int64_t left) { return static_cast<__mmask16>((1u << left) - 1); }
 #endif
 
+#ifdef EMBER_F16C_LANES
+// f on each of 8 floats in a register (f inlined and vectorized, so x and z stay in registers).
+template <typename F>
+__attribute__((always_inline)) inline __m256 map8(const F& f, __m256 v) {
+  float x[8], z[8];
+  _mm256_storeu_ps(x, v);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) z[j] = f(x[j]);
+  return _mm256_loadu_ps(z);
+}
+template <typename F>
+__attribute__((always_inline)) inline __m256 map8(const F& f, __m256 u, __m256 v) {
+  float x[8], y[8], z[8];
+  _mm256_storeu_ps(x, u);
+  _mm256_storeu_ps(y, v);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) z[j] = f(x[j], y[j]);
+  return _mm256_loadu_ps(z);
+}
+#endif
+#ifdef EMBER_AVX512_LANES
+inline __m256 low8(__m512 v) { return _mm512_castps512_ps256(v); }
+inline __m256 high8(__m512 v) { return _mm512_extractf32x8_ps(v, 1); }
+inline __m512 join8(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
+#endif
+
 // A contiguous row of T as floats, and back (T: float, or a 16-bit float rounded as T(float)).
 template <typename T>
 void row_to_float(const T* x, float* y, int64_t n);
@@ -88,41 +114,26 @@ void row_from_float(const float* x, T* y, int64_t n);
 // blocks (F16C at the AVX2 and AVX-512 levels), run f over the float block, where it vectorizes
 // as for float, and convert back: the element loop converted one Half at a time in scalar code
 // (float16 add 7x torch's time). Each element gets the same value as in the element loop.
-// With F16C, runs of Half results go 8 at a time through registers instead (x, y and z stay in
-// registers once f is inlined and vectorized): float16 add 1.5 -> 0.8x torch's time in cache,
-// 1.25 -> 1.0 from memory. (16 at a time through float[16] ran 3-5x slower: the 512-bit store
-// reaches f's 256-bit loads without store forwarding.)
+// With F16C, runs of Half results go 8 at a time through registers instead (map8; with AVX-512,
+// 16 converted at once, as two halves of 8): float16 add 1.5 -> 0.8x torch's time in cache, 1.25 ->
+// 1.0 from memory. (16 at a time through float[16] ran 3-5x slower: the 512-bit store reaches f's
+// 256-bit loads without store forwarding.)
 constexpr int64_t kHalfBlock = 256;
 template <typename out_t, typename F>
 void half_unary_run(out_t* o, const Half* a, int64_t n, const F& f_ref) {
   const F f = f_ref;  // Note [Loop closure copies]
   int64_t start = 0;
-#ifdef EMBER_AVX512_LANES
   if constexpr (std::is_same_v<out_t, Half>) {
+#ifdef EMBER_AVX512_LANES
     for (; start + 16 <= n; start += 16) {
       const __m512 v = load16(a + start);
-      float x0[8], x1[8], z0[8], z1[8];
-      _mm256_storeu_ps(x0, _mm512_castps512_ps256(v));
-      _mm256_storeu_ps(x1, _mm512_extractf32x8_ps(v, 1));
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) z0[j] = f(x0[j]);
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) z1[j] = f(x1[j]);
-      store16(o + start, _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(z0)), _mm256_loadu_ps(z1), 1));
+      store16(o + start, join8(map8(f, low8(v)), map8(f, high8(v))));
     }
-  }
 #endif
 #ifdef EMBER_F16C_LANES
-  if constexpr (std::is_same_v<out_t, Half>) {
-    for (; start + 8 <= n; start += 8) {
-      float x[8], z[8];
-      _mm256_storeu_ps(x, half8_to_float(a + start));
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) z[j] = f(x[j]);
-      float8_to_half(o + start, _mm256_loadu_ps(z));
-    }
-  }
+    for (; start + 8 <= n; start += 8) float8_to_half(o + start, map8(f, half8_to_float(a + start)));
 #endif
+  }
   float x[kHalfBlock], y[kHalfBlock];
   for (int64_t k = start; k < n; k += kHalfBlock) {
     const int64_t len = std::min(kHalfBlock, n - k);
@@ -140,39 +151,24 @@ template <typename out_t, typename F>
 void half_binary_run(out_t* o, const Half* a, bool a_scalar, const Half* b, bool b_scalar, int64_t n, const F& f_ref) {
   const F f = f_ref;  // Note [Loop closure copies]
   int64_t start = 0;
-#ifdef EMBER_AVX512_LANES
   if constexpr (std::is_same_v<out_t, Half>) {
-    const __m512 av = a_scalar ? _mm512_set1_ps(static_cast<float>(*a)) : _mm512_setzero_ps();
-    const __m512 bv = b_scalar ? _mm512_set1_ps(static_cast<float>(*b)) : _mm512_setzero_ps();
+    // a one-value operand (a_scalar / b_scalar) is read once, and only then (an empty run's may be null)
+    const float as = a_scalar ? static_cast<float>(*a) : 0.0f, bs = b_scalar ? static_cast<float>(*b) : 0.0f;
+#ifdef EMBER_AVX512_LANES
     for (; start + 16 <= n; start += 16) {
-      const __m512 va = a_scalar ? av : load16(a + start), vb = b_scalar ? bv : load16(b + start);
-      float x0[8], x1[8], y0[8], y1[8], z0[8], z1[8];
-      _mm256_storeu_ps(x0, _mm512_castps512_ps256(va));
-      _mm256_storeu_ps(x1, _mm512_extractf32x8_ps(va, 1));
-      _mm256_storeu_ps(y0, _mm512_castps512_ps256(vb));
-      _mm256_storeu_ps(y1, _mm512_extractf32x8_ps(vb, 1));
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) z0[j] = f(x0[j], y0[j]);
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) z1[j] = f(x1[j], y1[j]);
-      store16(o + start, _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(z0)), _mm256_loadu_ps(z1), 1));
+      const __m512 va = a_scalar ? _mm512_set1_ps(as) : load16(a + start);
+      const __m512 vb = b_scalar ? _mm512_set1_ps(bs) : load16(b + start);
+      store16(o + start, join8(map8(f, low8(va), low8(vb)), map8(f, high8(va), high8(vb))));
     }
-  }
 #endif
 #ifdef EMBER_F16C_LANES
-  if constexpr (std::is_same_v<out_t, Half>) {
-    const __m256 av = a_scalar ? _mm256_set1_ps(static_cast<float>(*a)) : _mm256_setzero_ps();
-    const __m256 bv = b_scalar ? _mm256_set1_ps(static_cast<float>(*b)) : _mm256_setzero_ps();
     for (; start + 8 <= n; start += 8) {
-      float x[8], y[8], z[8];
-      _mm256_storeu_ps(x, a_scalar ? av : half8_to_float(a + start));
-      _mm256_storeu_ps(y, b_scalar ? bv : half8_to_float(b + start));
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) z[j] = f(x[j], y[j]);
-      float8_to_half(o + start, _mm256_loadu_ps(z));
+      const __m256 va = a_scalar ? _mm256_set1_ps(as) : half8_to_float(a + start);
+      const __m256 vb = b_scalar ? _mm256_set1_ps(bs) : half8_to_float(b + start);
+      float8_to_half(o + start, map8(f, va, vb));
     }
-  }
 #endif
+  }
   float x[kHalfBlock], y[kHalfBlock], z[kHalfBlock];
   if (a_scalar) std::fill(x, x + kHalfBlock, static_cast<float>(*a));
   if (b_scalar) std::fill(y, y + kHalfBlock, static_cast<float>(*b));

@@ -52,13 +52,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return res
 
 
-from ember.autograd import forward_ad, functional, graph  # noqa: E402,F401
+from ember.autograd import forward_ad, functional  # noqa: E402,F401
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 from ember._legacy import Variable  # noqa: E402,F401  (torch.autograd.Variable, merged into Tensor)
 
 
-def __getattr__(name):  # ember.autograd.profiler (the older profiler API) on first use
-    if name in ("profiler", "profiler_util"):
+def __getattr__(name):  # ember.autograd.profiler (the older profiler API) and graph on first use
+    if name in ("profiler", "profiler_util", "graph"):
         import importlib
         return importlib.import_module("ember.autograd." + name)
     raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")

@@ -20,3 +20,10 @@ import importlib as _importlib  # noqa: E402
 
 utils = _importlib.import_module("ember.nn.utils")
 del _importlib
+
+
+def __getattr__(name):  # ember.nn.attention on first use (import time), as torch.nn.attention
+    if name == "attention":
+        import importlib
+        return importlib.import_module("ember.nn.attention")
+    raise AttributeError(f"module 'ember.nn' has no attribute {name!r}")

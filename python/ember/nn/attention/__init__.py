@@ -37,7 +37,8 @@ def _check_kernel_available():
 def sdpa_kernel(backends, set_priority=False):
     """Within the block, scaled_dot_product_attention may use only the given backend(s)."""
     if not isinstance(backends, (list, SDPBackend)):
-        raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend instances")
+        raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend instances, got "
+                             f"{type(backends).__name__}")
     backends = [backends] if isinstance(backends, SDPBackend) else list(backends)
     previous = getattr(_allowed, "backends", None)
     _allowed.backends = set(backends)
