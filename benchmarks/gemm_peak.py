@@ -4,7 +4,8 @@ On a shared host the clock and the neighbours' load move both figures by 20% fro
 minute, so a peak taken once and GEMM figures taken later give a fraction that means little.
 Here each round measures the peak (fma_peak.c: 512-bit FMA chains on an AVX-512 CPU, 256-bit
 ones otherwise), then ember's and torch's mm at each size alternating call by call, and reports
-the fractions of that round's peak. Run as a user's machine runs:
+the fractions of that round's peak, and the same for gemm.py's batched product (bmm of 64 128^3
+matrices) as a throughput ratio ember / torch. Run as a user's machine runs:
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=python python3 benchmarks/gemm_peak.py --rounds 5
 """
@@ -40,14 +41,14 @@ def peak_gflops(exe, threads):
     raise RuntimeError("no peak figure for %d threads in: %s" % (threads, out))
 
 
-def best_gflops(fn, n, reps):
+def best_gflops(fn, n, reps, batch=1):
     fn()
     best = float("inf")
     for _ in range(reps):
         t = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t)
-    return 2.0 * n ** 3 / best / 1e9
+    return 2.0 * batch * n ** 3 / best / 1e9
 
 
 def main():
@@ -71,6 +72,9 @@ def main():
         a, b = np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)
         data[n] = (torch.from_numpy(a), torch.from_numpy(b), ember.from_numpy(a), ember.from_numpy(b))
     fractions = {(lib, n): [] for lib in ("ember", "torch") for n in sizes}
+    a3, b3 = np.random.rand(64, 128, 128).astype(np.float32), np.random.rand(64, 128, 128).astype(np.float32)
+    bmm_args = {"ember": (ember.from_numpy(a3), ember.from_numpy(b3)), "torch": (torch.from_numpy(a3), torch.from_numpy(b3))}
+    bmm_ratios = []
     for r in range(args.rounds):
         peak = peak_gflops(exe, args.threads)
         line = {"round": r, "peak_GFLOPs": round(peak, 1), "vector_bits": 512 if avx512 else 256}
@@ -85,8 +89,18 @@ def main():
                 fractions[(lib, n)].append(g / peak)
                 line["%s_mm_%d_GFLOPs" % (lib, n)] = round(g, 1)
                 line["%s_mm_%d_of_peak" % (lib, n)] = round(g / peak, 3)
+        got = {}
+        for _ in range(3):
+            for lib, mod in (("ember", ember), ("torch", torch)):
+                g = best_gflops(lambda: mod.bmm(*bmm_args[lib]), 128, 30, batch=64)
+                got[lib] = max(got.get(lib, 0), g)
+        for lib, g in got.items():
+            line["%s_bmm_64x128_GFLOPs" % lib] = round(g, 1)
+        bmm_ratios.append(got["ember"] / got["torch"])
+        line["bmm_64x128_ember_over_torch"] = round(bmm_ratios[-1], 3)
         print(json.dumps(line), flush=True)
     summary = {"%s_mm_%d_of_peak_median" % k: round(statistics.median(v), 3) for k, v in fractions.items()}
+    summary["bmm_64x128_ember_over_torch_median"] = round(statistics.median(bmm_ratios), 3)
     print(json.dumps(summary))
 
 

@@ -169,3 +169,36 @@ def test_batched_products_on_mkl(mkl_switch, dtype, B):
         finally:
             ember.set_num_threads(threads)
         assert all(np.array_equal(outs[0], o) for o in outs[1:])
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("B,m,k,n", [(64, 128, 128, 128), (64, 128, 64, 128), (32, 64, 64, 64), (16, 96, 40, 72),
+                                     (8, 1, 128, 2048), (9, 120, 128, 1)])
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt", "sliced"])
+def test_batched_products_on_mkl_jit_kernels(mkl_switch, dtype, B, m, k, n, layout):
+    # Note [MKL JIT GEMM]: small products of a batch on kernels made for their shape (whole, or in
+    # row pieces), every layout BLAS reads; torch's values, the same bits for any thread count
+    def operand(rows, cols, trans, seed):
+        if layout == "sliced":  # every other matrix of a batch, each a corner of a bigger one
+            big, bigt = _pair((2 * B, rows + 3, cols + 5), dtype, seed)
+            return big[::2, :rows, 1:cols + 1], bigt[::2, :rows, 1:cols + 1]
+        e, t = _pair((B, cols, rows) if trans else (B, rows, cols), dtype, seed)
+        return (e.transpose(1, 2), t.transpose(1, 2)) if trans else (e, t)
+
+    a, at = operand(m, k, layout[0] == "t", 1)
+    b, bt = operand(k, n, layout[1] == "t", 2)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    on, off = _both_paths(lambda: ember.bmm(a, b))
+    ref = torch.bmm(at, bt).numpy()
+    np.testing.assert_allclose(on, ref, **tol)
+    np.testing.assert_allclose(off, ref, **tol)
+    threads = ember.get_num_threads()
+    try:
+        outs = []
+        for t in (1, 2, 3):
+            ember.set_num_threads(t)
+            outs.append(ember.bmm(a, b).numpy())
+    finally:
+        ember.set_num_threads(threads)
+    assert all(np.array_equal(outs[0], o) for o in outs[1:])

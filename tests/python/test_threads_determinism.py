@@ -136,6 +136,10 @@ _GEMM_CASES = textwrap.dedent("""
              lambda a=t(64, 128, 128), b=t(64, 128, 128): ember.bmm(a, b),
              lambda a=t(48, 64, 96), b=t(48, 128, 96): ember.bmm(a, b.transpose(1, 2)),
              lambda a=t(16, 96, 80, dt="float64"), b=t(16, 80, 120, dt="float64"): ember.bmm(a, b),
+             # Note [MKL JIT GEMM]: attention's products on kernels made for their shape
+             lambda a=t(64, 128, 64), b=t(64, 64, 128): ember.bmm(a, b),
+             lambda a=t(64, 128, 128), b=t(64, 64, 128): ember.bmm(a, b.transpose(1, 2)),
+             lambda a=t(32, 64, 64, dt="float64"), b=t(32, 64, 64, dt="float64"): ember.bmm(a, b),
              # transposed left operands, float32: one-thread oneDNN pieces with AVX-512
              lambda a=t(2048, 1024), b=t(2048, 256): a.t() @ b,
              lambda a=t(30000, 64), b=t(30000, 48): a.t() @ b,                # long k

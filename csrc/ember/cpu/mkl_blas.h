@@ -25,6 +25,34 @@ void mkl_dgemm_batch(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k
                      int64_t stride_c, int64_t batch);
 bool mkl_gemm_batch_available();
 
+// One product shape compiled by MKL's JIT (Note [MKL JIT GEMM] in mkl_blas.cpp): run(a, b, c) is
+// c[m, n] = a @ b for operands laid out as mkl_jit_gemm was told, on the calling thread alone.
+class MklJitGemm {
+ public:
+  using Kernel = void (*)(void*, void*, void*, void*);
+  MklJitGemm(void* jitter, Kernel kernel, bool a_trans, int64_t m, int64_t rows, int64_t lda, int64_t ldc,
+             int64_t elem_size)
+      : jitter_(jitter),
+        kernel_(kernel),
+        a_trans_(a_trans),
+        m_(m),
+        rows_(rows),
+        lda_(lda),
+        ldc_(ldc),
+        elem_size_(elem_size) {}
+  void run(const void* a, const void* b, void* c) const;
+
+ private:
+  void* jitter_;
+  Kernel kernel_;
+  bool a_trans_;
+  int64_t m_, rows_, lda_, ldc_, elem_size_;
+};
+// The kernel for float32 (float64 when is_double) products of these shapes and leading dimensions
+// (CBLAS's, row-major), made on first use and kept; nullptr when MKL or its JIT declines.
+const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, int64_t lda,
+                               int64_t ldb, int64_t ldc);
+
 // True when MKL was found, loaded and put in strict CNR mode for the CPU level in use (AVX2 or
 // AVX-512), sizes fit its 32-bit integers (the caller checks `fits`), and it is enabled.
 bool mkl_gemm_available();
