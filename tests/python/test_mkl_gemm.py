@@ -37,8 +37,10 @@ def _both_paths(fn):
     return on, off
 
 
-# (m, k, n): narrow and wide outputs (addmm's two routes), a long k, one row, a large square
-SHAPES = [(512, 256, 256), (256, 128, 1024), (64, 20000, 32), (1, 4096, 1024), (1024, 1024, 1024)]
+# (m, k, n): narrow and wide outputs (addmm's two routes), a long k, one row, a large square, and
+# products for one JIT kernel (Note [MKL JIT GEMM])
+SHAPES = [(512, 256, 256), (256, 128, 1024), (64, 20000, 32), (1, 4096, 1024), (1024, 1024, 1024), (100, 100, 100),
+          (1, 1000, 1024), (96, 40, 300)]
 
 
 @needs_mkl

@@ -226,35 +226,46 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in, const Tensor& into = T
     if (!blas_layout(m, k, a.strides()[1], a.strides()[2])) a = contiguous(a);
     if (!blas_layout(k, n, b.strides()[1], b.strides()[2])) b = contiguous(b);
   }
+  const bool mkl_real = (dt == ScalarType::Float32 || dt == ScalarType::Float64) && a.device().is_cpu();
+  // Note [MKL JIT GEMM] (cpu/mkl_blas.cpp): products up to 128^3 on a kernel MKL made for their
+  // shape, one matrix per thread: a batch's (64 128x64 by 64x128 products: 1.06-1.11 -> 0.96-0.99x
+  // torch's time; 64 128^3 ones 0.87-0.93 -> 0.92-1.02x torch's throughput) and single products too
+  // big for Note [Tiny GEMM] but too small to split (100^3: 1.36x torch's time on OpenBLAS). Larger
+  // ones ran no faster (16 256^3 products 1.03x the batch call's time).
+  if (mkl_real && m * n * k <= kMklJitMaxMacs &&
+      (B > 1 ? B * m * n * k >= kMklMinMacs || m * n * k > kTinyGemmMacs
+             : m * n * k > kTinyGemmMacs && m * n * k < kMklMinMacs) &&
+      (B == 1 || (a.strides()[0] != 0 && b.strides()[0] != 0)) && mkl_gemm_ok(a, b)) {
+    auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]), lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
+    if (const cpu::MklJitGemm* jit =
+            cpu::mkl_jit_gemm(dt == ScalarType::Float64, la->trans, lb->trans, m, n, k, la->ld, lb->ld, n)) {
+      const int64_t elem = dt == ScalarType::Float64 ? 8 : 4;
+      const char *pa = static_cast<const char*>(a.data_ptr()), *pb = static_cast<const char*>(b.data_ptr());
+      char* pc = static_cast<char*>(out.data_ptr());
+      auto run = [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i)
+          jit->run(pa + i * a.strides()[0] * elem, pb + i * b.strides()[0] * elem, pc + i * m * n * elem);
+      };
+      if (B == 1)
+        run(0, 1);
+      else
+        parallel_for(0, B, 1, run);
+      return out;
+    }
+  }
   // Note [MKL GEMM] (cpu/mkl_blas.cpp): one float32/float64 product on MKL where it is installed.
-  if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B == 1 && m * n * k >= kMklMinMacs &&
-      a.device().is_cpu() && mkl_gemm(a, b, out))
-    return out;
+  if (mkl_real && B == 1 && m * n * k >= kMklMinMacs && mkl_gemm(a, b, out)) return out;
   // A batch: one call of MKL's batch GEMM, which spreads the matrices over the threads: 2-6% faster
   // than a parallel loop of single-threaded MKL products (which remains for an MKL without the
   // batch call or strides past 32 bits), itself 1.1x faster than oneDNN's batched matmul on 64
   // products of 128^3. Strict CNR mode gives the same bits for any thread count either way; it
-  // costs these small products about 10% against MKL's default mode (torch's), large ones nothing;
-  // products up to 128^3 win most of it back on JIT kernels (64 128x64 by 64x128 products: 1.06-1.11
-  // -> 0.96-0.99x torch's time; 64 128^3 ones: bmm 0.87-0.93 -> 0.92-1.02x torch's throughput).
-  if ((dt == ScalarType::Float32 || dt == ScalarType::Float64) && B > 1 && B * m * n * k >= kMklMinMacs &&
-      a.strides()[0] != 0 && b.strides()[0] != 0 && a.device().is_cpu() && mkl_gemm_ok(a, b)) {
+  // costs these small products about 10% against MKL's default mode (torch's), large ones nothing.
+  if (mkl_real && B > 1 && B * m * n * k >= kMklMinMacs && a.strides()[0] != 0 && b.strides()[0] != 0 &&
+      mkl_gemm_ok(a, b)) {
     adopt_num_threads();
-    auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]), lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
-    // Note [MKL JIT GEMM]: products up to 128^3 on a kernel made for their shape, one matrix per
-    // thread (larger ones ran no faster: 16 256^3 products 1.03x the batch call's time)
-    const cpu::MklJitGemm* jit = m * n * k <= kMklJitMaxMacs ? cpu::mkl_jit_gemm(dt == ScalarType::Float64, la->trans,
-                                                                                 lb->trans, m, n, k, la->ld, lb->ld, n)
-                                                             : nullptr;
-    if (jit) {
-      const int64_t elem = dt == ScalarType::Float64 ? 8 : 4;
-      const char *pa = static_cast<const char*>(a.data_ptr()), *pb = static_cast<const char*>(b.data_ptr());
-      char* pc = static_cast<char*>(out.data_ptr());
-      parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i)
-          jit->run(pa + i * a.strides()[0] * elem, pb + i * b.strides()[0] * elem, pc + i * m * n * elem);
-      });
-    } else if (cpu::mkl_gemm_batch_available() && cpu::mkl_gemm_fits(B, m * n, 0, a.strides()[0], b.strides()[0], 0)) {
+    if (cpu::mkl_gemm_batch_available() && cpu::mkl_gemm_fits(B, m * n, 0, a.strides()[0], b.strides()[0], 0)) {
+      auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]),
+           lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
       if (dt == ScalarType::Float32)
         cpu::mkl_sgemm_batch(la->trans, lb->trans, m, n, k, a.data<float>(), la->ld, a.strides()[0], b.data<float>(),
                              lb->ld, b.strides()[0], out.data<float>(), n, m * n, B);
