@@ -267,6 +267,15 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     return _load(f, map_location, pickle_module, weights_only=weights_only, mmap=mmap, **pickle_load_args)
 
 
+_symbolic_names = frozenset(("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not",
+                             "sym_sqrt", "sym_ite", "sym_sum"))
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError): an accelerator allocation failed. A CPU
+    allocation that fails raises RuntimeError, as torch's does."""
+
+
 def __getattr__(name):  # submodules imported on first use (import time)
     if name in ("optim", "serialization", "profiler", "cpu", "distributions", "distributed", "futures", "func"):
         import importlib
@@ -277,6 +286,16 @@ def __getattr__(name):  # submodules imported on first use (import time)
     if name == "compile":  # torch.compile's interface, run eagerly (python/ember/_compile.py)
         import importlib
         return importlib.import_module("ember._compile").compile
+    if name == "GradScaler":  # torch.GradScaler is torch.amp.GradScaler
+        import importlib
+        return importlib.import_module("ember.amp").GradScaler
+    if name in _symbolic_names:  # torch.sym_int and friends on plain numbers (python/ember/_symbolic.py)
+        import importlib
+        return getattr(importlib.import_module("ember._symbolic"), name)
+    if name == "has_mkl":  # torch's build flags: MKL is ember's when installed (Note [MKL GEMM])
+        return backends.mkl.is_available()
+    if name in ("has_lapack", "has_openmp", "has_spectral"):
+        return True
     if name == "vmap":  # torch.vmap is torch.func.vmap
         import importlib
         return importlib.import_module("ember.func").vmap

@@ -114,7 +114,9 @@ Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.cfloat = lambda self: self.to(_ember().complex64)
 Tensor.cdouble = lambda self: self.to(_ember().complex128)
 # Ember tensors are dense, strided, unquantized and never meta.
-for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested"):
+# Nor on another accelerator (torch's is_mps, is_xpu, ... flags).
+for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_mps", "is_xpu",
+              "is_ipu", "is_maia", "is_mtia", "is_vulkan", "is_xla"):
     setattr(Tensor, _name, property(lambda self: False))
 
 

@@ -352,3 +352,72 @@ def test_bad_input_raises_as_torch(name):
             _BAD_INPUT[name](L)
         raised[L.__name__] = type(info.value)
     assert raised["ember"] is raised["torch"], raised
+
+
+_SYM_CASES = [("sym_int", (3.7,)), ("sym_int", (-3.7,)), ("sym_int", (True,)), ("sym_int", (7,)),
+              ("sym_float", (3,)), ("sym_max", (2, 3.5)), ("sym_max", (3, 2.0)), ("sym_max", (2, 3)),
+              ("sym_min", (2, 3)), ("sym_min", (True, 2)), ("sym_min", (1.5, 2)), ("sym_not", (True,)),
+              ("sym_not", (0,)), ("sym_sqrt", (4,)), ("sym_sqrt", (2.25,)), ("sym_ite", (True, 1, 2)),
+              ("sym_ite", (False, 1, 2)), ("sym_sum", ([1, 2, 3],)), ("sym_sum", ((1.5, 2),))]
+
+
+@pytest.mark.parametrize("name,args", _SYM_CASES)
+def test_sym_helpers_on_plain_numbers_as_torch(name, args):
+    got, want = getattr(ember, name)(*args), getattr(torch, name)(*args)
+    assert got == want and type(got) is type(want)
+
+
+def test_sym_helpers_errors_and_classes_as_torch():
+    from conftest import same_error
+    same_error(lambda: ember.sym_int("a"), lambda: torch.sym_int("a"))
+    same_error(lambda: ember.sym_ite(0, 1, 2), lambda: torch.sym_ite(0, 1, 2))
+    same_error(lambda: ember.sym_not(ember.tensor([True, False])), lambda: torch.sym_not(torch.tensor([True, False])))
+    assert ember.sym_not(ember.tensor(True)) is torch.sym_not(torch.tensor(True)) is False
+    assert not isinstance(3, ember.SymInt) and not isinstance(1.0, (ember.SymFloat, ember.SymBool))
+
+
+def test_top_level_names_of_amp_errors_and_build_flags():
+    assert ember.GradScaler is ember.amp.GradScaler  # torch.GradScaler is torch.amp.GradScaler
+    assert issubclass(ember.OutOfMemoryError, RuntimeError) and issubclass(torch.OutOfMemoryError, RuntimeError)
+    assert ember.cuda.OutOfMemoryError is ember.OutOfMemoryError and torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
+    for flag in ("has_lapack", "has_openmp", "has_spectral"):
+        assert getattr(ember, flag) is getattr(torch, flag) is True
+    assert ember.has_mkl is ember.backends.mkl.is_available()
+
+
+def test_tensor_accelerator_flags_false_as_on_cpu_tensors():
+    for flag in ("is_mps", "is_xpu", "is_ipu", "is_maia", "is_mtia", "is_vulkan", "is_xla"):
+        assert getattr(ember.ones(2), flag) is getattr(torch.ones(2), flag) is False
+
+
+def test_cpu_streams_and_events_for_device_agnostic_code():
+    for lib in (ember, torch):
+        mod = lib.get_device_module("cpu")
+        s = mod.current_stream()
+        assert isinstance(s, mod.Stream) and mod.is_initialized()
+        with mod.stream(s):
+            e = mod.Event()
+            e.record()
+            assert e.query()
+            e.synchronize()
+            e.wait()
+        mod.Stream(priority=0).wait_stream(s)
+        mod.set_device("cpu")
+
+
+def test_set_multithreading_enabled_restores_like_torch():
+    from ember.autograd import grad_mode
+    assert grad_mode._multithreading is True
+    with ember.autograd.set_multithreading_enabled(False):
+        assert grad_mode._multithreading is False
+        x = ember.ones(3, requires_grad=True)
+        (x * 2).sum().backward()  # backward runs the same (on the calling thread) either way
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    assert grad_mode._multithreading is True
+
+    @ember.autograd.set_multithreading_enabled(False)
+    def inner():
+        return grad_mode._multithreading
+    assert grad_mode._multithreading is True and inner() is False and grad_mode._multithreading is True
+    # torch's decorates and restores the same way
+    assert torch.autograd.set_multithreading_enabled(False)(lambda: 1)() == 1

@@ -4,6 +4,7 @@ from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly  # no
 from ember.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from ember.autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+    set_multithreading_enabled,
 )
 
 

@@ -123,3 +123,32 @@ def is_grad_enabled():
 
 def is_inference_mode_enabled():
     return _C.is_inference_mode_enabled()
+
+
+_multithreading = True
+
+
+class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801  (torch's name)
+    """torch's switch for running backward on per-device threads. Ember's backward runs on the
+    calling thread in either setting (CPU graphs run there in torch too); the setting is kept, and
+    restored on exit, for torch's interface."""
+
+    def __init__(self, mode):
+        global _multithreading
+        self.prev, self.mode = _multithreading, bool(mode)
+        _multithreading = self.mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        global _multithreading
+        _multithreading = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __call__(self, fn):
+        global _multithreading
+        _multithreading = self.prev  # as a decorator it must not change the setting now
+        return super().__call__(fn)

@@ -19,6 +19,9 @@ class CudaUnavailableError(AssertionError, NotImplementedError):
     """Raised by what needs a GPU: ember has no CUDA build."""
 
 
+from ember import OutOfMemoryError  # noqa: E402,F401  (torch.cuda.OutOfMemoryError is torch.OutOfMemoryError)
+
+
 def _unavailable(*args, **kwargs):
     raise CudaUnavailableError("Torch not compiled with CUDA enabled (ember is CPU-only)")
 
