@@ -140,6 +140,9 @@ CONFIGS = [
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-4, 0.2))),
     ("Rprop", dict(maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, weight_decay=0.1, d=2.0)),
+    ("Adafactor", dict(lr=1.0, beta2_decay=-0.5, eps=(1e-20, 1e-2), maximize=True)),
 ]
 
 
@@ -192,7 +195,7 @@ def test_large_parameter_matches_torch(config, dtype):
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "Adamax", "NAdam", "RAdam", "Adagrad", "RMSprop", "Adadelta", "ASGD",
-                                  "Rprop"])
+                                  "Rprop", "Adafactor"])
 def test_nonfinite_gradients_match_torch(name):
     """NaN and inf gradients inside vector bodies and in the tail give torch's NaN/inf pattern."""
     rng = np.random.default_rng(3)
@@ -219,7 +222,8 @@ def test_nonfinite_gradients_match_torch(name):
         np.testing.assert_allclose(ev[fin], tv[fin], rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("config", CONFIGS[1:2] + CONFIGS[8:9] + CONFIGS[21:22] + CONFIGS[32:33] + CONFIGS[38:39],
+@pytest.mark.parametrize("config", CONFIGS[1:2] + CONFIGS[8:9] + CONFIGS[21:22] + CONFIGS[32:33] + CONFIGS[38:39]
+                         + CONFIGS[-2:-1],
                          ids=_id)
 def test_state_dict_crosses_both_ways(config):
     """Run torch 5 steps, load its state into ember, continue both; then the other way round."""
@@ -493,3 +497,37 @@ def test_lbfgs_matches_torch(kw, dtype):
     assert set(es.keys()) == set(ts.keys())
     with pytest.raises(ValueError):
         eoptim.LBFGS([{"params": [ex]}, {"params": [ember.zeros(1, requires_grad=True)]}])
+
+
+@pytest.mark.parametrize("kw", [dict(lr=-1.0), dict(beta2_decay=0.1), dict(eps=(-1.0, 1e-3)), dict(eps=(None, -1.0)),
+                                dict(d=0.5), dict(weight_decay=-1.0)])
+def test_adafactor_bad_arguments_as_torch(kw):
+    with pytest.raises(ValueError) as te:
+        torch.optim.Adafactor([torch.zeros(2, requires_grad=True)], **kw)
+    with pytest.raises(ValueError) as ee:
+        eoptim.Adafactor([ember.zeros(2, requires_grad=True)], **kw)
+    assert str(ee.value) == str(te.value)
+
+
+def test_adafactor_state_layout_and_unsupported_parameters_as_torch():
+    shapes = [(3, 4), (5,), (2, 3, 4), ()]
+    tp = [torch.ones(s, requires_grad=True) for s in shapes]
+    ep = [ember.ones(s, requires_grad=True) for s in shapes]
+    for t, e in zip(tp, ep):
+        t.grad, e.grad = torch.ones(t.shape), ember.ones(e.shape)
+    to, eo = torch.optim.Adafactor(tp), eoptim.Adafactor(ep)
+    to.step()
+    eo.step()
+    assert eo.defaults == to.defaults
+    for t, e in zip(tp, ep):  # factored rows/columns for matrices and up, a full variance below
+        assert {k: tuple(v.shape) for k, v in eo.state[e].items()} == {k: tuple(v.shape) for k, v in to.state[t].items()}
+    for make in (lambda L: L.zeros(2, 2, dtype=L.complex64, requires_grad=True),
+                 lambda L: L.zeros(0, 3, requires_grad=True)):  # complex: RuntimeError; empty: ZeroDivisionError
+        errors = []
+        for L, opt in ((torch, torch.optim), (ember, eoptim)):
+            p = make(L)
+            p.grad = L.ones_like(p)
+            with pytest.raises(Exception) as info:
+                opt.Adafactor([p]).step()
+            errors.append(type(info.value))
+        assert errors[0] is errors[1]

@@ -48,6 +48,7 @@ from ember.nn.modules.dropout import (  # noqa: F401,E402
 )
 from ember.nn.modules.sparse import Embedding, EmbeddingBag  # noqa: F401,E402
 from ember.nn.modules.loss import *  # noqa: F401,F403,E402
+from ember.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402
 # ---- end of normalization, dropout, embedding, losses ----
 
 # ---- attention: Transformer family (MultiheadAttention is in activation.py, as torch) ----
