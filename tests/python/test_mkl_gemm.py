@@ -38,9 +38,9 @@ def _both_paths(fn):
 
 
 # (m, k, n): narrow and wide outputs (addmm's two routes), a long k, one row, a large square, and
-# products for one JIT kernel (Note [MKL JIT GEMM])
+# products for JIT kernels, whole or in 2 or 4 row pieces (Note [MKL JIT GEMM])
 SHAPES = [(512, 256, 256), (256, 128, 1024), (64, 20000, 32), (1, 4096, 1024), (1024, 1024, 1024), (100, 100, 100),
-          (1, 1000, 1024), (96, 40, 300)]
+          (1, 1000, 1024), (96, 40, 300), (128, 128, 128), (128, 256, 128), (256, 256, 64), (98, 128, 160)]
 
 
 @needs_mkl

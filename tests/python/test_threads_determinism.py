@@ -140,6 +140,11 @@ _GEMM_CASES = textwrap.dedent("""
              lambda a=t(64, 128, 64), b=t(64, 64, 128): ember.bmm(a, b),
              lambda a=t(64, 128, 128), b=t(64, 64, 128): ember.bmm(a, b.transpose(1, 2)),
              lambda a=t(32, 64, 64, dt="float64"), b=t(32, 64, 64, dt="float64"): ember.bmm(a, b),
+             # single products in JIT row pieces spread over the threads
+             lambda a=t(100, 100), b=t(100, 100): a @ b,
+             lambda a=t(256, 128), b=t(256, 128): a.t() @ b,
+             lambda a=t(256, 256), b=t(64, 256): a @ b.t(),
+             lambda a=t(128, 128, dt="float64"), b=t(128, 128, dt="float64"): a @ b,
              # transposed left operands, float32: one-thread oneDNN pieces with AVX-512
              lambda a=t(2048, 1024), b=t(2048, 256): a.t() @ b,
              lambda a=t(30000, 64), b=t(30000, 48): a.t() @ b,                # long k

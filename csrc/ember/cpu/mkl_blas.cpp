@@ -18,13 +18,15 @@
 // Note [MKL JIT GEMM]
 // Strict mode costs small products (bmm of 64 128^3 matrices) about 10% of MKL's default speed:
 // cblas_sgemm and the batch call then run them at 245-265 GFLOP/s on 2 threads here against
-// 280-300 in default mode (torch's). MKL's JIT GEMM (mkl_cblas_jit_create_?gemm) generates a kernel
-// for one shape and runs it at the default mode's speed whatever the CNR mode, bit-identical to
-// strict cblas_sgemm on the shapes measured at the AVX-512 level (at the AVX2 level its kernels
-// still use the CPU's AVX-512 and round differently from MKL's AVX2 branch: not used there). It declines large shapes
-// (MKL_NO_JIT at 128^3) but takes their row pieces (64x128 by 128x128): a product runs as m / rows calls of one kernel,
-// each row piece its own product, so the bits do not depend on the piece. Kernels are made once per shape and kept (at
-// most kJitCacheSize); each matrix runs on one thread, so the thread count cannot change the bits either.
+// 280-300 in default mode (torch's). MKL's JIT GEMM (mkl_cblas_jit_create_?gemm) generates a
+// kernel for one shape and runs it near the default mode's speed whatever the CNR mode,
+// bit-identical to strict cblas_sgemm on the shapes measured at the AVX-512 level (at the AVX2
+// level its kernels still use the CPU's AVX-512 and round differently from MKL's AVX2 branch: not
+// used there). It declines large shapes (MKL_NO_JIT at 128^3) but takes their row pieces (64x128
+// by 128x128): a product runs as m / rows calls of one kernel, each row piece its own product.
+// Kernels are made once per shape and kept (at most kJitCacheSize). A batch runs one matrix per
+// thread; a single product (ops/linalg.cpp) its pieces one per thread, their number chosen by the
+// shape: the thread count cannot change the bits.
 //
 // Threads: MKL's GNU threading layer runs on libgomp, the pool the kernels and OpenBLAS share
 // (Note [Thread count across threads]: the caller adopts the count first); inside a parallel
@@ -201,17 +203,19 @@ void mkl_dgemm_batch(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k
                       as_int(ldc), as_int(stride_c), as_int(batch));
 }
 
-void MklJitGemm::run(const void* a, const void* b, void* c) const {
-  const auto* pa = static_cast<const char*>(a);
-  auto* pc = static_cast<char*>(c);
+void MklJitGemm::run_piece(const void* a, const void* b, void* c, int64_t r) const {
   // row piece r of op(a) starts r * rows rows down a (a column over when a is stored transposed)
   const int64_t a_step = (a_trans_ ? 1 : lda_) * rows_ * elem_size_, c_step = ldc_ * rows_ * elem_size_;
-  for (int64_t r = 0; r < m_ / rows_; ++r)
-    kernel_(jitter_, const_cast<char*>(pa + r * a_step), const_cast<void*>(b), pc + r * c_step);
+  kernel_(jitter_, const_cast<char*>(static_cast<const char*>(a) + r * a_step), const_cast<void*>(b),
+          static_cast<char*>(c) + r * c_step);
+}
+
+void MklJitGemm::run(const void* a, const void* b, void* c) const {
+  for (int64_t r = 0; r < pieces(); ++r) run_piece(a, b, c, r);
 }
 
 const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, int64_t lda,
-                               int64_t ldb, int64_t ldc) {
+                               int64_t ldb, int64_t ldc, int64_t min_parts) {
   constexpr size_t kJitCacheSize = 256;
   const Mkl* mkl = mkl_enabled() ? load() : nullptr;
   // at the AVX2 level the kernels are still made for the CPU (AVX-512 here), which rounds
@@ -219,16 +223,16 @@ const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64
   if (!mkl || !mkl->sjit_create || cpu_capability() != CpuCapability::AVX512 ||
       !mkl_gemm_fits(m, n, k, lda, ldb, ldc) || m <= 0 || n <= 0 || k <= 0)
     return nullptr;
-  using Key = std::tuple<bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
   static std::mutex mu;
   static auto& cache = *new std::map<Key, MklJitGemm*>;  // nullptr: declined
-  const Key key{is_double, a_trans, b_trans, m, n, k, lda, ldb, ldc};
+  const Key key{is_double, a_trans, b_trans, m, n, k, lda, ldb, ldc, min_parts};
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() >= kJitCacheSize) return nullptr;
   MklJitGemm* made = nullptr;
   // the whole product, else halves, else quarters: pieces that tile m exactly
-  for (int64_t parts = 1; parts <= 4 && !made; parts *= 2) {
+  for (int64_t parts = min_parts; parts <= 4 && !made; parts *= 2) {
     if (m % parts != 0) break;
     const int rows = as_int(m / parts);
     void* jitter = nullptr;

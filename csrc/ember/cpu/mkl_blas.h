@@ -41,6 +41,10 @@ class MklJitGemm {
         ldc_(ldc),
         elem_size_(elem_size) {}
   void run(const void* a, const void* b, void* c) const;
+  // The product's row pieces (each its own call of the kernel; the bits do not depend on which
+  // thread runs which): run() is run_piece(r) for r < pieces().
+  int64_t pieces() const { return m_ / rows_; }
+  void run_piece(const void* a, const void* b, void* c, int64_t r) const;
 
  private:
   void* jitter_;
@@ -49,9 +53,10 @@ class MklJitGemm {
   int64_t m_, rows_, lda_, ldc_, elem_size_;
 };
 // The kernel for float32 (float64 when is_double) products of these shapes and leading dimensions
-// (CBLAS's, row-major), made on first use and kept; nullptr when MKL or its JIT declines.
+// (CBLAS's, row-major), in at least min_parts row pieces (1, 2 or 4), made on first use and kept;
+// nullptr when MKL or its JIT declines.
 const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, int64_t lda,
-                               int64_t ldb, int64_t ldc);
+                               int64_t ldb, int64_t ldc, int64_t min_parts = 1);
 
 // True when MKL was found, loaded and put in strict CNR mode for the CPU level in use (AVX2 or
 // AVX-512), sizes fit its 32-bit integers (the caller checks `fits`), and it is enabled.

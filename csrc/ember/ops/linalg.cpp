@@ -103,6 +103,8 @@ constexpr int64_t kMklMinMacs = int64_t(1) << 21;
 // Batched products of at most this many multiply-adds each run on MKL's JIT kernels (Note [MKL JIT
 // GEMM] in cpu/mkl_blas.cpp).
 constexpr int64_t kMklJitMaxMacs = int64_t(1) << 21;
+// Single products of at most this many (and more than Note [Tiny GEMM]'s) on JIT row pieces.
+constexpr int64_t kMklJitSingleMaxMacs = int64_t(1) << 22;
 
 // Products of at most this many multiply-adds run on cpu::tiny_gemm (Note [Tiny GEMM]): bmm of 64
 // 64^3 products 0.89x torch's time there against 1.04x on OpenBLAS, 32^3 ones 0.85x against 1.2x.
@@ -229,27 +231,36 @@ Tensor batched_mm(const Tensor& a_in, const Tensor& b_in, const Tensor& into = T
   const bool mkl_real = (dt == ScalarType::Float32 || dt == ScalarType::Float64) && a.device().is_cpu();
   // Note [MKL JIT GEMM] (cpu/mkl_blas.cpp): products up to 128^3 on a kernel MKL made for their
   // shape, one matrix per thread: a batch's (64 128x64 by 64x128 products: 1.06-1.11 -> 0.96-0.99x
-  // torch's time; 64 128^3 ones 0.87-0.93 -> 0.92-1.02x torch's throughput) and single products too
-  // big for Note [Tiny GEMM] but too small to split (100^3: 1.36x torch's time on OpenBLAS). Larger
-  // ones ran no faster (16 256^3 products 1.03x the batch call's time).
-  if (mkl_real && m * n * k <= kMklJitMaxMacs &&
-      (B > 1 ? B * m * n * k >= kMklMinMacs || m * n * k > kTinyGemmMacs
-             : m * n * k > kTinyGemmMacs && m * n * k < kMklMinMacs) &&
-      (B == 1 || (a.strides()[0] != 0 && b.strides()[0] != 0)) && mkl_gemm_ok(a, b)) {
+  // torch's time; 64 128^3 ones 0.87-0.93 -> 0.92-1.02x torch's throughput). Larger ones ran no
+  // faster (16 256^3 products 1.03x the batch call's time). A single product past Note [Tiny
+  // GEMM]'s size and up to 2^22 multiply-adds runs in 2 or 4 row pieces (by its size, never by
+  // the thread count, so the bits stay the same for any count) spread over the threads: 100^3
+  // 1.36x torch's time on OpenBLAS -> 0.71-0.81x, 128^3 0.99x on threaded MKL -> 0.81-0.91x,
+  // 128x256x128 0.99 -> 0.75-0.82x.
+  const int64_t macs = m * n * k;
+  if (mkl_real && macs > kTinyGemmMacs && macs <= (B == 1 ? kMklJitSingleMaxMacs : kMklJitMaxMacs) &&
+      (B == 1 || B * macs >= kMklMinMacs) && (B == 1 || (a.strides()[0] != 0 && b.strides()[0] != 0)) &&
+      mkl_gemm_ok(a, b)) {
     auto la = blas_layout(m, k, a.strides()[1], a.strides()[2]), lb = blas_layout(k, n, b.strides()[1], b.strides()[2]);
-    if (const cpu::MklJitGemm* jit =
-            cpu::mkl_jit_gemm(dt == ScalarType::Float64, la->trans, lb->trans, m, n, k, la->ld, lb->ld, n)) {
-      const int64_t elem = dt == ScalarType::Float64 ? 8 : 4;
+    const bool f64 = dt == ScalarType::Float64;
+    const cpu::MklJitGemm* jit = nullptr;
+    int64_t parts = B > 1 ? 1 : macs >= (int64_t(1) << 21) ? 4 : macs >= (int64_t(1) << 19) ? 2 : 1;
+    for (; parts >= 1 && !jit; parts /= 2)
+      if (m % parts == 0) jit = cpu::mkl_jit_gemm(f64, la->trans, lb->trans, m, n, k, la->ld, lb->ld, n, parts);
+    if (jit) {
+      const int64_t elem = f64 ? 8 : 4;
       const char *pa = static_cast<const char*>(a.data_ptr()), *pb = static_cast<const char*>(b.data_ptr());
       char* pc = static_cast<char*>(out.data_ptr());
-      auto run = [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i)
-          jit->run(pa + i * a.strides()[0] * elem, pb + i * b.strides()[0] * elem, pc + i * m * n * elem);
-      };
-      if (B == 1)
-        run(0, 1);
-      else
-        parallel_for(0, B, 1, run);
+      if (B == 1) {
+        parallel_for(0, jit->pieces(), 1, [&](int64_t lo, int64_t hi) {
+          for (int64_t r = lo; r < hi; ++r) jit->run_piece(pa, pb, pc, r);
+        });
+      } else {
+        parallel_for(0, B, 1, [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i)
+            jit->run(pa + i * a.strides()[0] * elem, pb + i * b.strides()[0] * elem, pc + i * m * n * elem);
+        });
+      }
       return out;
     }
   }
