@@ -286,6 +286,9 @@ def __getattr__(name):  # submodules imported on first use (import time)
     if name == "compile":  # torch.compile's interface, run eagerly (python/ember/_compile.py)
         import importlib
         return importlib.import_module("ember._compile").compile
+    if name == "cond":  # torch.cond, eager (python/ember/_compile.py)
+        import importlib
+        return importlib.import_module("ember._compile").cond
     if name == "GradScaler":  # torch.GradScaler is torch.amp.GradScaler
         import importlib
         return importlib.import_module("ember.amp").GradScaler

@@ -54,3 +54,16 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return model(*args, **kwargs)
     compiled._torchdynamo_orig_callable = model
     return compiled
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """torch.cond: true_fn(*operands) if pred else false_fn(*operands). pred is a bool, a number or
+    a one-element tensor. Ember runs eagerly, so only the branch taken runs (torch traces both)."""
+    from ember._C import Tensor
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = bool(pred.item())
+    elif not isinstance(pred, (bool, int, float)):
+        raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred}.")
+    return true_fn(*operands) if pred else false_fn(*operands)

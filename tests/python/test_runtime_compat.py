@@ -421,3 +421,71 @@ def test_set_multithreading_enabled_restores_like_torch():
     assert grad_mode._multithreading is True and inner() is False and grad_mode._multithreading is True
     # torch's decorates and restores the same way
     assert torch.autograd.set_multithreading_enabled(False)(lambda: 1)() == 1
+
+
+def test_cond_runs_the_branch_pred_chooses_as_torch():
+    x = ember.tensor([1.0, 2.0])
+    assert ember.cond(ember.tensor(True), lambda a: a + 1, lambda a: a - 1, (x,)).tolist() == [2.0, 3.0]
+    assert ember.cond(0, lambda a: a + 1, lambda a: a - 1, [x]).tolist() == [0.0, 1.0]
+    assert ember.cond(2.5, lambda: 1, lambda: 2) == 1
+    from conftest import same_error
+    tx = torch.tensor([1.0, 2.0])
+    for bad in ("a", None):
+        same_error(lambda: ember.cond(bad, lambda: 1, lambda: 2), lambda: torch.cond(bad, lambda: 1, lambda: 2))
+    same_error(lambda: ember.cond(ember.tensor([True, False]), lambda a: a, lambda a: a, (x,)),
+               lambda: torch.cond(torch.tensor([True, False]), lambda a: a, lambda a: a, (tx,)))
+
+
+def test_func_linearize_functionalize_and_batch_norm_replacement_as_torch():
+    import numpy as np
+    from conftest import same_error
+    x = np.array([0.5, -1.0, 2.0])
+
+    def f(a, b):
+        return (a.sin() * b, a + b)
+    e_out, e_jvp = ember.func.linearize(f, ember.tensor(x), ember.tensor(x))
+    t_out, t_jvp = torch.func.linearize(f, torch.tensor(x), torch.tensor(x))
+    for eo, to in zip(e_out, t_out):
+        np.testing.assert_allclose(eo.numpy(), to.numpy(), rtol=1e-12)
+    for tangent in ([1.0, 0.0, 2.0], [0.0, 3.0, -1.0]):
+        e_t = e_jvp(ember.tensor(tangent, dtype=ember.float64), ember.ones(3, dtype=ember.float64))
+        t_t = t_jvp(torch.tensor(tangent, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
+        for a, b in zip(e_t, t_t):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+    for bad in (lambda L: (L.ones(4, dtype=L.float64), L.ones(3, dtype=L.float64)),
+                lambda L: (L.ones(3), L.ones(3, dtype=L.float64)),
+                lambda L: (L.ones(3, dtype=L.float64),)):
+        same_error(lambda: e_jvp(*bad(ember)), lambda: t_jvp(*bad(torch)))
+
+    def mutating(a):
+        b = a.clone()
+        b.add_(1)
+        a.mul_(2)
+        return b
+    a_e, a_t = ember.tensor(x), torch.tensor(x)
+    r_e, r_t = ember.func.functionalize(mutating)(a_e), torch.func.functionalize(mutating)(a_t)
+    np.testing.assert_allclose(r_e.numpy(), r_t.numpy())
+    np.testing.assert_allclose(a_e.numpy(), a_t.numpy())  # input mutations kept, as torch's
+    same_error(lambda: ember.func.functionalize(mutating, remove="x"),
+               lambda: torch.func.functionalize(mutating, remove="x"))
+    for lib in (ember, torch):
+        m = lib.nn.Sequential(lib.nn.BatchNorm1d(3), lib.nn.InstanceNorm1d(3, track_running_stats=True))
+        assert lib.func.replace_all_batch_norm_modules_(m) is m
+        assert m[0].running_mean is None and m[0].num_batches_tracked is None and not m[0].track_running_stats
+        assert m[1].running_mean is not None and m[1].track_running_stats  # not a batch norm
+        assert list(m.state_dict()) == ["0.weight", "0.bias", "1.running_mean", "1.running_var",
+                                        "1.num_batches_tracked"]
+
+
+def test_convert_conv_weight_memory_format_as_torch():
+    for lib in (ember, torch):
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.Linear(2, 2),
+                              lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 3), lib.nn.Conv3d(2, 2, 1)))
+        before = m[0].weight.detach().clone()
+        assert lib.nn.utils.convert_conv2d_weight_memory_format(m, lib.channels_last) is m
+        assert tuple(m[0].weight.stride()) == (27, 1, 9, 3) and tuple(m[2][0].weight.stride()) == (18, 1, 6, 2)
+        assert type(m[0].weight).__name__ == "Parameter" and m[0].weight.requires_grad
+        assert lib.equal(m[0].weight.detach(), before) and m[1].weight.is_contiguous()
+        assert m[2][1].weight.is_contiguous()  # a 3d conv: only the 3d conversion touches it
+        lib.nn.utils.convert_conv3d_weight_memory_format(m, lib.channels_last_3d)
+        assert m[2][1].weight.is_contiguous(memory_format=lib.channels_last_3d)

@@ -13,6 +13,9 @@ from ember.nn.utils.fusion import (  # noqa: F401
 from ember.nn.utils.weight_norm import weight_norm, remove_weight_norm  # noqa: F401
 from ember.nn.utils.init import skip_init  # noqa: F401
 from ember.nn.utils.spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
+from ember.nn.utils.memory_format import (  # noqa: F401
+    convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format,
+)
 
 
 def __getattr__(name):  # ember.nn.utils.prune on first use (torch's needs an explicit import)
