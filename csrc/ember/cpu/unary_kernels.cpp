@@ -434,9 +434,11 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
         if (lo != lo || hi != hi)
           unary_loop<T, T>(it, [nan = lo != lo ? lo : hi](M) -> M { return nan; });
         else
+          // NaN passes both compares unchanged (each keeps its left operand when the test fails):
+          // two max/min instructions, no NaN test
           unary_loop<T, T>(it, [lo, hi](M x) -> M {
             const M r = x < lo ? lo : x;
-            return x != x ? x : (r > hi ? hi : r);
+            return r > hi ? hi : r;
           });
       }
       break;

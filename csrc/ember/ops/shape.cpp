@@ -525,12 +525,17 @@ TensorVec broadcast_tensors(const TensorVec& ts) {
 }
 
 namespace {
-// Zeroes the elements above (lower=true) or below the `k`-th diagonal of a contiguous copy.
+// A copy with the elements above (lower=true) or below the `k`-th diagonal zeroed: each row's kept
+// span copied and the rest cleared in one pass (rows spread over the threads), from a contiguous
+// input; other layouts are cloned first and cleared in place.
 Tensor triangle(const Tensor& t, int64_t k, bool lower) {
   const char* name = lower ? "tril" : "triu";
   EMBER_CHECK(t.dim() >= 2, name, ": input tensor must have at least 2 dimensions");
+  const bool direct = t.is_contiguous() && t.device().is_cpu();
   Tensor out;
-  {
+  if (direct) {
+    out = empty(t.sizes(), t.dtype(), t.device());
+  } else {
     NoGradGuard g;
     out = clone(t, MemoryFormat::Contiguous);
   }
@@ -538,21 +543,25 @@ Tensor triangle(const Tensor& t, int64_t k, bool lower) {
   int64_t mats = rows * cols == 0 ? 0 : out.numel() / (rows * cols);
   size_t es = out.element_size();
   char* p = static_cast<char*>(out.data_ptr());
-  for (int64_t m = 0; m < mats; ++m)
-    for (int64_t i = 0; i < rows; ++i) {
-      char* row = p + ((m * rows + i) * cols) * es;
+  const char* src = direct ? static_cast<const char*>(t.data_ptr()) : p;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(1, cols * int64_t(es)));
+  parallel_for(0, mats * rows, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const int64_t i = r % rows;
+      char* row = p + r * cols * es;
+      const char* in = src + r * cols * es;
       // i + k saturates: a huge k keeps (or clears) whole rows rather than wrapping.
       int64_t ik;
       if (add_overflows(i, k, &ik)) ik = k > 0 ? cols : -1;
       ik = std::clamp<int64_t>(ik, -1, cols);
-      if (lower) {  // keep j <= i + k
-        int64_t from = std::clamp<int64_t>(ik + 1, 0, cols);
-        std::memset(row + from * es, 0, (cols - from) * es);
-      } else {  // keep j >= i + k
-        int64_t to = std::clamp<int64_t>(ik, 0, cols);
-        std::memset(row, 0, to * es);
-      }
+      // kept columns [keep_lo, keep_hi): j <= i + k (lower) or j >= i + k (upper)
+      const int64_t keep_lo = lower ? 0 : std::clamp<int64_t>(ik, 0, cols);
+      const int64_t keep_hi = lower ? std::clamp<int64_t>(ik + 1, 0, cols) : cols;
+      std::memset(row, 0, keep_lo * es);
+      if (direct) std::memcpy(row + keep_lo * es, in + keep_lo * es, (keep_hi - keep_lo) * es);
+      std::memset(row + keep_hi * es, 0, (cols - keep_hi) * es);
     }
+  });
   if (auto n = make_node<LambdaBackward>(t)) {
     n->name_ = lower ? "TrilBackward0" : "TriuBackward0";
     n->fn = [k, lower](const TensorList& g, const TensorList&) -> TensorList {
