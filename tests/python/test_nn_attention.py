@@ -83,6 +83,11 @@ SDPA_CASES = [
     ("causal_l_lt_s", (2, 3, 4, 4), (2, 3, 6, 4), (2, 3, 6, 4), None, dict(is_causal=True)),
     ("causal_l_gt_s", (2, 6, 4), (2, 4, 4), (2, 4, 4), None, dict(is_causal=True)),
     ("causal_square_scale", (2, 2, 5, 3), (2, 2, 5, 3), (2, 2, 5, 3), None, dict(is_causal=True, scale=1.7)),
+    # longer than a causal block (64 query rows): each block stops at its last row's keys
+    ("causal_blocks", (2, 2, 150, 8), (2, 2, 150, 8), (2, 2, 150, 5), None, dict(is_causal=True)),
+    ("causal_blocks_l_gt_s", (1, 2, 150, 8), (1, 2, 70, 8), (1, 2, 70, 8), None, dict(is_causal=True)),
+    ("causal_blocks_l_lt_s", (1, 2, 70, 8), (1, 2, 150, 8), (1, 2, 150, 8), None, dict(is_causal=True)),
+    ("causal_one_entry", (129, 16), (129, 16), (129, 16), None, dict(is_causal=True)),
     ("gqa", (2, 6, 5, 4), (2, 2, 6, 4), (2, 3, 6, 4), None, dict(enable_gqa=True)),
     ("gqa_mask_3d", (6, 5, 4), (3, 6, 4), (3, 6, 4), lambda dt: _bool_mask((5, 6), 9), dict(enable_gqa=True)),
     ("gqa_causal", (1, 4, 5, 4), (1, 1, 5, 4), (1, 1, 5, 4), None, dict(enable_gqa=True, is_causal=True)),

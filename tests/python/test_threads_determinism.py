@@ -140,6 +140,10 @@ _GEMM_CASES = textwrap.dedent("""
              lambda a=t(64, 128, 64), b=t(64, 64, 128): ember.bmm(a, b),
              lambda a=t(64, 128, 128), b=t(64, 64, 128): ember.bmm(a, b.transpose(1, 2)),
              lambda a=t(32, 64, 64, dt="float64"), b=t(32, 64, 64, dt="float64"): ember.bmm(a, b),
+             # fused attention: causal blocks, one entry (the products then on every thread), several
+             lambda q=t(1, 200, 32), k=t(1, 200, 32): ember.nn.functional.scaled_dot_product_attention(
+                 q, k, k, is_causal=True),
+             lambda q=t(6, 130, 64), k=t(6, 140, 64): ember.nn.functional.scaled_dot_product_attention(q, k, k),
              # single products in JIT row pieces spread over the threads
              lambda a=t(100, 100), b=t(100, 100): a @ b,
              lambda a=t(256, 128), b=t(256, 128): a.t() @ b,

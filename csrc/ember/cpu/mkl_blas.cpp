@@ -171,15 +171,15 @@ std::string mkl_version() {
 }
 
 void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+               int64_t ldb, float* c, int64_t ldc, bool accumulate, float alpha) {
   load()->sgemm(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n), as_int(k),
-                1.0f, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0f : 0.0f, c, as_int(ldc));
+                alpha, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0f : 0.0f, c, as_int(ldc));
 }
 
 void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate) {
+               const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate, double alpha) {
   load()->dgemm(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n), as_int(k),
-                1.0, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0 : 0.0, c, as_int(ldc));
+                alpha, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0 : 0.0, c, as_int(ldc));
 }
 
 bool mkl_gemm_batch_available() {
@@ -215,7 +215,7 @@ void MklJitGemm::run(const void* a, const void* b, void* c) const {
 }
 
 const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, int64_t lda,
-                               int64_t ldb, int64_t ldc, int64_t min_parts) {
+                               int64_t ldb, int64_t ldc, int64_t min_parts, double alpha, bool accumulate) {
   constexpr size_t kJitCacheSize = 256;
   const Mkl* mkl = mkl_enabled() ? load() : nullptr;
   // at the AVX2 level the kernels are still made for the CPU (AVX-512 here), which rounds
@@ -223,13 +223,17 @@ const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64
   if (!mkl || !mkl->sjit_create || cpu_capability() != CpuCapability::AVX512 ||
       !mkl_gemm_fits(m, n, k, lda, ldb, ldc) || m <= 0 || n <= 0 || k <= 0)
     return nullptr;
-  using Key = std::tuple<bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<bool, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double, bool>;
   static std::mutex mu;
   static auto& cache = *new std::map<Key, MklJitGemm*>;  // nullptr: declined
-  const Key key{is_double, a_trans, b_trans, m, n, k, lda, ldb, ldc, min_parts};
+  const Key key{is_double, a_trans, b_trans, m, n, k, lda, ldb, ldc, min_parts, alpha, accumulate};
+  // each thread first looks among the answers it has had: no lock on the hot path (attention asks
+  // for every block of every batch entry)
+  thread_local std::map<Key, const MklJitGemm*> seen;
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  if (cache.size() >= kJitCacheSize) return nullptr;
+  if (auto it = cache.find(key); it != cache.end()) return seen[key] = it->second;
+  if (cache.size() >= kJitCacheSize) return nullptr;  // (not remembered: seen stays as small as cache)
   MklJitGemm* made = nullptr;
   // the whole product, else halves, else quarters: pieces that tile m exactly
   for (int64_t parts = min_parts; parts <= 4 && !made; parts *= 2) {
@@ -237,10 +241,12 @@ const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64
     const int rows = as_int(m / parts);
     void* jitter = nullptr;
     const int ta = a_trans ? kTrans : kNoTrans, tb = b_trans ? kTrans : kNoTrans;
-    int status = is_double ? mkl->djit_create(&jitter, kRowMajor, ta, tb, rows, as_int(n), as_int(k), 1.0, as_int(lda),
-                                              as_int(ldb), 0.0, as_int(ldc))
-                           : mkl->sjit_create(&jitter, kRowMajor, ta, tb, rows, as_int(n), as_int(k), 1.0f, as_int(lda),
-                                              as_int(ldb), 0.0f, as_int(ldc));
+    const double beta = accumulate ? 1.0 : 0.0;
+    int status =
+        is_double ? mkl->djit_create(&jitter, kRowMajor, ta, tb, rows, as_int(n), as_int(k), alpha, as_int(lda),
+                                     as_int(ldb), beta, as_int(ldc))
+                  : mkl->sjit_create(&jitter, kRowMajor, ta, tb, rows, as_int(n), as_int(k), static_cast<float>(alpha),
+                                     as_int(lda), as_int(ldb), static_cast<float>(beta), as_int(ldc));
     if (status == kJitSuccess && jitter) {
       void* kernel = is_double ? mkl->djit_get(jitter) : mkl->sjit_get(jitter);
       if (kernel) {
@@ -252,7 +258,7 @@ const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64
     if (jitter) mkl->jit_destroy(jitter);
   }
   cache.emplace(key, made);
-  return made;
+  return seen[key] = made;
 }
 
 }  // namespace ember::cpu

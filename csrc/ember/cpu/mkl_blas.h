@@ -7,12 +7,12 @@ namespace ember::cpu {
 
 // c[m, n] (rows ldc apart) = a[m, k] @ b[k, n] (+ c when accumulate) through MKL's cblas_?gemm,
 // row-major: a_trans/b_trans say whether a/b are stored transposed, lda/ldb their leading
-// dimensions as CBLAS takes them. Only when mkl_gemm_available(); runs on this thread's OpenMP
-// count, bit-identical for any count (strict CNR mode).
+// dimensions as CBLAS takes them; the product is scaled by alpha. Only when mkl_gemm_available(); runs
+// on this thread's OpenMP count, bit-identical for any count (strict CNR mode).
 void mkl_sgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float* c, int64_t ldc, bool accumulate);
+               int64_t ldb, float* c, int64_t ldc, bool accumulate, float alpha = 1.0f);
 void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-               const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate);
+               const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate, double alpha = 1.0);
 
 // c[i] = a[i] @ b[i] for i < batch, the matrices stride_* elements apart, in one call of MKL's
 // cblas_?gemm_batch_strided (MKL spreads the batch over this thread's OpenMP count; strict CNR
@@ -53,10 +53,11 @@ class MklJitGemm {
   int64_t m_, rows_, lda_, ldc_, elem_size_;
 };
 // The kernel for float32 (float64 when is_double) products of these shapes and leading dimensions
-// (CBLAS's, row-major), in at least min_parts row pieces (1, 2 or 4), made on first use and kept;
-// nullptr when MKL or its JIT declines.
+// (CBLAS's, row-major), in at least min_parts row pieces (1, 2 or 4), c = alpha * a @ b (+ c when
+// accumulate), made on first use and kept; nullptr when MKL or its JIT declines.
 const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, int64_t lda,
-                               int64_t ldb, int64_t ldc, int64_t min_parts = 1);
+                               int64_t ldb, int64_t ldc, int64_t min_parts = 1, double alpha = 1.0,
+                               bool accumulate = false);
 
 // True when MKL was found, loaded and put in strict CNR mode for the CPU level in use (AVX2 or
 // AVX-512), sizes fit its 32-bit integers (the caller checks `fits`), and it is enabled.
