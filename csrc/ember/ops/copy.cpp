@@ -302,7 +302,11 @@ void fill_raw(Tensor& t, T v) {
   } else {
     TensorIter it(t, {}, t.dtype(), "fill_", false, /*check_mem_overlap=*/false);
     it.for_each([v](char** d, const int64_t* s, int64_t n) {
-      for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(d[0] + k * s[0]) = v;
+      T* p = reinterpret_cast<T*>(d[0]);
+      if (s[0] == static_cast<int64_t>(sizeof(T)))  // a dense row (a slice of columns): vectorized
+        std::fill(p, p + n, v);
+      else
+        for (int64_t k = 0; k < n; ++k) *reinterpret_cast<T*>(d[0] + k * s[0]) = v;
     });
   }
 }

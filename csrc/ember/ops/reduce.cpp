@@ -20,6 +20,13 @@ using reduce_detail::reduced_shape;
 
 // Sums `x` over the masked dims into dtype `out_dtype`, contiguous, with keepdim shape.
 Tensor sum_impl(const Tensor& x_in, const std::vector<bool>& mask, ScalarType out_dtype) {
+  // a permuted dense input (a transpose) is summed in memory order, the result put back in order
+  if (auto perm = reduce_detail::memory_order(x_in); !perm.empty()) {
+    std::vector<bool> pmask(perm.size());
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) pmask[i] = mask[perm[i]], inverse[perm[i]] = static_cast<int64_t>(i);
+    return contiguous(permute(sum_impl(permute(x_in, perm), pmask, out_dtype), inverse));
+  }
   Tensor x = contiguous(x_in);
   Shape cur = x.sizes();
   if (x.dim() == 0) return to_dtype(x, out_dtype, true);

@@ -46,9 +46,39 @@ int64_t reduced_count(const Tensor& t, const std::vector<bool>& mask) {
   return n;
 }
 
-Layout reduce_layout(const Tensor& t, const std::vector<bool>& mask) {
+std::vector<int64_t> memory_order(const Tensor& t) {
+  if (t.dim() < 2 || t.is_contiguous()) return {};
+  std::vector<int64_t> perm(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) perm[d] = d;
+  // size-1 dims keep their places (their strides say nothing)
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (t.sizes()[a] == 1 || t.sizes()[b] == 1) return false;
+    return t.strides()[a] > t.strides()[b];
+  });
+  if (!permute(t, perm).is_contiguous()) return {};
+  return perm;
+}
+
+Layout reduce_layout(const Tensor& t_in, const std::vector<bool>& mask_in, bool memory_order_ok) {
   autograd::NoGradGuard raw;  // layout copies are internal to a kernel
   Layout l;
+  Tensor t = t_in;
+  std::vector<bool> mask = mask_in;
+  // A permuted dense input is read in memory order when that keeps the kept dims in their order
+  // (the result's layout); a transpose reduced along either dim then needs no copy.
+  if (auto perm = memory_order_ok ? memory_order(t_in) : std::vector<int64_t>(); !perm.empty()) {
+    std::vector<bool> pmask(perm.size());
+    int64_t prev_kept = -1;
+    bool kept_in_order = true;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      pmask[i] = mask_in[perm[i]];
+      if (!pmask[i] && t_in.sizes()[perm[i]] != 1) {
+        kept_in_order = kept_in_order && perm[i] > prev_kept;
+        prev_kept = perm[i];
+      }
+    }
+    if (kept_in_order) t = permute(t_in, perm), mask = pmask;
+  }
   int64_t n = t.dim();
   int64_t first = -1, last = -1, runs = 0;
   for (int64_t d = 0; d < n; ++d) {
@@ -81,7 +111,7 @@ Layout reduce_layout(const Tensor& t, const std::vector<bool>& mask) {
   return l;
 }
 
-Layout dim_layout(const Tensor& t, int64_t dim) { return reduce_layout(t, reduce_mask(t, dim)); }
+Layout dim_layout(const Tensor& t, int64_t dim) { return reduce_layout(t, reduce_mask(t, dim), false); }
 
 Tensor unsqueeze_reduced(const Tensor& r, const std::vector<bool>& mask, int64_t ndim) {
   Tensor g = r;

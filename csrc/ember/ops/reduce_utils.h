@@ -21,12 +21,20 @@ std::vector<int64_t> mask_dims(const std::vector<bool>& mask, int64_t ndim);
 // Number of elements reduced into each output element.
 int64_t reduced_count(const Tensor& t, const std::vector<bool>& mask);
 
+// Note [Reduction layout]: the dims of t in memory order (strides descending) when that order
+// makes t contiguous and is not t's own order (a transposed or permuted dense tensor), so that a
+// reduction reads it in place instead of copying it first; empty otherwise.
+std::vector<int64_t> memory_order(const Tensor& t);
+
 struct Layout {
   Tensor x;  // contiguous data viewed as (outer, R, inner)
   int64_t outer = 1, R = 1, inner = 1;
 };
-Layout reduce_layout(const Tensor& t, const std::vector<bool>& mask);
-// (outer, R, inner) around one dim (scans, sorting): the input made contiguous.
+// For a reduction (a result over the kept dims only): a permuted dense input is read in memory
+// order when that keeps the kept dims in order (memory_order_ok; Note [Reduction layout]).
+Layout reduce_layout(const Tensor& t, const std::vector<bool>& mask, bool memory_order_ok = true);
+// (outer, R, inner) around one dim (scans, sorting, softmax: results the input's shape): the input
+// made contiguous in its logical order.
 Layout dim_layout(const Tensor& t, int64_t dim);
 
 // Inserts size-1 dims back where `mask` reduced them (the keepdim shape of a reduced result).
