@@ -1,6 +1,8 @@
 // Reductions. Note [Reduction layout]: the input is made contiguous and each run of adjacent
 // reduced dims is viewed as (outer, R, inner); inner == 1 sums contiguous rows, otherwise rows
 // of length `inner` are accumulated (vectorized across inner). Runs are reduced last to first.
+// A permuted dense input (a transpose) is reduced in its memory order instead of being copied
+// first (reduce_detail::memory_order): x.t().sum(0) ran 5.5x torch's time on the copy.
 #include <algorithm>
 
 #include "ember/autograd/functions.h"
