@@ -37,6 +37,18 @@ def _both_paths(fn):
     return on, off
 
 
+def _same_bits_for_1_2_3_threads(fn):
+    threads = ember.get_num_threads()
+    try:
+        outs = []
+        for t in (1, 2, 3):
+            ember.set_num_threads(t)
+            outs.append(fn().numpy())
+    finally:
+        ember.set_num_threads(threads)
+    return all(np.array_equal(outs[0], o) for o in outs[1:])
+
+
 # (m, k, n): narrow and wide outputs (addmm's two routes), a long k, one row, a large square, and
 # products for JIT kernels, whole or in 2 or 4 row pieces (Note [MKL JIT GEMM])
 SHAPES = [(512, 256, 256), (256, 128, 1024), (64, 20000, 32), (1, 4096, 1024), (1024, 1024, 1024), (100, 100, 100),
@@ -162,15 +174,7 @@ def test_batched_products_on_mkl(mkl_switch, dtype, B):
         ref = t_fn().numpy()
         np.testing.assert_allclose(on, ref, **tol)
         np.testing.assert_allclose(off, ref, **tol)
-        threads = ember.get_num_threads()
-        try:
-            outs = []
-            for t in (1, 2, 3):
-                ember.set_num_threads(t)
-                outs.append(e_fn().numpy())
-        finally:
-            ember.set_num_threads(threads)
-        assert all(np.array_equal(outs[0], o) for o in outs[1:])
+        assert _same_bits_for_1_2_3_threads(e_fn)
 
 
 @needs_mkl
@@ -195,12 +199,4 @@ def test_batched_products_on_mkl_jit_kernels(mkl_switch, dtype, B, m, k, n, layo
     ref = torch.bmm(at, bt).numpy()
     np.testing.assert_allclose(on, ref, **tol)
     np.testing.assert_allclose(off, ref, **tol)
-    threads = ember.get_num_threads()
-    try:
-        outs = []
-        for t in (1, 2, 3):
-            ember.set_num_threads(t)
-            outs.append(ember.bmm(a, b).numpy())
-    finally:
-        ember.set_num_threads(threads)
-    assert all(np.array_equal(outs[0], o) for o in outs[1:])
+    assert _same_bits_for_1_2_3_threads(lambda: ember.bmm(a, b))
