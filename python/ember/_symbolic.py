@@ -30,7 +30,7 @@ class SymBool(_NeverMade):
 
 def sym_int(a):
     """int(a), rounding toward zero."""
-    return int(a) if not isinstance(a, float) else math.trunc(a)
+    return int(a)
 
 
 def sym_float(a):

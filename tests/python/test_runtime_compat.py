@@ -489,3 +489,18 @@ def test_convert_conv_weight_memory_format_as_torch():
         assert m[2][1].weight.is_contiguous()  # a 3d conv: only the 3d conversion touches it
         lib.nn.utils.convert_conv3d_weight_memory_format(m, lib.channels_last_3d)
         assert m[2][1].weight.is_contiguous(memory_format=lib.channels_last_3d)
+
+
+def test_bad_inputs_to_this_sessions_entry_points_as_torch():
+    from conftest import same_error
+    for make in (lambda L: L.nn.utils.convert_conv2d_weight_memory_format(3, L.channels_last),
+                 lambda L: L.nn.utils.convert_conv2d_weight_memory_format(L.nn.Conv2d(1, 1, 1), "x"),
+                 lambda L: L.func.replace_all_batch_norm_modules_(3),
+                 lambda L: L.func.linearize(lambda a: a * 2, 3.0),
+                 lambda L: L.func.linearize(lambda a, b: a * b, L.ones(2), 3),
+                 lambda L: L.func.linearize(3, L.ones(2)),
+                 lambda L: L.cond(True, 3, lambda: 1),
+                 lambda L: L.optim.Adafactor([]),
+                 lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 2 ** 62, [5]),
+                 lambda L: L.sym_sqrt(-1)):
+        same_error(lambda: make(ember), lambda: make(torch))

@@ -45,8 +45,11 @@ def linearize(func, *primals):
     tangents shaped and typed as primals (func runs again per call, on forward-mode AD)."""
     import ember
     from ember.utils._pytree import tree_flatten
-    output = func(*primals)
     flat_primals, primals_spec = tree_flatten(primals)
+    for p in flat_primals:  # primals must be tensors (torch fails on the first non-tensor the same way)
+        if not isinstance(p, ember.Tensor):
+            raise AttributeError(f"'{type(p).__name__}' object has no attribute 'new_empty'")
+    output = func(*primals)
 
     def jvp_fn(*tangents):
         flat_tangents, tangents_spec = tree_flatten(tangents)
@@ -54,10 +57,10 @@ def linearize(func, *primals):
             raise RuntimeError(f"Expected the tangents {tangents_spec} to have the same argspec as the primals "
                                f"{primals_spec}")
         for i, (p, t) in enumerate(zip(flat_primals, flat_tangents)):
-            if isinstance(p, ember.Tensor) and tuple(t.shape) != tuple(p.shape):
+            if tuple(t.shape) != tuple(p.shape):
                 raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't match the shape "
                                    f"{p.shape} of the corresponding primal.")
-            if isinstance(p, ember.Tensor) and t.dtype != p.dtype:
+            if t.dtype != p.dtype:
                 raise RuntimeError(f"tangent:{i} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
                                    f"{p.dtype} of the corresponding primal.")
         return jvp(func, primals, tangents)[1]

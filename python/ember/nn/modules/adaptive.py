@@ -56,12 +56,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             if input_.size(0) != target_.size(0):
                 raise RuntimeError("Input and target should have the same size in the batch dimension.")
             if input_.dim() != 2:
-                raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs with size",
-                                   tuple(input_.size()))
+                raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with size "
+                                   f"{tuple(input_.size())}")
         elif targ_dim == 0:
             if input_.dim() != 1:
-                raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs with size",
-                                   tuple(input_.size()))
+                raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with size "
+                                   f"{tuple(input_.size())}")
         else:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         batched = targ_dim > 0
