@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/cpu/mkl_blas.h"
+
+// Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math_of.h"
@@ -24,8 +27,8 @@ M param_as(double v) {
     return static_cast<M>(v);
 }
 
-// Float runs the vectorizable versions (Note [Vectorizable float math], [Float log]); double keeps
-// libm's.
+// Float runs the vectorizable versions (Note [Vectorizable float math], [Float log]), double those
+// of Note [Double math]; exp2 and erf keep libm's for double.
 #define EMBER_FAST_FLOAT(name)              \
   template <typename M>                     \
   EMBER_MATH_INLINE M fast_##name(M x) {    \
@@ -34,13 +37,25 @@ M param_as(double v) {
     else                                    \
       return std::name(x);                  \
   }
-EMBER_FAST_FLOAT(log1p)
 EMBER_FAST_FLOAT(exp2)
-EMBER_FAST_FLOAT(expm1)
-EMBER_FAST_FLOAT(tanh)
 EMBER_FAST_FLOAT(erf)
-EMBER_FAST_FLOAT(log)
 #undef EMBER_FAST_FLOAT
+template <typename M>
+EMBER_MATH_INLINE M fast_log1p(M x) {
+  return math::log1p(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_expm1(M x) {
+  return math::expm1(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_tanh(M x) {
+  return math::tanh(x);
+}
+template <typename M>
+EMBER_MATH_INLINE M fast_log(M x) {
+  return math::log(x);
+}
 template <typename M>
 EMBER_MATH_INLINE M fast_exp(M x) {
   return math::exp(x);  // float and double (Note [Double exp])
@@ -225,6 +240,103 @@ void erfinv_double_loop(const TensorIter& it) {
     }
   });
 }
+// Note [Double math] over float64, as float_math_loop: contiguous runs in blocks through f, then g
+// (libm) for the elements needs_g picks (trigonometry's |x| >= 2^20, inf, NaN); 512-bit vectors at
+// the AVX-512 level.
+template <typename F, typename N, typename G>
+void double_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref, const G& g) {
+  it.for_each([&f_ref, &needs_g_ref, &g](char** d, const int64_t* s, int64_t n) EMBER_WIDE_VECTORS {
+    const F f = f_ref;  // Note [Loop closure copies]
+    const N needs_g = needs_g_ref;
+    if (s[0] != sizeof(double) || s[1] != sizeof(double)) {
+      for (int64_t k = 0; k < n; ++k) {
+        const double x = *reinterpret_cast<const double*>(d[1] + k * s[1]);
+        *reinterpret_cast<double*>(d[0] + k * s[0]) = needs_g(x) ? g(x) : f(x);
+      }
+      return;
+    }
+    auto* o = reinterpret_cast<double*>(d[0]);
+    auto* a = reinterpret_cast<const double*>(d[1]);
+    constexpr int64_t kBlock = 256;
+    double y[kBlock];  // stored after both passes, so an in-place op still sees its input in the second
+    for (int64_t k = 0; k < n; k += kBlock) {
+      const int64_t len = std::min(kBlock, n - k);
+      int32_t slow = 0;  // (an int: GCC does not vectorize a bool reduction beside doubles)
+      for (int64_t j = 0; j < len; ++j) {
+        y[j] = f(a[k + j]);
+        slow |= needs_g(a[k + j]) ? 1 : 0;
+      }
+      if (slow)
+        for (int64_t j = 0; j < len; ++j)
+          if (needs_g(a[k + j])) y[j] = g(a[k + j]);
+      std::copy(y, y + len, o + k);
+    }
+  });
+}
+// A float64 op on MKL's vector math (Note [MKL VML]): contiguous runs whole, strided ones through a
+// block buffer.
+void vml_double_loop(const TensorIter& it, VmlDoubleFn f) {
+  it.for_each([f](char** d, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(double) && s[1] == sizeof(double)) {
+      f(n, reinterpret_cast<const double*>(d[1]), reinterpret_cast<double*>(d[0]));
+      return;
+    }
+    constexpr int64_t kBlock = 256;
+    double x[kBlock];
+    for (int64_t k = 0; k < n; k += kBlock) {
+      const int64_t len = std::min(kBlock, n - k);
+      for (int64_t j = 0; j < len; ++j) x[j] = *reinterpret_cast<const double*>(d[1] + (k + j) * s[1]);
+      f(len, x, x);
+      for (int64_t j = 0; j < len; ++j) *reinterpret_cast<double*>(d[0] + (k + j) * s[0]) = x[j];
+    }
+  });
+}
+// The MKL function computing op over float64, or nullptr.
+VmlDoubleFn vml_function_of(UnaryOp op) {
+  using V = VmlFunction;
+  switch (op) {
+    case UnaryOp::Exp:
+      return mkl_vml_double(V::Exp);
+    case UnaryOp::Log:
+      return mkl_vml_double(V::Ln);
+    case UnaryOp::Log2:
+      return mkl_vml_double(V::Log2);
+    case UnaryOp::Log10:
+      return mkl_vml_double(V::Log10);
+    case UnaryOp::Log1p:
+      return mkl_vml_double(V::Log1p);
+    case UnaryOp::Expm1:
+      return mkl_vml_double(V::Expm1);
+    case UnaryOp::Sin:
+      return mkl_vml_double(V::Sin);
+    case UnaryOp::Cos:
+      return mkl_vml_double(V::Cos);
+    case UnaryOp::Tan:
+      return mkl_vml_double(V::Tan);
+    case UnaryOp::Tanh:
+      return mkl_vml_double(V::Tanh);
+    case UnaryOp::Erf:
+      return mkl_vml_double(V::Erf);
+    case UnaryOp::Erfc:
+      return mkl_vml_double(V::Erfc);
+    case UnaryOp::Atan:
+      return mkl_vml_double(V::Atan);
+    case UnaryOp::Sinh:
+      return mkl_vml_double(V::Sinh);
+    case UnaryOp::Cosh:
+      return mkl_vml_double(V::Cosh);
+    case UnaryOp::Exp2:
+      return mkl_vml_double(V::Exp2);
+    default:
+      return nullptr;
+  }
+}
+// An op of Note [Double math] without a libm pass.
+template <typename F>
+void double_math_loop(const TensorIter& it, const F& f) {
+  double_math_loop(
+      it, f, [](double) { return false; }, [](double x) { return x; });
+}
 #undef EMBER_WIDE_VECTORS
 
 template <typename T>
@@ -289,28 +401,63 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     }
   }
 #endif
+  // float64: MKL's vector math where it has the function (Note [MKL VML]); else the functions of Note
+  // [Double math] and exp at 8 lanes on AVX-512 (FLOAT_OP's loop uses 4)
+  if constexpr (std::is_same_v<T, double>) {
+    if (const VmlDoubleFn f = vml_function_of(op)) return vml_double_loop(it, f);
+    switch (op) {
+      case UnaryOp::Exp:
+        return double_math_loop(
+            it, [](double x) __attribute__((always_inline)) { return math::exp(x); });
+      case UnaryOp::Expm1:
+        return double_math_loop(
+            it, [](double x) __attribute__((always_inline)) { return math::expm1(x); });
+      case UnaryOp::Log1p:
+        return double_math_loop(
+            it, [](double x) __attribute__((always_inline)) { return math::log1p(x); });
+      case UnaryOp::Tanh:
+        return double_math_loop(
+            it, [](double x) __attribute__((always_inline)) { return math::tanh(x); });
+      case UnaryOp::Sigmoid:
+        return double_math_loop(
+            it, [](double x) __attribute__((always_inline)) { return math::sigmoid_of(x); });
+      case UnaryOp::Silu:
+        return double_math_loop(
+            it, [](double x) __attribute__((always_inline)) { return x * math::sigmoid_of(x); });
+      default:
+        break;
+    }
+  }
   switch (op) {
     FLOAT_OP(Exp, return fast_exp(x))
     FLOAT_OP(Exp2, return fast_exp2(x))  // Note [Float exp2, erfc and inverse hyperbolics]
     FLOAT_OP(Expm1, return fast_expm1(x))
 // Float-valued op on float and 16-bit floats through Note [Float math loops] (fast: the vectorized
 // function, slow: libm's, for the float elements for which needs_slow, an expression in x, holds);
-// double takes slow.
-#define MATH_OP(E, fast, slow, needs_slow)                                                                     \
-  case UnaryOp::E:                                                                                             \
-    if constexpr (std::is_same_v<M, float>)                                                                    \
-      float_math_loop<T>(                                                                                      \
-          it, [](float x) __attribute__((always_inline)) { return fast(x); },                                  \
-          [](float x) __attribute__((always_inline)) { return needs_slow; }, [](float x) { return slow(x); }); \
-    else if constexpr (kFloat)                                                                                 \
-      unary_loop<T, T>(it, [](M x) { return static_cast<M>(slow(x)); });                                       \
+// double takes slow, or (MATH_OP_D) the same three with the double overloads (Note [Double math]).
+#define MATH_OP_FLOAT(fast, slow, needs_slow)                               \
+  if constexpr (std::is_same_v<M, float>)                                   \
+    float_math_loop<T>(                                                     \
+        it, [](float x) __attribute__((always_inline)) { return fast(x); }, \
+        [](float x) __attribute__((always_inline)) { return needs_slow; }, [](float x) { return slow(x); });
+#define MATH_OP(E, fast, slow, needs_slow)                                                        \
+  case UnaryOp::E:                                                                                \
+    MATH_OP_FLOAT(fast, slow, needs_slow)                                                         \
+    else if constexpr (kFloat) unary_loop<T, T>(it, [](M x) { return static_cast<M>(slow(x)); }); \
     break;
-    MATH_OP(Log, math::log, std::log, (void(x), false))
-    MATH_OP(Log2, math::log2, std::log2, (void(x), false))
-    MATH_OP(Log10, math::log10, std::log10, (void(x), false))
-    MATH_OP(Sin, math::sin, std::sin, math::trig_needs_libm(x))
-    MATH_OP(Cos, math::cos, std::cos, math::trig_needs_libm(x))
-    MATH_OP(Tan, math::tan, std::tan, math::trig_needs_libm(x))
+#define MATH_OP_D(E, fast, slow, needs_slow)                                                                   \
+  case UnaryOp::E:                                                                                             \
+    MATH_OP_FLOAT(fast, slow, needs_slow)                                                                      \
+    else if constexpr (std::is_same_v<T, double>) double_math_loop(                                            \
+        it, [](double x) __attribute__((always_inline)) { return fast(x); },                                   \
+        [](double x) __attribute__((always_inline)) { return needs_slow; }, [](double x) { return slow(x); }); \
+    break;
+    MATH_OP_D(Log, math::log, std::log, (void(x), false))
+    MATH_OP_D(Log2, math::log2, std::log2, (void(x), false))
+    MATH_OP_D(Log10, math::log10, std::log10, (void(x), false))
+    MATH_OP_D(Sin, math::sin, std::sin, math::trig_needs_libm(x))
+    MATH_OP_D(Cos, math::cos, std::cos, math::trig_needs_libm(x))
+    MATH_OP_D(Tan, math::tan, std::tan, math::trig_needs_libm(x))
     MATH_OP(Asin, math::asin, math::asin, (void(x), false))  // Note [Double asin and acos]
     MATH_OP(Acos, math::acos, math::acos, (void(x), false))  // Note [Double asin and acos]
     MATH_OP(Atan, math::atan, std::atan, (void(x), false))
@@ -329,6 +476,8 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
       MATH_OP(Atanh, math::atanh, std::atanh, (void(x), false))
       MATH_OP(Digamma, math::digamma_positive, math::digamma, math::not_positive_finite(x))
 #undef MATH_OP
+#undef MATH_OP_D
+#undef MATH_OP_FLOAT
       FLOAT_OP(Log1p, return fast_log1p(x))
       FLOAT_OP(Sqrt, return std::sqrt(x))
       FLOAT_OP(Rsqrt, return M(1) / std::sqrt(x))

@@ -86,6 +86,25 @@ EMBER_MATH_INLINE F exp_lanes(F x) {
 
 EMBER_MATH_INLINE float exp(float x) { return exp_lanes<float, int32_t>(x); }
 
+// c[0] + c[1] x + ... + c[N-1] x^(N-1) as four Horner chains in x^4 joined at the end (Estrin's idea):
+// a quarter of the dependent FMAs. One chain of a dozen FMAs per element kept too few independent
+// ones in the out-of-order window (float64 exp ran at 1.8x torch's time at 8 lanes). c: a constexpr
+// array, so the loads fold into constants.
+template <size_t R, size_t N>
+EMBER_MATH_INLINE double horner_x4(double x4, const double (&c)[N]) {
+  constexpr size_t top = R + (N - 1 - R) / 4 * 4;
+  double p = c[top];
+#pragma GCC unroll 16
+  for (size_t j = top; j >= R + 4; j -= 4) p = p * x4 + c[j - 4];
+  return p;
+}
+template <size_t N>
+EMBER_MATH_INLINE double poly_x4(double x, const double (&c)[N]) {
+  static_assert(N >= 4);
+  const double x2 = x * x, x4 = x2 * x2;
+  return (horner_x4<0>(x4, c) + x * horner_x4<1>(x4, c)) + x2 * (horner_x4<2>(x4, c) + x * horner_x4<3>(x4, c));
+}
+
 // Note [Double exp]: e^x for double, within 1 ulp, branch-free (glibc's exp is a call the loops
 // cannot vectorize: float64 exp took 3x torch's time). x = n ln2 + r, |r| <= ln2 / 2, with ln2
 // split so n * ln2_hi is exact; e^r as its Taylor series to r^13 / 13! (truncation below 2^-58
@@ -100,18 +119,10 @@ EMBER_MATH_INLINE double exp(double x) {
   const int64_t ni = std::bit_cast<int64_t>(t) - std::bit_cast<int64_t>(kRound);  // ...kept in the low bits
   double r = xc - n * 6.93147180369123816490e-01;                                 // ln2_hi: 32 significant bits
   r = r - n * 1.90821492927058770002e-10;                                         // ln2_lo
-  double q = 1.0 / 6227020800.0;                                                  // 1 / 13!
-  q = q * r + 1.0 / 479001600.0;
-  q = q * r + 1.0 / 39916800.0;
-  q = q * r + 1.0 / 3628800.0;
-  q = q * r + 1.0 / 362880.0;
-  q = q * r + 1.0 / 40320.0;
-  q = q * r + 1.0 / 5040.0;
-  q = q * r + 1.0 / 720.0;
-  q = q * r + 1.0 / 120.0;
-  q = q * r + 1.0 / 24.0;
-  q = q * r + 1.0 / 6.0;
-  q = q * r + 0.5;
+  static constexpr double kT[] = {1.0 / 120.0,      1.0 / 720.0,       1.0 / 5040.0,
+                                  1.0 / 40320.0,    1.0 / 362880.0,    1.0 / 3628800.0,
+                                  1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0};  // 1/5! .. 1/13!
+  const double q = 0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * poly_x4(r, kT)));  // Horner for the terms that count
   const double p = 1.0 + (r + r * r * q);
   const int64_t n1 = ni >> 1, n2 = ni - n1;
   return (p * std::bit_cast<double>((n1 + 1023) << 52)) * std::bit_cast<double>((n2 + 1023) << 52);
