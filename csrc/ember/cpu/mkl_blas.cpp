@@ -29,13 +29,15 @@
 // shape: the thread count cannot change the bits.
 //
 // Note [MKL VML]
-// float64 exp, log, sin and the other functions of VmlFunction run on MKL's vector math (vmd*, high
-// accuracy: within 1 ulp) when MKL is in use, as torch's do: its kernels are table-driven and ran
-// 1.5-2x faster here than the polynomial kernels of Note [Double math] (kept for machines without
-// MKL and for ember.backends.mkl.enabled = False). Not sqrt: MKL's (torch's) comes from a reciprocal
-// square root and Newton steps at 2.5x vsqrtpd's rate but is not correctly rounded (0.70 ulp measured);
-// ember's stays IEEE's. The kernels keep the thread's MXCSR (no FTZ/DAZ change:
-// set_flush_denormal holds) and never report errors (inf/NaN results are IEEE's, as libm's).
+// float64 exp, log, sin and the other functions of VmlFunction, and float32 (16-bit floats through
+// float blocks) log, log2, log10, sin, cos, tan, asin, acos, atan and erfinv run on MKL's vector math
+// (vm?*, high accuracy: within 1 ulp) when MKL is in use, as torch's do: its kernels are table-driven
+// and ran 1.3-2.4x faster here than ember's polynomial kernels (Note [Double math], [Float log],
+// [Float trigonometry], ...; kept for machines without MKL and for ember.backends.mkl.enabled =
+// False). ember's own stay where they were as fast or faster (float32 exp, tanh, sinh, lgamma, ...). Not sqrt: MKL's
+// (torch's) comes from a reciprocal square root and Newton steps at 2.5x vsqrtpd's rate but is not correctly rounded
+// (0.70 ulp measured); ember's stays IEEE's. The kernels keep the thread's MXCSR (no FTZ/DAZ change: set_flush_denormal
+// holds) and never report errors (inf/NaN results are IEEE's, as libm's).
 //
 // Threads: MKL's GNU threading layer runs on libgomp, the pool the kernels and OpenBLAS share
 // (Note [Thread count across threads]: the caller adopts the count first); inside a parallel
@@ -52,6 +54,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "ember/cpu/isa.h"
@@ -87,14 +90,16 @@ struct Mkl {
   DJitCreate djit_create = nullptr;
   JitGet sjit_get = nullptr, djit_get = nullptr;
   int (*jit_destroy)(void*) = nullptr;
-  // vmd<Function>(n, a, y, mode), VmlFunction's order; entries may be null (older MKL)
+  // vm?<Function>(n, a, y, mode), VmlFunction's order; entries may be null (older MKL)
   using Vmd = void (*)(int, const double*, double*, long long);
+  using Vms = void (*)(int, const float*, float*, long long);
   Vmd vmd[kVmlFunctionCount] = {};
+  Vms vms[kVmlFunctionCount] = {};
   std::string version;
 };
-constexpr const char* kVmdNames[kVmlFunctionCount] = {
-    "vmdExp", "vmdLn",   "vmdLog2", "vmdLog10", "vmdLog1p", "vmdExpm1", "vmdSin",  "vmdCos",
-    "vmdTan", "vmdTanh", "vmdErf",  "vmdErfc",  "vmdAtan",  "vmdSinh",  "vmdCosh", "vmdExp2"};
+constexpr const char* kVmlNames[kVmlFunctionCount] = {"Exp",  "Ln",   "Log2", "Log10", "Log1p", "Expm1", "Sin",
+                                                      "Cos",  "Tan",  "Tanh", "Erf",   "Erfc",  "Atan",  "Sinh",
+                                                      "Cosh", "Exp2", "Asin", "Acos",  "ErfInv"};
 // VML_HA | VML_ERRMODE_IGNORE | VML_FTZDAZ_CURRENT (mkl_vml_defines.h)
 constexpr long long kVmlMode = 0x2 | 0x100;
 
@@ -147,7 +152,10 @@ const Mkl* load() {
     m->sjit_get = symbol<JitGet>(lib, "mkl_jit_get_sgemm_ptr");
     m->djit_get = symbol<JitGet>(lib, "mkl_jit_get_dgemm_ptr");
     m->jit_destroy = symbol<int (*)(void*)>(lib, "mkl_jit_destroy");
-    for (int f = 0; f < kVmlFunctionCount; ++f) m->vmd[f] = symbol<Mkl::Vmd>(lib, kVmdNames[f]);
+    for (int f = 0; f < kVmlFunctionCount; ++f) {
+      m->vmd[f] = symbol<Mkl::Vmd>(lib, (std::string("vmd") + kVmlNames[f]).c_str());
+      m->vms[f] = symbol<Mkl::Vms>(lib, (std::string("vms") + kVmlNames[f]).c_str());
+    }
     if (!m->sjit_create || !m->djit_create || !m->sjit_get || !m->djit_get || !m->jit_destroy)
       m->sjit_create = nullptr, m->djit_create = nullptr;
     // The threading layer must be chosen before any other MKL call; a failed strict-mode request
@@ -204,23 +212,34 @@ void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, cons
 }
 
 namespace {
-template <int F>
-void vml_double(int64_t n, const double* a, double* y) {
-  const Mkl::Vmd fn = load()->vmd[F];
+template <typename T, int F>
+void vml_call(int64_t n, const T* a, T* y) {
   constexpr int64_t kMax = std::numeric_limits<int>::max();
-  for (int64_t i = 0; i < n; i += kMax) fn(as_int(std::min(kMax, n - i)), a + i, y + i, kVmlMode);
+  for (int64_t i = 0; i < n; i += kMax) {
+    const int len = as_int(std::min(kMax, n - i));
+    if constexpr (std::is_same_v<T, double>)
+      load()->vmd[F](len, a + i, y + i, kVmlMode);
+    else
+      load()->vms[F](len, a + i, y + i, kVmlMode);
+  }
 }
-template <int... F>
-constexpr std::array<VmlDoubleFn, sizeof...(F)> vml_double_table(std::integer_sequence<int, F...>) {
-  return {&vml_double<F>...};
+template <typename T, int... F>
+constexpr auto vml_table(std::integer_sequence<int, F...>) {
+  return std::array<void (*)(int64_t, const T*, T*), sizeof...(F)>{&vml_call<T, F>...};
 }
 }  // namespace
 
 VmlDoubleFn mkl_vml_double(VmlFunction f) {
-  static constexpr auto kTable = vml_double_table(std::make_integer_sequence<int, kVmlFunctionCount>());
+  static constexpr auto kTable = vml_table<double>(std::make_integer_sequence<int, kVmlFunctionCount>());
   const Mkl* m = mkl_enabled() ? load() : nullptr;
   const int i = static_cast<int>(f);
   return m && m->vmd[i] ? kTable[i] : nullptr;
+}
+VmlFloatFn mkl_vml_float(VmlFunction f) {
+  static constexpr auto kTable = vml_table<float>(std::make_integer_sequence<int, kVmlFunctionCount>());
+  const Mkl* m = mkl_enabled() ? load() : nullptr;
+  const int i = static_cast<int>(f);
+  return m && m->vms[i] ? kTable[i] : nullptr;
 }
 
 bool mkl_gemm_batch_available() {

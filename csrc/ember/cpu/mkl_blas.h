@@ -64,13 +64,35 @@ const MklJitGemm* mkl_jit_gemm(bool is_double, bool a_trans, bool b_trans, int64
 bool mkl_gemm_available();
 bool mkl_gemm_fits(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
 
-// Note [MKL VML]: float64 y[i] = f(a[i]) for i < n (n within int) by MKL's vector math library in
-// its high-accuracy mode, on the calling thread (inside a parallel region). nullptr when MKL is not
-// in use (mkl_gemm_available()) or lacks the function: the caller computes it itself.
-enum class VmlFunction { Exp, Ln, Log2, Log10, Log1p, Expm1, Sin, Cos, Tan, Tanh, Erf, Erfc, Atan, Sinh, Cosh, Exp2 };
-constexpr int kVmlFunctionCount = 16;
+// Note [MKL VML]: y[i] = f(a[i]) for i < n by MKL's vector math library in its high-accuracy mode,
+// float64 (vmd*) or float32 (vms*), on the calling thread (inside a parallel region). nullptr when
+// MKL is not in use (mkl_gemm_available()) or lacks the function: the caller computes it itself.
+enum class VmlFunction {
+  Exp,
+  Ln,
+  Log2,
+  Log10,
+  Log1p,
+  Expm1,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Erf,
+  Erfc,
+  Atan,
+  Sinh,
+  Cosh,
+  Exp2,
+  Asin,
+  Acos,
+  ErfInv
+};
+constexpr int kVmlFunctionCount = 19;
 using VmlDoubleFn = void (*)(int64_t n, const double* a, double* y);
+using VmlFloatFn = void (*)(int64_t n, const float* a, float* y);
 VmlDoubleFn mkl_vml_double(VmlFunction f);
+VmlFloatFn mkl_vml_float(VmlFunction f);
 
 // Where to look first (the Python package passes its prefix's lib/libmkl_rt.so.2); otherwise the
 // dynamic loader's search path. Takes effect only before the first GEMM loads the library.

@@ -104,10 +104,24 @@ EMBER_MATH_INLINE bool sign_bit(M x) {
 #define EMBER_WIDE_VECTORS
 #endif
 template <typename T, typename F, typename N, typename G>
-void float_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref, const G& g) {
-  it.for_each([&f_ref, &needs_g_ref, &g](char** d, const int64_t* s, int64_t n) EMBER_WIDE_VECTORS {
+void float_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref, const G& g, VmlFloatFn vml) {
+  it.for_each([&f_ref, &needs_g_ref, &g, vml](char** d, const int64_t* s, int64_t n) EMBER_WIDE_VECTORS {
     const F f = f_ref;  // Note [Loop closure copies]
     const N needs_g = needs_g_ref;
+    if (vml) {  // Note [MKL VML]: float runs through MKL's function, whole or in float blocks
+      if constexpr (std::is_same_v<T, float>)
+        if (s[0] == sizeof(float) && s[1] == sizeof(float))
+          return vml(n, reinterpret_cast<const float*>(d[1]), reinterpret_cast<float*>(d[0]));
+      constexpr int64_t kBlock = 2048;  // (a call costs about 256 floats' work)
+      float x[kBlock];
+      for (int64_t k = 0; k < n; k += kBlock) {
+        const int64_t len = std::min(kBlock, n - k);
+        for (int64_t j = 0; j < len; ++j) x[j] = static_cast<float>(*reinterpret_cast<const T*>(d[1] + (k + j) * s[1]));
+        vml(len, x, x);
+        for (int64_t j = 0; j < len; ++j) *reinterpret_cast<T*>(d[0] + (k + j) * s[0]) = static_cast<T>(x[j]);
+      }
+      return;
+    }
     if (s[0] != sizeof(T) || s[1] != sizeof(T)) {
       for (int64_t k = 0; k < n; ++k) {
         const float x = static_cast<float>(*reinterpret_cast<const T*>(d[1] + k * s[1]));
@@ -273,6 +287,33 @@ void double_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref
     }
   });
 }
+// The MKL function computing op over float blocks (float32 and 16-bit floats), or nullptr: the
+// functions where ember's float kernels were slower than MKL's (Note [MKL VML]).
+VmlFloatFn vml_float_function_of(UnaryOp op) {
+  using V = VmlFunction;
+  switch (op) {
+    case UnaryOp::Log:
+      return mkl_vml_float(V::Ln);
+    case UnaryOp::Log2:
+      return mkl_vml_float(V::Log2);
+    case UnaryOp::Log10:
+      return mkl_vml_float(V::Log10);
+    case UnaryOp::Sin:
+      return mkl_vml_float(V::Sin);
+    case UnaryOp::Cos:
+      return mkl_vml_float(V::Cos);
+    case UnaryOp::Tan:
+      return mkl_vml_float(V::Tan);
+    case UnaryOp::Asin:
+      return mkl_vml_float(V::Asin);
+    case UnaryOp::Acos:
+      return mkl_vml_float(V::Acos);
+    case UnaryOp::Atan:
+      return mkl_vml_float(V::Atan);
+    default:
+      return nullptr;
+  }
+}
 // A float64 op on MKL's vector math (Note [MKL VML]): contiguous runs whole, strided ones through a
 // block buffer.
 void vml_double_loop(const TensorIter& it, VmlDoubleFn f) {
@@ -292,7 +333,7 @@ void vml_double_loop(const TensorIter& it, VmlDoubleFn f) {
   });
 }
 // The MKL function computing op over float64, or nullptr.
-VmlDoubleFn vml_function_of(UnaryOp op) {
+VmlDoubleFn vml_double_function_of(UnaryOp op) {
   using V = VmlFunction;
   switch (op) {
     case UnaryOp::Exp:
@@ -404,7 +445,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
   // float64: MKL's vector math where it has the function (Note [MKL VML]); else the functions of Note
   // [Double math] and exp at 8 lanes on AVX-512 (FLOAT_OP's loop uses 4)
   if constexpr (std::is_same_v<T, double>) {
-    if (const VmlDoubleFn f = vml_function_of(op)) return vml_double_loop(it, f);
+    if (const VmlDoubleFn f = vml_double_function_of(op)) return vml_double_loop(it, f);
     switch (op) {
       case UnaryOp::Exp:
         return double_math_loop(
@@ -435,11 +476,12 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
 // Float-valued op on float and 16-bit floats through Note [Float math loops] (fast: the vectorized
 // function, slow: libm's, for the float elements for which needs_slow, an expression in x, holds);
 // double takes slow, or (MATH_OP_D) the same three with the double overloads (Note [Double math]).
-#define MATH_OP_FLOAT(fast, slow, needs_slow)                               \
-  if constexpr (std::is_same_v<M, float>)                                   \
-    float_math_loop<T>(                                                     \
-        it, [](float x) __attribute__((always_inline)) { return fast(x); }, \
-        [](float x) __attribute__((always_inline)) { return needs_slow; }, [](float x) { return slow(x); });
+#define MATH_OP_FLOAT(fast, slow, needs_slow)                                                               \
+  if constexpr (std::is_same_v<M, float>)                                                                   \
+    float_math_loop<T>(                                                                                     \
+        it, [](float x) __attribute__((always_inline)) { return fast(x); },                                 \
+        [](float x) __attribute__((always_inline)) { return needs_slow; }, [](float x) { return slow(x); }, \
+        vml_float_function_of(op));
 #define MATH_OP(E, fast, slow, needs_slow)                                                        \
   case UnaryOp::E:                                                                                \
     MATH_OP_FLOAT(fast, slow, needs_slow)                                                         \
@@ -461,10 +503,14 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Asin, math::asin, math::asin, (void(x), false))  // Note [Double asin and acos]
     MATH_OP(Acos, math::acos, math::acos, (void(x), false))  // Note [Double asin and acos]
     MATH_OP(Atan, math::atan, std::atan, (void(x), false))
-    case UnaryOp::Erfinv:  // Note [Float erfinv] and Note [Double erfinv]
-      if constexpr (std::is_same_v<M, float>)
-        erfinv_float_loop<T>(it);
-      else if constexpr (std::is_same_v<T, double>)
+    case UnaryOp::Erfinv:  // Note [Float erfinv] and Note [Double erfinv], or MKL's (Note [MKL VML])
+      if constexpr (std::is_same_v<M, float>) {
+        if (const VmlFloatFn v = mkl_vml_float(VmlFunction::ErfInv))
+          float_math_loop<T>(
+              it, [](float x) { return x; }, [](float) { return false; }, [](float x) { return x; }, v);
+        else
+          erfinv_float_loop<T>(it);
+      } else if constexpr (std::is_same_v<T, double>)
         erfinv_double_loop(it);
       break;
       MATH_OP(Sinh, math::sinh, std::sinh, math::hyperbolic_needs_libm(x))  // Note [Float sinh and cosh]
