@@ -299,6 +299,9 @@ def __getattr__(name):  # submodules imported on first use (import time)
         return backends.mkl.is_available()
     if name in ("has_lapack", "has_openmp", "has_spectral"):
         return True
+    if name in ("Stream", "Event"):  # torch.Stream / torch.Event, device-generic (python/ember/_stream.py)
+        import importlib
+        return getattr(importlib.import_module("ember._stream"), name)
     if name == "vmap":  # torch.vmap is torch.func.vmap
         import importlib
         return importlib.import_module("ember.func").vmap

@@ -392,3 +392,43 @@ def test_fused_regression_losses_bad_input():
             f(ember.randn(3), ember.randn(3), "mean", 0.0)
         with pytest.raises(ValueError):
             f(ember.randn(3), ember.randn(3), "avg", 1.0)
+
+
+@pytest.mark.parametrize("kw,target_shape", [
+    (dict(bias=True, weight=[1.0, 2.0, 1.0, 0.5, 1.0]), (3,)), (dict(out_features=(2,)), (3, 2)),
+    (dict(label_smoothing=0.1, ignore_index=1, reduction="sum"), (3,)), (dict(reduction="none", bias=True), (3,)),
+    (dict(out_features=(2, 3), bias=True), (4, 2, 3)), (dict(), ()),
+])
+def test_linear_cross_entropy_loss_module_as_torch(kw, target_shape):
+    """nn.LinearCrossEntropyLoss: torch's parameter and buffer names (its state_dict loads), loss and
+    gradients of the linear layer, repr; K-dimensional targets through out_features; a 1-d input is one
+    sample; 3-d inputs raise torch's RuntimeError."""
+    import numpy as np
+    tkw, ekw = dict(kw), dict(kw)
+    if "weight" in kw:
+        tkw["weight"], ekw["weight"] = torch.tensor(kw["weight"]), ember.tensor(kw["weight"])
+    options = {"options": ember.nn.LinearCrossEntropyOptions(batch_chunk_size=2)} if "bias" in kw else {}
+    tm = torch.nn.LinearCrossEntropyLoss(8, 5, **tkw)
+    em = ember.nn.LinearCrossEntropyLoss(8, 5, **ekw, **options)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    em.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in tm.state_dict().items()})
+    rng = np.random.default_rng(0)
+    single = len(target_shape) == len(kw.get("out_features", ()))  # no batch dimension
+    x = rng.standard_normal((8,) if single else (target_shape[0], 8)).astype(np.float32)
+    t = rng.integers(0, 5, target_shape)
+    a, b = tm(torch.from_numpy(x), torch.from_numpy(t)), em(ember.from_numpy(x), ember.from_numpy(t))
+    a.sum().backward()
+    b.sum().backward()
+    np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(em.linear.weight.grad.numpy(), tm.linear.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    if not options:
+        assert repr(em) == repr(tm)
+    with pytest.raises(RuntimeError, match="dimensionality 1 or 2"):
+        em(ember.zeros(2, 3, 8), ember.zeros(2, 3, dtype=ember.int64))
+    if "out_features" in kw:  # K-dimensional: batched input only, torch's message
+        errors = []
+        for L, m in ((torch, tm), (ember, em)):
+            with pytest.raises(RuntimeError) as info:
+                m(L.zeros(8), L.zeros(kw["out_features"], dtype=L.int64))
+            errors.append(str(info.value))
+        assert errors[0] == errors[1]

@@ -531,3 +531,107 @@ def test_adafactor_state_layout_and_unsupported_parameters_as_torch():
                 opt.Adafactor([p]).step()
             errors.append(type(info.value))
         assert errors[0] is errors[1]
+
+
+def _muon_reference(p, grads, lr, weight_decay=0.1, momentum=0.95, nesterov=True,
+                    ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5, adjust_lr_fn=None):
+    """torch.optim.Muon's documented update in float64 NumPy, with the exact Newton-Schulz iteration."""
+    a, b, c = ns_coefficients
+    p, buf = p.copy(), np.zeros_like(p)
+    rows, cols = p.shape
+    scale = 0.2 * np.sqrt(max(rows, cols)) if adjust_lr_fn == "match_rms_adamw" else np.sqrt(max(1.0, rows / cols))
+    for g in grads:
+        buf = momentum * buf + (1 - momentum) * g
+        u = (1 - momentum) * g + momentum * buf if nesterov else buf
+        x = u.T if rows > cols else u
+        x = x / max(np.linalg.norm(x), eps)
+        for _ in range(ns_steps):
+            gram = x @ x.T
+            x = a * x + (b * gram + c * gram @ gram) @ x
+        u = x.T if rows > cols else x
+        p = p * (1 - lr * weight_decay) - lr * scale * u
+    return p, buf
+
+
+MUON_CONFIGS = [dict(lr=0.02), dict(lr=0.05, nesterov=False), dict(lr=0.02, adjust_lr_fn="match_rms_adamw", weight_decay=0.0),
+                dict(lr=0.1, momentum=0.0, ns_steps=3), dict(lr=0.01, adjust_lr_fn="original", eps=1e-3, weight_decay=0.5)]
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (6, 6), (40, 24)])
+@pytest.mark.parametrize("kw", MUON_CONFIGS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_muon_against_the_documented_update_and_torch(shape, kw):
+    """optim.Muon: four steps equal the documented update (lerp momentum, Nesterov, Newton-Schulz on the
+    wide orientation, decoupled weight decay, shape-adjusted lr) in float64 to rounding; torch's runs its
+    Newton-Schulz iteration in bfloat16, so its parameters differ by a few percent of the step (the
+    momentum buffers exactly)."""
+    rng = np.random.default_rng(3)
+    p0 = rng.standard_normal(shape)
+    grads = [rng.standard_normal(shape) for _ in range(4)]
+    results = {}
+    for L, opt in ((torch, torch.optim), (ember, eoptim)):
+        p = L.nn.Parameter(L.from_numpy(p0.copy()))
+        o = opt.Muon([p], **kw)
+        for g in grads:
+            p.grad = L.from_numpy(g.copy())
+            o.step()
+        results[L.__name__] = (p.detach().numpy(), o.state[p]["momentum_buffer"].numpy())
+    want_p, want_buf = _muon_reference(p0, grads, **kw)
+    np.testing.assert_allclose(results["ember"][0], want_p, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(results["ember"][1], want_buf, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(results["ember"][1], results["torch"][1], rtol=1e-12, atol=1e-14)
+    step = kw["lr"] * (0.2 * np.sqrt(max(shape)) if kw.get("adjust_lr_fn") == "match_rms_adamw" else np.sqrt(max(1, shape[0] / shape[1])))
+    assert np.abs(results["ember"][0] - results["torch"][0]).max() <= 4 * 0.08 * step
+
+
+def test_muon_orthogonalizes_and_keeps_state_across_save_and_load():
+    """The update's singular values land in Newton-Schulz's band around 1 (a semi-orthogonal matrix, whatever
+    the gradient's scale); state_dict round trip continues the same trajectory."""
+    rng = np.random.default_rng(4)
+    g = rng.standard_normal((32, 16)) * np.logspace(-1, 1, 16)  # singular values over 3 decades
+    p = ember.nn.Parameter(ember.zeros(32, 16, dtype=ember.float64))
+    o = eoptim.Muon([p], lr=1.0, weight_decay=0.0, momentum=0.0)
+    p.grad = ember.from_numpy(g)
+    o.step()
+    s = np.linalg.svd(-p.detach().numpy() / np.sqrt(2.0), compute_uv=False)
+    assert s.min() > 0.5 and s.max() < 1.3, s
+    a = ember.nn.Parameter(ember.from_numpy(rng.standard_normal((8, 5))))
+    b = ember.nn.Parameter(a.detach().clone())
+    oa, ob = eoptim.Muon([a], lr=0.05), eoptim.Muon([b], lr=0.05)
+    grads = [ember.from_numpy(rng.standard_normal((8, 5))) for _ in range(4)]
+    for g in grads[:2]:
+        a.grad, b.grad = g, g.clone()
+        oa.step()
+        ob.step()
+    ob2 = eoptim.Muon([b], lr=0.05)
+    ob2.load_state_dict(copy.deepcopy(ob.state_dict()))
+    for g in grads[2:]:
+        a.grad, b.grad = g, g.clone()
+        oa.step()
+        ob2.step()
+    assert ember.equal(a, b)
+
+
+@pytest.mark.parametrize("kw", [dict(lr=-1.0), dict(momentum=-0.1), dict(weight_decay=-1.0), dict(adjust_lr_fn="x")])
+def test_muon_bad_arguments_as_torch(kw):
+    with pytest.raises(ValueError) as te:
+        torch.optim.Muon([torch.zeros(2, 2, requires_grad=True)], **kw)
+    with pytest.raises(ValueError) as ee:
+        eoptim.Muon([ember.zeros(2, 2, requires_grad=True)], **kw)
+    assert str(ee.value) == str(te.value)
+
+
+def test_muon_unsupported_parameters_as_torch():
+    for shape in ((3,), (2, 3, 4)):  # 2-D only, at construction
+        with pytest.raises(ValueError) as te:
+            torch.optim.Muon([torch.zeros(shape, requires_grad=True)])
+        with pytest.raises(ValueError) as ee:
+            eoptim.Muon([ember.zeros(shape, requires_grad=True)])
+        assert str(ee.value) == str(te.value).replace("torch.Size", "ember.Size")
+    for L, opt in ((torch, torch.optim), (ember, eoptim)):
+        p = L.zeros(2, 2, dtype=L.complex64, requires_grad=True)
+        p.grad = L.ones_like(p)
+        with pytest.raises(RuntimeError, match="complex"):
+            opt.Muon([p]).step()
+        e = L.zeros(0, 3, requires_grad=True)  # empty: a no-op step
+        e.grad = L.ones_like(e)
+        opt.Muon([e]).step()

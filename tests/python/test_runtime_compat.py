@@ -504,3 +504,24 @@ def test_bad_inputs_to_this_sessions_entry_points_as_torch():
                  lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(4, 2 ** 62, [5]),
                  lambda L: L.sym_sqrt(-1)):
         same_error(lambda: make(ember), lambda: make(torch))
+
+
+def test_device_generic_stream_and_event_as_torch_on_the_cpu():
+    """ember.Stream / ember.Event (torch.Stream / torch.Event): the CPU's stream is complete and in program
+    order; recording or waiting on events raises torch's RuntimeError; CUDA devices and accelerator
+    indices raise as on a torch without CUDA."""
+    for L in (torch, ember):
+        s, e = L.Stream("cpu"), L.Event("cpu")
+        assert s == L.Stream() and hash(s) == hash(L.Stream(L.device("cpu"), priority=3))
+        assert (s.device_type, s.device_index, s.stream_id, str(s.device)) == (0, -1, 0, "cpu")
+        assert s.query() and e.query() and not s.is_capturing() and e.event_id == 0
+        assert s.synchronize() is None and s.wait_event(e) is None and e.synchronize() is None and e.wait(s) is None
+        assert repr(s).endswith("Stream device_type=cpu, device_index=-1, stream_id=0")
+        for f in (lambda: s.record_event(), lambda: s.wait_stream(s), lambda: e.record(), lambda: s.native_handle,
+                  lambda: L.Stream("cuda"), lambda: L.Event("cuda"), lambda: L.Stream(0)):
+            with pytest.raises(RuntimeError):
+                f()
+        with pytest.raises(ValueError):
+            e.elapsed_time(e)
+        with pytest.raises(NotImplementedError):
+            e.ipc_handle()

@@ -7,6 +7,7 @@ from ember.optim import optimizer  # noqa: F401
 from ember.optim import lr_scheduler  # noqa: F401,E402
 from ember.optim.lbfgs import LBFGS  # noqa: F401,E402
 from ember.optim.adafactor import Adafactor  # noqa: F401,E402
+from ember.optim.muon import Muon  # noqa: F401,E402
 from ember.optim import swa_utils  # noqa: F401,E402
 
 

@@ -8,7 +8,7 @@ __all__ = [
     "L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "SmoothL1Loss", "HuberLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "CosineEmbeddingLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
 ]
 
 
@@ -54,6 +54,59 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class LinearCrossEntropyOptions:
+    """torch.nn.LinearCrossEntropyOptions: how torch's chunked linear_cross_entropy splits the batch so the
+    logits are never whole. ember computes them whole (a memory choice, not a numerical one): the options
+    are kept and change no result."""
+
+    def __init__(self, allow_retain_graph=False, batch_chunk_size=None, chunking_method="auto", acc_policy="auto",
+                 acc_dtype=None):
+        self.allow_retain_graph = allow_retain_graph
+        self.batch_chunk_size = batch_chunk_size
+        self.chunking_method = chunking_method
+        self.acc_policy = acc_policy
+        self.acc_dtype = acc_dtype
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of linear(input) against target (torch.nn.LinearCrossEntropyLoss): self.linear maps the
+    features to num_classes * prod(out_features) logits, read as (classes, *out_features) for K-dimensional
+    targets."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        super().__init__(weight, None, None, reduction)
+        from ember.nn.modules.linear import Linear
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.options = options
+        width = num_classes
+        for d in self.out_features:
+            width *= d
+        self.linear = Linear(in_features, width, bias=bias, device=device, dtype=dtype)
+
+    def forward(self, input, target):
+        if input.dim() not in (1, 2):
+            raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+        shape = (self.num_classes,) + self.out_features
+        if input.dim() == 1 and self.out_features:
+            raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {shape + (self.linear.in_features,)} "
+                               f"requires batched input, (N, {self.linear.in_features}), got unbatched input with shape "
+                               f"{tuple(input.shape)}")
+        logits = self.linear(input)
+        logits = logits.reshape(shape if input.dim() == 1 else (input.shape[0],) + shape)
+        return F.cross_entropy(logits, target, weight=self.weight,
+                               ignore_index=-100 if self.ignore_index is None else self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class NLLLoss(_WeightedLoss):
