@@ -963,3 +963,63 @@ def test_float_hypot_is_glibcs():
     if torch is not None:
         th = torch.hypot(torch.from_numpy(a[:1000]).half(), torch.from_numpy(b[:1000]).half())
         np.testing.assert_allclose(h.float().numpy(), th.float().numpy(), rtol=1e-3, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_on_both_backends_against_long_double_and_torch(dtype, math_backend):
+    """pow over float32/float64 (MKL's vm?Pow/vm?Powx where MKL is in use, Note [MKL VML]; libm's pow or
+    the float kernel otherwise): tensor exponents, a broadcast exponent, a broadcast base (2 ** x), strided
+    operands: within 1 ulp of the long double result (float32: of the float64 one), C99's special values as
+    torch's."""
+    import numpy as np
+    rng = np.random.default_rng(8)
+    a = np.concatenate([rng.uniform(0, 10, 3000), 10 ** rng.uniform(-30, 30, 1000), -rng.integers(1, 20, 500)])
+    b = np.concatenate([rng.uniform(-8, 8, 3000), rng.uniform(-1, 1, 1000), rng.integers(-6, 7, 500)]).astype(np.float64)
+    a, b = a.astype(dtype), b.astype(dtype)
+    tol = 1.0 if dtype == "float64" else 0.51
+
+    def check(got, x, y):
+        with np.errstate(all="ignore"):
+            ref = np.power(x.astype(np.longdouble), y.astype(np.longdouble))
+            ref_t = ref.astype(dtype)
+        fin = np.isfinite(ref_t) & (np.abs(ref_t) >= np.finfo(dtype).tiny)
+        err = np.abs(got[fin].astype(np.longdouble) - ref[fin]) / np.spacing(np.abs(ref_t[fin])).astype(np.longdouble)
+        assert err.max() <= tol + 0.5 * (dtype == "float32"), f"{float(err.max())} ulp"
+        assert np.array_equal(np.isnan(got), np.isnan(ref_t))
+
+    ea, eb = ember.from_numpy(a), ember.from_numpy(b)
+    check((ea ** eb).numpy(), a, b)
+    check((ea ** 2.7).numpy(), a, np.full_like(a, 2.7))
+    check((2.0 ** eb).numpy(), np.full_like(b, 2.0), b)
+    check((ea[::3] ** eb[1::3]).numpy(), a[::3], b[1::3])
+    inf, nan = math.inf, math.nan
+    sa = [-8.0, 0.0, -0.0, -2.0, nan, 1.0, -1.0, inf, -inf, -inf, 0.0, -0.0, 2.0, 0.5, -0.5, nan]
+    sb = [1 / 3, -1.0, -1.0, 3.0, 0.0, nan, inf, -1.0, 3.0, -2.0, 0.0, 3.0, -inf, inf, -inf, 1.0]
+    t = torch.tensor(sa, dtype=getattr(torch, dtype)) ** torch.tensor(sb, dtype=getattr(torch, dtype))
+    e = ember.tensor(sa, dtype=getattr(ember, dtype)) ** ember.tensor(sb, dtype=getattr(ember, dtype))
+    assert all((u == v and math.copysign(1, u) == math.copysign(1, v)) or (u != u and v != v)
+               for u, v in zip(e.tolist(), t.tolist())), (e.tolist(), t.tolist())
+
+
+def test_float64_atan2_on_both_backends(math_backend):
+    """float64 atan2 (MKL's vmdAtan2 where MKL is in use, Note [MKL VML]; libm's otherwise): within 1 ulp of
+    the long double result over every quadrant, scales and strided operands; zeros, infinities and NaN as
+    torch's."""
+    import numpy as np
+    rng = np.random.default_rng(9)
+    y = rng.standard_normal(20000) * 10.0 ** rng.uniform(-20, 20, 20000)
+    x = rng.standard_normal(20000) * 10.0 ** rng.uniform(-20, 20, 20000)
+    for a, b in ((y, x), (y[::2], x[1::2])):
+        got = ember.atan2(ember.from_numpy(np.ascontiguousarray(a)), ember.from_numpy(np.ascontiguousarray(b))).numpy()
+        ref = np.arctan2(a.astype(np.longdouble), b.astype(np.longdouble))
+        fin = np.abs(ref.astype(np.float64)) >= np.finfo(np.float64).tiny
+        err = np.abs(got[fin] - ref[fin]) / np.spacing(np.abs(ref[fin].astype(np.float64))).astype(np.longdouble)
+        assert err.max() <= 1.0, float(err.max())
+    got_strided = ember.atan2(ember.from_numpy(y)[::2], ember.from_numpy(x)[1::2]).numpy()
+    assert np.array_equal(got_strided, ember.atan2(ember.from_numpy(y[::2].copy()), ember.from_numpy(x[1::2].copy())).numpy())
+    inf, nan = math.inf, math.nan
+    sy = [0.0, -0.0, 0.0, -0.0, 1.0, -1.0, inf, -inf, inf, -inf, nan, 1.0, 0.0, -0.0]
+    sx = [0.0, 0.0, -0.0, -0.0, inf, -inf, 1.0, 1.0, -inf, inf, 1.0, nan, -1.0, -1.0]
+    e = ember.atan2(ember.tensor(sy, dtype=ember.float64), ember.tensor(sx, dtype=ember.float64)).tolist()
+    t = torch.atan2(torch.tensor(sy, dtype=torch.float64), torch.tensor(sx, dtype=torch.float64)).tolist()
+    assert all((u == v and math.copysign(1, u) == math.copysign(1, v)) or (u != u and v != v) for u, v in zip(e, t)), (e, t)

@@ -7,6 +7,7 @@
 #include "ember/core/checked_math.h"
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
+#include "ember/cpu/mkl_blas.h"
 #include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
@@ -186,9 +187,14 @@ void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
           else if (e && ex == M(-2))
             binary_loop<T, T>(it, [](M a, M) { return M(1) / (a * a); });
           else if (std::is_same_v<T, float> && e && std::isfinite(ex))
-            pow_float_loop(it, static_cast<float>(ex));
-          else
+            pow_float_loop(it, static_cast<float>(ex));  // Note [Float pow]: correctly rounded, kept over MKL's
+          else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (!mkl_vml_binary_loop(VmlBinary::Pow, std::is_same_v<T, double>,
+                                     it))  // MKL's, as torch's (Note [MKL VML])
+              binary_loop<T, T>(it, [](M a, M b) { return std::pow(a, b); });
+          } else {
             binary_loop<T, T>(it, [](M a, M b) { return std::pow(a, b); });
+          }
         }
         break;
       case BinaryOp::Eq:

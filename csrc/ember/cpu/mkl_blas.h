@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ember/cpu/iter.h"
+
 namespace ember::cpu {
 
 // c[m, n] (rows ldc apart) = a[m, k] @ b[k, n] (+ c when accumulate) through MKL's cblas_?gemm,
@@ -93,6 +95,11 @@ using VmlDoubleFn = void (*)(int64_t n, const double* a, double* y);
 using VmlFloatFn = void (*)(int64_t n, const float* a, float* y);
 VmlDoubleFn mkl_vml_double(VmlFunction f);
 VmlFloatFn mkl_vml_float(VmlFunction f);
+// out = f(a, b) over a float32/float64 TensorIter (out, a, b of that dtype) on MKL's vm?Pow / vm?Atan2
+// (Note [MKL VML]): contiguous runs whole (pow with a broadcast exponent through vm?Powx), other layouts
+// through blocks. false (nothing done) when MKL is not in use.
+enum class VmlBinary { Pow, Atan2 };
+bool mkl_vml_binary_loop(VmlBinary f, bool is_double, const TensorIter& it);
 
 // Where to look first (the Python package passes its prefix's lib/libmkl_rt.so.2); otherwise the
 // dynamic loader's search path. Takes effect only before the first GEMM loads the library.

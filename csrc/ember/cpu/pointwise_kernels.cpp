@@ -8,6 +8,7 @@
 #include "ember/cpu/isa_begin.h"
 #include "ember/cpu/loops.h"
 #include "ember/cpu/math_of.h"
+#include "ember/cpu/mkl_blas.h"
 #include "ember/cpu/unary_math.h"
 
 namespace ember::cpu {
@@ -76,8 +77,12 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
     case PointwiseOp::Atan2:
       if constexpr (std::is_same_v<M, float>)  // Note [Float inverse trigonometry]
         binary_loop<T, T>(it, [](M a, M b) -> M { return math::atan2(a, b); });
-      else if constexpr (kFloat)
+      else if constexpr (std::is_same_v<T, double>) {
+        if (!mkl_vml_binary_loop(VmlBinary::Atan2, true, it))  // Note [MKL VML]
+          binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
+      } else if constexpr (kFloat) {
         binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
+      }
       break;
     case PointwiseOp::Hypot:
       if constexpr (std::is_same_v<M, float>)
