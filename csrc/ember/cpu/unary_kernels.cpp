@@ -287,33 +287,6 @@ void double_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref
     }
   });
 }
-// The MKL function computing op over float blocks (float32 and 16-bit floats), or nullptr: the
-// functions where ember's float kernels were slower than MKL's (Note [MKL VML]).
-VmlFloatFn vml_float_function_of(UnaryOp op) {
-  using V = VmlFunction;
-  switch (op) {
-    case UnaryOp::Log:
-      return mkl_vml_float(V::Ln);
-    case UnaryOp::Log2:
-      return mkl_vml_float(V::Log2);
-    case UnaryOp::Log10:
-      return mkl_vml_float(V::Log10);
-    case UnaryOp::Sin:
-      return mkl_vml_float(V::Sin);
-    case UnaryOp::Cos:
-      return mkl_vml_float(V::Cos);
-    case UnaryOp::Tan:
-      return mkl_vml_float(V::Tan);
-    case UnaryOp::Asin:
-      return mkl_vml_float(V::Asin);
-    case UnaryOp::Acos:
-      return mkl_vml_float(V::Acos);
-    case UnaryOp::Atan:
-      return mkl_vml_float(V::Atan);
-    default:
-      return nullptr;
-  }
-}
 // A float64 op on MKL's vector math (Note [MKL VML]): contiguous runs whole, strided ones through a
 // block buffer.
 void vml_double_loop(const TensorIter& it, VmlDoubleFn f) {
@@ -332,45 +305,39 @@ void vml_double_loop(const TensorIter& it, VmlDoubleFn f) {
     }
   });
 }
-// The MKL function computing op over float64, or nullptr.
-VmlDoubleFn vml_double_function_of(UnaryOp op) {
+// The MKL function for op (Note [MKL VML]): for float64 every one MKL has, for float blocks (float32
+// and 16-bit floats) those where ember's float kernels were slower than MKL's. false: none.
+bool vml_function_of(UnaryOp op, bool is_double, VmlFunction& f) {
   using V = VmlFunction;
-  switch (op) {
-    case UnaryOp::Exp:
-      return mkl_vml_double(V::Exp);
-    case UnaryOp::Log:
-      return mkl_vml_double(V::Ln);
-    case UnaryOp::Log2:
-      return mkl_vml_double(V::Log2);
-    case UnaryOp::Log10:
-      return mkl_vml_double(V::Log10);
-    case UnaryOp::Log1p:
-      return mkl_vml_double(V::Log1p);
-    case UnaryOp::Expm1:
-      return mkl_vml_double(V::Expm1);
-    case UnaryOp::Sin:
-      return mkl_vml_double(V::Sin);
-    case UnaryOp::Cos:
-      return mkl_vml_double(V::Cos);
-    case UnaryOp::Tan:
-      return mkl_vml_double(V::Tan);
-    case UnaryOp::Tanh:
-      return mkl_vml_double(V::Tanh);
-    case UnaryOp::Erf:
-      return mkl_vml_double(V::Erf);
-    case UnaryOp::Erfc:
-      return mkl_vml_double(V::Erfc);
-    case UnaryOp::Atan:
-      return mkl_vml_double(V::Atan);
-    case UnaryOp::Sinh:
-      return mkl_vml_double(V::Sinh);
-    case UnaryOp::Cosh:
-      return mkl_vml_double(V::Cosh);
-    case UnaryOp::Exp2:
-      return mkl_vml_double(V::Exp2);
-    default:
-      return nullptr;
-  }
+  struct Entry {
+    UnaryOp op;
+    V f;
+    bool for_float;
+  };
+  static constexpr Entry kTable[] = {
+      {UnaryOp::Exp, V::Exp, false},      {UnaryOp::Log, V::Ln, true},       {UnaryOp::Log2, V::Log2, true},
+      {UnaryOp::Log10, V::Log10, true},   {UnaryOp::Log1p, V::Log1p, false}, {UnaryOp::Expm1, V::Expm1, false},
+      {UnaryOp::Sin, V::Sin, true},       {UnaryOp::Cos, V::Cos, true},      {UnaryOp::Tan, V::Tan, true},
+      {UnaryOp::Tanh, V::Tanh, false},    {UnaryOp::Erf, V::Erf, false},     {UnaryOp::Erfc, V::Erfc, false},
+      {UnaryOp::Atan, V::Atan, true},     {UnaryOp::Sinh, V::Sinh, false},   {UnaryOp::Cosh, V::Cosh, false},
+      {UnaryOp::Exp2, V::Exp2, false},    {UnaryOp::Asin, V::Asin, true},    {UnaryOp::Acos, V::Acos, true},
+      {UnaryOp::Erfinv, V::ErfInv, true},
+  };
+  for (const Entry& e : kTable)
+    if (e.op == op) {
+      f = e.f;
+      // float64 asin, acos and erfinv: ember's (Notes [Double asin and acos], [Double erfinv]) are faster
+      return is_double ? !(op == UnaryOp::Asin || op == UnaryOp::Acos || op == UnaryOp::Erfinv) : e.for_float;
+    }
+  return false;
+}
+VmlDoubleFn vml_double_function_of(UnaryOp op) {
+  VmlFunction f;
+  return vml_function_of(op, true, f) ? mkl_vml_double(f) : nullptr;
+}
+VmlFloatFn vml_float_function_of(UnaryOp op) {
+  VmlFunction f;
+  return vml_function_of(op, false, f) ? mkl_vml_float(f) : nullptr;
 }
 // float64 gelu x erfc(-x / sqrt 2) / 2 with MKL's erfc (Note [MKL VML]; libm's per element took 4x
 // torch's time), through blocks.
@@ -522,7 +489,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     MATH_OP(Atan, math::atan, std::atan, (void(x), false))
     case UnaryOp::Erfinv:  // Note [Float erfinv] and Note [Double erfinv], or MKL's (Note [MKL VML])
       if constexpr (std::is_same_v<M, float>) {
-        if (const VmlFloatFn v = mkl_vml_float(VmlFunction::ErfInv))
+        if (const VmlFloatFn v = vml_float_function_of(op))
           float_math_loop<T>(
               it, [](float x) { return x; }, [](float) { return false; }, [](float x) { return x; }, v);
         else
