@@ -29,17 +29,19 @@
 // shape: the thread count cannot change the bits.
 //
 // Note [MKL VML]
-// float64 exp, log, sin and the other functions of VmlFunction, and float32 (16-bit floats through
-// float blocks) log, log2, log10, sin, cos, tan, asin, acos, atan and erfinv run on MKL's vector math
-// (vm?*, high accuracy: within 1 ulp) when MKL is in use, as torch's do: its kernels are table-driven
-// and ran 1.3-2.4x faster here than ember's polynomial kernels; pow too (float64, and float32 with a
-// tensor exponent: 2-5x faster than libm's pow per element; float32 with one exponent keeps Note [Float
-// pow], correctly rounded) (Note [Double math], [Float log],
-// [Float trigonometry], ...; kept for machines without MKL and for ember.backends.mkl.enabled =
-// False). ember's own stay where they were as fast or faster (float32 exp, tanh, sinh, lgamma, ...). Not sqrt: MKL's
-// (torch's) comes from a reciprocal square root and Newton steps at 2.5x vsqrtpd's rate but is not correctly rounded
-// (0.70 ulp measured); ember's stays IEEE's. The kernels keep the thread's MXCSR (no FTZ/DAZ change: set_flush_denormal
-// holds) and never report errors (inf/NaN results are IEEE's, as libm's).
+// torch computes float32/float64 log, sin, atan, ... (and float64 exp, tanh, sqrt) with MKL's vector
+// math (VML: vm?Ln, vm?Sin, ... in high-accuracy mode, within 1 ulp), table-driven kernels that ran
+// 1.3-2.4x faster here than ember's polynomial ones (float32) and 5-14x faster than libm's scalar calls
+// (float64). Where MKL is in use ember calls the same functions (unary_kernels.cpp's vml_function_of
+// table): every float64 one MKL has (bar asin, acos and erfinv, whose own kernels are faster); for float32
+// and the 16-bit floats (through float blocks) log, log2, log10, sin, cos, tan, asin, acos, atan and
+// erfinv; pow (float64, and float32 with a tensor exponent or base: 2-5x faster than libm's pow) and
+// float64 atan2 through mkl_vml_binary_loop. Kept on ember's kernels: float32 exp, tanh, erf, sinh,
+// lgamma, ... (faster than MKL's), float32 x ** scalar (Note [Float pow]: correctly rounded) and sqrt
+// (MKL's, torch's, is a reciprocal square root with Newton steps, 0.70 ulp off; ember's stays IEEE's).
+// Without MKL (the DEFAULT kernel level, non-Intel CPUs, EMBER_MKL=0, ember.backends.mkl.enabled =
+// False) ember's kernels run everything (Note [Double math] for float64). The calls keep the thread's
+// MXCSR (no FTZ/DAZ change: set_flush_denormal holds) and report no errors (inf and NaN as IEEE's).
 //
 // Threads: MKL's GNU threading layer runs on libgomp, the pool the kernels and OpenBLAS share
 // (Note [Thread count across threads]: the caller adopts the count first); inside a parallel
