@@ -62,6 +62,7 @@
 #include <utility>
 
 #include "ember/cpu/isa.h"
+#include "ember/cpu/iter.h"
 
 namespace ember::cpu {
 namespace {

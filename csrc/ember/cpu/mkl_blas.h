@@ -1,9 +1,12 @@
-// Intel oneMKL's GEMM, loaded at run time when installed (Note [MKL GEMM] in mkl_blas.cpp).
+// Intel oneMKL's GEMM and vector math, loaded at run time when installed (Notes [MKL GEMM] and [MKL VML] in
+// mkl_blas.cpp).
 #pragma once
 #include <cstdint>
 #include <string>
 
-#include "ember/cpu/iter.h"
+namespace ember {
+class TensorIter;
+}
 
 namespace ember::cpu {
 
