@@ -104,24 +104,10 @@ EMBER_MATH_INLINE bool sign_bit(M x) {
 #define EMBER_WIDE_VECTORS
 #endif
 template <typename T, typename F, typename N, typename G>
-void float_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref, const G& g, VmlFloatFn vml) {
-  it.for_each([&f_ref, &needs_g_ref, &g, vml](char** d, const int64_t* s, int64_t n) EMBER_WIDE_VECTORS {
+void float_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref, const G& g) {
+  it.for_each([&f_ref, &needs_g_ref, &g](char** d, const int64_t* s, int64_t n) EMBER_WIDE_VECTORS {
     const F f = f_ref;  // Note [Loop closure copies]
     const N needs_g = needs_g_ref;
-    if (vml) {  // Note [MKL VML]: float runs through MKL's function, whole or in float blocks
-      if constexpr (std::is_same_v<T, float>)
-        if (s[0] == sizeof(float) && s[1] == sizeof(float))
-          return vml(n, reinterpret_cast<const float*>(d[1]), reinterpret_cast<float*>(d[0]));
-      constexpr int64_t kBlock = 2048;  // (a call costs about 256 floats' work)
-      float x[kBlock];
-      for (int64_t k = 0; k < n; k += kBlock) {
-        const int64_t len = std::min(kBlock, n - k);
-        for (int64_t j = 0; j < len; ++j) x[j] = static_cast<float>(*reinterpret_cast<const T*>(d[1] + (k + j) * s[1]));
-        vml(len, x, x);
-        for (int64_t j = 0; j < len; ++j) *reinterpret_cast<T*>(d[0] + (k + j) * s[0]) = static_cast<T>(x[j]);
-      }
-      return;
-    }
     if (s[0] != sizeof(T) || s[1] != sizeof(T)) {
       for (int64_t k = 0; k < n; ++k) {
         const float x = static_cast<float>(*reinterpret_cast<const T*>(d[1] + k * s[1]));
@@ -287,21 +273,21 @@ void double_math_loop(const TensorIter& it, const F& f_ref, const N& needs_g_ref
     }
   });
 }
-// A float64 op on MKL's vector math (Note [MKL VML]): contiguous runs whole, strided ones through a
-// block buffer.
-void vml_double_loop(const TensorIter& it, VmlDoubleFn f) {
+// An op on MKL's vector math (Note [MKL VML]) in compute type C (float or double) over T (C, or a 16-bit
+// float read as float): contiguous runs of C whole, others through blocks.
+template <typename T, typename C>
+void vml_loop(const TensorIter& it, void (*f)(int64_t, const C*, C*)) {
   it.for_each([f](char** d, const int64_t* s, int64_t n) {
-    if (s[0] == sizeof(double) && s[1] == sizeof(double)) {
-      f(n, reinterpret_cast<const double*>(d[1]), reinterpret_cast<double*>(d[0]));
-      return;
-    }
-    constexpr int64_t kBlock = 256;
-    double x[kBlock];
+    if constexpr (std::is_same_v<T, C>)
+      if (s[0] == sizeof(C) && s[1] == sizeof(C))
+        return f(n, reinterpret_cast<const C*>(d[1]), reinterpret_cast<C*>(d[0]));
+    constexpr int64_t kBlock = 2048;  // (a call costs about 256 floats' work)
+    C x[kBlock];
     for (int64_t k = 0; k < n; k += kBlock) {
       const int64_t len = std::min(kBlock, n - k);
-      for (int64_t j = 0; j < len; ++j) x[j] = *reinterpret_cast<const double*>(d[1] + (k + j) * s[1]);
+      for (int64_t j = 0; j < len; ++j) x[j] = static_cast<C>(*reinterpret_cast<const T*>(d[1] + (k + j) * s[1]));
       f(len, x, x);
-      for (int64_t j = 0; j < len; ++j) *reinterpret_cast<double*>(d[0] + (k + j) * s[0]) = x[j];
+      for (int64_t j = 0; j < len; ++j) *reinterpret_cast<T*>(d[0] + (k + j) * s[0]) = static_cast<T>(x[j]);
     }
   });
 }
@@ -312,22 +298,24 @@ bool vml_function_of(UnaryOp op, bool is_double, VmlFunction& f) {
   struct Entry {
     UnaryOp op;
     V f;
-    bool for_float;
-  };
+    bool for_float, for_double;  // float64 asin, acos and erfinv: ember's are faster (Notes [Double asin
+  };                             // and acos], [Double erfinv])
   static constexpr Entry kTable[] = {
-      {UnaryOp::Exp, V::Exp, false},      {UnaryOp::Log, V::Ln, true},       {UnaryOp::Log2, V::Log2, true},
-      {UnaryOp::Log10, V::Log10, true},   {UnaryOp::Log1p, V::Log1p, false}, {UnaryOp::Expm1, V::Expm1, false},
-      {UnaryOp::Sin, V::Sin, true},       {UnaryOp::Cos, V::Cos, true},      {UnaryOp::Tan, V::Tan, true},
-      {UnaryOp::Tanh, V::Tanh, false},    {UnaryOp::Erf, V::Erf, false},     {UnaryOp::Erfc, V::Erfc, false},
-      {UnaryOp::Atan, V::Atan, true},     {UnaryOp::Sinh, V::Sinh, false},   {UnaryOp::Cosh, V::Cosh, false},
-      {UnaryOp::Exp2, V::Exp2, false},    {UnaryOp::Asin, V::Asin, true},    {UnaryOp::Acos, V::Acos, true},
-      {UnaryOp::Erfinv, V::ErfInv, true},
+      {UnaryOp::Exp, V::Exp, false, true},       {UnaryOp::Log, V::Ln, true, true},
+      {UnaryOp::Log2, V::Log2, true, true},      {UnaryOp::Log10, V::Log10, true, true},
+      {UnaryOp::Log1p, V::Log1p, false, true},   {UnaryOp::Expm1, V::Expm1, false, true},
+      {UnaryOp::Sin, V::Sin, true, true},        {UnaryOp::Cos, V::Cos, true, true},
+      {UnaryOp::Tan, V::Tan, true, true},        {UnaryOp::Tanh, V::Tanh, false, true},
+      {UnaryOp::Erf, V::Erf, false, true},       {UnaryOp::Erfc, V::Erfc, false, true},
+      {UnaryOp::Atan, V::Atan, true, true},      {UnaryOp::Sinh, V::Sinh, false, true},
+      {UnaryOp::Cosh, V::Cosh, false, true},     {UnaryOp::Exp2, V::Exp2, false, true},
+      {UnaryOp::Asin, V::Asin, true, false},     {UnaryOp::Acos, V::Acos, true, false},
+      {UnaryOp::Erfinv, V::ErfInv, true, false},
   };
   for (const Entry& e : kTable)
     if (e.op == op) {
       f = e.f;
-      // float64 asin, acos and erfinv: ember's (Notes [Double asin and acos], [Double erfinv]) are faster
-      return is_double ? !(op == UnaryOp::Asin || op == UnaryOp::Acos || op == UnaryOp::Erfinv) : e.for_float;
+      return is_double ? e.for_double : e.for_float;
     }
   return false;
 }
@@ -429,7 +417,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
   // float64: MKL's vector math where it has the function (Note [MKL VML]); else the functions of Note
   // [Double math] and exp at 8 lanes on AVX-512 (FLOAT_OP's loop uses 4)
   if constexpr (std::is_same_v<T, double>) {
-    if (const VmlDoubleFn f = vml_double_function_of(op)) return vml_double_loop(it, f);
+    if (const VmlDoubleFn f = vml_double_function_of(op)) return vml_loop<double>(it, f);
     switch (op) {
       case UnaryOp::Exp:
         return double_math_loop(
@@ -460,12 +448,15 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
 // Float-valued op on float and 16-bit floats through Note [Float math loops] (fast: the vectorized
 // function, slow: libm's, for the float elements for which needs_slow, an expression in x, holds);
 // double takes slow, or (MATH_OP_D) the same three with the double overloads (Note [Double math]).
-#define MATH_OP_FLOAT(fast, slow, needs_slow)                                                               \
-  if constexpr (std::is_same_v<M, float>)                                                                   \
-    float_math_loop<T>(                                                                                     \
-        it, [](float x) __attribute__((always_inline)) { return fast(x); },                                 \
-        [](float x) __attribute__((always_inline)) { return needs_slow; }, [](float x) { return slow(x); }, \
-        vml_float_function_of(op));
+#define MATH_OP_FLOAT(fast, slow, needs_slow)                                                                  \
+  if constexpr (std::is_same_v<M, float>) {                                                                    \
+    if (const VmlFloatFn v = vml_float_function_of(op))                                                        \
+      vml_loop<T>(it, v);                                                                                      \
+    else                                                                                                       \
+      float_math_loop<T>(                                                                                      \
+          it, [](float x) __attribute__((always_inline)) { return fast(x); },                                  \
+          [](float x) __attribute__((always_inline)) { return needs_slow; }, [](float x) { return slow(x); }); \
+  }
 #define MATH_OP(E, fast, slow, needs_slow)                                                        \
   case UnaryOp::E:                                                                                \
     MATH_OP_FLOAT(fast, slow, needs_slow)                                                         \
@@ -490,8 +481,7 @@ void kernel_t(UnaryOp op, const TensorIter& it, const UnaryParams& p) {
     case UnaryOp::Erfinv:  // Note [Float erfinv] and Note [Double erfinv], or MKL's (Note [MKL VML])
       if constexpr (std::is_same_v<M, float>) {
         if (const VmlFloatFn v = vml_float_function_of(op))
-          float_math_loop<T>(
-              it, [](float x) { return x; }, [](float) { return false; }, [](float x) { return x; }, v);
+          vml_loop<T>(it, v);
         else
           erfinv_float_loop<T>(it);
       } else if constexpr (std::is_same_v<T, double>)
