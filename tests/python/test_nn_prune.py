@@ -49,7 +49,9 @@ def test_l1_unstructured_and_iterative_as_torch(amount):
     _check_modules(tm, em)
     assert type(list(em._forward_pre_hooks.values())[0]).__name__ == "PruningContainer"
     x = torch.randn(2, 6)
-    _same(tm(x), em(ember.from_numpy(x.numpy())))  # the pre-hook recomputes weight from orig and mask
+    # the pre-hook recomputes weight from orig and mask (products may round differently: torch's MKL)
+    np.testing.assert_allclose(em(ember.from_numpy(x.numpy())).detach().numpy(), tm(x).detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
     torch.nn.utils.prune.remove(tm, "weight")
     ember.nn.utils.prune.remove(em, "weight")
     assert list(tm.state_dict()) == list(em.state_dict()) == ["bias", "weight"]  # re-registered last
