@@ -120,6 +120,30 @@ def test_float32_matmul_bit_identical_for_any_thread_count(m, k, n):
         ember.set_num_threads(threads)
 
 
+# Note [Long-row reductions]: long rows are reduced in pieces fixed by their length (these sums
+# differed in the last bits between 1, 2, 3 and 4 threads when the pieces followed the count)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+@pytest.mark.parametrize("shape", [(2318211,), (3, 400001), (40, 140000)])
+def test_long_row_reductions_bit_identical_for_any_thread_count(dtype, shape):
+    rng = np.random.default_rng(1)
+    x = ember.tensor((rng.standard_normal(shape) * 100).astype(dtype))
+    ops = [lambda t: t.sum(), lambda t: t.sum(-1), lambda t: t.nansum(-1), lambda t: t.amax(-1)]
+    if dtype != "int64":
+        ops += [lambda t: t.mean(-1), lambda t: (1 + t * 1e-6).prod(-1), lambda t: t.norm(dim=-1)]
+    if dtype in ("float32", "float64"):
+        ops += [lambda t: t.var(-1), lambda t: t.std(), lambda t: t.logsumexp(-1)]
+    threads = ember.get_num_threads()
+    try:
+        for op in ops:
+            results = []
+            for t in (1, 2, 3, 4):
+                ember.set_num_threads(t)
+                results.append(op(x).double().numpy())
+            assert all(np.array_equal(results[0], r) for r in results[1:])
+    finally:
+        ember.set_num_threads(threads)
+
+
 # Note [Deterministic GEMM threading]: products on OpenBLAS (transposed left operands, float64,
 # and every float32 one on CPUs without AVX-512) are cut into bands fixed by the shape.
 _GEMM_CASES = textwrap.dedent("""

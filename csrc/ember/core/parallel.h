@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -58,6 +59,29 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
   }
 #endif
   f(begin, end);
+}
+
+// Note [Long-row reductions]: rows longer than kLongRow (a full sum, a norm, a variance) are cut
+// into pieces of kRowChunk elements, fixed by the row's length and never by the thread count,
+// reduced in parallel over (row, piece) and merged in piece order: the bits are the same for any
+// number of threads (Note [Determinism on CPU]). piece(o, lo, hi) reduces elements [lo, hi) of row
+// o; done(o, total) receives each row's merged total.
+constexpr int64_t kLongRow = 4 * kGrainSize, kRowChunk = 1 << 16;
+template <typename A, typename Piece, typename Merge, typename Done>
+void reduce_long_rows(int64_t outer, int64_t R, A init, const Piece& piece, const Merge& merge, const Done& done) {
+  const int64_t chunks = (R + kRowChunk - 1) / kRowChunk;
+  std::vector<A> part(static_cast<size_t>(outer * chunks), init);
+  parallel_for(0, outer * chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t w = b; w < e; ++w) {
+      const int64_t lo = (w % chunks) * kRowChunk;
+      part[w] = piece(w / chunks, lo, std::min(R, lo + kRowChunk));
+    }
+  });
+  for (int64_t o = 0; o < outer; ++o) {
+    A total = init;
+    for (int64_t c = 0; c < chunks; ++c) total = merge(total, part[o * chunks + c]);
+    done(o, total);
+  }
 }
 
 }  // namespace ember

@@ -145,23 +145,12 @@ void reduce_rows(const T* x, O* out, int64_t outer, int64_t R, int64_t inner, co
   using A = typename Op::acc_t;
   if (outer == 0 || inner == 0) return;
   if (inner == 1) {
-    if (outer < get_num_threads() && R > 4 * kGrainSize) {
-      // Few long rows: every thread takes a piece of each row.
-      int nt = get_num_threads();
-      int64_t chunk = (R + nt - 1) / nt;
-      for (int64_t o = 0; o < outer; ++o) {
-        std::vector<A> part(nt, op.init());
-        const T* row = x + o * R;
-        parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
-          for (int64_t t = b; t < e; ++t) {
-            int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
-            if (lo < hi) part[t] = reduce_contiguous(row + lo, hi - lo, op);
-          }
-        });
-        A total = op.init();
-        for (const A& v : part) total = op.merge(total, v);
-        out[o] = cast_to<O>(op.finish(total));
-      }
+    if (R > kLongRow) {  // Note [Long-row reductions]
+      reduce_long_rows(
+          outer, R, op.init(),
+          [&](int64_t o, int64_t lo, int64_t hi) { return reduce_contiguous(x + o * R + lo, hi - lo, op); },
+          [&](const A& a, const A& b) { return op.merge(a, b); },
+          [&](int64_t o, const A& total) { out[o] = cast_to<O>(op.finish(total)); });
       return;
     }
     parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {

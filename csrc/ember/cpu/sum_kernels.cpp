@@ -112,20 +112,12 @@ template <typename T, typename O>
 void sum_block(const T* x, O* out, int64_t outer, int64_t R, int64_t inner) {
   using A = acc_t<T>;
   if (inner == 1) {
-    // Parallel over output rows; a single long row splits into per-thread partial sums.
-    if (outer == 1 && R > 4 * kGrainSize) {
-      int nt = get_num_threads();
-      std::vector<A> part(nt, A(0));
-      int64_t chunk = (R + nt - 1) / nt;
-      parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
-        for (int64_t t = b; t < e; ++t) {
-          int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
-          if (lo < hi) part[t] = sum_contiguous<T, A>(x + lo, hi - lo);
-        }
-      });
-      A total = 0;
-      for (A v : part) total += v;
-      out[0] = static_cast<O>(total);
+    // Parallel over output rows; long rows in fixed pieces (Note [Long-row reductions]).
+    if (R > kLongRow) {
+      reduce_long_rows(
+          outer, R, A(0),
+          [&](int64_t o, int64_t lo, int64_t hi) { return sum_contiguous<T, A>(x + o * R + lo, hi - lo); },
+          [](A a, A b) { return a + b; }, [&](int64_t o, A total) { out[o] = static_cast<O>(total); });
       return;
     }
     parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {

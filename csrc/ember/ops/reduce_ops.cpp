@@ -177,27 +177,15 @@ void var_rows(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, doubl
       for (; k < hi; ++k) acc[0] += val(row[k]);
       return (acc[0] + acc[1]) + (acc[2] + acc[3]);
     };
-    if (outer < get_num_threads() && R > 4 * kGrainSize) {
-      int nt = get_num_threads();
-      int64_t chunk = (R + nt - 1) / nt;
-      for (int64_t o = 0; o < outer; ++o) {
-        const T* row = x + o * R;
-        std::vector<double> part(nt, 0.0);
-        auto each = [&](auto&& f) {
-          std::fill(part.begin(), part.end(), 0.0);
-          parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
-            for (int64_t t = b; t < e; ++t) {
-              int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
-              if (lo < hi) part[t] = f(lo, hi);
-            }
-          });
-          double s = 0;
-          for (double v : part) s += v;
-          return s;
-        };
-        double mean = each([&](int64_t lo, int64_t hi) { return row_sum(row, lo, hi); }) / R;
-        out[o] = finish(each([&](int64_t lo, int64_t hi) { return row_var(row, lo, hi, mean); }));
-      }
+    if (R > kLongRow) {  // Note [Long-row reductions]: the mean, then the squared deviations
+      auto plus = [](double a, double b) { return a + b; };
+      std::vector<double> mean(static_cast<size_t>(outer));
+      reduce_long_rows(
+          outer, R, 0.0, [&](int64_t o, int64_t lo, int64_t hi) { return row_sum(x + o * R, lo, hi); }, plus,
+          [&](int64_t o, double total) { mean[o] = total / static_cast<double>(R); });
+      reduce_long_rows(
+          outer, R, 0.0, [&](int64_t o, int64_t lo, int64_t hi) { return row_var(x + o * R, lo, hi, mean[o]); }, plus,
+          [&](int64_t o, double total) { out[o] = finish(total); });
       return;
     }
     parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
