@@ -5,7 +5,7 @@
 //   O finish(acc_t) const;
 // inner == 1 reduces contiguous rows with 8 independent accumulators (they vectorize, and sums
 // are more accurate than with one); inner > 1 accumulates whole rows of a tile of columns.
-// Rows run in parallel; a single long row splits into per-thread partial results.
+// Rows run in parallel; long rows in pieces fixed by their length (Note [Long-row reductions]).
 #pragma once
 #include <algorithm>
 #include <concepts>
