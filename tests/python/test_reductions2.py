@@ -628,11 +628,11 @@ def test_float32_column_sums_accurate_and_thread_independent(shape, dim):
 
 
 # Flat unique groups integers of a narrow range in buckets and sorts everything else as (value, index)
-# pairs; sort takes integer slices of 2048 or more through a radix sort (ops/sort.cpp).
+# pairs; sort takes integer and float slices of 2048 or more through a radix sort (ops/sort.cpp).
 UNIQUE_CASES = [("int64", 0, 1000, 100000), ("int64", -2**62, 2**62, 50000), ("int32", -70000, 70000, 30000),
                 ("int16", -300, 300, 5000), ("int8", -128, 127, 4000), ("uint8", 0, 255, 4000),
                 ("int64", -5, 5, 1), ("int64", -2**63, 2**63 - 1, 3000), ("float32", -3, 3, 20000),
-                ("float64", -3, 3, 20000)]
+                ("float64", -3, 3, 20000), ("float16", -3, 3, 6000), ("float32", -1e30, 1e30, 5000)]
 
 
 @pytest.mark.parametrize("dtype,lo,hi,n", UNIQUE_CASES, ids=[f"{c[0]}_{c[1]}_{c[3]}" for c in UNIQUE_CASES])
@@ -816,3 +816,26 @@ def test_scans_over_empty_dims(dtype):
         x = ember.zeros(*shape, dtype=t)
         for op in ("cumsum", "cumprod"):
             assert tuple(getattr(x, op)(dim).shape) == shape
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_float_radix_sort_special_values_and_ties(dtype):
+    # long slices take the radix sort of ops/sort.cpp: every special value, ties between -0 and +0
+    # and among NaNs, subnormals, along the last dim and along dim 0 (strided slices)
+    import numpy as np
+    rng = np.random.default_rng(5)
+    tiny = float(np.finfo(np.float32).tiny)
+    pool = [math.nan, -math.nan, math.inf, -math.inf, 0.0, -0.0, tiny / 4, -tiny / 4, 1.0, -1.0, 2.5, 3e38, -3e38]
+    vals = np.where(rng.random(6000) < 0.5, rng.choice(pool, 6000), rng.standard_normal(6000)).reshape(3000, 2)
+    t = torch.tensor(vals, dtype=getattr(torch, dtype))
+    e = ember.from_numpy((t.float() if dtype == "bfloat16" else t).numpy()).to(getattr(ember, dtype))
+    for dim in (0, 1):
+        for descending in (False, True):
+            ev, ei = ember.sort(e, dim=dim, descending=descending, stable=True)
+            tv, ti = torch.sort(t, dim=dim, descending=descending, stable=True)
+            assert_same(ev, tv)
+            assert np.array_equal(ei.numpy(), ti.numpy())
+            assert np.array_equal(ember.argsort(e, dim=dim, descending=descending, stable=True).numpy(), ti.numpy())
+    # signs of zeros survive: values are gathered from the input
+    z = ember.tensor([0.0, -0.0] * 2048, dtype=getattr(ember, dtype)).sort(stable=True).values
+    assert (ember.signbit(z).numpy() == np.array([False, True] * 2048)).all()
