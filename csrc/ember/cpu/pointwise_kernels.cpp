@@ -75,9 +75,10 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
 #endif
   switch (op) {
     case PointwiseOp::Atan2:
-      if constexpr (std::is_same_v<M, float>)  // Note [Float inverse trigonometry]
-        binary_loop<T, T>(it, [](M a, M b) -> M { return math::atan2(a, b); });
-      else if constexpr (std::is_same_v<T, double>) {
+      if constexpr (std::is_same_v<M, float>) {
+        if (!std::is_same_v<T, float> || !mkl_vml_binary_loop(VmlBinary::Atan2, false, it))  // Note [MKL VML]
+          binary_loop<T, T>(it, [](M a, M b) -> M { return math::atan2(a, b); });  // Note [Float inverse trigonometry]
+      } else if constexpr (std::is_same_v<T, double>) {
         if (!mkl_vml_binary_loop(VmlBinary::Atan2, true, it))  // Note [MKL VML]
           binary_loop<T, T>(it, [](M a, M b) -> M { return std::atan2(a, b); });
       } else if constexpr (kFloat) {
