@@ -628,7 +628,7 @@ def test_float32_column_sums_accurate_and_thread_independent(shape, dim):
 
 
 # Flat unique groups integers of a narrow range in buckets and sorts everything else as (value, index)
-# pairs; sort takes integer and float slices of 2048 or more through a radix sort (ops/sort.cpp).
+# pairs; sort takes integer and float slices of 64 or more through a radix sort (ops/sort.cpp).
 UNIQUE_CASES = [("int64", 0, 1000, 100000), ("int64", -2**62, 2**62, 50000), ("int32", -70000, 70000, 30000),
                 ("int16", -300, 300, 5000), ("int8", -128, 127, 4000), ("uint8", 0, 255, 4000),
                 ("int64", -5, 5, 1), ("int64", -2**63, 2**63 - 1, 3000), ("float32", -3, 3, 20000),
@@ -829,7 +829,7 @@ def test_float_radix_sort_special_values_and_ties(dtype):
     vals = np.where(rng.random(6000) < 0.5, rng.choice(pool, 6000), rng.standard_normal(6000)).reshape(3000, 2)
     t = torch.tensor(vals, dtype=getattr(torch, dtype))
     e = ember.from_numpy((t.float() if dtype == "bfloat16" else t).numpy()).to(getattr(ember, dtype))
-    for dim in (0, 1):
+    for e, t, dim in ((e, t, 0), (e, t, 1), (e.reshape(-1, 100), t.reshape(-1, 100), 1)):
         for descending in (False, True):
             ev, ei = ember.sort(e, dim=dim, descending=descending, stable=True)
             tv, ti = torch.sort(t, dim=dim, descending=descending, stable=True)
