@@ -290,6 +290,29 @@ def test_float_pow_scalar_exponent_correctly_rounded(exponent):
         ember.set_num_threads(before)
 
 
+@pytest.mark.parametrize("exponent", [4.0, -3.0, 5.0, 17.0, 2.0 ** 25 + 2, 2.5, -0.75, 1.0])
+def test_float_pow_scalar_exponent_negative_bases(exponent):
+    """Note [Float pow] on bases of both signs: |x| ** e negated for an odd integer e, NaN for a non-integer
+    one, the float64 power rounded; x ** 1 is x; zeros, infinities and NaN as torch's."""
+    import numpy as np
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(300_001) * np.exp(rng.uniform(-8, 8, 300_001))).astype(np.float32)
+    specials = np.array([0.0, -0.0, -1.0, 1.0, -1e-45, np.inf, -np.inf, np.nan, -3.4e38], np.float32)
+    x = np.concatenate([specials, x])
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), float(np.float32(exponent))).astype(np.float32)
+    got = (ember.from_numpy(x) ** exponent).numpy()
+    t = (torch.from_numpy(x) ** exponent).numpy()
+    fin = np.isfinite(want) & (want != 0)
+    ulp = np.abs(got[fin].astype(np.float64) - want[fin]) / np.spacing(np.abs(want[fin]))
+    assert ulp.max() <= 1 and (ulp == 0).mean() > 0.9999
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~fin], t[~fin])
+    assert np.array_equal(np.signbit(got[~fin & ~np.isnan(want)]), np.signbit(t[~fin & ~np.isnan(want)]))
+    if exponent == 1.0:
+        assert np.array_equal(got, x, equal_nan=True)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod"])
 def test_float_fmod_family_vector_path(op, dtype):

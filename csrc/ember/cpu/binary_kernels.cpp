@@ -2,6 +2,7 @@
 #include "ember/cpu/binary_kernels.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ember/core/checked_math.h"
@@ -77,13 +78,24 @@ M int_pow(M base, M exp) {
 }
 
 // Note [Float pow]: float x ** e for a broadcast finite exponent e (x ** 2.5, x ** -0.75) as
-// exp(e log x) in double (unary_math.h's log and exp, within 1 ulp each; the product's error is far
+// exp(e log |x|) in double (unary_math.h's log and exp, within 1 ulp each; the product's error is far
 // below a float ulp), rounded once: the correctly rounded power bar rare ties, in loops that
-// vectorize (glibc's powf is a call per element: 1.3x torch's time). x <= 0, inf and NaN take
-// std::pow in a second pass over the block (its signs, zeros and infinities).
-EMBER_MATH_INLINE bool pow_needs_libm(float x) { return !(x > 0.0f && x < std::numeric_limits<float>::infinity()); }
+// vectorize (glibc's powf is a call per element: 1.3x torch's time). Negative x: that power, negated
+// for an odd integer e, NaN (glibc's, sign set) for a non-integer one (both took libm's call: 4-8x
+// torch's time on normal samples). Zeros, infinities and NaN take std::pow in a second pass over
+// the block (its signs, zeros and infinities).
+EMBER_MATH_INLINE bool pow_needs_libm(float x) {
+  const float a = std::fabs(x);
+  return !(a > 0.0f && a < std::numeric_limits<float>::infinity());
+}
 void pow_float_loop(const TensorIter& it, float e) {
-  it.for_each([e](char** d, const int64_t* s, int64_t n) {
+  const bool e_integer = std::trunc(e) == e;
+  // past 2^24 every float is an even integer
+  const bool e_odd = e_integer && std::fabs(e) < 16777216.0f && (static_cast<int64_t>(e) & 1) != 0;
+  // x ** e for x < 0 from |x| ** e, in integer operations (a float select does not vectorize under
+  // -ftrapping-math): the sign flipped for an odd e, glibc's NaN (sign set) for a non-integer one
+  const uint32_t odd_sign = e_odd ? 0x80000000u : 0u, nan_select = e_integer ? 0u : ~0u, nan_bits = 0xffc00000u;
+  it.for_each([e, odd_sign, nan_select, nan_bits](char** d, const int64_t* s, int64_t n) {
     const double ed = e;
     constexpr int64_t kBlock = 256;
     float x[kBlock], y[kBlock];  // x: a copy, so an in-place op still sees its input in the second pass
@@ -95,10 +107,18 @@ void pow_float_loop(const TensorIter& it, float e) {
         for (int64_t j = 0; j < len; ++j) x[j] = *reinterpret_cast<const float*>(d[1] + (k + j) * s[1]);
       int32_t slow = 0;  // (an int: GCC does not vectorize a bool reduction beside doubles)
       for (int64_t j = 0; j < len; ++j) {
-        // (a float's subnormals are normal doubles, so log_normal_double takes every x > 0)
-        y[j] = static_cast<float>(math::exp(ed * math::log_normal_double(x[j])));
+        // (a float's subnormals are normal doubles, so log_normal_double takes every |x| > 0)
+        y[j] = static_cast<float>(math::exp(ed * math::log_normal_double(std::fabs(x[j]))));
         slow |= pow_needs_libm(x[j]) ? 1 : 0;
       }
+      uint32_t xb[kBlock], yb[kBlock];
+      std::memcpy(xb, x, len * sizeof(float));
+      std::memcpy(yb, y, len * sizeof(float));
+      for (int64_t j = 0; j < len; ++j) {
+        const uint32_t nan = static_cast<uint32_t>(static_cast<int32_t>(xb[j]) >> 31) & nan_select;
+        yb[j] = ((yb[j] ^ (xb[j] & odd_sign)) & ~nan) | (nan_bits & nan);
+      }
+      std::memcpy(y, yb, len * sizeof(float));
       if (slow)
         for (int64_t j = 0; j < len; ++j)
           if (pow_needs_libm(x[j])) y[j] = std::pow(x[j], e);
@@ -174,7 +194,9 @@ void run_kernel_t(BinaryOp op, const TensorIter& it, Scalar alpha) {
           // float16 keeps pow, as torch's.
           const char* e = std::is_same_v<T, Half> ? nullptr : it.broadcast_value(2);
           const M ex = e ? load_as<M>(reinterpret_cast<const T*>(e)) : M(0);
-          if (e && ex == M(2))
+          if (e && ex == M(1))  // (the gradient of x ** 2: x ** 1 took 45x x ** 2's time through Note [Float pow])
+            binary_loop<T, T>(it, [](M a, M) { return a; });
+          else if (e && ex == M(2))
             binary_loop<T, T>(it, [](M a, M) { return a * a; });
           else if (e && ex == M(3))
             binary_loop<T, T>(it, [](M a, M) { return a * a * a; });
