@@ -11,6 +11,7 @@
 
 // Kernel code from here on (Note [Multi-ISA kernels] in cpu/isa.h).
 #include "ember/cpu/isa_begin.h"
+#include "ember/cpu/loops.h"
 #include "ember/cpu/math_of.h"
 #include "ember/cpu/unary_math.h"
 
@@ -149,6 +150,38 @@ void lstm_layer_row(T* __restrict g, const T* __restrict c0, T* __restrict c1, T
   }
 }
 
+#ifdef EMBER_AVX512_LANES
+// lstm_layer_row for float at 16 lanes (sigmoid16 and tanh16 give math::sigmoid's and math::tanh's
+// floats, Note [16-lane float math]; a masked tail): the auto-vectorized row took 1.6x the time of
+// the standalone sigmoid and tanh kernels.
+inline void lstm_layer_row16(float* __restrict g, const float* __restrict c0, float* __restrict c1,
+                             float* __restrict h1, int64_t H) {
+  for (int64_t j = 0; j < H; j += 16) {
+    const __mmask16 m = H - j >= 16 ? __mmask16(0xffff) : tail_mask16(H - j);
+    const __m512 i = math::sigmoid16(load16(g + j, m)), f = math::sigmoid16(load16(g + H + j, m)),
+                 gg = math::tanh16(load16(g + 2 * H + j, m)), o = math::sigmoid16(load16(g + 3 * H + j, m));
+    const __m512 c = _mm512_fmadd_ps(f, load16(c0 + j, m), _mm512_mul_ps(i, gg));
+    store16(g + j, i, m);
+    store16(g + H + j, f, m);
+    store16(g + 2 * H + j, gg, m);
+    store16(g + 3 * H + j, o, m);
+    store16(c1 + j, c, m);
+    store16(h1 + j, _mm512_mul_ps(o, math::tanh16(c)), m);
+  }
+}
+#endif
+
+template <typename T>
+void lstm_layer_rows(T* G, const T* C0, T* C, T* HY, int64_t rows, int64_t H, int64_t ldg, int64_t ldh) {
+#ifdef EMBER_AVX512_LANES
+  if constexpr (std::is_same_v<T, float>) {
+    for_rows(rows, H, [=](int64_t r) { lstm_layer_row16(G + r * ldg, C0 + r * ldh, C + r * ldh, HY + r * ldh, H); });
+    return;
+  }
+#endif
+  for_rows(rows, H, [=](int64_t r) { lstm_layer_row<T>(G + r * ldg, C0 + r * ldh, C + r * ldh, HY + r * ldh, H); });
+}
+
 template <typename T, bool HasOut, typename M = opmath_t<T>>
 void lstm_layer_backward_row(const T* __restrict a, const T* __restrict c0, const T* __restrict c1,
                              const T* __restrict dh, const T* __restrict dout, T* __restrict dc, T* __restrict dg,
@@ -223,7 +256,7 @@ void EMBER_ISA_KERNEL(lstm_layer_step_forward)(ScalarType dt, void* gates, const
     using T = scalar_t;
     T *G = static_cast<T*>(gates), *C = static_cast<T*>(c), *HY = static_cast<T*>(h);
     const T* C0 = static_cast<const T*>(c_prev);
-    for_rows(rows, H, [=](int64_t r) { lstm_layer_row<T>(G + r * ldg, C0 + r * ldh, C + r * ldh, HY + r * ldh, H); });
+    lstm_layer_rows<T>(G, C0, C, HY, rows, H, ldg, ldh);
   });
 }
 void EMBER_ISA_KERNEL(lstm_layer_step_backward)(ScalarType dt, const void* act, const void* c_prev, const void* c,

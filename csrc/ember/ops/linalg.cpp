@@ -387,6 +387,17 @@ void gemm_raw_one_thread(ScalarType dt, bool trans_a, bool trans_b, int64_t m, i
   if (m <= 0 || n <= 0) return;
   std::optional<OneBlasThread> one;  // inside a parallel region BLAS runs on one thread already
   if (!in_parallel_region()) one.emplace();
+  // MKL where it is in use (Note [MKL GEMM]): a recurrent step's 64x256 by 256x256 product took
+  // 87 us on OpenBLAS, 69 on MKL
+  if (cpu::mkl_gemm_available() && cpu::mkl_gemm_fits(m, n, k, lda, ldb, ldc)) {
+    if (dt == ScalarType::Float32)
+      cpu::mkl_sgemm(trans_a, trans_b, m, n, k, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
+                     static_cast<float*>(c), ldc, accumulate, 1.0f);
+    else
+      cpu::mkl_dgemm(trans_a, trans_b, m, n, k, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+                     static_cast<double*>(c), ldc, accumulate, 1.0);
+    return;
+  }
   const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
   if (dt == ScalarType::Float32)
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, static_cast<const float*>(a), lda, static_cast<const float*>(b),
