@@ -85,7 +85,15 @@ using DgemmBatch = void (*)(int, int, int, int, int, int, double, const double*,
 using SJitCreate = int (*)(void**, int, int, int, int, int, int, float, int, int, float, int);
 using DJitCreate = int (*)(void**, int, int, int, int, int, int, double, int, int, double, int);
 using JitGet = void* (*)(const void*);  // mkl_jit_get_?gemm_ptr: the kernel(jitter, a, b, c)
-constexpr int kJitSuccess = 0;          // MKL_JIT_SUCCESS (MKL_NO_JIT: a plain ?gemm call instead)
+// cblas_?gemm_pack_get_size(identifier, m, n, k); cblas_?gemm_pack(layout, identifier, trans, m, n, k, alpha,
+// src, ld, dest); cblas_?gemm_compute(layout, transa, transb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+using PackGetSize = size_t (*)(int, int, int, int);
+using SPack = void (*)(int, int, int, int, int, int, float, const float*, int, float*);
+using DPack = void (*)(int, int, int, int, int, int, double, const double*, int, double*);
+using SCompute = void (*)(int, int, int, int, int, int, const float*, int, const float*, int, float, float*, int);
+using DCompute = void (*)(int, int, int, int, int, int, const double*, int, const double*, int, double, double*, int);
+constexpr int kBMatrix = 162, kPacked = 151;  // CblasBMatrix, CblasPacked
+constexpr int kJitSuccess = 0;                // MKL_JIT_SUCCESS (MKL_NO_JIT: a plain ?gemm call instead)
 
 struct Mkl {
   Sgemm sgemm = nullptr;
@@ -96,6 +104,11 @@ struct Mkl {
   DJitCreate djit_create = nullptr;
   JitGet sjit_get = nullptr, djit_get = nullptr;
   int (*jit_destroy)(void*) = nullptr;
+  PackGetSize spack_size = nullptr, dpack_size = nullptr;  // optional (MKL 2017 and later)
+  SPack spack = nullptr;
+  DPack dpack = nullptr;
+  SCompute scompute = nullptr;
+  DCompute dcompute = nullptr;
   // vm?<Function>(n, a, y, mode), VmlFunction's order; entries may be null (older MKL)
   using Vmd = void (*)(int, const double*, double*, long long);
   using Vms = void (*)(int, const float*, float*, long long);
@@ -164,6 +177,12 @@ const Mkl* load() {
     m->sjit_get = symbol<JitGet>(lib, "mkl_jit_get_sgemm_ptr");
     m->djit_get = symbol<JitGet>(lib, "mkl_jit_get_dgemm_ptr");
     m->jit_destroy = symbol<int (*)(void*)>(lib, "mkl_jit_destroy");
+    m->spack_size = symbol<PackGetSize>(lib, "cblas_sgemm_pack_get_size");
+    m->dpack_size = symbol<PackGetSize>(lib, "cblas_dgemm_pack_get_size");
+    m->spack = symbol<SPack>(lib, "cblas_sgemm_pack");
+    m->dpack = symbol<DPack>(lib, "cblas_dgemm_pack");
+    m->scompute = symbol<SCompute>(lib, "cblas_sgemm_compute");
+    m->dcompute = symbol<DCompute>(lib, "cblas_dgemm_compute");
     for (int f = 0; f < kVmlFunctionCount; ++f) {
       m->vmd[f] = symbol<Mkl::Vmd>(lib, (std::string("vmd") + kVmlNames[f]).c_str());
       m->vms[f] = symbol<Mkl::Vms>(lib, (std::string("vms") + kVmlNames[f]).c_str());
@@ -228,6 +247,34 @@ void mkl_dgemm(bool a_trans, bool b_trans, int64_t m, int64_t n, int64_t k, cons
                const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate, double alpha) {
   load()->dgemm(kRowMajor, a_trans ? kTrans : kNoTrans, b_trans ? kTrans : kNoTrans, as_int(m), as_int(n), as_int(k),
                 alpha, a, as_int(lda), b, as_int(ldb), accumulate ? 1.0 : 0.0, c, as_int(ldc));
+}
+
+bool mkl_pack_available() {
+  const Mkl* m = mkl_enabled() ? load() : nullptr;
+  return m && m->spack_size && m->dpack_size && m->spack && m->dpack && m->scompute && m->dcompute;
+}
+size_t mkl_pack_b_bytes(bool is_double, int64_t m, int64_t n, int64_t k) {
+  return (is_double ? load()->dpack_size : load()->spack_size)(kBMatrix, as_int(m), as_int(n), as_int(k));
+}
+void mkl_pack_b(bool is_double, bool b_trans, int64_t m, int64_t n, int64_t k, const void* b, int64_t ldb, void* dest) {
+  const int t = b_trans ? kTrans : kNoTrans;
+  if (is_double)
+    load()->dpack(kRowMajor, kBMatrix, t, as_int(m), as_int(n), as_int(k), 1.0, static_cast<const double*>(b),
+                  as_int(ldb), static_cast<double*>(dest));
+  else
+    load()->spack(kRowMajor, kBMatrix, t, as_int(m), as_int(n), as_int(k), 1.0f, static_cast<const float*>(b),
+                  as_int(ldb), static_cast<float*>(dest));
+}
+void mkl_gemm_packed_b(bool is_double, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                       const void* packed_b, int64_t ldb, void* c, int64_t ldc, bool accumulate) {
+  if (is_double)
+    load()->dcompute(kRowMajor, kNoTrans, kPacked, as_int(m), as_int(n), as_int(k), static_cast<const double*>(a),
+                     as_int(lda), static_cast<const double*>(packed_b), as_int(ldb), accumulate ? 1.0 : 0.0,
+                     static_cast<double*>(c), as_int(ldc));
+  else
+    load()->scompute(kRowMajor, kNoTrans, kPacked, as_int(m), as_int(n), as_int(k), static_cast<const float*>(a),
+                     as_int(lda), static_cast<const float*>(packed_b), as_int(ldb), accumulate ? 1.0f : 0.0f,
+                     static_cast<float*>(c), as_int(ldc));
 }
 
 namespace {
