@@ -564,6 +564,8 @@ bool group_elements(const T* p, int64_t n, std::vector<int64_t>& reps, std::vect
   for (int64_t i = 0; i < n; ++i) items[i] = {load_as<M>(p + i), i};
   sort_items(items, false);
   group.assign(n, 0);
+  reps.reserve(static_cast<size_t>(n));  // (growing them took a fifth of unique's time on 1M distinct floats)
+  counts.reserve(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) {
     if (k == 0 || !(items[k - 1].v == items[k].v)) {
       reps.push_back(items[k].i);
