@@ -107,9 +107,10 @@ KeyPos<K>* radix_pass_all(KeyPos<K>* rec, KeyPos<K>* tmp, int64_t n, int n_bytes
 // Types the radix sort takes (bool and complex go through std::sort).
 template <typename M>
 constexpr bool kRadixSortable = (std::is_integral_v<M> && !std::is_same_v<M, bool>) || std::is_floating_point_v<M>;
-// Slices at least this long are radix sorted (rows of 64 took 0.7x std::sort's time, of 128 0.46x,
-// of 32 1.5x: clearing and summing the 256-entry histograms is the fixed cost).
-constexpr int64_t kRadixMinLength = 64;
+// Whether a slice of n is radix sorted: from 64 elements (rows of 64 took 0.7x std::sort's time, of
+// 128 0.46x, of 32 1.5x: clearing and summing the 256-entry histograms is the fixed cost) to 2^32
+// (the records' positions are 32-bit).
+constexpr bool radix_length(int64_t n) { return n >= 64 && n <= std::numeric_limits<uint32_t>::max(); }
 
 // The value whose radix_key is k, where that is one value (not for -0/+0's key or NaN's).
 template <typename M>
@@ -126,7 +127,7 @@ M value_of_key(RadixKey<M> k) {
   }
 }
 
-// Sorts the n values read(r), r < n (2^32 at most), by ItemOrder{descending} with a least-significant-
+// Sorts the n values read(r), r < n (radix_length(n)), by ItemOrder{descending} with a least-significant-
 // digit radix sort of radix_key's bytes, which is stable, so ties keep index order as ItemOrder asks
 // (torch sorts integers by radix too: std::sort of 100k int64 ran 2.5-4x its time; of float rows of
 // 2048, 3.6x), and calls write(i, value, r) for the i-th in order. Keys are taken relative to the
@@ -178,7 +179,7 @@ template <typename M>
 void sort_items(std::vector<Item<M>>& buf, bool descending) {
   const int64_t n = static_cast<int64_t>(buf.size());
   if constexpr (kRadixSortable<M>) {
-    if (n >= kRadixMinLength && n <= std::numeric_limits<uint32_t>::max()) {
+    if (radix_length(n)) {
       DataPtr mem = cpu_allocator()->allocate(n * sizeof(M));  // the values, as buf is rewritten
       M* vals = static_cast<M*>(mem.ptr);
       for (int64_t i = 0; i < n; ++i) vals[i] = buf[i].v;
@@ -202,7 +203,7 @@ bool radix_sort_slices(const Layout& l, bool descending, T* values, int64_t* ind
     return false;
   } else {
     const int64_t R = l.R, inner = l.inner;
-    if (R < kRadixMinLength || R > std::numeric_limits<uint32_t>::max()) return false;
+    if (!radix_length(R)) return false;
     const T* x = l.x.data<T>();
     parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
       for (int64_t w = b; w < e; ++w) {
