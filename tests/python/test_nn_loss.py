@@ -35,6 +35,22 @@ def test_cross_entropy_class_targets(reduction, dtype, kw):
     run_both(f, x, t, w)
 
 
+@pytest.mark.parametrize("C", [15, 16, 17, 33, 40, 1000])
+@pytest.mark.parametrize("kw", [{}, {"weight": True, "label_smoothing": 0.3, "ignore_index": 1}])
+def test_cross_entropy_float_rows_past_vector_width(C, kw):
+    # rows of 16-lane vectors plus a tail (the vector paths of the forward and backward)
+    x, t = randn(9, C, dtype=torch.float32) * 4, targets((9,), C)
+    t[2] = kw.get("ignore_index", 0)
+    w = torch.rand(C, generator=torch.Generator().manual_seed(3)) + 0.1
+
+    def f(lib, F, x, t, w):
+        a = dict(kw)
+        a["weight"] = w if kw.get("weight") else None
+        return F.cross_entropy(x, t, **a)
+
+    run_both(f, x.requires_grad_(), t, w)
+
+
 @pytest.mark.parametrize("reduction", REDS)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("shape", [(6, 11), (64, 1000), (3, 40, 5)])
