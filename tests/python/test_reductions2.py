@@ -839,3 +839,14 @@ def test_float_radix_sort_special_values_and_ties(dtype):
     # signs of zeros survive: values are gathered from the input
     z = ember.tensor([0.0, -0.0] * 2048, dtype=getattr(ember, dtype)).sort(stable=True).values
     assert (ember.signbit(z).numpy() == np.array([False, True] * 2048)).all()
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 31, 32, 33, 40, 49, 63, 64, 65, 95, 2047, 2048, 2049, 2080, 4100])
+def test_float_row_sums_every_length(n):
+    # sum_contiguous's blocks, the last block joined by the final vectors, and the scalar tail
+    x = np.random.default_rng(n).standard_normal((5, n)).astype(np.float32) * 100
+    got = ember.from_numpy(x).sum(-1).numpy()
+    ref = x.astype(np.float64).sum(-1)
+    bound = np.abs(x).astype(np.float64).sum(-1) * 2.0 ** -22 + 1e-30
+    assert (np.abs(got.astype(np.float64) - ref) <= bound).all()
+    np.testing.assert_allclose(ember.from_numpy(x).mean(-1).numpy(), x.astype(np.float64).mean(-1), rtol=1e-5, atol=1e-4)
