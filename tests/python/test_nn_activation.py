@@ -711,6 +711,11 @@ FUSED_BACKWARD = {
     "softplus": lambda F, x: F.softplus(x),
     "softplus_beta": lambda F, x: F.softplus(x, beta=2.5, threshold=4.0),
     "logsigmoid": lambda F, x: F.logsigmoid(x),
+    # from the saved result (sigmoid_backward, tanh_backward)
+    "sigmoid": lambda F, x: F.sigmoid(x),
+    "tanh": lambda F, x: F.tanh(x),
+    "tensor_sigmoid": lambda F, x: x.sigmoid(),
+    "tensor_tanh_then_scale": lambda F, x: x.tanh() * 3,
 }
 # the branch points of each formula, infinities, a NaN, and signed zeros
 _SPECIAL = [0.0, -0.0, -3.0, 3.0, 6.0, -1.0, 1.0, -0.5, 2.0, 1e-30, -90.0, 90.0, float("inf"), float("-inf"),

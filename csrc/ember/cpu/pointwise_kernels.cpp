@@ -173,6 +173,12 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
     case PointwiseOp::ReluBackward:  // a select, so a NaN gradient where the unit was off gives 0, as torch
       if constexpr (!kBool) binary_loop<T, T>(it, [](M g, M y) -> M { return y <= M(0) ? M(0) : g; });
       break;
+    case PointwiseOp::SigmoidBackward:
+      if constexpr (kFloat) binary_loop<T, T>(it, [](M g, M y) -> M { return g * (M(1) - y) * y; });
+      break;
+    case PointwiseOp::TanhBackward:
+      if constexpr (kFloat) binary_loop<T, T>(it, [](M g, M y) -> M { return g * (M(1) - y * y); });
+      break;
     // Note [Fused activation backward] (ops/unary.cpp): selects and the vectorizable sigmoid.
     case PointwiseOp::LeakyReluBackward:
       if constexpr (kFloat) {

@@ -343,6 +343,8 @@ enum class PointwiseOp : int {
   GeluBackward,      // grad * (Phi(x) + x phi(x))
   GeluTanhBackward,  // the same for approximate="tanh"
   ReluBackward,      // b <= 0 ? 0 : grad (b = relu's result), as torch's threshold_backward
+  SigmoidBackward,   // grad * (1 - b) * b (b = sigmoid's result), as torch's sigmoid_backward
+  TanhBackward,      // grad * (1 - b * b) (b = tanh's result), as torch's tanh_backward
   // The same with parameters p0, p1 (pointwise_op_p): Note [Fused activation backward] in ops/unary.cpp.
   LeakyReluBackward,   // b > 0 ? grad : grad * p0 (p0: negative_slope)
   HardtanhBackward,    // p0 < b < p1 ? grad : 0 (hardtanh and relu6)

@@ -58,6 +58,8 @@ Info info(PointwiseOp op) {
     case PointwiseOp::GeluBackward:     return {"gelu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::GeluTanhBackward: return {"gelu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::ReluBackward:     return {"threshold_backward", K::Numeric, nullptr};
+    case PointwiseOp::SigmoidBackward:  return {"sigmoid_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::TanhBackward:     return {"tanh_backward", K::FloatOnly, nullptr};
     case PointwiseOp::LeakyReluBackward: return {"leaky_relu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::HardtanhBackward: return {"hardtanh_backward", K::FloatOnly, nullptr};
     case PointwiseOp::SiluBackward:     return {"silu_backward", K::FloatOnly, nullptr};

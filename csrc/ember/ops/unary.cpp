@@ -190,7 +190,9 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(g, cosh(x));
     case UnaryOp::Cosh:
       return mul(g, sinh(x));
-    case UnaryOp::Tanh:
+    case UnaryOp::Tanh:  // one pass when no graph is recorded, as relu's (3 passes: 1.3x torch's time)
+      if (!autograd::GradMode::is_enabled() && is_floating_point(y.dtype()) && g.dtype() == y.dtype())
+        return pointwise_op(PointwiseOp::TanhBackward, g, y);
       return mul(g, sub(num(1), sq(y)));
     case UnaryOp::Asinh:
       return mul(g, rsqrt(add(sq(x), num(1))));
@@ -198,7 +200,9 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
       return mul(g, rsqrt(sub(sq(x), num(1))));
     case UnaryOp::Atanh:
       return div(g, sub(num(1), sq(x)));
-    case UnaryOp::Sigmoid:
+    case UnaryOp::Sigmoid:  // the same (3 passes: 1.4-1.6x torch's time)
+      if (!autograd::GradMode::is_enabled() && is_floating_point(y.dtype()) && g.dtype() == y.dtype())
+        return pointwise_op(PointwiseOp::SigmoidBackward, g, y);
       return mul(g, mul(y, sub(num(1), y)));
     case UnaryOp::Logit: {
       Tensor d = div(g, mul(x, sub(num(1), x)));
