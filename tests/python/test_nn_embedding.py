@@ -1,6 +1,7 @@
 """embedding and embedding_bag of ember.nn.functional against torch 2.13: values, weight (and
 per_sample_weights) gradients, padding_idx, max_norm, scale_grad_by_freq, offsets modes,
 gradcheck/gradgradcheck in float64, and torch's exception classes."""
+import numpy as np
 import pytest
 
 import ember
@@ -67,11 +68,11 @@ def test_embedding_bag_per_sample_weights_and_gradcheck():
     gradchecks(lambda lib, F, w: F.embedding_bag(ie, w, oe, mode="mean"), randn(10, 3))
 
 
-@pytest.mark.parametrize("D", [1, 16, 32, 64, 100, 128])
+@pytest.mark.parametrize("D", [1, 8, 16, 32, 64, 100, 128, 136, 200, 264])
 @pytest.mark.parametrize("mode", ["sum", "mean", "sum_weighted"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
 def test_embedding_bag_fused_widths(D, mode, dtype):
-    """Note [Fused embedding bags]: the fixed-width (16/32/64/128) and run-time-width bag sums over 600
+    """Note [Fused embedding bags]: the register pieces (128, 64 and 8 columns) and the tail of the bag sums over 600
     bags of 0-9 rows (parallel on 2 threads), with padding entries and per-sample weights: torch's
     values and weight / per_sample_weights gradients (float16 ones against float64), and its node name."""
     g = torch.Generator().manual_seed(D)
@@ -161,3 +162,38 @@ def test_from_pretrained():
     assert_same(e2(ember.tensor([[0, 3]])), t2(torch.tensor([[0, 3]])))
     with pytest.raises(AssertionError):
         ember.nn.Embedding.from_pretrained(ember.zeros(3))
+
+
+def test_embedding_bag_indices_changed_before_backward_raise_as_torch():
+    # the backward reads the saved indices (as torch's): changing them in place is caught
+    for lib in (torch, ember):
+        w = lib.ones(10, 4, requires_grad=True)
+        i, o = lib.tensor([1, 2, 3, 4]), lib.tensor([0, 2])
+        y = lib.nn.functional.embedding_bag(i, w, o, mode="mean")
+        i[0] = 5
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+@pytest.mark.parametrize("D", [8, 16, 64, 100, 128, 200])
+@pytest.mark.parametrize("mode", ["sum", "mean", "sum_weighted"])
+def test_embedding_bag_bfloat16_widths(D, mode):
+    # 16-bit rows converted to float in registers (AVX-512) or in blocks, summed in float, rounded once
+    g = torch.Generator().manual_seed(D)
+    lengths = torch.randint(0, 10, (300,), generator=g)
+    offs = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)[:-1]])
+    idx = torch.randint(0, 50, (int(lengths.sum()),), generator=g)
+    w = torch.randn(50, D, generator=g)
+    psw = torch.rand(idx.numel(), generator=g) if mode == "sum_weighted" else None
+    m = "sum" if mode == "sum_weighted" else mode
+
+    def run(lib, to_lib):
+        kw = dict(mode=m, per_sample_weights=None if psw is None else to_lib(psw).to(lib.bfloat16))
+        if psw is None:
+            kw["padding_idx"] = 7
+        return lib.nn.functional.embedding_bag(to_lib(idx), to_lib(w).to(lib.bfloat16), to_lib(offs), **kw).float()
+
+    t = run(torch, lambda x: x)
+    e = run(ember, to_ember)
+    # both sum in float and round once; the division of a mean rounds the same way
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-2, atol=1e-2)
