@@ -1,10 +1,12 @@
 """Arithmetic operators and type promotion, checked against torch."""
 import operator
 
+import numpy as np
 import pytest
 
 import ember
 from conftest import DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_same, both, dtype_name, same_error, torch
+from ember.autograd import gradcheck, gradgradcheck
 
 A = [[1, -2, 3], [0, 5, -6]]
 B = [[2, 3, -1], [4, -5, 6]]
@@ -472,3 +474,18 @@ def test_addcdiv_integer_inputs_raise_like_torch():
         t = lib.tensor(a)
         with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
             lib.addcdiv(t, t, t)
+
+
+@pytest.mark.parametrize("e", [0, 0.0, 1, 2, 2.0, 3, -1, 0.5, -2.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_number_exponent_backward_as_torch(e, dtype):
+    # a number exponent's backward: e * x^(e-1) without the mask pass (0 for e == 0, even at x == 0)
+    x = np.array([[0.0, -0.0, 1.5, -2.0], [3.0, float("inf"), -0.25, 7.0]], dtype=dtype)
+    g = np.array([[1.0, float("nan"), 2.0, -1.0], [0.5, 1.0, 3.0, -2.0]], dtype=dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    (tx ** e).backward(torch.tensor(g))
+    ex = ember.tensor(x, requires_grad=True)
+    (ex ** e).backward(ember.tensor(g))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-6, equal_nan=True)
+    assert gradcheck(lambda t: t ** e, (ember.tensor([[1.5, 0.7], [2.0, 1.1]], dtype=ember.float64, requires_grad=True),))
+    assert gradgradcheck(lambda t: t ** e, (ember.tensor([[1.5, 0.7], [2.0, 1.1]], dtype=ember.float64, requires_grad=True),))
