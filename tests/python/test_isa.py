@@ -131,6 +131,17 @@ def test_16_lane_float_math_gives_the_element_loops_floats():
         assert same_bits(f(dense), f(strided)) == 0, name
     assert same_bits(gelu_grad(dense, g_dense), gelu_grad(strided, g_strided)) == 0, "gelu backward"
 
+    def silu_grad(t, gt):
+        t = t.detach().requires_grad_()
+        F.silu(t).backward(gt)
+        return t.grad
+
+    assert same_bits(silu_grad(dense, g_dense), silu_grad(strided, g_strided)) == 0, "silu backward"
+    # a broadcast incoming gradient (a sum's), beside contiguous inputs and through the element loop
+    g_one = ember.tensor(0.75).expand(dense.shape)
+    assert same_bits(silu_grad(dense, g_one), silu_grad(strided, g_one)) == 0, "silu backward, broadcast gradient"
+    assert same_bits(gelu_grad(dense, g_one), gelu_grad(strided, g_one)) == 0, "gelu backward, broadcast gradient"
+
 
 def test_16_lane_bfloat16_math_gives_the_element_loops_bits():
     # The same paths over bfloat16 (loaded as floats, rounded back as BFloat16(float) rounds):
@@ -155,6 +166,13 @@ def test_16_lane_bfloat16_math_gives_the_element_loops_bits():
                     ("tanh", ember.tanh), ("erf", ember.erf)]:
         assert (bits(f(dense)) == bits(f(strided))).all(), name
     assert (bits(gelu_grad(dense, g_dense)) == bits(gelu_grad(strided, g_strided))).all(), "gelu backward"
+
+    def silu_grad(t, gt):
+        t = t.detach().requires_grad_()
+        F.silu(t).backward(gt)
+        return t.grad
+
+    assert (bits(silu_grad(dense, g_dense)) == bits(silu_grad(strided, g_strided))).all(), "silu backward"
 
 
 def test_16_lane_float16_conversions_give_the_element_loops_bits():
