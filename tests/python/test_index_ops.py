@@ -509,3 +509,14 @@ def test_index_accumulation_in_place_bad_input(op):
         same_error(lambda: e.index_add_(0, ember.tensor([0]), e[:1]),
                    lambda: t.index_add_(0, torch.tensor([0]), t[:1]))  # source overlaps self
     assert bool((e == 0).all())
+
+
+@pytest.mark.parametrize("shape", [(300000,), (700, 900), (40, 50, 300), (5, 0, 7), (1,)])
+@pytest.mark.parametrize("density", [0.0, 0.16, 0.5, 1.0])
+def test_nonzero_chunks_as_numpy(shape, density):
+    # many fixed chunks, filled branch-free up to each chunk's last hit: the rows of a serial scan
+    rng = np.random.default_rng(int(density * 100) + len(shape))
+    x = (rng.random(shape) < density) * rng.integers(1, 5, shape)
+    for dt in (np.bool_, np.float32, np.int64):
+        got = ember.from_numpy(x.astype(dt)).nonzero().numpy()
+        np.testing.assert_array_equal(got, np.argwhere(x.astype(dt)))

@@ -850,3 +850,33 @@ def test_float_row_sums_every_length(n):
     bound = np.abs(x).astype(np.float64).sum(-1) * 2.0 ** -22 + 1e-30
     assert (np.abs(got.astype(np.float64) - ref) <= bound).all()
     np.testing.assert_allclose(ember.from_numpy(x).mean(-1).numpy(), x.astype(np.float64).mean(-1), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16", "int64", "int32", "int16", "uint8"])
+@pytest.mark.parametrize("shape,dim", [((40, 300), 1), ((300, 5), 0), ((3, 100, 4), 1)])
+@pytest.mark.parametrize("k", [33, 64, -1])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_larger_k_select(dtype, shape, dim, k, largest):
+    # k > 32: the k-th best key by nth_element, winners in index order, sorted by (key, index)
+    rng = np.random.default_rng(len(shape) * 7 + k)
+    x = rng.standard_normal(shape) * 5
+    if dtype.startswith("float") or dtype == "bfloat16":
+        x.flat[::17] = np.nan
+        x.flat[::13] = 0.0
+        x.flat[::11] = -0.0
+        x.flat[::19] = np.inf
+        x.flat[::23] = -np.inf
+    k = shape[dim] if k == -1 else k
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    e = ember.from_numpy(x).to(getattr(ember, dtype))
+    tv, _ = t.topk(k, dim, largest)
+    ev, ei = e.topk(k, dim, largest)
+    tvf, evf = tv.double().numpy(), ev.double().numpy()
+    np.testing.assert_array_equal(evf, tvf)  # NaNs in the same places, values equal
+    src = e.double().numpy()
+    np.testing.assert_array_equal(np.take_along_axis(src, ei.numpy(), dim), evf)
+    # equal values (NaNs alike) come in index order, each index once
+    ev_m, ei_m = np.moveaxis(evf, dim, -1), np.moveaxis(ei.numpy(), dim, -1)
+    tie = (ev_m[..., 1:] == ev_m[..., :-1]) | (np.isnan(ev_m[..., 1:]) & np.isnan(ev_m[..., :-1]))
+    assert (np.diff(ei_m, axis=-1)[tie] > 0).all()
+    assert all(len(set(row)) == k for row in ei_m.reshape(-1, k).tolist())

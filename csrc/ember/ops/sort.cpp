@@ -286,6 +286,46 @@ void top_k_scan(const Layout& l, int64_t k, bool largest, T* values, int64_t* in
                });
 }
 
+// topk for larger k: each slice's values as order-preserving keys (radix_key, complemented for
+// largest, so the best key is the smallest), the k-th best key found by nth_element on the keys
+// alone, then the winners collected in index order (keys better than it, then ties with it until
+// there are k) and sorted by (key, index): ItemOrder's order. std::partial_sort on 16-byte (value,
+// index) items ran k = 64 of rows of 1024 at 1.26-1.40x torch's time.
+template <typename T>
+void top_k_select(const Layout& l, int64_t k, bool largest, T* values, int64_t* indices) {
+  using M = opmath_t<T>;
+  using K = RadixKey<M>;
+  const T* x = l.x.data<T>();
+  const int64_t R = l.R, inner = l.inner;
+  parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)),
+               [&](int64_t b, int64_t e) {
+                 std::vector<K> keys(R), kth(R);
+                 std::vector<std::pair<K, int64_t>> win(k);
+                 for (int64_t w = b; w < e; ++w) {
+                   const int64_t o = w / inner, j = w % inner;
+                   const T* src = x + o * R * inner + j;
+                   for (int64_t r = 0; r < R; ++r) {
+                     const K key = radix_key(static_cast<M>(src[r * inner]));
+                     keys[r] = largest ? static_cast<K>(~key) : key;
+                   }
+                   std::copy(keys.begin(), keys.end(), kth.begin());
+                   std::nth_element(kth.begin(), kth.begin() + (k - 1), kth.end());
+                   const K cut = kth[k - 1];
+                   int64_t n = 0;
+                   for (int64_t r = 0; r < R; ++r)
+                     if (keys[r] < cut) win[n++] = {keys[r], r};
+                   for (int64_t r = 0; r < R && n < k; ++r)
+                     if (keys[r] == cut) win[n++] = {keys[r], r};
+                   std::sort(win.begin(), win.end());
+                   for (int64_t q = 0; q < k; ++q) {
+                     const int64_t at = (o * k + q) * inner + j, r = win[q].second;
+                     values[at] = src[r * inner];
+                     indices[at] = r;
+                   }
+                 }
+               });
+}
+
 Shape with_size(const Tensor& t, int64_t dim, int64_t n) {
   Shape s = t.sizes();
   if (!s.empty()) s[dim] = n;
@@ -697,6 +737,14 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
       if (k <= 32 && k * 8 <= l.R) {  // insertion costs up to k moves: small k only
         top_k_scan<T>(l, k, largest, v, ix);
         return;
+      }
+      if constexpr (kRadixSortable<M>) {
+        // partial_sort rejects most values of a long slice in one comparison: 1M values with k = 1000
+        // ran 3.7x slower through nth_element
+        if (k * 64 >= l.R) {
+          top_k_select<T>(l, k, largest, v, ix);
+          return;
+        }
       }
       for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
         std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), ItemOrder<M>{largest});
