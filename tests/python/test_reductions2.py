@@ -880,3 +880,59 @@ def test_topk_larger_k_select(dtype, shape, dim, k, largest):
     tie = (ev_m[..., 1:] == ev_m[..., :-1]) | (np.isnan(ev_m[..., 1:]) & np.isnan(ev_m[..., :-1]))
     assert (np.diff(ei_m, axis=-1)[tie] > 0).all()
     assert all(len(set(row)) == k for row in ei_m.reshape(-1, k).tolist())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("n", [2047, 2048, 5000, 70000])
+@pytest.mark.parametrize("kind", ["normal", "narrow", "equal", "special"])
+def test_radix_select_long_slices(dtype, n, kind):
+    # Note [Radix select]: kthvalue, median, nanmedian and topk of slices of 2048 or more select on
+    # radix keys digit by digit; "narrow" values share their leading digits (several levels), "equal"
+    # ones all of them. The element taken is the k-th in (value, index) order: numpy's stable argsort.
+    rng = np.random.default_rng(n)
+    if kind == "normal":
+        x = rng.standard_normal(n) * 50
+    elif kind == "narrow":
+        x = 1.0 + rng.integers(0, 1 << 20, n) / float(1 << 20)
+    elif kind == "equal":
+        x = np.full(n, 3.0)
+    else:
+        x = rng.integers(-4, 4, n).astype(np.float64)
+        if dtype.startswith("float") or dtype == "bfloat16":
+            x[::7] = -0.0
+            x[::29] = np.inf
+            x[::31] = -np.inf
+            x[5::37] = np.nan
+    e = ember.from_numpy(x).to(getattr(ember, dtype))
+    t = torch.from_numpy(x).to(getattr(torch, dtype))
+    src = e.double().numpy()
+    order = np.argsort(src, kind="stable")  # NaN last, -0 and 0 equal, ties by index
+    for k in (1, n // 3, (n + 1) // 2, n):
+        v, i = e.kthvalue(k)
+        assert i.item() == order[k - 1]
+        np.testing.assert_array_equal(v.double().numpy(), t.kthvalue(k).values.double().numpy())
+    nan_at = np.flatnonzero(np.isnan(src))
+    v, i = e.median(0)
+    assert i.item() == (nan_at[0] if nan_at.size else order[(n - 1) // 2])
+    np.testing.assert_array_equal(v.double().numpy(), t.median(0).values.double().numpy())
+    m = n - nan_at.size
+    v, i = e.nanmedian(0)
+    assert i.item() == order[(m - 1) // 2]
+    np.testing.assert_array_equal(v.double().numpy(), t.nanmedian(0).values.double().numpy())
+    for k in (40, 1000):
+        for largest in (True, False):
+            v, i = e.topk(k, largest=largest)
+            np.testing.assert_array_equal(v.double().numpy(), t.topk(k, largest=largest).values.double().numpy())
+            np.testing.assert_array_equal(src[i.numpy()], v.double().numpy())
+            assert len(set(i.tolist())) == k
+
+
+def test_radix_select_rows_and_strided_dims():
+    # several slices per call (one scratch per thread), along inner dims too
+    x = np.random.default_rng(5).standard_normal((6, 3000, 5)).astype(np.float32)
+    e, t = ember.from_numpy(x), torch.from_numpy(x)
+    np.testing.assert_array_equal(e.median(1).indices.numpy(), t.median(1).indices.numpy())
+    np.testing.assert_array_equal(e.kthvalue(2500, 1).indices.numpy(), t.kthvalue(2500, 1).indices.numpy())
+    np.testing.assert_array_equal(e.topk(300, 1).indices.numpy(), t.topk(300, 1).indices.numpy())
+    y = np.random.default_rng(6).standard_normal((4, 4096)).astype(np.float32)
+    np.testing.assert_array_equal(ember.from_numpy(y).T.median(0).indices.numpy(), torch.from_numpy(y).T.median(0).indices.numpy())

@@ -69,11 +69,13 @@ RadixKey<M> radix_key(M v) {
     const U k = static_cast<U>(static_cast<std::make_signed_t<U>>(v));
     return std::is_signed_v<M> ? k ^ kSign : k;
   } else {
-    if (v != v) return ~U(0);
-    if (v == M(0)) return kSign;
+    // Selects, not branches, so a loop of keys vectorizes (random signs mispredicted a branch).
     U bits;
     std::memcpy(&bits, &v, sizeof bits);
-    return (bits & kSign) ? ~bits : (bits | kSign);
+    using S = std::make_signed_t<U>;
+    const U flip = static_cast<U>(static_cast<S>(bits) >> (8 * sizeof(U) - 1)) | kSign;  // all ones when negative
+    const U k = v == M(0) ? kSign : bits ^ flip;
+    return v != v ? ~U(0) : k;
   }
 }
 
@@ -173,6 +175,84 @@ void radix_slice(int64_t n, bool descending, const Read& read, const Write& writ
   else
     run(uint64_t(0));
 }
+
+// Note [Radix select]: the position of rank k (0-based) among keys[0..n) in (key, position) order,
+// ItemOrder's order when the keys are radix_key's. Most significant digit first, 11 bits at a time:
+// a histogram of the digit finds the bucket holding rank k and only that bucket's (key, position)
+// records are kept, in index order, for the next digit; once few are left, nth_element on the
+// records. Two or three passes over the slice whatever the values (equal keys end when the digits
+// run out, their records in index order). Slices of under 2048 go to nth_element at once (the
+// 2048-entry histograms cost more than they save). nth_element on (value, index) items of 1M floats
+// took 1.5x torch's median, partial_sort 1.2x its topk(100).
+constexpr int64_t kRadixSelectFew = 2048;
+template <typename K>
+int64_t radix_select(const K* keys, int64_t n, int64_t k, KeyPos<K>* cand) {
+  constexpr int kDigit = 11;
+  constexpr int64_t kFew = kRadixSelectFew;
+  using Hist = std::array<uint32_t, 1 << kDigit>;
+  int shift = 8 * static_cast<int>(sizeof(K));  // bits of the keys not yet split on
+  int64_t m = 0;                                // records in cand
+  Hist hist;
+  auto bucket_of_k = [&]() {  // the bucket holding rank k; k becomes its rank there
+    uint32_t b = 0;
+    while (k >= hist[b]) k -= hist[b++];
+    return static_cast<K>(b);
+  };
+  if (n < kFew) {
+    for (int64_t r = 0; r < n; ++r) cand[m++] = {keys[r], static_cast<uint32_t>(r)};
+  } else {
+    shift -= kDigit;
+    auto digit = [shift](K key) { return static_cast<uint32_t>(key >> shift); };
+    // Four histograms: values bunch in a few buckets, and increments of one counter wait on each
+    // other through memory.
+    std::array<Hist, 3> part;
+    hist.fill(0);
+    for (auto& p : part) p.fill(0);
+    int64_t r = 0;
+    for (; r + 4 <= n; r += 4) {
+      ++hist[digit(keys[r])];
+      ++part[0][digit(keys[r + 1])];
+      ++part[1][digit(keys[r + 2])];
+      ++part[2][digit(keys[r + 3])];
+    }
+    for (; r < n; ++r) ++hist[digit(keys[r])];
+    for (size_t b = 0; b < hist.size(); ++b) hist[b] += part[0][b] + part[1][b] + part[2][b];
+    const K want = bucket_of_k();
+    for (r = 0; r < n; ++r)
+      if (digit(keys[r]) == want) cand[m++] = {keys[r], static_cast<uint32_t>(r)};
+    while (m > kFew / 8 && shift > 0) {
+      const int next = std::max(shift - kDigit, 0);
+      const K mask = static_cast<K>((K(1) << (shift - next)) - 1);
+      auto sub = [next, mask](K key) { return static_cast<uint32_t>((key >> next) & mask); };
+      hist.fill(0);
+      for (int64_t i = 0; i < m; ++i) ++hist[sub(cand[i].key)];
+      const K want_sub = bucket_of_k();
+      int64_t kept = 0;
+      for (int64_t i = 0; i < m; ++i)
+        if (sub(cand[i].key) == want_sub) cand[kept++] = cand[i];
+      m = kept;
+      shift = next;
+    }
+    if (shift == 0) return cand[k].pos;  // all keys equal: index order
+  }
+  std::nth_element(cand, cand + k, cand + m, [](const KeyPos<K>& a, const KeyPos<K>& b) {
+    return a.key < b.key || (a.key == b.key && a.pos < b.pos);
+  });
+  return cand[k].pos;
+}
+
+// Scratch for selecting in slices of up to n: keys and radix_select's records, from the caching
+// allocator (Note [CPU caching]): fresh vectors faulted 4 MB of pages in on every call over 1M values.
+template <typename K>
+struct SelectScratch {
+  DataPtr mem;
+  K* keys;
+  KeyPos<K>* cand;
+  explicit SelectScratch(int64_t n) : mem(cpu_allocator()->allocate(n * (sizeof(K) + sizeof(KeyPos<K>)))) {
+    keys = static_cast<K*>(mem.ptr);
+    cand = reinterpret_cast<KeyPos<K>*>(keys + n);
+  }
+};
 
 // Sorts buf (filled in index order) by ItemOrder{descending}: long slices by radix_slice.
 template <typename M>
@@ -287,10 +367,9 @@ void top_k_scan(const Layout& l, int64_t k, bool largest, T* values, int64_t* in
 }
 
 // topk for larger k: each slice's values as order-preserving keys (radix_key, complemented for
-// largest, so the best key is the smallest), the k-th best key found by nth_element on the keys
-// alone, then the winners collected in index order (keys better than it, then ties with it until
-// there are k) and sorted by (key, index): ItemOrder's order. std::partial_sort on 16-byte (value,
-// index) items ran k = 64 of rows of 1024 at 1.26-1.40x torch's time.
+// largest, so the best key is the smallest), the k-th best key found by radix_select, then the winners collected in
+// index order (keys better than it, then ties with it until there are k) and sorted by (key, index): ItemOrder's order.
+// std::partial_sort on 16-byte (value, index) items ran k = 64 of rows of 1024 at 1.26-1.40x torch's time.
 template <typename T>
 void top_k_select(const Layout& l, int64_t k, bool largest, T* values, int64_t* indices) {
   using M = opmath_t<T>;
@@ -299,7 +378,9 @@ void top_k_select(const Layout& l, int64_t k, bool largest, T* values, int64_t* 
   const int64_t R = l.R, inner = l.inner;
   parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)),
                [&](int64_t b, int64_t e) {
-                 std::vector<K> keys(R), kth(R);
+                 SelectScratch<K> scratch(R);
+                 K* keys = scratch.keys;
+                 std::vector<K> kth;
                  std::vector<std::pair<K, int64_t>> win(k);
                  for (int64_t w = b; w < e; ++w) {
                    const int64_t o = w / inner, j = w % inner;
@@ -308,9 +389,14 @@ void top_k_select(const Layout& l, int64_t k, bool largest, T* values, int64_t* 
                      const K key = radix_key(static_cast<M>(src[r * inner]));
                      keys[r] = largest ? static_cast<K>(~key) : key;
                    }
-                   std::copy(keys.begin(), keys.end(), kth.begin());
-                   std::nth_element(kth.begin(), kth.begin() + (k - 1), kth.end());
-                   const K cut = kth[k - 1];
+                   K cut;
+                   if (R < kRadixSelectFew) {  // nth_element on the keys alone, half the bytes of records
+                     kth.assign(keys, keys + R);
+                     std::nth_element(kth.begin(), kth.begin() + (k - 1), kth.end());
+                     cut = kth[k - 1];
+                   } else {
+                     cut = keys[radix_select(keys, R, k - 1, scratch.cand)];
+                   }
                    int64_t n = 0;
                    for (int64_t r = 0; r < R; ++r)
                      if (keys[r] < cut) win[n++] = {keys[r], r};
@@ -342,10 +428,47 @@ void record_selection(const Tensor& t, Tensor& values, const Tensor& indices, in
               });
 }
 
-// Selects one element per slice with pick(buf) -> position in buf after arranging it; returns
-// (values, indices) with the dim reduced (kept as 1 with keepdim).
-template <typename Pick>
-TensorPair select_one(const Tensor& t, int64_t dim, bool keepdim, const char* name, const Pick& pick) {
+// Which element of a slice of n values (n_nan of them NaN, the first at first_nan) a selection
+// takes: the one of rank `rank` in ItemOrder's ascending order, or, where pos >= 0, the one at pos.
+struct SliceRank {
+  int64_t rank = 0;
+  int64_t pos = -1;
+};
+
+// Selects one element per slice of radix-sortable values by rank_of(n, n_nan, first_nan) ->
+// SliceRank, through radix_select on the slice's keys (Note [Radix select]).
+template <typename T, typename RankOf>
+void select_by_keys(const Layout& l, T* values, int64_t* indices, const RankOf& rank_of) {
+  using M = opmath_t<T>;
+  using K = RadixKey<M>;
+  const T* x = l.x.data<T>();
+  const int64_t R = l.R, inner = l.inner;
+  parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+    SelectScratch<K> scratch(R);
+    K* keys = scratch.keys;
+    for (int64_t w = b; w < e; ++w) {
+      const int64_t o = w / inner, j = w % inner;
+      const T* src = x + o * R * inner + j;
+      for (int64_t r = 0; r < R; ++r) keys[r] = radix_key(static_cast<M>(src[r * inner]));
+      int64_t n_nan = 0, first_nan = -1;
+      if constexpr (std::is_floating_point_v<M>) {  // NaN's key, ~0, is no other value's
+        for (int64_t r = 0; r < R; ++r) n_nan += keys[r] == ~K(0);
+        if (n_nan) first_nan = std::find(keys, keys + R, ~K(0)) - keys;
+      }
+      const SliceRank want = rank_of(R, n_nan, first_nan);
+      const int64_t pos = want.pos >= 0 ? want.pos : radix_select(keys, R, want.rank, scratch.cand);
+      values[o * inner + j] = src[pos * inner];
+      indices[o * inner + j] = pos;
+    }
+  });
+}
+
+// Selects one element per slice with pick(buf) -> position in buf after arranging it, or for
+// long slices of radix-sortable values by rank_of (select_by_keys); returns (values, indices) with
+// the dim reduced (kept as 1 with keepdim).
+template <typename Pick, typename RankOf = std::nullptr_t>
+TensorPair select_one(const Tensor& t, int64_t dim, bool keepdim, const char* name, const Pick& pick,
+                      const RankOf& rank_of = nullptr) {
   auto mask = reduce_detail::reduce_mask(t, dim);
   Tensor values = empty(with_size(t, dim, 1), t.dtype());
   Tensor indices = empty(with_size(t, dim, 1), ScalarType::Int64);
@@ -357,6 +480,9 @@ TensorPair select_one(const Tensor& t, int64_t dim, bool keepdim, const char* na
       using M = opmath_t<T>;
       T* v = values.data<T>();
       int64_t* ix = indices.data<int64_t>();
+      if constexpr (kRadixSortable<M> && !std::is_same_v<RankOf, std::nullptr_t>) {
+        if (radix_length(l.R)) return select_by_keys<T>(l, v, ix, rank_of);
+      }
       for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
         Item<M> it = pick(buf);
         v[o * l.inner + j] = static_cast<T>(it.v);
@@ -393,17 +519,23 @@ TensorPair median_dim(const Tensor& t, int64_t dim, bool keepdim, bool ignore_na
   const char* name = ignore_nan ? "nanmedian" : "median";
   dim = wrap_dim(dim, t.dim());
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, name);
-  auto r = select_one(t, dim, keepdim, name, [ignore_nan]<typename M>(std::vector<Item<M>>& buf) -> Item<M> {
-    if (!ignore_nan) {
-      int64_t nan_at = first_nan(buf);
-      if (nan_at >= 0) return buf[nan_at];
-      return kth_item(buf, static_cast<int64_t>(buf.size()), (static_cast<int64_t>(buf.size()) - 1) / 2);
-    }
-    auto end = std::partition(buf.begin(), buf.end(), [](const Item<M>& it) { return !is_nan(it.v); });
-    int64_t n = end - buf.begin();
-    if (n == 0) return {buf[0].v, 0};
-    return kth_item(buf, n, (n - 1) / 2);
-  });
+  auto r = select_one(
+      t, dim, keepdim, name,
+      [ignore_nan]<typename M>(std::vector<Item<M>>& buf) -> Item<M> {
+        if (!ignore_nan) {
+          int64_t nan_at = first_nan(buf);
+          if (nan_at >= 0) return buf[nan_at];
+          return kth_item(buf, static_cast<int64_t>(buf.size()), (static_cast<int64_t>(buf.size()) - 1) / 2);
+        }
+        auto end = std::partition(buf.begin(), buf.end(), [](const Item<M>& it) { return !is_nan(it.v); });
+        int64_t n = end - buf.begin();
+        if (n == 0) return {buf[0].v, 0};
+        return kth_item(buf, n, (n - 1) / 2);
+      },
+      [ignore_nan](int64_t n, int64_t n_nan, int64_t first_nan) -> SliceRank {
+        if (!ignore_nan) return n_nan ? SliceRank{0, first_nan} : SliceRank{(n - 1) / 2};
+        return n == n_nan ? SliceRank{0, 0} : SliceRank{(n - n_nan - 1) / 2};
+      });
   record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim,
                    ignore_nan ? "NanmedianBackward1" : "MedianBackward1");
   return r;
@@ -739,9 +871,7 @@ TensorPair topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sort
         return;
       }
       if constexpr (kRadixSortable<M>) {
-        // partial_sort rejects most values of a long slice in one comparison: 1M values with k = 1000
-        // ran 3.7x slower through nth_element
-        if (k * 64 >= l.R) {
+        if (radix_length(l.R)) {
           top_k_select<T>(l, k, largest, v, ix);
           return;
         }
@@ -763,9 +893,10 @@ TensorPair kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
   int64_t size = t.dim() ? t.sizes()[dim] : 1;
   reduce_detail::check_nonempty(t, reduce_detail::reduce_mask(t, dim), true, "kthvalue");
   EMBER_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim);
-  auto r = select_one(t, dim, keepdim, "kthvalue", [k]<typename M>(std::vector<Item<M>>& buf) {
-    return kth_item(buf, static_cast<int64_t>(buf.size()), k - 1);
-  });
+  auto r = select_one(
+      t, dim, keepdim, "kthvalue",
+      [k]<typename M>(std::vector<Item<M>>& buf) { return kth_item(buf, static_cast<int64_t>(buf.size()), k - 1); },
+      [k](int64_t, int64_t, int64_t) { return SliceRank{k - 1}; });
   record_selection(t, std::get<0>(r), std::get<1>(r), dim, keepdim, "KthvalueBackward0");
   return r;
 }
