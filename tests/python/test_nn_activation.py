@@ -711,6 +711,10 @@ FUSED_BACKWARD = {
     "softplus": lambda F, x: F.softplus(x),
     "softplus_beta": lambda F, x: F.softplus(x, beta=2.5, threshold=4.0),
     "logsigmoid": lambda F, x: F.logsigmoid(x),
+    "elu": lambda F, x: F.elu(x),
+    "elu_alpha": lambda F, x: F.elu(x, alpha=0.3),
+    "celu": lambda F, x: F.celu(x, alpha=2.5),
+    "selu": lambda F, x: F.selu(x),
     # from the saved result (sigmoid_backward, tanh_backward)
     "sigmoid": lambda F, x: F.sigmoid(x),
     "tanh": lambda F, x: F.tanh(x),

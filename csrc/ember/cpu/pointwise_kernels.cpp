@@ -76,7 +76,7 @@ EMBER_MATH_INLINE M gelu_tanh_grad(M x) {
 }
 
 template <typename T>
-void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1) {
+void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1, double p2) {
   using M = opmath_t<T>;
   constexpr bool kFloat = !std::is_integral_v<T>;
   constexpr bool kBool = std::is_same_v<T, bool>;
@@ -237,6 +237,16 @@ void binary_kernel_t(PointwiseOp op, const TensorIter& it, double p0, double p1)
             });
       }
       break;
+    case PointwiseOp::EluBackward:  // torch's elu_backward from the input (a NaN input gives NaN, as its vector kernel)
+      if constexpr (kFloat) {
+        const M neg_coef = static_cast<M>(p0), in_scale = static_cast<M>(p1), scale = static_cast<M>(p2);
+        binary_loop<T, T>(
+            it, [ neg_coef, in_scale, scale ](M g, M x) __attribute__((always_inline))->M {
+              const M z = math::exp_of(x * in_scale);
+              return x > M(0) ? g * scale : g * (neg_coef * z);
+            });
+      }
+      break;
     case PointwiseOp::LogsigmoidBackward:
       if constexpr (kFloat)
         binary_loop<T, T>(
@@ -307,8 +317,8 @@ void addc_loop(const TensorIter& it, bool is_div, Scalar value) {
 }  // namespace
 
 void EMBER_ISA_KERNEL(pointwise_binary_kernel)(PointwiseOp op, const TensorIter& it, ScalarType compute,
-                                               const char* name, double p0, double p1) {
-  EMBER_DISPATCH_ALL(compute, name, [&] { binary_kernel_t<scalar_t>(op, it, p0, p1); });
+                                               const char* name, double p0, double p1, double p2) {
+  EMBER_DISPATCH_ALL(compute, name, [&] { binary_kernel_t<scalar_t>(op, it, p0, p1, p2); });
 }
 
 // where here rather than in ops/pointwise.cpp: the select vectorizes only at this file's ISA

@@ -7,13 +7,13 @@
 namespace ember::cpu {
 
 // out = op(a, b) over the iterator in dtype `compute` (bool out for the logical ops); `name`
-// names the op in the error for an unsupported dtype; p0, p1: the parametrized ops' parameters.
+// names the op in the error for an unsupported dtype; p0, p1, p2: the parametrized ops' parameters.
 EMBER_DECLARE_ISA_KERNEL(void, pointwise_binary_kernel,
                          (PointwiseOp op, const TensorIter& it, ScalarType compute, const char* name, double p0,
-                          double p1))
+                          double p1, double p2))
 inline void pointwise_binary_kernel(PointwiseOp op, const TensorIter& it, ScalarType compute, const char* name,
-                                    double p0 = 0.0, double p1 = 0.0) {
-  EMBER_ISA_SELECT(pointwise_binary_kernel)(op, it, compute, name, p0, p1);
+                                    double p0 = 0.0, double p1 = 0.0, double p2 = 0.0) {
+  EMBER_ISA_SELECT(pointwise_binary_kernel)(op, it, compute, name, p0, p1, p2);
 }
 
 // out = cond ? x : y over the iterator (out, cond, x, y); out, x and y of dtype `dt`, cond bool.

@@ -345,12 +345,13 @@ enum class PointwiseOp : int {
   ReluBackward,      // b <= 0 ? 0 : grad (b = relu's result), as torch's threshold_backward
   SigmoidBackward,   // grad * (1 - b) * b (b = sigmoid's result), as torch's sigmoid_backward
   TanhBackward,      // grad * (1 - b * b) (b = tanh's result), as torch's tanh_backward
-  // The same with parameters p0, p1 (pointwise_op_p): Note [Fused activation backward] in ops/unary.cpp.
+  // The same with parameters p0, p1, p2 (pointwise_op_p): Note [Fused activation backward] in ops/unary.cpp.
   LeakyReluBackward,   // b > 0 ? grad : grad * p0 (p0: negative_slope)
   HardtanhBackward,    // p0 < b < p1 ? grad : 0 (hardtanh and relu6)
   SiluBackward,        // grad * s (1 + b (1 - s)), s = sigmoid(b)
   HardswishBackward,   // grad * (b <= -3 ? 0 : b >= 3 ? 1 : b / 3 + 1/2), torch's ends
   SoftplusBackward,    // z = exp(b p0): b p0 > p1 ? grad : grad z / (z + 1) (p0: beta, p1: threshold)
+  EluBackward,         // b > 0 ? grad p2 : grad p0 exp(b p1) (p0: alpha scale input_scale, p1: input_scale, p2: scale)
   LogsigmoidBackward,  // grad * sigmoid(-b), torch's form from z = exp(-|b|)
   // Note [Fused regression losses] (ops/nn_loss.cpp): a = input, b = target, d = a - b.
   SmoothL1,          // |d| < p0 ? 0.5 d^2 / p0 : |d| - 0.5 p0 (p0: beta > 0)
@@ -360,7 +361,7 @@ enum class PointwiseOp : int {
 };
 Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out = Tensor(), bool inplace = false);
 // A parametrized op of the list above, without history (callers record their own node).
-Tensor pointwise_op_p(PointwiseOp op, const Tensor& a, const Tensor& b, double p0, double p1 = 0.0);
+Tensor pointwise_op_p(PointwiseOp op, const Tensor& a, const Tensor& b, double p0, double p1 = 0.0, double p2 = 0.0);
 const char* pointwise_op_name(PointwiseOp op);
 Tensor atan2(const Tensor& a, const Tensor& b);
 Tensor maximum(const Tensor& a, const Tensor& b);

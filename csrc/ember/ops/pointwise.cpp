@@ -65,6 +65,7 @@ Info info(PointwiseOp op) {
     case PointwiseOp::SiluBackward:     return {"silu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::HardswishBackward: return {"hardswish_backward", K::FloatOnly, nullptr};
     case PointwiseOp::SoftplusBackward: return {"softplus_backward", K::FloatOnly, nullptr};
+    case PointwiseOp::EluBackward:      return {"elu_backward", K::FloatOnly, nullptr};
     case PointwiseOp::LogsigmoidBackward: return {"log_sigmoid_backward", K::FloatOnly, nullptr};
     case PointwiseOp::SmoothL1:         return {"smooth_l1_loss", K::FloatOnly, nullptr};
     case PointwiseOp::Huber:            return {"huber_loss", K::FloatOnly, nullptr};
@@ -119,7 +120,7 @@ ScalarType binary_compute_dtype(const Info& inf, ScalarType common) {
 }
 
 Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Tensor& b, Tensor out, bool inplace,
-                     double p0 = 0.0, double p1 = 0.0) {
+                     double p0 = 0.0, double p1 = 0.0, double p2 = 0.0) {
   // Shapes before dtypes, as torch's iterator: a size mismatch outranks a dtype without a kernel.
   if (!(a.sizes() == b.sizes())) broadcast_shapes(a.sizes(), b.sizes());
   ScalarType compute = binary_compute_dtype(inf, result_type(a, b));
@@ -133,7 +134,7 @@ Tensor pointwise_raw(PointwiseOp op, const Info& inf, const Tensor& a, const Ten
   // The iterator sees the converted copies; the written-to tensor must not overlap the originals.
   if (out.defined() && (!ca.is_same(a) || !cb.is_same(b))) check_elementwise_overlap(out, {&a, &b});
   return ew::run(inf.name, {ca, cb}, result, std::move(out), inplace,
-                 [&](const TensorIter& it) { cpu::pointwise_binary_kernel(op, it, compute, inf.name, p0, p1); });
+                 [&](const TensorIter& it) { cpu::pointwise_binary_kernel(op, it, compute, inf.name, p0, p1, p2); });
 }
 
 // Gradient g reduced to the shape and dtype of the input `like` (undoes broadcasting).
@@ -224,8 +225,8 @@ Tensor pointwise_op(PointwiseOp op, const Tensor& a, const Tensor& b, Tensor out
   return pointwise_raw(op, inf, a, b, std::move(out), inplace);
 }
 
-Tensor pointwise_op_p(PointwiseOp op, const Tensor& a, const Tensor& b, double p0, double p1) {
-  return pointwise_raw(op, info(op), a, b, Tensor(), false, p0, p1);
+Tensor pointwise_op_p(PointwiseOp op, const Tensor& a, const Tensor& b, double p0, double p1, double p2) {
+  return pointwise_raw(op, info(op), a, b, Tensor(), false, p0, p1, p2);
 }
 
 #define EMBER_DEFINE_POINTWISE(fn, E) \

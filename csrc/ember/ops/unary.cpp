@@ -110,6 +110,8 @@ Info info(UnaryOp op) {
   return {"?", Kind::All, nullptr};
 }
 
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717, kSeluScale = 1.0507009873554804934193349852946;
+
 // d op(x) / dx times g, with x the input and y the result (both in the compute dtype).
 Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y, const UnaryParams& p) {
   constexpr double kLn2 = std::numbers::ln2, kLn10 = std::numbers::ln10;
@@ -138,6 +140,10 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
         return pointwise_op_p(PointwiseOp::SoftplusBackward, g, x, p.p0, p.p1);
       case UnaryOp::Logsigmoid:
         return pointwise_op_p(PointwiseOp::LogsigmoidBackward, g, x, 0.0);
+      case UnaryOp::Elu:
+        return pointwise_op_p(PointwiseOp::EluBackward, g, x, p.p0 * p.p1 * p.p2, p.p2, p.p1);
+      case UnaryOp::Selu:
+        return pointwise_op_p(PointwiseOp::EluBackward, g, x, kSeluAlpha * kSeluScale, 1.0, kSeluScale);
       default:
         break;
     }
@@ -248,8 +254,7 @@ Tensor derivative(UnaryOp op, const Tensor& g, const Tensor& x, const Tensor& y,
     case UnaryOp::Selu:
     case UnaryOp::Elu: {
       double alpha = p.p0, scale = p.p1, in_scale = p.p2;
-      if (op == UnaryOp::Selu)
-        alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946, in_scale = 1;
+      if (op == UnaryOp::Selu) alpha = kSeluAlpha, scale = kSeluScale, in_scale = 1;
       Tensor neg_slope = mul(exp(mul(x, num(in_scale))), num(alpha * scale * in_scale));
       return mul(g, where(gt(x, num(0)), num(scale), neg_slope));
     }
