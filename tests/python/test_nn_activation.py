@@ -632,6 +632,26 @@ def test_constant_pad_matches_torch(shape, pads):
                                       yt.detach().numpy())
 
 
+@pytest.mark.parametrize("pads", [(1, 1, 1, 1), (-1, -1, -1, -1), (2, -1, -1, 3), (0, 0, 1, 0, -1, 2), (-2, 1)])
+def test_constant_pad_reads_views_in_place(pads):
+    # read through the input's strides: expanded (a sum's gradient), sliced, permuted, stepped;
+    # negative pads crop first (a crop alone is a copy)
+    a = np.random.default_rng(3).standard_normal((3, 5, 6, 7)).astype(np.float32)
+    views = [lambda L, t: L.ones(()).expand(3, 5, 6, 7) * 1, lambda L, t: t.expand(2, 3, 5, 6, 7)[1],
+             lambda L, t: t[:, 1:4, ::2, 1:], lambda L, t: t.permute(0, 2, 3, 1), lambda L, t: t[..., ::3],
+             lambda L, t: t.unsqueeze(-1).expand(3, 5, 6, 7, 4)[..., 2], lambda L, t: t.new_ones(()).expand(3, 5, 6, 7)]
+    for view in views:
+        want = torch.nn.functional.pad(view(torch, torch.from_numpy(a)), pads, value=-2.0)
+        got = EF.pad(view(ember, ember.from_numpy(a)), pads, value=-2.0)
+        assert got.is_contiguous()
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    xe = ember.from_numpy(a).requires_grad_()
+    EF.pad(xe, pads).sum().backward()  # the gradient: a crop (or pad) of an expanded tensor
+    xt = torch.from_numpy(a).requires_grad_()
+    torch.nn.functional.pad(xt, pads).sum().backward()
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+
+
 def test_constant_pad_threads_and_double_backward():
     x = ember.randn(4, 8, 60, 70)
     prev = ember.get_num_threads()

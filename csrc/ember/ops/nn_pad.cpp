@@ -178,8 +178,9 @@ Tensor pad_gather(const Tensor& input, const std::vector<std::vector<int64_t>>& 
 // F.pad's constant mode and torch.constant_pad_nd in one pass over the output: each row of the
 // last dim is either all fill (a padded position in an outer padded dim) or fill, a copy of the
 // source row's overlap, fill. The slices and cats it replaces wrote the tensor once per padded
-// dim (8x64x56x56 by one on each side: 1.76x torch's time). Negative pads crop; the gradient is
-// the same op with the pads negated, so every derivative order reuses it.
+// dim (8x64x56x56 by one on each side: 1.76x torch's time). Rows are read through the input's
+// strides. Negative pads crop, as a view taken first; the gradient is the same op with the pads
+// negated, so every derivative order reuses it.
 Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value) {
   const int64_t k = static_cast<int64_t>(pad.size()) / 2;
   EMBER_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
@@ -200,41 +201,63 @@ Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value
     out_shape[static_cast<size_t>(d)] = n;
   }
   Tensor y;
-  {
+  if (std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p < 0; })) {
+    // Crops first, as a view, so only what is kept is read: the gradient of a sum (an expanded
+    // tensor) was made contiguous whole, 3x torch's time.
     autograd::NoGradGuard raw;
-    Tensor xc = contiguous(input);
+    Tensor kept = input;
+    Shape grow(pad.begin(), pad.end());
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t d = input.dim() - 1 - i, start = std::max<int64_t>(-pad[2 * i], 0);
+      kept = narrow(kept, d, start, kept.size(d) - start - std::max<int64_t>(-pad[2 * i + 1], 0));
+      grow[2 * i] = std::max<int64_t>(pad[2 * i], 0);
+      grow[2 * i + 1] = std::max<int64_t>(pad[2 * i + 1], 0);
+    }
+    // a crop alone is a copy (the copy kernel's broadcast and strided loops beat the rows below)
+    const bool crop_only = std::all_of(grow.begin(), grow.end(), [](int64_t p) { return p == 0; });
+    y = crop_only ? clone(kept, MemoryFormat::Contiguous) : constant_pad_nd(kept, grow, value);
+  } else {
+    autograd::NoGradGuard raw;
     y = empty(out_shape, input.dtype(), input.device());
     if (y.numel() > 0) {
+      // Read in place through the input's strides (an expanded gradient is not made contiguous).
       // The padded dims as seen by the rows: the last dim always (unpadded when k is 0).
       const int64_t kd = std::max<int64_t>(k, 1), first = input.dim() - kd;
       auto left_of = [&](int64_t d) { return input.dim() - 1 - d < k ? pad[2 * (input.dim() - 1 - d)] : 0; };
       const int64_t in_w = input.dim() ? input.size(-1) : 1, out_w = input.dim() ? y.size(-1) : 1;
-      const int64_t left_w = input.dim() ? left_of(input.dim() - 1) : 0;
-      // the source row (within a plane) of each output row within a plane, -1 for an all-fill row
-      int64_t per_plane = 1, in_rows = 1;
-      for (int64_t d = first; d < input.dim() - 1; ++d) per_plane *= y.size(d), in_rows *= input.size(d);
+      const int64_t left_w = input.dim() ? left_of(input.dim() - 1) : 0, step = input.dim() ? input.stride(-1) : 1;
+      // the source row's offset (within a plane) of each output row within a plane, -1 for an all-fill row
+      int64_t per_plane = 1;
+      for (int64_t d = first; d < input.dim() - 1; ++d) per_plane *= y.size(d);
       std::vector<int64_t> src_rows(static_cast<size_t>(per_plane));
       for (int64_t r = 0; r < per_plane; ++r) {
-        int64_t rest = r, src = 0, stride = 1;
+        int64_t rest = r, src = 0;
         for (int64_t d = input.dim() - 2; d >= first && src >= 0; --d) {
           const int64_t s = rest % y.size(d) - left_of(d);
           rest /= y.size(d);
-          src = s >= 0 && s < input.size(d) ? src + s * stride : -1;
-          stride *= input.size(d);
+          src = s >= 0 && s < input.size(d) ? src + s * input.stride(d) : -1;
         }
         src_rows[static_cast<size_t>(r)] = src;
       }
-      // a row: fill [0, lo), source from lo - left_w on in [lo, hi), fill [hi, out_w)
-      const int64_t lo = std::clamp<int64_t>(left_w, 0, out_w), hi = std::clamp<int64_t>(left_w + in_w, 0, out_w);
+      auto plane_offset = [&](int64_t plane) {  // over the unpadded leading dims
+        int64_t off = 0;
+        for (int64_t d = first - 1; d >= 0; --d) {
+          off += plane % input.size(d) * input.stride(d);
+          plane /= input.size(d);
+        }
+        return off;
+      };
+      // a row: fill [0, lo), the source row in [lo, hi), fill [hi, out_w) (no negative pads here)
+      const int64_t lo = std::min(left_w, out_w), hi = std::min(left_w + in_w, out_w);
       const Tensor fill = full({}, value, input.dtype());
       const int64_t rows = y.numel() / out_w;
       with_element_word(input.element_size(), [&]<typename W>(W) {
         W word;
         std::memcpy(&word, fill.data_ptr(), sizeof(W));
-        const W* src = static_cast<const W*>(xc.data_ptr());
+        const W* src = static_cast<const W*>(input.data_ptr());
         W* dst = static_cast<W*>(y.data_ptr());
         parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / out_w), [&](int64_t r0, int64_t r1) {
-          int64_t plane = r0 / per_plane, i = r0 % per_plane;
+          int64_t plane = r0 / per_plane, i = r0 % per_plane, base = plane_offset(plane);
           for (int64_t r = r0; r < r1; ++r) {
             W* d = dst + r * out_w;
             const int64_t s = src_rows[static_cast<size_t>(i)];
@@ -242,11 +265,16 @@ Tensor constant_pad_nd(const Tensor& input, IntArrayRef pad, const Scalar& value
               std::fill_n(d, out_w, word);
             } else {
               std::fill_n(d, lo, word);
-              std::memcpy(d + lo, src + (plane * in_rows + s) * in_w + (lo - left_w),
-                          static_cast<size_t>(hi - lo) * sizeof(W));
+              const W* row = src + base + s;
+              if (step == 1)
+                std::memcpy(d + lo, row, static_cast<size_t>(hi - lo) * sizeof(W));
+              else if (step == 0)
+                std::fill_n(d + lo, hi - lo, *row);
+              else
+                for (int64_t j = 0; j < hi - lo; ++j) d[lo + j] = row[j * step];
               std::fill_n(d + hi, out_w - hi, word);
             }
-            if (++i == per_plane) i = 0, ++plane;
+            if (++i == per_plane) i = 0, base = plane_offset(++plane);
           }
         });
       });
