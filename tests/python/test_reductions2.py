@@ -936,3 +936,23 @@ def test_radix_select_rows_and_strided_dims():
     np.testing.assert_array_equal(e.topk(300, 1).indices.numpy(), t.topk(300, 1).indices.numpy())
     y = np.random.default_rng(6).standard_normal((4, 4096)).astype(np.float32)
     np.testing.assert_array_equal(ember.from_numpy(y).T.median(0).indices.numpy(), torch.from_numpy(y).T.median(0).indices.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "int32", "int16", "uint8", "float64", "int64", "bool"])
+@pytest.mark.parametrize("n", [1, 2, 16, 33, 63])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_short_rows_stable_as_torch(dtype, n, descending):
+    # rows under 64 with 32-bit keys: (key, index) words in integer order; NaN, -0 / 0 and ties
+    rng = np.random.default_rng(n)
+    a = rng.integers(-3, 3, (50, n)).astype(np.float64)
+    if dtype.startswith("float") or dtype == "bfloat16":
+        a[rng.random(a.shape) < 0.1] = np.nan
+        a[rng.random(a.shape) < 0.1] = -0.0
+    e, t = ember.from_numpy(a).to(getattr(ember, dtype)), torch.from_numpy(a).to(getattr(torch, dtype))
+    ev, ei = e.sort(dim=1, descending=descending, stable=True)
+    tv, ti = t.sort(dim=1, descending=descending, stable=True)
+    x, y = ev.double().numpy(), tv.double().numpy()
+    np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    assert (np.signbit(x) == np.signbit(y))[~np.isnan(x)].all()  # -0 where torch has it
+    np.testing.assert_array_equal(e.t().sort(dim=0, descending=descending, stable=True).indices.numpy(), ti.numpy().T)

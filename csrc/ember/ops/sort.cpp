@@ -303,6 +303,40 @@ bool radix_sort_slices(const Layout& l, bool descending, T* values, int64_t* ind
   }
 }
 
+// sort() of slices shorter than radix_length's 64 with 32-bit keys: each element as one word, its
+// radix_key (complemented for descending) above its index, so plain integer order is ItemOrder's
+// and the index breaks ties; values read back at the sorted indices. std::sort of (value, index)
+// items ran rows of 16 and 32 floats at 1.08-1.14x torch's time.
+template <typename T>
+bool short_sort_slices(const Layout& l, bool descending, T* values, int64_t* indices) {
+  using M = opmath_t<T>;
+  if constexpr (!kRadixSortable<M> || sizeof(RadixKey<M>) != 4) {
+    return false;
+  } else {
+    const int64_t R = l.R, inner = l.inner;
+    if (R >= 64) return false;
+    const T* x = l.x.data<T>();
+    const uint32_t flip = descending ? ~0u : 0u;
+    parallel_for(0, l.outer * inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)),
+                 [&](int64_t b, int64_t e) {
+                   uint64_t word[64];
+                   for (int64_t w = b; w < e; ++w) {
+                     const int64_t o = w / inner, j = w % inner;
+                     const T* src = x + o * R * inner + j;
+                     for (int64_t r = 0; r < R; ++r)
+                       word[r] = uint64_t(radix_key(static_cast<M>(src[r * inner])) ^ flip) << 32 | uint64_t(r);
+                     std::sort(word, word + R);
+                     for (int64_t i = 0; i < R; ++i) {
+                       const int64_t r = static_cast<int64_t>(word[i] & 0xffffffffu), at = (o * R + i) * inner + j;
+                       values[at] = src[r * inner];
+                       indices[at] = r;
+                     }
+                   }
+                 });
+    return true;
+  }
+}
+
 // Runs f(slice, buf) for every slice along the layout's R; slice(r) reads element r, and
 // out_index(r) is where position r of that slice lives in a contiguous tensor shaped like the
 // input (or like the input with R replaced by `out_R`).
@@ -831,7 +865,7 @@ TensorPair sort(const Tensor& t, int64_t dim, bool descending, bool stable) {
       using M = opmath_t<T>;
       T* v = values.data<T>();
       int64_t* ix = indices.data<int64_t>();
-      if (radix_sort_slices(l, descending, v, ix)) return;
+      if (radix_sort_slices(l, descending, v, ix) || short_sort_slices(l, descending, v, ix)) return;
       for_each_slice<T>(l, [&](int64_t o, int64_t j, std::vector<Item<M>>& buf) {
         sort_items(buf, descending);
         write_slice(buf, l.R, v, ix, o, j, l.inner);
