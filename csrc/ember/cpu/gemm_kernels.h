@@ -15,7 +15,11 @@ namespace ember::cpu {
 EMBER_DECLARE_ISA_KERNEL(void, panel_gemm,
                          (ScalarType dt, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
                           const void* panels, void* c, int64_t ldc, bool accumulate))
-inline int64_t panel_width(ScalarType dt) { return dt == ScalarType::Float64 ? 12 : 24; }
+// The panels' vector bytes at the level in use (64 at AVX-512, else 32); a panel is 3 vectors wide.
+EMBER_DECLARE_ISA_KERNEL(int64_t, panel_vector_bytes, ())
+inline int64_t panel_width(ScalarType dt) {
+  return 3 * EMBER_ISA_SELECT(panel_vector_bytes)() / (dt == ScalarType::Float64 ? 8 : 4);
+}
 
 // c (m x n, contiguous rows) = a @ b for a with strides (as0, as1) and b with rows bs0 apart and
 // contiguous columns; each output sums its k products in order.
