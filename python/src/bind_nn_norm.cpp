@@ -17,8 +17,10 @@ void bind_nn_norm(nb::module_& m) {
   m.def(
       "_nn_lstm_layer",
       [](const Tensor& gi, const std::vector<int64_t>& batch_sizes, const Tensor& h0, const Tensor& c0,
-         const Tensor& w_hh, bool reverse) { return lstm_layer(gi, batch_sizes, h0, c0, w_hh, reverse); },
-      arg("gates"), arg("batch_sizes"), arg("h0"), arg("c0"), arg("w_hh"), arg("reverse"));
+         const Tensor& w_hh, bool reverse,
+         bool gates_scratch) { return lstm_layer(gi, batch_sizes, h0, c0, w_hh, reverse, gates_scratch); },
+      arg("gates"), arg("batch_sizes"), arg("h0"), arg("c0"), arg("w_hh"), arg("reverse"),
+      arg("gates_scratch") = false);
   m.def(
       "_nn_gru_layer",
       [](const Tensor& gi, const std::vector<int64_t>& batch_sizes, const Tensor& h0, const Tensor& w_hh,

@@ -873,3 +873,23 @@ def test_fused_layer_panel_tiles(batch, hid):
         ember.set_num_threads(before)
     np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-5)
     assert np.array_equal(outs[0], outs[1])
+
+
+def test_fused_lstm_layer_gates_scratch():
+    # gates_scratch lets the layer write the activations over gi (nn.LSTM's own temporary) only where
+    # no graph is recorded; otherwise gi is left as it was, and the results are the same either way
+    rng = np.random.default_rng(8)
+    gi = ember.from_numpy(rng.standard_normal((12, 64)).astype(np.float32))
+    h0 = ember.zeros(3, 16)
+    c0 = ember.zeros(3, 16)
+    w = ember.from_numpy(rng.standard_normal((64, 16)).astype(np.float32) * 0.1)
+    keep = gi.clone()
+    want = ember._C._nn_lstm_layer(gi, [3, 3, 3, 3], h0, c0, w, False)
+    assert ember.equal(gi, keep)
+    wr = w.clone().requires_grad_()
+    got = ember._C._nn_lstm_layer(gi, [3, 3, 3, 3], h0, c0, wr, False, gates_scratch=True)
+    assert ember.equal(gi, keep)  # a graph is recorded: gi is saved for backward, never overwritten
+    scratch = gi.clone()
+    fast = ember._C._nn_lstm_layer(scratch, [3, 3, 3, 3], h0, c0, w, False, gates_scratch=True)
+    for a, b, c in zip(want, got, fast):
+        assert ember.equal(a, b.detach()) and ember.equal(a, c)

@@ -38,7 +38,8 @@ std::tuple<Tensor, Tensor, Tensor> run_direction(Mode mode, const Tensor& x, Ten
     // the input projection.
     const int64_t N = x.size(1), H = w.w_hh.size(1);
     Tensor gi = at::linear(x, w.w_ih, w.b_ih.defined() ? w.b_ih + w.b_hh : Tensor()).reshape({L * N, 4 * H});
-    auto [out, hn, cn] = ember::lstm_layer(gi, std::vector<int64_t>(static_cast<size_t>(L), N), h, c, w.w_hh, reverse);
+    auto [out, hn, cn] = ember::lstm_layer(gi, std::vector<int64_t>(static_cast<size_t>(L), N), h, c, w.w_hh, reverse,
+                                           /*gi_scratch=*/true);
     return {Tensor(out).reshape({L, N, H}), Tensor(hn), Tensor(cn)};
   }
   if (mode == Mode::GRU && x.device().is_cpu() && (dt == ScalarType::Float32 || dt == ScalarType::Float64)) {

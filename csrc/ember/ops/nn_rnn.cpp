@@ -303,15 +303,31 @@ int64_t panel_elems(ScalarType dt, int64_t k_rows, int64_t n) {
 }
 template <typename View>
 Tensor pack_panels(int64_t P, int64_t k_rows, int64_t n, ScalarType dt, const View& view) {
-  const int64_t w = panel_width(dt), np = (n + w - 1) / w;
-  std::vector<Tensor> pieces;
-  for (int64_t k = 0; k < P; ++k) {
-    Tensor full = zeros({k_rows, np * w}, dt);
-    Tensor head = narrow(full, 1, 0, n);
-    copy_(head, view(k));
-    pieces.push_back(reshape(contiguous(permute(reshape(full, {k_rows, np, w}), {1, 0, 2})), {np * k_rows * w}));
-  }
-  return P == 1 ? pieces[0] : cat(pieces, 0);
+  const int64_t w = panel_width(dt), np = (n + w - 1) / w, piece = np * k_rows * w;
+  Tensor packed = empty({P * piece}, dt);
+  // One pass, read through each view's strides (zeros, a copy, a permuted copy and a cat took 36 us
+  // of an inference call of about 1 ms, LSTM batch 16, hidden 128).
+  auto pack = [&]<typename T>(T) {
+    T* out = packed.data<T>();
+    for (int64_t k = 0; k < P; ++k) {
+      const Tensor v = view(k);
+      const T* src = v.data<T>();
+      const int64_t s0 = v.strides()[0], s1 = v.strides()[1];
+      for (int64_t p = 0; p < np; ++p)
+        for (int64_t q = 0; q < k_rows; ++q) {
+          T* dst = out + k * piece + (p * k_rows + q) * w;
+          for (int64_t j = 0; j < w; ++j) {
+            const int64_t col = p * w + j;
+            dst[j] = col < n ? src[q * s0 + col * s1] : T(0);
+          }
+        }
+    }
+  };
+  if (dt == ScalarType::Float64)
+    pack(double{});
+  else
+    pack(float{});
+  return packed;
 }
 
 // The recurrent products' right operands packed once for MKL (mkl_pack_b): MKL's sgemm repacked the
@@ -430,7 +446,7 @@ TensorList lstm_layer_backward(const LayerSteps& st, int64_t P, const TensorList
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef batch_sizes, const Tensor& h0_in,
-                                              const Tensor& c0_in, const Tensor& w_in, bool reverse) {
+                                              const Tensor& c0_in, const Tensor& w_in, bool reverse, bool gi_scratch) {
   const LayerSteps st = check_layer("lstm", 4, gi_in, batch_sizes, h0_in, c0_in, w_in, reverse);
   const int64_t H = st.H, B = st.B, N = st.n, T = st.count(), P = layer_pieces(4, B, H), Hc = H / P;
   const ScalarType dt = gi_in.dtype();
@@ -440,7 +456,7 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
   {
     autograd::NoGradGuard raw;
     gates = to_pieces(gi_in, 1, P);  // a copy: the activations overwrite it
-    if (P == 1 && gates.is_same(gi_in)) gates = clone_contiguous(gi_in);
+    if (P == 1 && gates.is_same(gi_in) && (node || !gi_scratch)) gates = clone_contiguous(gi_in);
     wp = to_pieces(w_in, 0, P);
     out = empty({N, H}, dt, gi_in.device());
     cs = empty({N, H}, dt, gi_in.device());

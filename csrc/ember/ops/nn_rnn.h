@@ -11,9 +11,11 @@ namespace ember {
 // sequences sorted by decreasing length; a padded batch has equal sizes); h0, c0 (B, H) with
 // B = batch_sizes[0]; w_hh (4H, H). reverse: steps run last to first. Returns the outputs (N, H) in
 // gi's row order and h_n, c_n (B, H): each sequence's state after its own last step.
-// float32/float64 on the CPU; differentiable, also to higher orders.
+// float32/float64 on the CPU; differentiable, also to higher orders. gi_scratch: gi is the caller's
+// temporary, which the activations may overwrite where no graph is recorded (saves a copy of it).
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
-                                              const Tensor& c0, const Tensor& w_hh, bool reverse);
+                                              const Tensor& c0, const Tensor& w_hh, bool reverse,
+                                              bool gi_scratch = false);
 
 // One GRU layer in one direction, as lstm_layer: gi (N, 3H) the input projections with b_ih (b_hh
 // stays inside the reset gate), w_hh (3H, H), b_hh (3H) or undefined. Returns the outputs (N, H) and h_n.

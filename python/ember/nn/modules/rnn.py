@@ -167,7 +167,8 @@ def _run_stacked(mode, input, batch_sizes, h0, c0, weights, bias, proj, num_laye
             else:
                 gi = F.linear(x, w_ih, b_ih)
             if lstm and w_hr is None and _fused_ok(gi, h0[k], c0[k], w_hh):
-                out, h, c = _C._nn_lstm_layer(gi, sizes, h0[k], c0[k], w_hh, direction == 1)
+                # gi is this call's own: the layer may write the activations over it (no graph recorded)
+                out, h, c = _C._nn_lstm_layer(gi, sizes, h0[k], c0[k], w_hh, direction == 1, gates_scratch=True)
             elif mode == "GRU" and _fused_ok(gi, h0[k], w_hh, *([b_hh] if b_hh is not None else [])):
                 out, h = _C._nn_gru_layer(gi, sizes, h0[k], w_hh, b_hh, direction == 1)
                 c = None
