@@ -1,5 +1,6 @@
 // nn functional ops in C++ (ops/nn.h): losses, normalization, dropout, embedding. Bound as
 // ember._C._nn_*; ember.nn.functional adds torch's Python-side argument handling.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 
 #include "common.h"
@@ -21,6 +22,17 @@ void bind_nn_norm(nb::module_& m) {
          bool gates_scratch) { return lstm_layer(gi, batch_sizes, h0, c0, w_hh, reverse, gates_scratch); },
       arg("gates"), arg("batch_sizes"), arg("h0"), arg("c0"), arg("w_hh"), arg("reverse"),
       arg("gates_scratch") = false);
+  m.def(
+      "_nn_lstm_layer_pair",
+      [](const Tensor& gi_fwd, const Tensor& gi_bwd, const std::vector<int64_t>& batch_sizes, const Tensor& h0_fwd,
+         const Tensor& c0_fwd, const Tensor& w_fwd, const Tensor& h0_bwd, const Tensor& c0_bwd, const Tensor& w_bwd,
+         bool gates_scratch) {
+        auto r =
+            lstm_layer_pair(gi_fwd, gi_bwd, batch_sizes, h0_fwd, c0_fwd, w_fwd, h0_bwd, c0_bwd, w_bwd, gates_scratch);
+        return std::make_pair(r[0], r[1]);
+      },
+      arg("gates_fwd"), arg("gates_bwd"), arg("batch_sizes"), arg("h0_fwd"), arg("c0_fwd"), arg("w_hh_fwd"),
+      arg("h0_bwd"), arg("c0_bwd"), arg("w_hh_bwd"), arg("gates_scratch") = false);
   m.def(
       "_nn_gru_layer",
       [](const Tensor& gi, const std::vector<int64_t>& batch_sizes, const Tensor& h0, const Tensor& w_hh,

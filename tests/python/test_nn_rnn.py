@@ -893,3 +893,52 @@ def test_fused_lstm_layer_gates_scratch():
     fast = ember._C._nn_lstm_layer(scratch, [3, 3, 3, 3], h0, c0, w, False, gates_scratch=True)
     for a, b, c in zip(want, got, fast):
         assert ember.equal(a, b.detach()) and ember.equal(a, c)
+
+
+# Inference of a bidirectional LSTM runs both directions of a layer at once, a thread each
+# (ember._C._nn_lstm_layer_pair): the same bits as the one-direction-at-a-time path with a graph,
+# for 1 and 2 threads, padded and packed, with and without biases and initial states.
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["padded", "packed", "no_bias", "batch64"])
+def test_bidirectional_lstm_inference_pair(dtype, kind):
+    rng = np.random.default_rng(11)
+    kwargs = {"num_layers": 2, "bidirectional": True, "bias": kind != "no_bias"}
+    em, tm = twin("LSTM", (10, 96), kwargs, dtype, 3)
+    batch = 64 if kind == "batch64" else 5
+    xe, xt = rand((6, batch, 10), dtype, rng)
+    h0 = to_ember(torch.tensor(rng.standard_normal((4, batch, 96)).astype(dtype)))
+    c0 = to_ember(torch.tensor(rng.standard_normal((4, batch, 96)).astype(dtype)))
+    inp = xe.detach()
+    if kind == "packed":
+        inp = enn.utils.rnn.pack_padded_sequence(inp, [6, 5, 5, 3, 1], enforce_sorted=False)
+    with_graph = em(inp, (h0, c0))  # the parameters require grad: a graph, one direction at a time
+    before = ember.get_num_threads()
+    try:
+        outs = []
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            with ember.no_grad():
+                outs.append(em(inp, (h0, c0)))
+    finally:
+        ember.set_num_threads(before)
+    for got in outs:
+        y, (h, c) = got
+        want_y, (want_h, want_c) = with_graph
+        if kind == "packed":
+            y, want_y = y.data, want_y.data
+        for a, b in ((y, want_y), (h, want_h), (c, want_c)):
+            assert np.array_equal(a.numpy(), b.detach().numpy())
+    y, _ = tm(xt.detach(), (torch.tensor(h0.numpy()), torch.tensor(c0.numpy())))
+    if kind != "packed":
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        np.testing.assert_allclose(outs[1][0].numpy(), y.detach().numpy(), rtol=tol, atol=tol)
+
+
+def test_lstm_layer_pair_errors_come_back():
+    # an error on a worker thread is raised on the caller's
+    gi = ember.zeros(4, 16)
+    h0, c0, w = ember.zeros(2, 4), ember.zeros(2, 4), ember.zeros(16, 4)
+    with pytest.raises(RuntimeError):
+        ember._C._nn_lstm_layer_pair(gi, gi, [2, 2], h0, c0, w, h0, c0, ember.zeros(16, 5))
+    with pytest.raises(RuntimeError):
+        ember._C._nn_lstm_layer_pair(gi, ember.zeros(4, 12), [2, 2], h0, c0, w, h0, c0, w)

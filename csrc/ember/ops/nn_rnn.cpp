@@ -7,6 +7,7 @@
 #include "ember/ops/nn.h"
 
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "ember/autograd/functions.h"
@@ -535,6 +536,41 @@ std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi_in, IntArrayRef b
                    return lstm_layer_backward(st, P, g, s[4], s[5], s[6], s[7], s[8]);
                  });
   return {out, hn, cn};
+}
+
+std::array<std::tuple<Tensor, Tensor, Tensor>, 2> lstm_layer_pair(const Tensor& gi_fwd, const Tensor& gi_bwd,
+                                                                  IntArrayRef batch_sizes, const Tensor& h0_fwd,
+                                                                  const Tensor& c0_fwd, const Tensor& w_fwd,
+                                                                  const Tensor& h0_bwd, const Tensor& c0_bwd,
+                                                                  const Tensor& w_bwd, bool gi_scratch) {
+  const std::vector<int64_t> sizes(batch_sizes.begin(), batch_sizes.end());  // read on both threads
+  auto direction = [&](int64_t d) {
+    return d == 0 ? lstm_layer(gi_fwd, sizes, h0_fwd, c0_fwd, w_fwd, false, gi_scratch)
+                  : lstm_layer(gi_bwd, sizes, h0_bwd, c0_bwd, w_bwd, true, gi_scratch);
+  };
+  std::array<std::tuple<Tensor, Tensor, Tensor>, 2> r;
+  const bool graph =
+      autograd::GradMode::is_enabled() &&
+      autograd::any_requires_grad({&gi_fwd, &gi_bwd, &h0_fwd, &c0_fwd, &w_fwd, &h0_bwd, &c0_bwd, &w_bwd});
+  if (graph || get_num_threads() < 2 || in_parallel_region()) {
+    r[0] = direction(0);
+    r[1] = direction(1);
+    return r;
+  }
+  std::array<std::exception_ptr, 2> error;
+  parallel_for(0, 2, 1, [&](int64_t b, int64_t e) {
+    for (int64_t d = b; d < e; ++d) {
+      try {
+        autograd::NoGradGuard raw;  // grad mode is per thread: the pool's starts enabled
+        r[static_cast<size_t>(d)] = direction(d);
+      } catch (...) {
+        error[static_cast<size_t>(d)] = std::current_exception();
+      }
+    }
+  });
+  for (const auto& err : error)
+    if (err) std::rethrow_exception(err);
+  return r;
 }
 
 namespace {

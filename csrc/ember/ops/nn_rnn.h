@@ -1,5 +1,6 @@
 // Fused recurrent layers (Note [Fused LSTM layer] in ops/nn_rnn.cpp).
 #pragma once
+#include <array>
 #include <tuple>
 
 #include "ember/core/tensor.h"
@@ -16,6 +17,15 @@ namespace ember {
 std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& gi, IntArrayRef batch_sizes, const Tensor& h0,
                                               const Tensor& c0, const Tensor& w_hh, bool reverse,
                                               bool gi_scratch = false);
+
+// Both directions of a bidirectional LSTM layer (fwd: reverse false, bwd: reverse true), each as
+// lstm_layer. Where no graph is recorded they run at once, one thread each, with no barrier per step
+// (a direction's steps in pieces on both threads waited at every step); otherwise one after the other.
+std::array<std::tuple<Tensor, Tensor, Tensor>, 2> lstm_layer_pair(const Tensor& gi_fwd, const Tensor& gi_bwd,
+                                                                  IntArrayRef batch_sizes, const Tensor& h0_fwd,
+                                                                  const Tensor& c0_fwd, const Tensor& w_fwd,
+                                                                  const Tensor& h0_bwd, const Tensor& c0_bwd,
+                                                                  const Tensor& w_bwd, bool gi_scratch = false);
 
 // One GRU layer in one direction, as lstm_layer: gi (N, 3H) the input projections with b_ih (b_hh
 // stays inside the reset gate), w_hh (3H, H), b_hh (3H) or undefined. Returns the outputs (N, H) and h_n.

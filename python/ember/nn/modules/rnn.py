@@ -154,7 +154,19 @@ def _run_stacked(mode, input, batch_sizes, h0, c0, weights, bias, proj, num_laye
     h_n, c_n = [], []
     for layer in range(num_layers):
         outs = []
-        for direction in range(num_directions):
+        if lstm and bidirectional and not proj and not ember.is_grad_enabled():
+            # both directions at once, a thread each (ember._C._nn_lstm_layer_pair)
+            ks = (2 * layer, 2 * layer + 1)
+            ws = [weights[k * per:(k + 1) * per] for k in ks]
+            gis = [F.linear(x, w[0], w[2] + w[3]) if bias else F.linear(x, w[0]) for w in ws]
+            if _fused_ok(gis[0], gis[1], h0[ks[0]], c0[ks[0]], h0[ks[1]], c0[ks[1]], ws[0][1], ws[1][1]):
+                (of, hf, cf), (ob, hb, cb) = _C._nn_lstm_layer_pair(
+                    gis[0], gis[1], sizes, h0[ks[0]], c0[ks[0]], ws[0][1], h0[ks[1]], c0[ks[1]], ws[1][1],
+                    gates_scratch=True)
+                h_n += [hf, hb]
+                c_n += [cf, cb]
+                outs = [of, ob]
+        for direction in range(num_directions if not outs else 0):
             k = layer * num_directions + direction
             w = weights[k * per:(k + 1) * per]
             w_ih, w_hh = w[0], w[1]
