@@ -299,9 +299,10 @@ EMBER_MATH_INLINE __m512 gelu16(__m512 x) {
   __m512 e;
   return _mm512_mul_ps(x, normal_cdf16(x, e));
 }
-EMBER_MATH_INLINE __m512 copysign16(__m512 v, __m512 x) {
-  const __m512 sign = _mm512_set1_ps(-0.0f);
-  return _mm512_or_ps(_mm512_andnot_ps(sign, v), _mm512_and_ps(sign, x));
+EMBER_MATH_INLINE __m512 copysign16(__m512 v, __m512 x) {  // one bitwise select: x's sign bit, v's others
+  const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+  return _mm512_castsi512_ps(
+      _mm512_ternarylogic_epi32(sign, _mm512_castps_si512(v), _mm512_castps_si512(x), 0xAC));  // sign ? x : v
 }
 EMBER_MATH_INLINE __m512 nan_as_x16(__m512 r, __m512 x) {  // x != x ? x : r
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), r, x);
