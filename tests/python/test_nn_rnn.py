@@ -852,6 +852,20 @@ def test_fused_layer_wide_batch(name, dtype):
         assert np.array_equal(inference, outs[0][0]) and np.array_equal(training, outs[0][0])
 
 
+def _inference_on_1_and_2_threads(run):
+    """run() under no_grad with 1 and then 2 threads."""
+    before = ember.get_num_threads()
+    try:
+        outs = []
+        for threads in (1, 2):
+            ember.set_num_threads(threads)
+            with ember.no_grad():
+                outs.append(run())
+        return outs
+    finally:
+        ember.set_num_threads(before)
+
+
 # Batches of up to 48 rows run each step's products on packed panels (Note [Recurrent GEMM]): at
 # AVX-512 3 vectors of 16 floats wide and tiles of up to 8 rows, so batch sizes around 4 and 8 and
 # widths past whole panels (4 H = 320: six panels of 48 and a part) take every tile shape.
@@ -862,15 +876,7 @@ def test_fused_layer_panel_tiles(batch, hid):
     em, tm = twin("LSTM", (24, hid), {}, "float32", 0)
     xe, xt = rand((7, batch, 24), "float32", rng)
     want = tm(xt)[0].detach().numpy()
-    before = ember.get_num_threads()
-    try:
-        outs = []
-        for threads in (1, 2):
-            ember.set_num_threads(threads)
-            with ember.no_grad():
-                outs.append(em(xe)[0].numpy())
-    finally:
-        ember.set_num_threads(before)
+    outs = [y[0].numpy() for y in _inference_on_1_and_2_threads(lambda: em(xe))]
     np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-5)
     assert np.array_equal(outs[0], outs[1])
 
@@ -912,15 +918,7 @@ def test_bidirectional_lstm_inference_pair(dtype, kind):
     if kind == "packed":
         inp = enn.utils.rnn.pack_padded_sequence(inp, [6, 5, 5, 3, 1], enforce_sorted=False)
     with_graph = em(inp, (h0, c0))  # the parameters require grad: a graph, one direction at a time
-    before = ember.get_num_threads()
-    try:
-        outs = []
-        for threads in (1, 2):
-            ember.set_num_threads(threads)
-            with ember.no_grad():
-                outs.append(em(inp, (h0, c0)))
-    finally:
-        ember.set_num_threads(before)
+    outs = _inference_on_1_and_2_threads(lambda: em(inp, (h0, c0)))
     for got in outs:
         y, (h, c) = got
         want_y, (want_h, want_c) = with_graph
