@@ -80,8 +80,7 @@ void tile_rows(int64_t m, const T* a, int64_t as0, int64_t as1, const T* b, int6
     tile<T, VB, R, NV>(a + i * as0, as0, as1, b, bs0, k, c + i * ldc, ldc, cols, accumulate);
     i += R;
   };
-  for (; i + MaxR <= m; i += MaxR)
-    tile<T, VB, MaxR, NV>(a + i * as0, as0, as1, b, bs0, k, c + i * ldc, ldc, cols, accumulate);
+  while (i + MaxR <= m) run.template operator()<MaxR>();
   if (MaxR > 4 && m - i >= 4) run.template operator()<4>();
   switch (m - i) {
     case 3:

@@ -543,10 +543,9 @@ std::array<std::tuple<Tensor, Tensor, Tensor>, 2> lstm_layer_pair(const Tensor& 
                                                                   const Tensor& c0_fwd, const Tensor& w_fwd,
                                                                   const Tensor& h0_bwd, const Tensor& c0_bwd,
                                                                   const Tensor& w_bwd, bool gi_scratch) {
-  const std::vector<int64_t> sizes(batch_sizes.begin(), batch_sizes.end());  // read on both threads
   auto direction = [&](int64_t d) {
-    return d == 0 ? lstm_layer(gi_fwd, sizes, h0_fwd, c0_fwd, w_fwd, false, gi_scratch)
-                  : lstm_layer(gi_bwd, sizes, h0_bwd, c0_bwd, w_bwd, true, gi_scratch);
+    return d == 0 ? lstm_layer(gi_fwd, batch_sizes, h0_fwd, c0_fwd, w_fwd, false, gi_scratch)
+                  : lstm_layer(gi_bwd, batch_sizes, h0_bwd, c0_bwd, w_bwd, true, gi_scratch);
   };
   std::array<std::tuple<Tensor, Tensor, Tensor>, 2> r;
   const bool graph =

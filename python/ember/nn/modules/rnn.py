@@ -120,6 +120,14 @@ def _run_direction(mode, steps, batch_sizes, h0, c0, w_hh, b_hh, w_hr, reverse):
     return ember.cat(outs, 0), h, c
 
 
+def _input_gates(x, w, bias, fold_bias):
+    """x's input projection for one layer and direction, w = (w_ih, w_hh[, b_ih, b_hh][, w_hr]); with
+    fold_bias (LSTM, RNN) both biases, otherwise (GRU) b_ih alone."""
+    if not bias:
+        return F.linear(x, w[0])
+    return F.linear(x, w[0], w[2] + w[3] if fold_bias else w[2])
+
+
 def _fused_ok(*ts):
     """Whether one LSTM or GRU layer runs as ember._C._nn_lstm_layer / _nn_gru_layer (Note [Fused LSTM
     layer], ops/nn_rnn.cpp): float32/float64 CPU tensors; vmap and other dtypes or devices run the loop of
@@ -158,7 +166,7 @@ def _run_stacked(mode, input, batch_sizes, h0, c0, weights, bias, proj, num_laye
             # both directions at once, a thread each (ember._C._nn_lstm_layer_pair)
             ks = (2 * layer, 2 * layer + 1)
             ws = [weights[k * per:(k + 1) * per] for k in ks]
-            gis = [F.linear(x, w[0], w[2] + w[3]) if bias else F.linear(x, w[0]) for w in ws]
+            gis = [_input_gates(x, w, bias, fold_bias) for w in ws]
             if _fused_ok(gis[0], gis[1], h0[ks[0]], c0[ks[0]], h0[ks[1]], c0[ks[1]], ws[0][1], ws[1][1]):
                 (of, hf, cf), (ob, hb, cb) = _C._nn_lstm_layer_pair(
                     gis[0], gis[1], sizes, h0[ks[0]], c0[ks[0]], ws[0][1], h0[ks[1]], c0[ks[1]], ws[1][1],
@@ -169,15 +177,12 @@ def _run_stacked(mode, input, batch_sizes, h0, c0, weights, bias, proj, num_laye
         for direction in range(num_directions if not outs else 0):
             k = layer * num_directions + direction
             w = weights[k * per:(k + 1) * per]
-            w_ih, w_hh = w[0], w[1]
+            w_hh = w[1]
             b_ih = b_hh = None
             if bias:
                 b_ih, b_hh = w[2], w[3]
             w_hr = w[-1] if proj else None
-            if b_ih is not None and fold_bias:
-                gi = F.linear(x, w_ih, b_ih + b_hh)
-            else:
-                gi = F.linear(x, w_ih, b_ih)
+            gi = _input_gates(x, w, bias, fold_bias)
             if lstm and w_hr is None and _fused_ok(gi, h0[k], c0[k], w_hh):
                 # gi is this call's own: the layer may write the activations over it (no graph recorded)
                 out, h, c = _C._nn_lstm_layer(gi, sizes, h0[k], c0[k], w_hh, direction == 1, gates_scratch=True)
